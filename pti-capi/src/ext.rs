@@ -1,0 +1,86 @@
+//! `pti_ext.h`: libpti's extensions to the PTI API.
+//!
+//! - critical-event counts, so a tool can see what went wrong even without a subscriber;
+//! - simulated calls: a test backend that runs a function through the same dispatch as a real
+//!   intercepted call, so tools (and libpti's own tests) can exercise their callbacks without a
+//!   GPU runtime.
+
+use core::ffi::{CStr, c_char, c_void};
+
+use pti_core::dispatch::{self, CallInfo};
+use pti_core::{Error, ResultCode, critical};
+
+use crate::boundary::{guard, out_ptr};
+use crate::pti::pti_result;
+use crate::raw::{RawApiGroup, RawResult};
+use crate::view::{pti_backend_ctx_t, traced_group};
+
+/// How many critical events with code `event` libpti raised since the process started, whether
+/// or not a subscriber received them.
+///
+/// Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL or `event` is no pti_result. `*count` is
+/// written only on success. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiCallbackGetCriticalEventCount(
+    event: RawResult,
+    count: *mut u64,
+) -> pti_result {
+    guard(|| {
+        let out = out_ptr(count, "count must not be NULL")?;
+        let code = ResultCode::from_raw(event.0).ok_or(Error::BadArgument("unknown pti_result"))?;
+        // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
+        unsafe { out.write(critical::count(code)) };
+        Ok(())
+    })
+}
+
+/// The body of a simulated call: what the "traced function" does. Returns its status.
+pub type pti_simulated_call_body = Option<unsafe extern "C" fn(user_data: *mut c_void) -> i32>;
+
+/// Runs `body(user_data)` as if libpti had intercepted function `api_id` of `api_group_id`.
+///
+/// Subscribers receive ENTER before the body and EXIT after it, with `_args`, `_kernel_name` and
+/// `_backend_context_handle` as given and `_return_code` pointing at the body's status, exactly
+/// as for a real call. `body` may be NULL (status 0); it may itself make simulated calls.
+/// Like any traced call made from inside a callback, one made there runs untraced.
+///
+/// Returns PTI_ERROR_BAD_ARGUMENT for a group other than LEVELZERO, OPENCL or SYCL and
+/// PTI_ERROR_BAD_API_ID for an ID the group's table does not name; then the body does not run.
+/// On success, `*return_code` (if not NULL) receives the body's status. `kernel_name` must be
+/// NULL or a NUL-terminated string. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiSimulateApiCall(
+    api_group_id: RawApiGroup,
+    api_id: u32,
+    args: *const c_void,
+    kernel_name: *const c_char,
+    context: pti_backend_ctx_t,
+    body: pti_simulated_call_body,
+    user_data: *mut c_void,
+    return_code: *mut i32,
+) -> pti_result {
+    guard(|| {
+        let group = traced_group(api_group_id)?;
+        let out = match return_code.is_null() {
+            true => None,
+            false => Some(out_ptr(return_code, "return_code is misaligned")?),
+        };
+        // SAFETY: the caller promises a NUL-terminated string or NULL.
+        let kernel_name = (!kernel_name.is_null()).then(|| unsafe { CStr::from_ptr(kernel_name) });
+        let info = CallInfo {
+            args,
+            kernel_name,
+            context,
+        };
+        let status = dispatch::simulate_call(group, api_id, info, || match body {
+            // SAFETY: the tool passes a function with this signature and its own user data.
+            Some(f) => unsafe { f(user_data) },
+            None => 0,
+        })?;
+        if let Some(out) = out {
+            // SAFETY: checked non-NULL and aligned; the caller passes storage for one int32_t.
+            unsafe { out.write(status) };
+        }
+        Ok(())
+    })
+}

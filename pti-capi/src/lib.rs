@@ -1,0 +1,26 @@
+//! # libpti's C ABI
+//!
+//! `libpti.so` / `libpti.a`: thin `extern "C"` shells over `pti-core`. Every export has the same
+//! shape (see [`boundary`]): catch panics, check pointers and enum values, make one call into the
+//! core, map its error to a `pti_result`. Anything longer belongs in the core.
+//!
+//! One source file per public header; cbindgen writes each header from its file alone
+//! (`cargo xtask gen`), and a test fails when the committed headers drift:
+//!
+//! | file | header |
+//! | --- | --- |
+//! | [`pti`] | `pti.h`: result codes, version |
+//! | [`view`] | `pti_view.h`: shared enums and handle types, API-ID names |
+//! | [`callback`] | `pti_callback.h`: the Callback API |
+//! | [`ext`] | `pti_ext.h`: libpti's extensions (critical-event counts, simulated calls) |
+//!
+//! C enum parameters are received as the `u32` newtypes of [`raw`] and converted with checks,
+//! never as Rust enums: an unknown value from C must be an error code, not undefined behaviour.
+#![allow(non_camel_case_types, non_snake_case)]
+
+mod boundary;
+pub mod callback;
+pub mod ext;
+pub mod pti;
+pub mod raw;
+pub mod view;

@@ -1,0 +1,24 @@
+//! Enum parameters as they arrive from C: plain 32-bit numbers that may hold any value.
+//!
+//! cbindgen prints each newtype under its C enum's name (see `xtask/src/headers.rs`), so the
+//! prototypes read exactly as the spec writes them while Rust never holds an unchecked enum.
+
+/// A `pti_result` from C.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawResult(pub u32);
+
+/// A `pti_api_group_id` from C.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawApiGroup(pub u32);
+
+/// A `pti_callback_domain` from C.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawDomain(pub u32);
+
+/// A `pti_callback_site` from C.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawSite(pub u32);

@@ -1,0 +1,91 @@
+//! The stable API-ID tables: for each API group, which number names which function.
+//!
+//! An ID, once published, never changes meaning: tools store IDs, compare them across runs and
+//! switch on them. The data lives in `pti-core/api-ids/<group>.tsv`; the per-group modules below
+//! are generated from it by `cargo xtask gen` (never edit them), and
+//! `tests/api_id_stability.rs` fails if a released `(id, name)` pair changes or disappears.
+//!
+//! - Level Zero: numbered as the published PTI Level Zero ID header numbers them.
+//! - OpenCL: 1..=149 in the order of the Khronos ICD dispatch table (`struct _cl_icd_dispatch`),
+//!   then the extension functions reached through `clGetExtensionFunctionAddress[ForPlatform]`,
+//!   the `cl_intel_unified_shared_memory` functions first.
+//! - SYCL: the Unified Runtime function IDs (`ur_function_t`), as `ur.call` delivers them; gaps
+//!   are IDs that UR retired.
+
+use core::ffi::CStr;
+
+use crate::api::{ApiGroup, ApiId};
+
+pub mod level_zero;
+pub mod opencl;
+pub mod sycl;
+
+fn names(group: ApiGroup) -> &'static [Option<&'static CStr>] {
+    match group {
+        ApiGroup::LevelZero => &level_zero::NAMES,
+        ApiGroup::OpenCl => &opencl::NAMES,
+        ApiGroup::Sycl => &sycl::NAMES,
+    }
+}
+
+/// The highest ID of `group`'s table.
+pub const fn max_id(group: ApiGroup) -> ApiId {
+    match group {
+        ApiGroup::LevelZero => level_zero::MAX_ID,
+        ApiGroup::OpenCl => opencl::MAX_ID,
+        ApiGroup::Sycl => sycl::MAX_ID,
+    }
+}
+
+/// The function that `id` names in `group`, or `None` if it names none (0, a gap, too large).
+pub fn name(group: ApiGroup, id: ApiId) -> Option<&'static CStr> {
+    names(group).get(id as usize).copied().flatten()
+}
+
+/// Whether `id` names a function of `group`.
+pub fn is_valid(group: ApiGroup, id: ApiId) -> bool {
+    name(group, id).is_some()
+}
+
+/// Every `(id, name)` of `group`, in ID order.
+pub fn iter(group: ApiGroup) -> impl Iterator<Item = (ApiId, &'static CStr)> {
+    names(group)
+        .iter()
+        .enumerate()
+        .filter_map(|(id, name)| name.map(|n| (id as ApiId, n)))
+}
+
+/// The ID of function `function` in `group`, if the table has it.
+pub fn find(group: ApiGroup, function: &str) -> Option<ApiId> {
+    iter(group)
+        .find(|(_, n)| n.to_bytes() == function.as_bytes())
+        .map(|(id, _)| id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookups_agree_and_reject_unknown_ids() {
+        assert_eq!(
+            name(ApiGroup::LevelZero, level_zero::zeInit),
+            Some(c"zeInit")
+        );
+        assert_eq!(
+            find(ApiGroup::OpenCl, "clEnqueueNDRangeKernel"),
+            Some(opencl::clEnqueueNDRangeKernel)
+        );
+        assert_eq!(
+            name(ApiGroup::Sycl, sycl::urEnqueueKernelLaunch),
+            Some(c"urEnqueueKernelLaunch")
+        );
+        for group in ApiGroup::ALL {
+            assert_eq!(name(group, 0), None);
+            assert_eq!(name(group, max_id(group) + 1), None);
+            assert_eq!(name(group, u32::MAX), None);
+            assert!(is_valid(group, max_id(group)));
+            assert!(iter(group).all(|(id, n)| name(group, id) == Some(n)));
+        }
+    }
+}

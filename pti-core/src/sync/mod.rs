@@ -1,0 +1,6 @@
+//! Synchronisation building blocks of the lock-free paths.
+//!
+//! - [`barrier`]: an asymmetric memory barrier, so that readers on the call path pay a compiler
+//!   fence while the rare writers (unsubscribe) pay a `membarrier` system call.
+
+pub(crate) mod barrier;

@@ -1,0 +1,214 @@
+//! Per-thread state of libpti.
+//!
+//! Each thread that reaches the slow path of a traced call owns a [`ThreadRecord`], a
+//! cache-padded word that says which subscriber callbacks it is running right now. Unsubscribe
+//! reads every record to wait until a removed subscriber is no longer running anywhere. Records
+//! live in a global append-only list and are never freed; a record released by an exiting thread
+//! is reused by the next new one, so the list is as long as the peak number of threads.
+//!
+//! The rest of the state ([`ThreadState`]) is private to the thread: re-entrancy flags and the
+//! current block of correlation IDs. It lives in a thread-local and is reached with `try_with`,
+//! so a traced call made while the thread's locals are being destroyed passes through untraced
+//! instead of failing.
+
+use core::cell::Cell;
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+
+use crossbeam_utils::CachePadded;
+
+/// What one thread publishes for writers: the subscriber slots whose callbacks it is running.
+pub(crate) struct ThreadRecord {
+    /// Bit k set: this thread is inside a callback of the subscriber in slot k (or about to
+    /// check whether it may call it). Written only by the owning thread.
+    in_flight: AtomicU32,
+    /// Owned by a live thread.
+    in_use: AtomicBool,
+    /// Next record of the global list; set before the record is published, never changed.
+    next: *const CachePadded<ThreadRecord>,
+}
+
+// SAFETY: `next` is written once before the record is published (with Release, read with
+// Acquire) and never again; every other field is atomic.
+unsafe impl Sync for ThreadRecord {}
+// SAFETY: as above; a record is not tied to the thread that allocated it.
+unsafe impl Send for ThreadRecord {}
+
+static RECORDS: AtomicPtr<CachePadded<ThreadRecord>> = AtomicPtr::new(ptr::null_mut());
+
+impl ThreadRecord {
+    /// Marks slot `k` in flight. Returns false if it already was (a nested delivery to the same
+    /// subscriber on this thread), in which case the outer delivery clears it, not this one.
+    #[inline(always)]
+    pub(crate) fn announce(&self, k: usize) -> bool {
+        let bits = self.in_flight.load(Ordering::Relaxed);
+        let bit = 1u32 << k;
+        if bits & bit != 0 {
+            return false;
+        }
+        self.in_flight.store(bits | bit, Ordering::Relaxed);
+        true
+    }
+
+    /// Clears slot `k`. Release: the callback's effects happen before a waiting writer proceeds.
+    #[inline(always)]
+    pub(crate) fn retract(&self, k: usize) {
+        let bits = self.in_flight.load(Ordering::Relaxed);
+        self.in_flight.store(bits & !(1u32 << k), Ordering::Release);
+    }
+
+    /// Whether this thread is running (or about to run) a callback of slot `k`.
+    pub(crate) fn is_in_flight(&self, k: usize) -> bool {
+        self.in_flight.load(Ordering::Acquire) & (1u32 << k) != 0
+    }
+}
+
+/// Visits every record ever created, in use or not.
+pub(crate) fn for_each_record(mut f: impl FnMut(&ThreadRecord)) {
+    let mut p = RECORDS.load(Ordering::Acquire);
+    while !p.is_null() {
+        // SAFETY: records are leaked, so every pointer in the list stays valid forever, and
+        // `next` was written before the record was published with Release.
+        let record = unsafe { &*p };
+        f(record);
+        p = record.next as *mut _;
+    }
+}
+
+/// Takes a free record, or allocates and publishes a new one.
+#[cold]
+fn acquire_record() -> &'static ThreadRecord {
+    let mut found = None;
+    for_each_record(|r| {
+        if found.is_none()
+            && r.in_use
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        {
+            // SAFETY (of the lifetime extension): records are never freed.
+            found = Some(r as *const ThreadRecord);
+        }
+    });
+    if let Some(r) = found {
+        // SAFETY: records are leaked, so the pointer is valid for 'static.
+        return unsafe { &*r };
+    }
+    let record: &'static mut CachePadded<ThreadRecord> =
+        Box::leak(Box::new(CachePadded::new(ThreadRecord {
+            in_flight: AtomicU32::new(0),
+            in_use: AtomicBool::new(true),
+            next: ptr::null(),
+        })));
+    let mut head = RECORDS.load(Ordering::Relaxed);
+    loop {
+        record.next = head;
+        match RECORDS.compare_exchange_weak(head, record, Ordering::Release, Ordering::Relaxed) {
+            Ok(_) => return record,
+            Err(actual) => head = actual,
+        }
+    }
+}
+
+/// The state a thread keeps for itself.
+pub(crate) struct ThreadState {
+    record: Cell<Option<&'static ThreadRecord>>,
+    /// A subscriber callback is running on this thread: traced calls it makes pass through.
+    pub(crate) in_callback: Cell<bool>,
+    /// A critical event is being delivered on this thread: further ones are counted only.
+    pub(crate) in_critical: Cell<bool>,
+    /// Correlation ID of the traced runtime (SYCL) call running on this thread, or 0: driver
+    /// calls made inside it carry it too.
+    pub(crate) runtime_correlation: Cell<u32>,
+    /// Next correlation ID of this thread's block, and the end of the block.
+    pub(crate) correlation_next: Cell<u32>,
+    pub(crate) correlation_end: Cell<u32>,
+}
+
+impl ThreadState {
+    const fn new() -> Self {
+        ThreadState {
+            record: Cell::new(None),
+            in_callback: Cell::new(false),
+            in_critical: Cell::new(false),
+            runtime_correlation: Cell::new(0),
+            correlation_next: Cell::new(0),
+            correlation_end: Cell::new(0),
+        }
+    }
+
+    /// This thread's record, acquired on first use.
+    #[inline]
+    pub(crate) fn record(&self) -> &'static ThreadRecord {
+        match self.record.get() {
+            Some(r) => r,
+            None => {
+                let r = acquire_record();
+                self.record.set(Some(r));
+                r
+            }
+        }
+    }
+}
+
+impl Drop for ThreadState {
+    fn drop(&mut self) {
+        if let Some(r) = self.record.get() {
+            r.in_flight.store(0, Ordering::Release);
+            r.in_use.store(false, Ordering::Release);
+        }
+    }
+}
+
+thread_local! {
+    static STATE: ThreadState = const { ThreadState::new() };
+}
+
+/// Runs `f` with this thread's state; `None` once the thread's locals are being destroyed.
+#[inline(always)]
+pub(crate) fn with<R>(f: impl FnOnce(&ThreadState) -> R) -> Option<R> {
+    STATE.try_with(f).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record_count() -> usize {
+        let mut n = 0;
+        for_each_record(|_| n += 1);
+        n
+    }
+
+    #[test]
+    fn exited_threads_give_their_record_back() {
+        let before = record_count();
+        for _ in 0..200 {
+            std::thread::spawn(|| with(|s| s.record().is_in_flight(0)).unwrap())
+                .join()
+                .unwrap();
+        }
+        // Without reuse, 200 threads would add 200 records; with reuse, the list grows only by
+        // the threads that other tests run at the same time.
+        let grown = record_count() - before;
+        assert!(
+            grown < 64,
+            "records were not reused: {grown} new records for 200 threads"
+        );
+    }
+
+    #[test]
+    fn announce_nests_and_retract_clears() {
+        with(|s| {
+            let r = s.record();
+            assert!(r.announce(5));
+            assert!(
+                !r.announce(5),
+                "nested announce of the same slot must not own the bit"
+            );
+            assert!(r.is_in_flight(5));
+            r.retract(5);
+            assert!(!r.is_in_flight(5));
+        })
+        .unwrap();
+    }
+}

@@ -1,0 +1,52 @@
+//! Project automation behind `cargo xtask`.
+//!
+//! - [`ids`] turns the API-ID data files (`pti-core/api-ids/*.tsv`) into the Rust tables of
+//!   `pti-core` and the C ID headers in `include/pti/`.
+//! - [`headers`] runs cbindgen over `pti-capi` to write the C API headers.
+//! - [`generate`] collects both, so that `cargo xtask gen` writes them and the drift test
+//!   (`xtask/tests/generated_files.rs`) compares them with what is committed.
+//! - [`setup`] and [`run`] hold the two top-level commands (`cargo xtask demo`, `cargo xtask test`).
+
+use std::path::{Path, PathBuf};
+
+pub mod headers;
+pub mod ids;
+pub mod run;
+pub mod setup;
+
+/// One file the generators produce: where it goes (relative to the workspace root) and its text.
+#[derive(Debug)]
+pub struct GeneratedFile {
+    /// Path relative to the workspace root.
+    pub path: PathBuf,
+    /// Full contents.
+    pub contents: String,
+}
+
+/// The root of the workspace (the parent of this crate's directory).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_path_buf()
+}
+
+/// Every generated file of the project, produced from the current sources and data.
+pub fn generate() -> Result<Vec<GeneratedFile>, String> {
+    let root = workspace_root();
+    let mut files = ids::generate(&root)?;
+    files.extend(headers::generate(&root)?);
+    Ok(files)
+}
+
+/// The generated files whose committed contents differ from what the generators produce now.
+pub fn stale_generated_files() -> Result<Vec<PathBuf>, String> {
+    let root = workspace_root();
+    Ok(generate()?
+        .into_iter()
+        .filter(|f| {
+            std::fs::read_to_string(root.join(&f.path)).ok().as_deref() != Some(&f.contents)
+        })
+        .map(|f| f.path)
+        .collect())
+}

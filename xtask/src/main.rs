@@ -1,0 +1,56 @@
+//! `cargo xtask <command>`: see `cargo xtask help`.
+
+use std::process::ExitCode;
+
+const HELP: &str = "\
+usage: cargo xtask <command>
+  demo       set up the machine, build libpti and run the main job (the README's first command)
+  test       set up the machine, build, lint and run every test (the README's second command)
+  setup      install the Debian packages the project needs
+  gen        regenerate the API-ID tables and the C headers
+  check-gen  fail if a committed generated file differs from what the generators produce";
+
+fn main() -> ExitCode {
+    let command = std::env::args().nth(1).unwrap_or_default();
+    let result = match command.as_str() {
+        "demo" => xtask::run::demo(),
+        "test" => xtask::run::test(),
+        "setup" => xtask::setup::system_packages(),
+        "gen" => generate(),
+        "check-gen" => check_gen(),
+        "help" | "-h" | "--help" => {
+            println!("{HELP}");
+            Ok(())
+        }
+        other => Err(format!("unknown command {other:?}\n{HELP}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn generate() -> Result<(), String> {
+    let root = xtask::workspace_root();
+    for file in xtask::generate()? {
+        let path = root.join(&file.path);
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(&file.contents) {
+            std::fs::write(&path, &file.contents)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            eprintln!("xtask: wrote {}", file.path.display());
+        }
+    }
+    Ok(())
+}
+
+fn check_gen() -> Result<(), String> {
+    match xtask::stale_generated_files()?.as_slice() {
+        [] => Ok(()),
+        stale => Err(format!(
+            "stale generated files (run `cargo xtask gen`): {stale:?}"
+        )),
+    }
+}
