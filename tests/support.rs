@@ -1,1 +1,77 @@
-//! placeholder
+//! Support for the integration tests: find the built `libpti.so`, compile C and C++ programs
+//! against `include/` and it, and run them.
+//!
+//! The library is taken from `$PTI_LIB_DIR` (set by `cargo xtask test`) or `target/debug`. A test
+//! that cannot find it fails and says how to build it; it is never skipped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ is inside the workspace")
+        .to_path_buf()
+}
+
+/// The directory holding the built `libpti.so` (with its SONAME link) and `libpti.a`.
+pub fn lib_dir() -> PathBuf {
+    let dir = std::env::var_os("PTI_LIB_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/debug"));
+    let lib = dir.join("libpti.so");
+    assert!(
+        lib.exists(),
+        "{} is missing: build it with `cargo build -p pti-capi` (or run `cargo xtask test`), \
+         or point PTI_LIB_DIR at the directory that holds it",
+        lib.display()
+    );
+    // The runtime loader looks the library up by its SONAME.
+    let soname = dir.join("libpti.so.0");
+    if std::fs::read_link(&soname).is_err() {
+        let _ = std::fs::remove_file(&soname);
+        std::os::unix::fs::symlink("libpti.so", &soname).expect("create the SONAME link");
+    }
+    dir
+}
+
+/// Where compiled test programs go.
+pub fn out_dir() -> PathBuf {
+    let dir = root().join("target/pti-tests");
+    std::fs::create_dir_all(&dir).expect("create target/pti-tests");
+    dir
+}
+
+/// Runs `cmd`, failing the test with its output unless it succeeds.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let output = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "{cmd:?} failed ({})\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// Compiles C sources (paths relative to the workspace root) into `target/pti-tests/<name>`,
+/// linked against `libpti.so`, warnings as errors.
+pub fn compile_c(name: &str, sources: &[&str]) -> PathBuf {
+    let lib = lib_dir();
+    let exe = out_dir().join(name);
+    let mut cc = Command::new("cc");
+    cc.current_dir(root())
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-Iinclude"])
+        .args(sources)
+        .arg("-o")
+        .arg(&exe)
+        .arg(format!("-L{}", lib.display()))
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .args(["-lpti", "-lpthread"]);
+    run_ok(&mut cc);
+    exe
+}

@@ -161,6 +161,10 @@ extern "C" {
  * Returns PTI_ERROR_BAD_ARGUMENT if `subscriber` or `callback` is NULL, and
  * PTI_ERROR_TOO_MANY_SUBSCRIBERS when 32 subscribers exist. `*subscriber` is written only on
  * success. Thread-safe; may be called from inside a callback.
+ *
+ * # Safety
+ * `subscriber` must be NULL or point to writable storage for one handle, and `callback` must
+ * be safe to call with `user_data` from any thread until ptiCallbackUnsubscribe returns.
  */
 pti_result ptiCallbackSubscribe(pti_callback_subscriber *subscriber,
                                 pti_callback_function callback,

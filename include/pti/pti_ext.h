@@ -22,6 +22,9 @@ extern "C" {
  *
  * Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL or `event` is no pti_result. `*count` is
  * written only on success. Thread-safe.
+ *
+ * # Safety
+ * `count` must be NULL or point to writable storage for one `uint64_t`.
  */
 pti_result ptiCallbackGetCriticalEventCount(pti_result event, uint64_t *count);
 
@@ -37,6 +40,10 @@ pti_result ptiCallbackGetCriticalEventCount(pti_result event, uint64_t *count);
  * PTI_ERROR_BAD_API_ID for an ID the group's table does not name; then the body does not run.
  * On success, `*return_code` (if not NULL) receives the body's status. `kernel_name` must be
  * NULL or a NUL-terminated string. Thread-safe.
+ *
+ * # Safety
+ * `kernel_name` must be NULL or a NUL-terminated string, `return_code` NULL or writable storage
+ * for one `int32_t`, and `body`, if not NULL, a function safe to call with `user_data`.
  */
 pti_result ptiSimulateApiCall(pti_api_group_id api_group_id,
                               uint32_t api_id,

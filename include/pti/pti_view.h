@@ -112,6 +112,9 @@ extern "C" {
  * Returns PTI_ERROR_BAD_ARGUMENT if `name` is NULL or `type` is not LEVELZERO, OPENCL or SYCL;
  * PTI_ERROR_BAD_API_ID if the ID names no function of the group. `*name` is written only on
  * success; the string lives as long as the library is loaded. Thread-safe.
+ *
+ * # Safety
+ * `name` must be NULL or point to writable storage for one `const char*`.
  */
 pti_result ptiViewGetApiIdName(pti_api_group_id type, uint32_t unique_id, const char **name);
 

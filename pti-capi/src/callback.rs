@@ -180,8 +180,12 @@ fn subscriber_id(handle: pti_callback_subscriber) -> Result<SubscriberId, Error>
 /// Returns PTI_ERROR_BAD_ARGUMENT if `subscriber` or `callback` is NULL, and
 /// PTI_ERROR_TOO_MANY_SUBSCRIBERS when 32 subscribers exist. `*subscriber` is written only on
 /// success. Thread-safe; may be called from inside a callback.
+///
+/// # Safety
+/// `subscriber` must be NULL or point to writable storage for one handle, and `callback` must
+/// be safe to call with `user_data` from any thread until ptiCallbackUnsubscribe returns.
 #[unsafe(no_mangle)]
-pub extern "C" fn ptiCallbackSubscribe(
+pub unsafe extern "C" fn ptiCallbackSubscribe(
     subscriber: *mut pti_callback_subscriber,
     callback: pti_callback_function,
     user_data: *mut c_void,
@@ -279,12 +283,14 @@ mod tests {
     fn a_panic_inside_an_export_becomes_internal_error() {
         let mut handle: pti_callback_subscriber = ptr::null_mut();
         pti_core::fault::panic_at_next_point();
-        let r = ptiCallbackSubscribe(&mut handle, Some(ignore), ptr::null_mut());
+        // SAFETY: `handle` is a valid out-parameter and `ignore` does nothing.
+        let r = unsafe { ptiCallbackSubscribe(&mut handle, Some(ignore), ptr::null_mut()) };
         assert_eq!(r, pti_result::PTI_ERROR_INTERNAL);
         assert!(handle.is_null(), "out-parameter written on failure");
         // The library still works afterwards.
         assert_eq!(
-            ptiCallbackSubscribe(&mut handle, Some(ignore), ptr::null_mut()),
+            // SAFETY: as above.
+            unsafe { ptiCallbackSubscribe(&mut handle, Some(ignore), ptr::null_mut()) },
             pti_result::PTI_SUCCESS
         );
         pti_core::fault::panic_at_next_point();

@@ -20,8 +20,11 @@ use crate::view::{pti_backend_ctx_t, traced_group};
 ///
 /// Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL or `event` is no pti_result. `*count` is
 /// written only on success. Thread-safe.
+///
+/// # Safety
+/// `count` must be NULL or point to writable storage for one `uint64_t`.
 #[unsafe(no_mangle)]
-pub extern "C" fn ptiCallbackGetCriticalEventCount(
+pub unsafe extern "C" fn ptiCallbackGetCriticalEventCount(
     event: RawResult,
     count: *mut u64,
 ) -> pti_result {
@@ -48,8 +51,12 @@ pub type pti_simulated_call_body = Option<unsafe extern "C" fn(user_data: *mut c
 /// PTI_ERROR_BAD_API_ID for an ID the group's table does not name; then the body does not run.
 /// On success, `*return_code` (if not NULL) receives the body's status. `kernel_name` must be
 /// NULL or a NUL-terminated string. Thread-safe.
+///
+/// # Safety
+/// `kernel_name` must be NULL or a NUL-terminated string, `return_code` NULL or writable storage
+/// for one `int32_t`, and `body`, if not NULL, a function safe to call with `user_data`.
 #[unsafe(no_mangle)]
-pub extern "C" fn ptiSimulateApiCall(
+pub unsafe extern "C" fn ptiSimulateApiCall(
     api_group_id: RawApiGroup,
     api_id: u32,
     args: *const c_void,

@@ -155,8 +155,8 @@ mod tests {
 
     #[test]
     fn result_names() {
-        // SAFETY: ptiResultTypeToString returns static NUL-terminated strings.
         let name = |v| {
+            // SAFETY: ptiResultTypeToString returns static NUL-terminated strings.
             unsafe { CStr::from_ptr(ptiResultTypeToString(RawResult(v))) }
                 .to_str()
                 .unwrap()

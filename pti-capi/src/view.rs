@@ -73,8 +73,11 @@ pub(crate) fn traced_group(raw: RawApiGroup) -> Result<ApiGroup, Error> {
 /// Returns PTI_ERROR_BAD_ARGUMENT if `name` is NULL or `type` is not LEVELZERO, OPENCL or SYCL;
 /// PTI_ERROR_BAD_API_ID if the ID names no function of the group. `*name` is written only on
 /// success; the string lives as long as the library is loaded. Thread-safe.
+///
+/// # Safety
+/// `name` must be NULL or point to writable storage for one `const char*`.
 #[unsafe(no_mangle)]
-pub extern "C" fn ptiViewGetApiIdName(
+pub unsafe extern "C" fn ptiViewGetApiIdName(
     r#type: RawApiGroup,
     unique_id: u32,
     name: *mut *const c_char,
@@ -102,7 +105,8 @@ mod tests {
 
     fn name_of(group: u32, id: u32) -> (pti_result, Option<String>) {
         let mut name: *const c_char = ptr::null();
-        let r = ptiViewGetApiIdName(RawApiGroup(group), id, &mut name);
+        // SAFETY: `name` is a valid out-parameter.
+        let r = unsafe { ptiViewGetApiIdName(RawApiGroup(group), id, &mut name) };
         // SAFETY: on success `name` points at a static NUL-terminated string.
         (
             r,
@@ -147,7 +151,8 @@ mod tests {
             );
         }
         assert_eq!(
-            ptiViewGetApiIdName(RawApiGroup(1), 1, ptr::null_mut()),
+            // SAFETY: NULL is allowed, and refused.
+            unsafe { ptiViewGetApiIdName(RawApiGroup(1), 1, ptr::null_mut()) },
             pti_result::PTI_ERROR_BAD_ARGUMENT
         );
     }

@@ -29,7 +29,7 @@ use crate::{critical, fault};
 
 /// Calls the subscriber in slot `k` with `event` if it is still the one with `serial`.
 /// Returns whether it was called.
-#[inline]
+#[inline(always)]
 fn invoke(k: usize, serial: u64, state: &ThreadState, event: Event<'_>) -> bool {
     let slot = &SLOTS[k];
     let record = state.record();
@@ -61,15 +61,12 @@ fn invoke(k: usize, serial: u64, state: &ThreadState, event: Event<'_>) -> bool 
     true
 }
 
-/// Iterates the set bits of `mask`, lowest first.
-fn bits(mut mask: u32) -> impl Iterator<Item = usize> {
-    core::iter::from_fn(move || {
-        (mask != 0).then(|| {
-            let k = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            k
-        })
-    })
+/// Takes the lowest set bit out of `mask` and returns its position.
+#[inline(always)]
+fn pop_lowest(mask: &mut u32) -> usize {
+    let k = mask.trailing_zeros() as usize;
+    *mask &= *mask - 1;
+    k
 }
 
 /// What one traced call remembers between ENTER and EXIT for the callbacks.
@@ -92,6 +89,7 @@ impl CallbackFrame {
     }
 
     /// ENTER: delivers to every live subscriber that enabled interest cell `cell`.
+    #[inline(always)]
     pub(crate) fn enter(
         &mut self,
         cell: usize,
@@ -100,7 +98,9 @@ impl CallbackFrame {
         data: &ApiCallbackData,
         state: &ThreadState,
     ) {
-        for k in bits(ACTIVE.load(Ordering::Acquire)) {
+        let mut active = ACTIVE.load(Ordering::Acquire);
+        while active != 0 {
+            let k = pop_lowest(&mut active);
             let slot = &SLOTS[k];
             let serial = slot.serial.load(Ordering::Acquire);
             if serial == 0 || !slot.is_enabled(cell) {
@@ -122,6 +122,7 @@ impl CallbackFrame {
     }
 
     /// EXIT: delivers to the subscribers that received the ENTER and are still subscribed.
+    #[inline(always)]
     pub(crate) fn exit(
         &mut self,
         group: ApiGroup,
@@ -129,7 +130,9 @@ impl CallbackFrame {
         data: &ApiCallbackData,
         state: &ThreadState,
     ) {
-        for k in bits(self.delivered) {
+        let mut pending = self.delivered;
+        while pending != 0 {
+            let k = pop_lowest(&mut pending);
             let serial = SLOTS[k].serial.load(Ordering::Acquire);
             if serial == 0 || serial > self.max_serial {
                 continue;
@@ -153,7 +156,9 @@ pub(crate) fn critical_event(code: ResultCode, message: fmt::Arguments<'_>, stat
         return;
     }
     let text = CString::new(message.to_string().replace('\0', " ")).expect("NULs were replaced");
-    for k in bits(ACTIVE.load(Ordering::Acquire)) {
+    let mut active = ACTIVE.load(Ordering::Acquire);
+    while active != 0 {
+        let k = pop_lowest(&mut active);
         let slot = &SLOTS[k];
         let serial = slot.serial.load(Ordering::Acquire);
         if serial == 0 || !slot.critical.load(Ordering::Relaxed) {

@@ -145,7 +145,7 @@ impl Registry {
 
     /// Frees draining slots that no thread announces any more; returns their handlers so the
     /// caller drops them after unlocking (a handler's drop is user code and may call back in).
-    fn reclaim(&mut self) -> Vec<Box<Handler>> {
+    fn reclaim(&mut self) -> Vec<Handler> {
         let mut garbage = Vec::new();
         if !self.states.contains(&SlotState::Draining) {
             return garbage;
@@ -169,12 +169,12 @@ fn announced_anywhere(k: usize) -> bool {
     found
 }
 
-fn take_handler(k: usize) -> Box<Handler> {
+fn take_handler(k: usize) -> Handler {
     let p = SLOTS[k].handler.swap(ptr::null_mut(), Ordering::Relaxed);
     debug_assert!(!p.is_null());
     // SAFETY: `p` came from Box::into_raw in subscribe; the slot is draining and unannounced,
     // so no reader holds it, and the swap makes this the only owner.
-    unsafe { Box::from_raw(p) }
+    *unsafe { Box::from_raw(p) }
 }
 
 fn wait_until_unannounced(k: usize) {
