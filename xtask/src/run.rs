@@ -35,15 +35,28 @@ fn lib_dir(root: &Path) -> PathBuf {
     root.join("target/debug")
 }
 
+/// Builds `libpti.so` and `libpti.a` (debug) and links `libpti.so.0` (its SONAME, which the
+/// runtime loader looks for) to it, so programs linked against the build directory run.
+fn build_libpti(root: &Path) -> Result<PathBuf, String> {
+    step(
+        "build libpti",
+        &mut cargo(root, &["build", "-p", "pti-capi"]),
+    )?;
+    let lib = lib_dir(root);
+    let soname = lib.join("libpti.so.0");
+    if std::fs::read_link(&soname).is_err() {
+        let _ = std::fs::remove_file(&soname);
+        std::os::unix::fs::symlink("libpti.so", &soname)
+            .map_err(|e| format!("cannot link {}: {e}", soname.display()))?;
+    }
+    Ok(lib)
+}
+
 /// Set up, build `libpti.so`, then lint and run every test of the workspace.
 pub fn test() -> Result<(), String> {
     let root = workspace_root();
-    let lib = lib_dir(&root);
     setup::system_packages()?;
-    step(
-        "build libpti",
-        &mut cargo(&root, &["build", "-p", "pti-capi"]),
-    )?;
+    let lib = build_libpti(&root)?;
     step(
         "format",
         &mut cargo(&root, &["fmt", "--all", "--", "--check"]),
@@ -80,12 +93,8 @@ pub fn test() -> Result<(), String> {
 /// subscribes, enables, drives libpti's simulated-call test backend and prints what it receives.
 pub fn demo() -> Result<(), String> {
     let root = workspace_root();
-    let lib = lib_dir(&root);
     setup::system_packages()?;
-    step(
-        "build libpti",
-        &mut cargo(&root, &["build", "-p", "pti-capi"]),
-    )?;
+    let lib = build_libpti(&root)?;
     let out = root.join("target/samples");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
     let exe = out.join("callback_demo");
