@@ -44,8 +44,18 @@ impl Default for CallInfo<'_> {
     }
 }
 
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for i32 {}
+    impl Sealed for u32 {}
+    impl Sealed for super::NoReturnCode {}
+}
+
 /// A traced function's status as callbacks see it (`_return_code` points at a copy of it).
-pub trait ReturnCode: Copy {
+///
+/// Sealed: every status libpti traces is 32 bits wide (`ze_result_t`, `cl_int`,
+/// `ur_result_t`), which [`crate::ApiCallbackData::return_code`] relies on.
+pub trait ReturnCode: Copy + sealed::Sealed {
     /// Whether the function has a status at all.
     const PRESENT: bool;
 }

@@ -105,6 +105,7 @@ impl ResultCode {
 
 /// Why a core function refused or failed.
 #[derive(thiserror::Error, Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// An argument is invalid: what is wrong with it is in the message.
     #[error("bad argument: {0}")]

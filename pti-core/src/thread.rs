@@ -64,12 +64,12 @@ impl ThreadRecord {
 }
 
 /// Visits every record ever created, in use or not.
-pub(crate) fn for_each_record(mut f: impl FnMut(&ThreadRecord)) {
+pub(crate) fn for_each_record(mut f: impl FnMut(&'static ThreadRecord)) {
     let mut p = RECORDS.load(Ordering::Acquire);
     while !p.is_null() {
         // SAFETY: records are leaked, so every pointer in the list stays valid forever, and
         // `next` was written before the record was published with Release.
-        let record = unsafe { &*p };
+        let record: &'static ThreadRecord = unsafe { &*p };
         f(record);
         p = record.next as *mut _;
     }
@@ -85,13 +85,11 @@ fn acquire_record() -> &'static ThreadRecord {
                 .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
         {
-            // SAFETY (of the lifetime extension): records are never freed.
-            found = Some(r as *const ThreadRecord);
+            found = Some(r);
         }
     });
     if let Some(r) = found {
-        // SAFETY: records are leaked, so the pointer is valid for 'static.
-        return unsafe { &*r };
+        return r;
     }
     let record: &'static mut CachePadded<ThreadRecord> =
         Box::leak(Box::new(CachePadded::new(ThreadRecord {

@@ -101,6 +101,8 @@ static void bad_arguments(pti_callback_subscriber live) {
     EXPECT(ptiCallbackEnableDomain(1, bad_handles[h], PTI_DOMAIN_DRIVER_API), PTI_ERROR_BAD_ARGUMENT);
     EXPECT(ptiCallbackEnableDomain(0, bad_handles[h], PTI_DOMAIN_PTI_CRITICAL_EVENT), PTI_ERROR_BAD_ARGUMENT);
     EXPECT(ptiCallbackEnable(1, bad_handles[h], PTI_API_GROUP_OPENCL, clFinish_id), PTI_ERROR_BAD_ARGUMENT);
+    /* The handle is checked before the ID. */
+    EXPECT(ptiCallbackEnable(1, bad_handles[h], PTI_API_GROUP_OPENCL, 100000), PTI_ERROR_BAD_ARGUMENT);
   }
   const uint32_t bad_domains[] = {PTI_DOMAIN_INVALID, 4, 77, 0x7fffffffu, 0xffffffffu};
   for (size_t i = 0; i < sizeof bad_domains / sizeof *bad_domains; i++) {

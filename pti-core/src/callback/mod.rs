@@ -64,6 +64,7 @@ pub const MAX_SUBSCRIBERS: usize = 32;
 pub type Handler = Box<dyn Fn(Event<'_>) + Send + Sync + 'static>;
 
 /// What a callback receives.
+#[non_exhaustive]
 pub enum Event<'a> {
     /// ENTER or EXIT of a traced call.
     ApiCall {
