@@ -211,7 +211,10 @@ pub unsafe extern "C" fn ptiCallbackSubscribe(
 /// When it returns, no callback of the subscriber will start again. Called outside a callback,
 /// it also waits until callbacks of the subscriber running on other threads have returned, so
 /// the tool may free `user_data` afterwards; do not hold a lock the callback takes while calling
-/// it. Called from inside a callback, it does not wait (that could deadlock).
+/// it, and do not make a callback wait for the thread that calls it. Called from inside a
+/// callback, it does not wait (that could deadlock): a callback that another thread was just
+/// starting may still run once, so free `user_data` only after a later unsubscribe from outside
+/// any callback, or keep it alive.
 ///
 /// Returns PTI_ERROR_BAD_ARGUMENT for NULL and for a stale, foreign or never-issued handle.
 #[unsafe(no_mangle)]

@@ -11,11 +11,16 @@
 //! so a traced call made while the thread's locals are being destroyed passes through untraced
 //! instead of failing.
 
-use core::cell::Cell;
+use core::cell::{Cell, RefCell};
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 
 use crossbeam_utils::CachePadded;
+
+use crate::result::ResultCode;
+
+/// Critical events a thread keeps for after its callbacks returned, at most.
+const MAX_DEFERRED_CRITICAL: usize = 64;
 
 /// What one thread publishes for writers: the subscriber slots whose callbacks it is running.
 pub(crate) struct ThreadRecord {
@@ -114,6 +119,9 @@ pub(crate) struct ThreadState {
     pub(crate) in_callback: Cell<bool>,
     /// A critical event is being delivered on this thread: further ones are counted only.
     pub(crate) in_critical: Cell<bool>,
+    /// Critical events raised while a callback ran here, to deliver once it returned.
+    deferred_critical: RefCell<Vec<(ResultCode, String)>>,
+    has_deferred_critical: Cell<bool>,
     /// Correlation ID of the traced runtime (SYCL) call running on this thread, or 0: driver
     /// calls made inside it carry it too.
     pub(crate) runtime_correlation: Cell<u32>,
@@ -128,10 +136,34 @@ impl ThreadState {
             record: Cell::new(None),
             in_callback: Cell::new(false),
             in_critical: Cell::new(false),
+            deferred_critical: RefCell::new(Vec::new()),
+            has_deferred_critical: Cell::new(false),
             runtime_correlation: Cell::new(0),
             correlation_next: Cell::new(0),
             correlation_end: Cell::new(0),
         }
+    }
+
+    /// Keeps a critical event for delivery after the running callback; beyond
+    /// [`MAX_DEFERRED_CRITICAL`] events it is only counted (by the raiser).
+    pub(crate) fn defer_critical(&self, code: ResultCode, message: String) {
+        let mut queue = self.deferred_critical.borrow_mut();
+        if queue.len() < MAX_DEFERRED_CRITICAL {
+            queue.push((code, message));
+            self.has_deferred_critical.set(true);
+        }
+    }
+
+    /// Whether critical events wait for delivery.
+    #[inline(always)]
+    pub(crate) fn has_deferred_critical(&self) -> bool {
+        self.has_deferred_critical.get()
+    }
+
+    /// Takes the critical events waiting for delivery.
+    pub(crate) fn take_deferred_critical(&self) -> Vec<(ResultCode, String)> {
+        self.has_deferred_critical.set(false);
+        core::mem::take(&mut *self.deferred_critical.borrow_mut())
     }
 
     /// This thread's record, acquired on first use.
@@ -159,6 +191,20 @@ impl Drop for ThreadState {
 
 thread_local! {
     static STATE: ThreadState = const { ThreadState::new() };
+}
+
+/// In the child of `fork()`: only the forking thread exists, so every other thread's record is
+/// released and cleared (an announcement of a thread that is gone would block unsubscribe).
+pub(crate) fn forget_other_threads() {
+    let mine = with(|s| s.record.get())
+        .flatten()
+        .map(|r| r as *const ThreadRecord);
+    for_each_record(|r| {
+        if Some(r as *const ThreadRecord) != mine {
+            r.in_flight.store(0, Ordering::Relaxed);
+            r.in_use.store(false, Ordering::Release);
+        }
+    });
 }
 
 /// Runs `f` with this thread's state; `None` once the thread's locals are being destroyed.

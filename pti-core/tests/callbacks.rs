@@ -587,3 +587,70 @@ fn unsubscribe_waits_for_callbacks_running_on_other_threads() {
     );
     caller.join().unwrap();
 }
+
+thread_local! {
+    static INSIDE_API_CALLBACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[test]
+fn critical_events_raised_inside_a_callback_arrive_after_it_returned() {
+    let token = Token::new();
+    let want = token.ptr();
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let r = received.clone();
+    let listener = Subscriber::new(move |event| {
+        if let Event::Critical(d) = event {
+            if d.message().to_bytes() == b"raised inside a callback" {
+                r.lock()
+                    .unwrap()
+                    .push(INSIDE_API_CALLBACK.with(|i| i.get()));
+            }
+        }
+    })
+    .unwrap();
+    listener.enable_domain(Domain::CriticalEvent, true).unwrap();
+    let raiser = Subscriber::new(move |event| {
+        if let Event::ApiCall { data, .. } = event {
+            if data.args() as usize == want && data.site() == Site::Enter {
+                INSIDE_API_CALLBACK.with(|i| i.set(true));
+                critical::raise(
+                    ResultCode::ErrorDriver,
+                    format_args!("raised inside a callback"),
+                );
+                INSIDE_API_CALLBACK.with(|i| i.set(false));
+            }
+        }
+    })
+    .unwrap();
+    raiser
+        .enable(ApiGroup::OpenCl, opencl::clWaitForEvents, true)
+        .unwrap();
+    call(&token, ApiGroup::OpenCl, opencl::clWaitForEvents, 0);
+    assert_eq!(
+        *received.lock().unwrap(),
+        [false],
+        "delivered once, after the raising callback returned"
+    );
+}
+
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("a tool's value panics when dropped");
+    }
+}
+
+#[test]
+fn a_callback_whose_drop_panics_is_contained() {
+    let before = critical::count(ResultCode::ErrorCallbackPanicked);
+    let owned = PanicsOnDrop;
+    let s = Subscriber::new(move |_| {
+        let _ = &owned;
+    })
+    .unwrap();
+    s.unsubscribe().unwrap();
+    assert!(critical::count(ResultCode::ErrorCallbackPanicked) > before);
+    let again = Subscriber::new(|_| {}).unwrap();
+    again.enable_domain(Domain::DriverApi, true).unwrap();
+}

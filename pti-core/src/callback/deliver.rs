@@ -10,10 +10,13 @@
 //!
 //! Against the writer's "clear serial; `barrier::heavy`; wait for announcements", either the
 //! reader sees the cleared serial in step 3, or the writer sees the announcement and waits for
-//! step 4 to finish. So no callback starts after unsubscribe returns, and no handler is freed
-//! while it runs. Nothing here takes a lock or allocates.
+//! step 4 to finish. So no callback passes step 3 after unsubscribe returned, and no handler is
+//! freed while it runs. After a thread's first traced call (which allocates its record), nothing
+//! here takes a lock or allocates, except when a critical event is delivered.
+//!
+//! Critical events raised on a thread while it runs a callback are queued and delivered when the
+//! outermost callback has returned, so a callback is never re-entered on its own thread.
 
-use core::fmt;
 use core::mem::MaybeUninit;
 use core::panic::AssertUnwindSafe;
 use core::sync::atomic::Ordering;
@@ -48,15 +51,19 @@ fn invoke(k: usize, serial: u64, state: &ThreadState, event: Event<'_>) -> bool 
         fault::point("callback");
         handler(event)
     }));
-    state.in_callback.set(was_in_callback);
-    if owned {
-        record.retract(k);
-    }
     if outcome.is_err() {
+        // Queued while `in_callback` is still set; delivered just below or by an outer callback.
         critical::raise(
             ResultCode::ErrorCallbackPanicked,
             format_args!("the callback of subscriber slot {k} panicked; the panic was caught"),
         );
+    }
+    state.in_callback.set(was_in_callback);
+    if owned {
+        record.retract(k);
+    }
+    if !was_in_callback && state.has_deferred_critical() {
+        critical::deliver_deferred(state);
     }
     true
 }
@@ -73,8 +80,9 @@ fn pop_lowest(mask: &mut u32) -> usize {
 pub(crate) struct CallbackFrame {
     /// Slots that received the ENTER.
     delivered: u32,
-    /// The largest serial among them: a slot reused after ENTER holds a larger one.
-    max_serial: u64,
+    /// For each delivered slot, the serial of the subscriber that received the ENTER: only that
+    /// subscriber gets the EXIT, not one that took the slot over in between.
+    serials: [MaybeUninit<u64>; MAX_SUBSCRIBERS],
     /// Each subscriber's `local_data`, written at ENTER before its first use.
     local: [MaybeUninit<u64>; MAX_SUBSCRIBERS],
 }
@@ -83,7 +91,7 @@ impl CallbackFrame {
     pub(crate) const fn new() -> Self {
         CallbackFrame {
             delivered: 0,
-            max_serial: 0,
+            serials: [MaybeUninit::uninit(); MAX_SUBSCRIBERS],
             local: [MaybeUninit::uninit(); MAX_SUBSCRIBERS],
         }
     }
@@ -116,7 +124,7 @@ impl CallbackFrame {
             };
             if invoke(k, serial, state, event) {
                 self.delivered |= 1 << k;
-                self.max_serial = self.max_serial.max(serial);
+                self.serials[k].write(serial);
             }
         }
     }
@@ -133,8 +141,9 @@ impl CallbackFrame {
         let mut pending = self.delivered;
         while pending != 0 {
             let k = pop_lowest(&mut pending);
-            let serial = SLOTS[k].serial.load(Ordering::Acquire);
-            if serial == 0 || serial > self.max_serial {
+            // SAFETY: bit k of `delivered` is set only after `serials[k]` was written at ENTER.
+            let serial = unsafe { self.serials[k].assume_init() };
+            if SLOTS[k].serial.load(Ordering::Acquire) != serial {
                 continue;
             }
             let mut data = data.duplicate();
@@ -150,12 +159,14 @@ impl CallbackFrame {
     }
 }
 
+/// Whether any subscriber listens for critical events.
+pub(crate) fn critical_listeners() -> bool {
+    CRITICAL_LISTENERS.load(Ordering::Relaxed)
+}
+
 /// Delivers a critical event to the subscribers that enabled critical events.
-pub(crate) fn critical_event(code: ResultCode, message: fmt::Arguments<'_>, state: &ThreadState) {
-    if !CRITICAL_LISTENERS.load(Ordering::Relaxed) {
-        return;
-    }
-    let text = CString::new(message.to_string().replace('\0', " ")).expect("NULs were replaced");
+pub(crate) fn critical_event(code: ResultCode, message: &str, state: &ThreadState) {
+    let text = CString::new(message.replace('\0', " ")).expect("NULs were replaced");
     let mut active = ACTIVE.load(Ordering::Acquire);
     while active != 0 {
         let k = pop_lowest(&mut active);

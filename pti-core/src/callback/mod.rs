@@ -39,10 +39,17 @@
 //! - ENTER and EXIT come in pairs: a subscriber receives the EXIT of every call whose ENTER it
 //!   received, unless it unsubscribed in between; one enabled in the middle of a call receives
 //!   neither. `local_data` is zero at ENTER and kept until EXIT.
-//! - When [`unsubscribe`] returns, no callback of that subscriber will start again, and, unless
-//!   it was called from inside a callback, none is still running on another thread.
+//! - When [`unsubscribe`] returns, no callback of that subscriber will start again. Called
+//!   outside a callback, it also waits until callbacks of the subscriber running on other
+//!   threads have returned, so their captured state may be freed. Called from inside a callback
+//!   it does not wait (that could deadlock): a callback that another thread was just starting may
+//!   still run once. A callback must not wait for a thread that unsubscribes its own subscriber
+//!   from outside a callback: each would wait for the other.
+//! - After a thread's first traced call, the call path takes no lock and allocates nothing
+//!   (delivering a critical event allocates its message).
 //! - Traced calls made from inside a callback (the tool's own calls) are not delivered and not
-//!   recorded, so a callback can neither recurse into itself nor deadlock on its own thread.
+//!   recorded, and critical events raised there are delivered after the callback returned, so a
+//!   callback is never re-entered on its own thread.
 //! - A panic in a Rust callback is caught; it is reported as the critical event
 //!   [`crate::ResultCode::ErrorCallbackPanicked`] and the program goes on.
 

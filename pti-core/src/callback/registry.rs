@@ -3,29 +3,37 @@
 //! Subscribers live in [`MAX_SUBSCRIBERS`] fixed slots that readers reach without a lock:
 //! a slot's `serial` is nonzero exactly while a live subscriber occupies it, `ACTIVE` has one
 //! bit per such slot, and the handler and enables are read through atomics. Writers serialise on
-//! one mutex, which no reader ever takes and under which no callback ever runs.
+//! one [`WriterLock`], which no reader ever takes and under which no user code ever runs
+//! (callbacks, handler drops and critical events all happen after it is released).
 //!
 //! Removing a subscriber is the delicate part (see [`super::deliver`] for the reader's half):
-//! 1. under the lock, clear the slot's serial and `ACTIVE` bit and recompute the interest table;
+//! 1. under the lock, clear the slot's serial and `ACTIVE` bit, mark the slot
+//!    `Draining(serial)` and recompute the interest table;
 //! 2. issue [`barrier::heavy`], so that every reader either sees the cleared serial or has its
 //!    in-flight announcement visible to us;
-//! 3. wait until no thread announces the slot, then free the handler and free the slot.
+//! 3. wait until no thread announces the slot, then free the handler and the slot, if the slot is
+//!    still draining *this* subscriber (another writer may have finished the job meanwhile).
 //!
 //! Called from inside a callback, step 3 is skipped (waiting there could deadlock two threads that
-//! unsubscribe each other's subscribers); the slot stays *draining* and a later writer frees it
-//! once no thread announces it any more.
+//! unsubscribe each other's subscribers from their callbacks); every later writer frees draining
+//! slots that no thread announces any more ([`Registry::reclaim`]).
+//!
+//! `fork()`: [`fork_prepare`] takes the writers' lock before the fork and the parent and child
+//! handlers release it, so the child never inherits a lock held by a thread that does not exist
+//! there; the child also forgets the other threads' announcements.
 
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::panic::AssertUnwindSafe;
 use std::ptr;
-
-use parking_lot::Mutex;
+use std::sync::Once;
 
 use super::{Handler, MAX_SUBSCRIBERS, SubscriberId};
 use crate::api::{ApiGroup, ApiId, Domain};
 use crate::interest::{self, CALLBACKS, CELLS};
-use crate::result::Error;
+use crate::result::{Error, ResultCode};
 use crate::sync::barrier;
-use crate::{fault, ids, thread};
+use crate::sync::writer_lock::{WriterGuard, WriterLock};
+use crate::{critical, fault, ids, thread};
 
 const ENABLE_WORDS: usize = CELLS.div_ceil(64);
 
@@ -94,20 +102,24 @@ pub(crate) static CRITICAL_LISTENERS: AtomicBool = AtomicBool::new(false);
 enum SlotState {
     Free,
     Live(u64),
-    /// Removed; its handler may still run on some thread, so the slot is not reused yet.
-    Draining,
+    /// The subscriber with this serial was removed; its handler may still run on some thread,
+    /// so the slot is not reused yet.
+    Draining(u64),
 }
 
 /// What only writers see, under [`REGISTRY`].
-struct Registry {
+pub(crate) struct Registry {
     states: [SlotState; MAX_SUBSCRIBERS],
     last_serial: u64,
 }
 
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+static REGISTRY: WriterLock<Registry> = WriterLock::new(Registry {
     states: [SlotState::Free; MAX_SUBSCRIBERS],
     last_serial: 0,
 });
+
+/// Handlers removed under the lock, dropped after it is released (a drop is user code).
+type Garbage = Vec<Handler>;
 
 impl Registry {
     fn check_live(&self, id: SubscriberId) -> Result<(), Error> {
@@ -143,23 +155,29 @@ impl Registry {
         CRITICAL_LISTENERS.store(any, Ordering::Relaxed);
     }
 
-    /// Frees draining slots that no thread announces any more; returns their handlers so the
-    /// caller drops them after unlocking (a handler's drop is user code and may call back in).
-    fn reclaim(&mut self) -> Vec<Handler> {
-        let mut garbage = Vec::new();
-        if !self.states.contains(&SlotState::Draining) {
-            return garbage;
+    /// Frees draining slots that no thread announces any more, moving their handlers to
+    /// `garbage`. Every writer calls it, so slots left draining by an unsubscribe made inside a
+    /// callback come back as soon as possible.
+    fn reclaim(&mut self, garbage: &mut Garbage) {
+        if !self
+            .states
+            .iter()
+            .any(|s| matches!(s, SlotState::Draining(_)))
+        {
+            return;
         }
         // Orders the clearing of each draining slot's serial (done under this lock earlier)
-        // before our reading of the announcements, as in step 2 of the module docs.
-        barrier::heavy();
+        // before our reading of the announcements, as in step 2 of the module docs. Without a
+        // barrier nothing may be freed.
+        if !barrier::heavy() {
+            return;
+        }
         for k in 0..MAX_SUBSCRIBERS {
-            if self.states[k] == SlotState::Draining && !announced_anywhere(k) {
+            if matches!(self.states[k], SlotState::Draining(_)) && !announced_anywhere(k) {
                 garbage.push(take_handler(k));
                 self.states[k] = SlotState::Free;
             }
         }
-        garbage
     }
 }
 
@@ -193,52 +211,121 @@ fn wait_until_unannounced(k: usize) {
     });
 }
 
+/// Drops removed handlers outside the lock. A handler whose drop panics is reported as a
+/// critical event; the panic does not escape into the writer that happened to free it.
+fn drop_garbage(garbage: Garbage) {
+    for handler in garbage {
+        if std::panic::catch_unwind(AssertUnwindSafe(move || drop(handler))).is_err() {
+            critical::raise(
+                ResultCode::ErrorCallbackPanicked,
+                format_args!(
+                    "dropping a removed subscriber's callback panicked; the panic was caught"
+                ),
+            );
+        }
+    }
+}
+
+/// Runs `change` under the writers' lock after reclaiming draining slots, then drops the
+/// reclaimed handlers once the lock is released.
+fn write<R>(change: impl FnOnce(&mut WriterGuard<'_, Registry>) -> R) -> R {
+    let mut garbage = Garbage::new();
+    let result = {
+        let mut reg = REGISTRY.lock();
+        reg.reclaim(&mut garbage);
+        change(&mut reg)
+    };
+    drop_garbage(garbage);
+    result
+}
+
+static FORK_HANDLERS: Once = Once::new();
+
+extern "C" fn fork_prepare() {
+    REGISTRY.acquire_for_fork();
+}
+
+extern "C" fn fork_parent() {
+    // SAFETY: fork_prepare took the lock on this thread, and no guard is held across fork().
+    unsafe { REGISTRY.release_after_fork() };
+}
+
+extern "C" fn fork_child() {
+    thread::forget_other_threads();
+    // SAFETY: as in fork_parent; in the child, the forking thread is the only thread.
+    unsafe { REGISTRY.release_after_fork() };
+}
+
+fn install_fork_handlers() {
+    FORK_HANDLERS.call_once(|| {
+        // SAFETY: the handlers are plain functions that live as long as the process (libpti is
+        // never unloaded while subscribers exist) and take only the writers' lock.
+        unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
+    });
+}
+
 /// Adds a subscriber with nothing enabled.
 pub fn subscribe(handler: Handler) -> Result<SubscriberId, Error> {
     fault::point("subscribe");
-    let (result, garbage) = {
-        let mut reg = REGISTRY.lock();
+    install_fork_handlers();
+    write(|reg| {
         barrier::init();
-        let garbage = reg.reclaim();
-        let result = match reg.states.iter().position(|s| *s == SlotState::Free) {
-            None => Err(Error::TooManySubscribers),
-            Some(k) => {
-                reg.last_serial += 1;
-                let serial = reg.last_serial;
-                let slot = &SLOTS[k];
-                for word in &slot.enables {
-                    word.store(0, Ordering::Relaxed);
-                }
-                slot.critical.store(false, Ordering::Relaxed);
-                slot.handler
-                    .store(Box::into_raw(Box::new(handler)), Ordering::Relaxed);
-                // Release: a reader that sees the serial sees the handler and the cleared enables.
-                slot.serial.store(serial, Ordering::Release);
-                ACTIVE.fetch_or(1 << k, Ordering::Release);
-                reg.states[k] = SlotState::Live(serial);
-                Ok(SubscriberId {
-                    slot: k as u8,
-                    serial,
-                })
-            }
-        };
-        (result, garbage)
-    };
-    drop(garbage);
-    result
+        let k = reg
+            .states
+            .iter()
+            .position(|s| *s == SlotState::Free)
+            .ok_or(Error::TooManySubscribers)?;
+        reg.last_serial += 1;
+        let serial = reg.last_serial;
+        let slot = &SLOTS[k];
+        for word in &slot.enables {
+            word.store(0, Ordering::Relaxed);
+        }
+        slot.critical.store(false, Ordering::Relaxed);
+        slot.handler
+            .store(Box::into_raw(Box::new(handler)), Ordering::Relaxed);
+        // Release: a reader that sees the serial sees the handler and the cleared enables.
+        slot.serial.store(serial, Ordering::Release);
+        ACTIVE.fetch_or(1 << k, Ordering::Release);
+        reg.states[k] = SlotState::Live(serial);
+        Ok(SubscriberId {
+            slot: k as u8,
+            serial,
+        })
+    })
 }
 
 /// Removes a subscriber. See the module docs for what is guaranteed when it returns.
 pub fn unsubscribe(id: SubscriberId) -> Result<(), Error> {
     fault::point("unsubscribe");
+    retire(id)?;
+    if !barrier::heavy() {
+        critical::raise(
+            ResultCode::ErrorInternal,
+            format_args!(
+                "no process-wide memory barrier could be issued while unsubscribing; the \
+                 subscriber's callback is kept alive and may still be called briefly"
+            ),
+        );
+        return Ok(());
+    }
+    if thread::with(|s| s.in_callback.get()).unwrap_or(false) {
+        return Ok(());
+    }
+    wait_until_unannounced(id.slot());
+    finish(id);
+    Ok(())
+}
+
+/// Step 1 of unsubscribe: makes the slot draining and stops new deliveries to it.
+fn retire(id: SubscriberId) -> Result<(), Error> {
     let k = id.slot();
-    {
-        let mut reg = REGISTRY.lock();
+    write(|reg| {
         reg.check_live(id)?;
         let slot = &SLOTS[k];
         slot.serial.store(0, Ordering::SeqCst);
         ACTIVE.fetch_and(!(1 << k), Ordering::SeqCst);
-        reg.states[k] = SlotState::Draining;
+        reg.states[k] = SlotState::Draining(id.serial);
         for (w, word) in slot.enables.iter().enumerate() {
             let mut bits = word.swap(0, Ordering::Relaxed);
             while bits != 0 {
@@ -248,22 +335,22 @@ pub fn unsubscribe(id: SubscriberId) -> Result<(), Error> {
         }
         slot.critical.store(false, Ordering::Relaxed);
         reg.recompute_critical();
-    }
-    barrier::heavy();
-    if thread::with(|s| s.in_callback.get()).unwrap_or(false) {
-        return Ok(());
-    }
-    wait_until_unannounced(k);
-    let handler = {
-        let mut reg = REGISTRY.lock();
-        // A writer's reclaim may have freed (and even reused) the slot while we waited.
-        (reg.states[k] == SlotState::Draining).then(|| {
+        Ok(())
+    })
+}
+
+/// Step 3 of unsubscribe, once nobody announces the slot: frees the handler and the slot.
+fn finish(id: SubscriberId) {
+    let k = id.slot();
+    let handler = write(|reg| {
+        // Another writer's reclaim may have freed the slot, and even reused it, while we waited:
+        // finish only if it still drains this subscriber.
+        (reg.states[k] == SlotState::Draining(id.serial)).then(|| {
             reg.states[k] = SlotState::Free;
             take_handler(k)
         })
-    };
-    drop(handler);
-    Ok(())
+    });
+    drop_garbage(handler.into_iter().collect());
 }
 
 /// Enables or disables the callback of one function for one subscriber.
@@ -271,36 +358,88 @@ pub fn unsubscribe(id: SubscriberId) -> Result<(), Error> {
 /// Checks, in this order: the subscriber, then that `api_id` names a function of `group`.
 pub fn enable(id: SubscriberId, group: ApiGroup, api_id: ApiId, on: bool) -> Result<(), Error> {
     fault::point("enable");
-    let reg = REGISTRY.lock();
-    reg.check_live(id)?;
-    let cell = interest::cell(group, api_id)
-        .filter(|_| ids::is_valid(group, api_id))
-        .ok_or(Error::BadApiId {
-            group: group as u32,
-            id: api_id,
-        })?;
-    SLOTS[id.slot()].set_enabled(cell, on);
-    reg.recompute_cell(cell);
-    Ok(())
+    write(|reg| {
+        reg.check_live(id)?;
+        let cell = interest::cell(group, api_id)
+            .filter(|_| ids::is_valid(group, api_id))
+            .ok_or(Error::BadApiId {
+                group: group as u32,
+                id: api_id,
+            })?;
+        SLOTS[id.slot()].set_enabled(cell, on);
+        reg.recompute_cell(cell);
+        Ok(())
+    })
 }
 
 /// Enables or disables every function of `domain`'s groups, or critical events.
 pub fn enable_domain(id: SubscriberId, domain: Domain, on: bool) -> Result<(), Error> {
     fault::point("enable_domain");
-    let reg = REGISTRY.lock();
-    reg.check_live(id)?;
-    let slot = &SLOTS[id.slot()];
-    if domain == Domain::CriticalEvent {
-        slot.critical.store(on, Ordering::Relaxed);
-        reg.recompute_critical();
-        return Ok(());
-    }
-    for &group in domain.groups() {
-        for (api_id, _) in ids::iter(group) {
-            let cell = interest::cell(group, api_id).expect("table IDs have cells");
-            slot.set_enabled(cell, on);
-            reg.recompute_cell(cell);
+    write(|reg| {
+        reg.check_live(id)?;
+        let slot = &SLOTS[id.slot()];
+        if domain == Domain::CriticalEvent {
+            slot.critical.store(on, Ordering::Relaxed);
+            reg.recompute_critical();
+            return Ok(());
         }
+        for &group in domain.groups() {
+            for (api_id, _) in ids::iter(group) {
+                let cell = interest::cell(group, api_id).expect("table IDs have cells");
+                slot.set_enabled(cell, on);
+                reg.recompute_cell(cell);
+            }
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use super::*;
+
+    fn handler_present(k: usize) -> bool {
+        !SLOTS[k].handler.load(Ordering::Relaxed).is_null()
     }
-    Ok(())
+
+    /// The interleaving of review finding 1: an unsubscribe that finishes late must not free the
+    /// handler of a subscriber that took the slot over and is draining in its turn.
+    #[test]
+    fn a_late_unsubscribe_does_not_free_a_successor_in_the_same_slot() {
+        let s = subscribe(Box::new(|_| {})).unwrap();
+        let k = s.slot();
+        // T1: unsubscribe(s), everything but the final step.
+        retire(s).unwrap();
+        assert!(barrier::heavy());
+        // T2: a subscribe reclaims the slot (nobody announces it) and takes it over.
+        let s2 = subscribe(Box::new(|_| {})).unwrap();
+        assert_eq!(s2.slot(), k, "precondition: the lowest free slot is reused");
+        // T4 runs s2's callback (announces slot k) while T3 unsubscribes s2 from a callback.
+        let (running_tx, running_rx) = mpsc::channel();
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let t4 = std::thread::spawn(move || {
+            thread::with(|st| {
+                assert!(st.record().announce(k));
+                running_tx.send(()).unwrap();
+                done_rx.recv().unwrap();
+                st.record().retract(k);
+            })
+            .unwrap();
+        });
+        running_rx.recv().unwrap();
+        retire(s2).unwrap();
+        // T1 resumes: its final step must leave s2's handler alone.
+        finish(s);
+        assert!(
+            handler_present(k),
+            "s2's handler was freed while T4 runs it"
+        );
+        done_tx.send(()).unwrap();
+        t4.join().unwrap();
+        finish(s2);
+        assert!(!handler_present(k));
+        assert!(unsubscribe(s2).is_err());
+    }
 }

@@ -12,12 +12,14 @@
 //! that is not running passes through one when it is switched out. Together they order the
 //! reader's store before its load as seen by the writer.
 //!
-//! Where membarrier is unavailable (old kernels, seccomp, valgrind) [`init`] leaves the mode at
-//! [`Mode::Fence`]: readers then issue a real `SeqCst` fence, which is always correct.
+//! Where membarrier is unavailable (old kernels, seccomp, valgrind) [`init`] chooses
+//! [`Mode::Fence`]: readers then issue a real `SeqCst` fence, which is always correct. The mode is
+//! decided once, by the first writer, before anything is published, and never changes: a reader
+//! and a writer must never disagree on it.
 
 use core::sync::atomic::{AtomicU8, Ordering, compiler_fence, fence};
 
-/// How the barrier pair is implemented; chosen once by [`init`], never changed back.
+/// How the barrier pair is implemented; chosen once by [`init`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Mode {
@@ -27,7 +29,10 @@ pub(crate) enum Mode {
     Membarrier = 1,
 }
 
-static MODE: AtomicU8 = AtomicU8::new(Mode::Fence as u8);
+/// Not decided yet: readers behave as in [`Mode::Fence`].
+const UNDECIDED: u8 = 2;
+
+static MODE: AtomicU8 = AtomicU8::new(UNDECIDED);
 
 const MEMBARRIER_CMD_GLOBAL: libc::c_int = 1 << 0;
 const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
@@ -55,15 +60,20 @@ pub(crate) fn mode() -> Mode {
     }
 }
 
-/// Chooses the mode: registers for expedited membarrier if the kernel allows it.
+/// Decides the mode, once: membarrier if the kernel lets us register for it, else fences.
 ///
-/// Must be called by a writer before it publishes anything that readers will protect with
-/// [`light`] (the first subscribe does it). Until then, readers see [`Mode::Fence`], which is
-/// stronger than needed, never weaker.
+/// Called by every subscribe under the writers' lock, before it publishes anything that readers
+/// protect with [`light`]; only the first call decides. Until then no subscriber exists, so no
+/// reader relies on the barrier.
 pub(crate) fn init() {
-    if mode() == Mode::Fence && membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) {
-        MODE.store(Mode::Membarrier as u8, Ordering::SeqCst);
+    if MODE.load(Ordering::Relaxed) != UNDECIDED {
+        return;
     }
+    let mode = match membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) {
+        true => Mode::Membarrier,
+        false => Mode::Fence,
+    };
+    MODE.store(mode as u8, Ordering::SeqCst);
 }
 
 /// The reader's half: orders this thread's earlier stores before its later loads, as seen by a
@@ -77,28 +87,24 @@ pub(crate) fn light() {
     }
 }
 
-/// The writer's half: after it returns, every reader's store that preceded its [`light`] is
-/// visible to this thread, or that reader's later load sees this thread's earlier stores.
-pub(crate) fn heavy() {
+/// The writer's half: after it returns `true`, every reader's store that preceded its [`light`]
+/// is visible to this thread, or that reader's later load sees this thread's earlier stores.
+///
+/// Returns `false` if no barrier could be issued: then nothing is guaranteed, and the caller
+/// must not free anything a reader might still use. That cannot happen on a kernel that accepted
+/// the registration, but the call path must not depend on "cannot happen".
+#[must_use]
+pub(crate) fn heavy() -> bool {
     fence(Ordering::SeqCst);
     if mode() == Mode::Fence {
-        return;
+        return true;
     }
     // A forked child may have lost the registration: register again and retry, then fall back to
     // the global command, which needs no registration (slower, equally strong).
-    if membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
         || (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED)
             && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED))
         || membarrier(MEMBARRIER_CMD_GLOBAL)
-    {
-        return;
-    }
-    // No barrier could be issued although readers rely on one. This cannot happen on a kernel
-    // that accepted the registration; yield so that preempted readers get switched out (a
-    // context switch is a full barrier) and carry on.
-    for _ in 0..4 {
-        std::thread::yield_now();
-    }
 }
 
 #[cfg(test)]
@@ -112,6 +118,6 @@ mod tests {
         init();
         assert_eq!(mode(), first);
         light();
-        heavy();
+        assert!(heavy());
     }
 }
