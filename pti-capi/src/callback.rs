@@ -116,7 +116,8 @@ const _: () = {
 /// (critical events), possibly on several threads at once. `group_id` and `api_id` name the
 /// function; for critical events they are PTI_API_GROUP_RESERVED and 0. `cb_data` points to a
 /// pti_apicall_callback_data for the API domains and to a pti_critical_event_callback_data for
-/// PTI_DOMAIN_PTI_CRITICAL_EVENT, valid during the call only.
+/// PTI_DOMAIN_PTI_CRITICAL_EVENT, valid during the call only. A callback must return normally:
+/// leaving it with longjmp, a C++ exception or pthread_exit is undefined behaviour.
 pub type pti_callback_function = Option<
     unsafe extern "C" fn(
         user_data: *mut c_void,
