@@ -31,6 +31,7 @@ use super::{Handler, MAX_SUBSCRIBERS, SubscriberId};
 use crate::api::{ApiGroup, ApiId, Domain};
 use crate::interest::{self, CALLBACKS, CELLS};
 use crate::result::{Error, ResultCode};
+use crate::sync::backoff::Backoff;
 use crate::sync::barrier;
 use crate::sync::writer_lock::{WriterGuard, WriterLock};
 use crate::{critical, fault, ids, thread};
@@ -197,16 +198,9 @@ fn take_handler(k: usize) -> Handler {
 
 fn wait_until_unannounced(k: usize) {
     thread::for_each_record(|r| {
-        let mut spins = 0u32;
+        let mut backoff = Backoff::default();
         while r.is_in_flight(k) {
-            spins += 1;
-            if spins < 64 {
-                core::hint::spin_loop();
-            } else if spins < 128 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(std::time::Duration::from_micros(50));
-            }
+            backoff.snooze();
         }
     });
 }

@@ -3,6 +3,8 @@
 //! - [`barrier`]: an asymmetric memory barrier, so that readers on the call path pay a compiler
 //!   fence while the rare writers (unsubscribe) pay a `membarrier` system call.
 //! - [`writer_lock`]: the writers' lock, safe to take across `fork()`.
+//! - [`backoff`]: how writers wait for other threads.
 
+pub(crate) mod backoff;
 pub(crate) mod barrier;
 pub(crate) mod writer_lock;

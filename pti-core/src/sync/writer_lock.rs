@@ -11,7 +11,8 @@
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+
+use super::backoff::Backoff;
 
 /// A value behind the writers' lock.
 pub(crate) struct WriterLock<T> {
@@ -32,20 +33,13 @@ impl<T> WriterLock<T> {
     }
 
     fn acquire(&self) {
-        let mut spins = 0u32;
+        let mut backoff = Backoff::default();
         while self
             .locked
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            spins += 1;
-            if spins < 64 {
-                core::hint::spin_loop();
-            } else if spins < 128 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(Duration::from_micros(20));
-            }
+            backoff.snooze();
         }
     }
 
