@@ -94,6 +94,11 @@ enum pti_result
    * panic was caught and the traced program continues.
    */
   PTI_ERROR_CALLBACK_PANICKED = 301,
+  /**
+   * libpti, raised as a critical event: view records were dropped because buffer_requested
+   * provided no buffer, or one too small; ptiViewGetDroppedRecordCount counts them per kind.
+   */
+  PTI_ERROR_RECORDS_DROPPED = 302,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

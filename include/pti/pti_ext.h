@@ -29,6 +29,21 @@ extern "C" {
 pti_result ptiCallbackGetCriticalEventCount(pti_result event, uint64_t *count);
 
 /**
+ * How many records of view `kind` libpti dropped since the process started (or since fork(),
+ * in a child) because buffer_requested provided no buffer, or one too small for the record.
+ * Every record libpti emits is either handed to buffer_completed or counted here, so
+ * emitted = delivered + dropped. Each run of drops on a thread also raises the critical event
+ * PTI_ERROR_RECORDS_DROPPED.
+ *
+ * Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL or `kind` is INVALID, RESERVED or unknown.
+ * `*count` is written only on success. Thread-safe.
+ *
+ * # Safety
+ * `count` must be NULL or point to writable storage for one `uint64_t`.
+ */
+pti_result ptiViewGetDroppedRecordCount(pti_view_kind kind, uint64_t *count);
+
+/**
  * Runs `body(user_data)` as if libpti had intercepted function `api_id` of `api_group_id`.
  *
  * Subscribers receive ENTER before the body and EXIT after it, with `_args`, `_kernel_name` and

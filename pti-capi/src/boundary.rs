@@ -20,6 +20,15 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Error>) -> pti_result {
     }
 }
 
+/// Runs an export's body that may succeed with a status other than PTI_SUCCESS.
+pub(crate) fn guard_status(body: impl FnOnce() -> Result<pti_result, Error>) -> pti_result {
+    match std::panic::catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(status)) => status,
+        Ok(Err(error)) => error.code().into(),
+        Err(_) => pti_result::PTI_ERROR_INTERNAL,
+    }
+}
+
 /// Runs the body of an export that returns a value; a panic yields `fallback`.
 pub(crate) fn guard_or<T>(fallback: T, body: impl FnOnce() -> T) -> T {
     std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)

@@ -1,6 +1,7 @@
 //! `pti_ext.h`: libpti's extensions to the PTI API.
 //!
 //! - critical-event counts, so a tool can see what went wrong even without a subscriber;
+//! - dropped-record counts, so a tool can reconcile emitted = delivered + dropped;
 //! - simulated calls: a test backend that runs a function through the same dispatch as a real
 //!   intercepted call, so tools (and libpti's own tests) can exercise their callbacks without a
 //!   GPU runtime.
@@ -8,11 +9,12 @@
 use core::ffi::{CStr, c_char, c_void};
 
 use pti_core::dispatch::{self, CallInfo};
+use pti_core::view::{self, abi::pti_view_kind};
 use pti_core::{Error, ResultCode, critical};
 
 use crate::boundary::{guard, out_ptr};
 use crate::pti::pti_result;
-use crate::raw::{RawApiGroup, RawResult};
+use crate::raw::{RawApiGroup, RawResult, RawViewKind};
 use crate::view::{pti_backend_ctx_t, traced_group};
 
 /// How many critical events with code `event` libpti raised since the process started, whether
@@ -33,6 +35,33 @@ pub unsafe extern "C" fn ptiCallbackGetCriticalEventCount(
         let code = ResultCode::from_raw(event.0).ok_or(Error::BadArgument("unknown pti_result"))?;
         // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
         unsafe { out.write(critical::count(code)) };
+        Ok(())
+    })
+}
+
+/// How many records of view `kind` libpti dropped since the process started (or since fork(),
+/// in a child) because buffer_requested provided no buffer, or one too small for the record.
+/// Every record libpti emits is either handed to buffer_completed or counted here, so
+/// emitted = delivered + dropped. Each run of drops on a thread also raises the critical event
+/// PTI_ERROR_RECORDS_DROPPED.
+///
+/// Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL or `kind` is INVALID, RESERVED or unknown.
+/// `*count` is written only on success. Thread-safe.
+///
+/// # Safety
+/// `count` must be NULL or point to writable storage for one `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ptiViewGetDroppedRecordCount(
+    kind: RawViewKind,
+    count: *mut u64,
+) -> pti_result {
+    guard(|| {
+        let out = out_ptr(count, "count must not be NULL")?;
+        let kind = pti_view_kind::from_raw(kind.0)
+            .filter(|k| k.record_size().is_some())
+            .ok_or(Error::BadArgument("not a record kind"))?;
+        // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
+        unsafe { out.write(view::dropped_count(kind)) };
         Ok(())
     })
 }

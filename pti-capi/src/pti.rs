@@ -60,6 +60,9 @@ pub enum pti_result {
     /// libpti, raised as a critical event: a subscriber callback written in Rust panicked. The
     /// panic was caught and the traced program continues.
     PTI_ERROR_CALLBACK_PANICKED = 301,
+    /// libpti, raised as a critical event: view records were dropped because buffer_requested
+    /// provided no buffer, or one too small; ptiViewGetDroppedRecordCount counts them per kind.
+    PTI_ERROR_RECORDS_DROPPED = 302,
 }
 
 impl From<ResultCode> for pti_result {
@@ -83,6 +86,7 @@ impl From<ResultCode> for pti_result {
             ResultCode::ErrorInternal => PTI_ERROR_INTERNAL,
             ResultCode::ErrorTooManySubscribers => PTI_ERROR_TOO_MANY_SUBSCRIBERS,
             ResultCode::ErrorCallbackPanicked => PTI_ERROR_CALLBACK_PANICKED,
+            ResultCode::ErrorRecordsDropped => PTI_ERROR_RECORDS_DROPPED,
         }
     }
 }

@@ -22,3 +22,33 @@ pub struct RawDomain(pub u32);
 #[repr(transparent)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RawSite(pub u32);
+
+/// A `pti_view_kind` from C.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawViewKind(pub u32);
+
+/// A `pti_view_external_kind` from C.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawExternalKind(pub u32);
+
+/// A `pti_view_overhead_kind` from C.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawOverheadKind(pub u32);
+
+/// A `pti_view_memory_type` from C.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawMemoryType(pub u32);
+
+/// A `pti_view_memcpy_type` from C.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawMemcpyType(pub u32);
+
+/// A `pti_api_class` from C.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawApiClass(pub u32);

@@ -1,71 +1,283 @@
-//! `pti_view.h`: the enums and handle types shared by the view and callback APIs, and the names
-//! of API IDs. The view API's buffers and records join this file with their implementation.
+//! `pti_view.h`: the view API. The header holds the record layouts and enums of
+//! `pti-core/src/view/abi.rs` (the core writes the records) followed by the functions here.
 
-use core::ffi::{c_char, c_void};
+use core::ffi::{c_char, c_uchar};
+use std::sync::Arc;
 
-use pti_core::{ApiGroup, Error, ids};
+use pti_core::view::abi::pti_view_kind;
+use pti_core::view::{self, ApiView, Buffer, BufferCallbacks, FilledBuffer};
+use pti_core::{ApiGroup, Error, clock, ids};
 
-use crate::boundary::{guard, out_ptr};
+use crate::boundary::{guard, guard_or, guard_status, out_ptr};
 use crate::pti::pti_result;
-use crate::raw::RawApiGroup;
+use crate::raw::{
+    RawApiClass, RawApiGroup, RawExternalKind, RawMemcpyType, RawMemoryType, RawOverheadKind,
+    RawViewKind,
+};
 
-/// Size of `_device_uuid` in device records.
-pub const PTI_MAX_DEVICE_UUID_SIZE: usize = 16;
-/// Size of `_pci_address` in device records.
-pub const PTI_MAX_PCI_ADDRESS_SIZE: usize = 16;
-/// `_sycl_queue_id` of work not submitted through a SYCL queue.
-pub const PTI_INVALID_QUEUE_ID: u64 = 0xFFFF_FFFF_FFFF_FFFE;
+pub use pti_core::view::abi::{
+    pti_api_class, pti_api_group_id, pti_backend_ctx_t, pti_view_external_kind,
+    pti_view_memcpy_type, pti_view_memory_type, pti_view_overhead_kind, pti_view_record_base,
+};
 
-/// Device handle (`ze_device_handle_t`, `cl_device_id`).
-pub type pti_device_handle_t = *mut c_void;
-/// Context handle (`ze_context_handle_t`, `cl_context`).
-pub type pti_backend_ctx_t = *mut c_void;
-/// Queue handle (`ze_command_queue_handle_t`, `cl_command_queue`).
-pub type pti_backend_queue_t = *mut c_void;
-/// Event handle (`ze_event_handle_t`, `cl_event`).
-pub type pti_backend_evt_t = *mut c_void;
-/// Command-list handle (`ze_command_list_handle_t`).
-pub type pti_backend_command_list_t = *mut c_void;
-/// Kernel handle (`ze_kernel_handle_t`, `cl_kernel`).
-pub type pti_backend_kernel_t = *mut c_void;
-/// Module or program handle (`ze_module_handle_t`, `cl_program`).
-pub type pti_backend_module_t = *mut c_void;
+/// Called when libpti needs a buffer for records: store its address in `*buffer_ptr` and its
+/// size in `*buffer_size_in_bytes`, or leave NULL (the records that needed it are dropped and
+/// counted). The memory stays the tool's; libpti writes records into it until it hands it back
+/// through the completed callback. Called on any thread; traced calls made in it are not traced.
+pub type pti_fptr_buffer_requested =
+    Option<unsafe extern "C" fn(buffer_ptr: *mut *mut c_uchar, buffer_size_in_bytes: *mut usize)>;
 
-/// API groups. Calls are traced under 1..=3; 4, 5 and ALL only label view records and filters.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum pti_api_group_id {
-    /// Not a group.
-    PTI_API_GROUP_RESERVED = 0,
-    /// Level Zero.
-    PTI_API_GROUP_LEVELZERO = 1,
-    /// OpenCL.
-    PTI_API_GROUP_OPENCL = 2,
-    /// SYCL, seen as Unified Runtime calls.
-    PTI_API_GROUP_SYCL = 3,
-    /// SYCL over Level Zero (view records only).
-    PTI_API_GROUP_HYBRID_SYCL_LEVELZERO = 4,
-    /// SYCL over OpenCL (view records only).
-    PTI_API_GROUP_HYBRID_SYCL_OPENCL = 5,
-    /// Every group (view filters only).
-    PTI_API_GROUP_ALL = 0x7fff_ffff,
-}
+/// Hands a buffer back: `buffer` as lent, its size, and `used_bytes`, the bytes holding
+/// records (pass them to ptiViewGetNextRecord). Called on the thread that filled the buffer, on
+/// one calling ptiFlushAllViews, or at process exit; libpti never frees buffers.
+pub type pti_fptr_buffer_completed = Option<
+    unsafe extern "C" fn(buffer: *mut c_uchar, buffer_size_in_bytes: usize, used_bytes: usize),
+>;
 
-impl From<ApiGroup> for pti_api_group_id {
-    fn from(group: ApiGroup) -> Self {
-        match group {
-            ApiGroup::LevelZero => pti_api_group_id::PTI_API_GROUP_LEVELZERO,
-            ApiGroup::OpenCl => pti_api_group_id::PTI_API_GROUP_OPENCL,
-            ApiGroup::Sycl => pti_api_group_id::PTI_API_GROUP_SYCL,
-        }
-    }
-}
+/// A tool's clock: nanoseconds on a timeline of its choosing.
+pub type pti_fptr_get_timestamp = Option<unsafe extern "C" fn() -> u64>;
 
 /// Converts a group from C, accepting only the traced groups (1..=3).
 pub(crate) fn traced_group(raw: RawApiGroup) -> Result<ApiGroup, Error> {
     ApiGroup::from_raw(raw.0).ok_or(Error::BadArgument(
         "API group must be LEVELZERO, OPENCL or SYCL",
     ))
+}
+
+fn kind_from_raw(raw: RawViewKind) -> Result<pti_view_kind, Error> {
+    pti_view_kind::from_raw(raw.0).ok_or(Error::BadArgument("unknown view kind"))
+}
+
+/// The tool's C buffer callbacks.
+struct CBuffers {
+    requested: unsafe extern "C" fn(*mut *mut c_uchar, *mut usize),
+    completed: unsafe extern "C" fn(*mut c_uchar, usize, usize),
+}
+
+impl BufferCallbacks for CBuffers {
+    fn request(&self) -> Option<Buffer> {
+        let (mut ptr, mut len) = (core::ptr::null_mut(), 0usize);
+        // SAFETY: the tool registered this function with this signature; both out-pointers are
+        // valid locals.
+        unsafe { (self.requested)(&mut ptr, &mut len) };
+        // SAFETY: the C contract: a buffer handed out is the tool's memory of `len` bytes,
+        // untouched by it until completed.
+        unsafe { Buffer::from_raw(ptr, len) }
+    }
+
+    fn complete(&self, filled: FilledBuffer) {
+        let used = filled.used();
+        let buffer = filled.into_buffer();
+        // SAFETY: the tool registered this function with this signature; the buffer is the one
+        // it lent, handed back once.
+        unsafe { (self.completed)(buffer.as_ptr(), buffer.len(), used) };
+    }
+}
+
+/// Sets the buffer callbacks. Call it before enabling a view; both must be non-NULL
+/// (PTI_ERROR_BAD_ARGUMENT otherwise). Setting them again replaces them for buffers requested
+/// and handed back from then on. Registers a process-exit hook that hands back every buffer.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewSetCallbacks(
+    fptr_bufferRequested: pti_fptr_buffer_requested,
+    fptr_bufferCompleted: pti_fptr_buffer_completed,
+) -> pti_result {
+    guard(|| {
+        let requested =
+            fptr_bufferRequested.ok_or(Error::BadArgument("buffer_requested must not be NULL"))?;
+        let completed =
+            fptr_bufferCompleted.ok_or(Error::BadArgument("buffer_completed must not be NULL"))?;
+        view::set_callbacks(Arc::new(CBuffers {
+            requested,
+            completed,
+        }));
+        Ok(())
+    })
+}
+
+/// Enables a view: its records are written from now on. Returns PTI_ERROR_NO_CALLBACKS_SET
+/// before ptiViewSetCallbacks, PTI_ERROR_BAD_ARGUMENT for INVALID, RESERVED and unknown kinds.
+/// Device views are accepted and filled by the backends that observe device work;
+/// PTI_VIEW_DEVICE_CPU_KERNEL and PTI_VIEW_COMMUNICATION are accepted but never produced.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewEnable(view_kind: RawViewKind) -> pti_result {
+    guard(|| view::enable(kind_from_raw(view_kind)?))
+}
+
+/// Disables a view. Records already written stay in their buffers until a flush.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewDisable(view_kind: RawViewKind) -> pti_result {
+    guard(|| view::disable(kind_from_raw(view_kind)?))
+}
+
+/// PTI_SUCCESS if Level Zero local (per-kernel) device profiling is available; until libpti's
+/// Level Zero backend exists, PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewGPULocalAvailable() -> pti_result {
+    guard(view::gpu_local_available)
+}
+
+/// Hands every finished record of every thread (exited threads included) to the completed
+/// callback before returning; buffers without records stay with their threads. Records of device
+/// work not finished yet come with a later flush. May be called from any thread, also from a
+/// buffer or subscriber callback.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiFlushAllViews() -> pti_result {
+    guard(view::flush)
+}
+
+/// Walks the records of a buffer: with `*record` NULL, stores the first record in `*record`;
+/// otherwise the record after `*record`. Returns PTI_STATUS_END_OF_BUFFER (leaving `*record`)
+/// when no record follows, or the next one is of kind PTI_VIEW_INVALID (a zeroed tail), and
+/// PTI_ERROR_BAD_ARGUMENT for NULL pointers, a `*record` that is not a record of this buffer, or
+/// bytes that are not records. Never reads outside `[buffer, buffer + valid_bytes)`.
+///
+/// # Safety
+/// `buffer` must be readable for `valid_bytes` bytes; `record` must be NULL or point to a
+/// `pti_view_record_base*`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ptiViewGetNextRecord(
+    buffer: *mut u8,
+    valid_bytes: usize,
+    record: *mut *mut pti_view_record_base,
+) -> pti_result {
+    guard_status(|| {
+        let out = out_ptr(record, "record must not be NULL")?;
+        if buffer.is_null() || valid_bytes > isize::MAX as usize {
+            return Err(Error::BadArgument("buffer must not be NULL"));
+        }
+        // SAFETY: the caller promises `buffer` is readable for `valid_bytes` bytes.
+        let bytes = unsafe { core::slice::from_raw_parts(buffer, valid_bytes) };
+        // SAFETY: `out` is non-NULL and aligned (checked) and points to a record pointer.
+        let current = unsafe { *out.as_ptr() };
+        let current = match current.is_null() {
+            true => None,
+            false => Some((current as usize).wrapping_sub(buffer as usize)),
+        };
+        match view::next_record(bytes, current)? {
+            // SAFETY: as above; `at` lies within the buffer.
+            Some(at) => unsafe { out.write(buffer.add(at) as *mut pti_view_record_base) },
+            None => return Ok(pti_result::PTI_STATUS_END_OF_BUFFER),
+        }
+        Ok(pti_result::PTI_SUCCESS)
+    })
+}
+
+/// Pushes an external correlation ID onto this thread's stack of its kind: every traced call
+/// made while it is pushed gets a PTI_VIEW_EXTERNAL_CORRELATION record with it (when that view
+/// is enabled). PTI_ERROR_BAD_ARGUMENT for INVALID or unknown kinds.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewPushExternalCorrelationId(
+    external_kind: RawExternalKind,
+    external_id: u64,
+) -> pti_result {
+    guard(|| {
+        let kind = pti_view_external_kind::pushable_from_raw(external_kind.0)
+            .ok_or(Error::BadArgument("not a pushable external kind"))?;
+        view::push_external_correlation_id(kind, external_id)
+    })
+}
+
+/// Pops the top ID of this thread's stack of `external_kind` into `*p_external_id` (if not
+/// NULL). PTI_ERROR_EXTERNAL_ID_QUEUE_EMPTY when the stack is empty.
+///
+/// # Safety
+/// `p_external_id` must be NULL or point to writable storage for one `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ptiViewPopExternalCorrelationId(
+    external_kind: RawExternalKind,
+    p_external_id: *mut u64,
+) -> pti_result {
+    guard(|| {
+        let out = match p_external_id.is_null() {
+            true => None,
+            false => Some(out_ptr(p_external_id, "p_external_id is misaligned")?),
+        };
+        let kind = pti_view_external_kind::pushable_from_raw(external_kind.0)
+            .ok_or(Error::BadArgument("not a pushable external kind"))?;
+        let id = view::pop_external_correlation_id(kind)?;
+        if let Some(out) = out {
+            // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
+            unsafe { out.write(id) };
+        }
+        Ok(())
+    })
+}
+
+/// The name of an overhead kind ("TIME", "BUFFER_FLUSH", ...); "INVALID" for unknown values.
+/// A static string.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewOverheadKindToString(r#type: RawOverheadKind) -> *const c_char {
+    use pti_view_overhead_kind::*;
+    guard_or(c"INVALID".as_ptr(), || {
+        match pti_view_overhead_kind::from_raw(r#type.0) {
+            Some(PTI_VIEW_OVERHEAD_KIND_UNKNOWN) => c"UNKNOWN",
+            Some(PTI_VIEW_OVERHEAD_KIND_RESOURCE) => c"RESOURCE",
+            Some(PTI_VIEW_OVERHEAD_KIND_BUFFER_FLUSH) => c"BUFFER_FLUSH",
+            Some(PTI_VIEW_OVERHEAD_KIND_DRIVER) => c"DRIVER",
+            Some(PTI_VIEW_OVERHEAD_KIND_TIME) => c"TIME",
+            Some(PTI_VIEW_OVERHEAD_KIND_INVALID) | None => c"INVALID",
+        }
+        .as_ptr()
+    })
+}
+
+/// The name of a memory type ("MEMORY", "HOST", "DEVICE", "SHARED"); "INVALID" for unknown
+/// values. A static string.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewMemoryTypeToString(r#type: RawMemoryType) -> *const c_char {
+    use pti_view_memory_type::*;
+    guard_or(c"INVALID".as_ptr(), || {
+        match pti_view_memory_type::from_raw(r#type.0) {
+            Some(PTI_VIEW_MEMORY_TYPE_MEMORY) => c"MEMORY",
+            Some(PTI_VIEW_MEMORY_TYPE_HOST) => c"HOST",
+            Some(PTI_VIEW_MEMORY_TYPE_DEVICE) => c"DEVICE",
+            Some(PTI_VIEW_MEMORY_TYPE_SHARED) => c"SHARED",
+            None => c"INVALID",
+        }
+        .as_ptr()
+    })
+}
+
+const MEMCPY_NAMES: [&core::ffi::CStr; 16] = [
+    c"M2M", c"M2H", c"M2D", c"M2S", c"H2M", c"H2H", c"H2D", c"H2S", c"D2M", c"D2H", c"D2D", c"D2S",
+    c"S2M", c"S2H", c"S2D", c"S2S",
+];
+
+/// The name of a copy direction ("H2D", "D2H", ...); "INVALID" for unknown values. A static
+/// string.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewMemcpyTypeToString(r#type: RawMemcpyType) -> *const c_char {
+    guard_or(c"INVALID".as_ptr(), || {
+        pti_view_memcpy_type::from_raw(r#type.0)
+            .map_or(c"INVALID", |t| MEMCPY_NAMES[t as usize])
+            .as_ptr()
+    })
+}
+
+/// The current time on the clock of every record: the tool's timestamp callback if set, else
+/// CLOCK_MONOTONIC_RAW in nanoseconds.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewGetTimestamp() -> u64 {
+    guard_or(0, clock::now)
+}
+
+/// Makes `fptr_timestampRequested` the clock of every timestamp libpti writes from now on
+/// (records already written keep theirs; a record's timestamps always come from one clock). Set
+/// it before enabling views. PTI_ERROR_BAD_ARGUMENT for NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewSetTimestampCallback(
+    fptr_timestampRequested: pti_fptr_get_timestamp,
+) -> pti_result {
+    guard(|| {
+        let f = fptr_timestampRequested.ok_or(Error::BadArgument(
+            "the timestamp callback must not be NULL",
+        ))?;
+        // SAFETY: the tool registered a function without arguments returning uint64_t, callable
+        // from any thread.
+        clock::set_timestamp_source(Box::new(move || unsafe { f() }));
+        Ok(())
+    })
 }
 
 /// The name of function `unique_id` of group `type`, as a static NUL-terminated string.
@@ -93,6 +305,92 @@ pub unsafe extern "C" fn ptiViewGetApiIdName(
         // `const char*`.
         unsafe { out.write(found.as_ptr()) };
         Ok(())
+    })
+}
+
+fn api_group(raw: RawApiGroup) -> Result<pti_api_group_id, Error> {
+    pti_api_group_id::from_raw(raw.0).ok_or(Error::BadArgument("unknown API group"))
+}
+
+fn class_from_raw(raw: RawApiClass) -> Result<pti_api_class, Error> {
+    pti_api_class::from_raw(raw.0).ok_or(Error::BadArgument("unknown API class"))
+}
+
+/// Records (`enable` != 0) or stops recording one driver function in PTI_VIEW_DRIVER_API.
+/// `api_group_id`: LEVELZERO, OPENCL, or ALL (every driver group whose table has the ID).
+///
+/// Every function is recorded until the first per-function or per-class call for a group; that
+/// call turns every function of the group off and then applies its change, so
+/// `ptiViewEnableDriverApi(1, group, id)` records only `id` (and what later calls add).
+/// PTI_ERROR_BAD_ARGUMENT for another group, PTI_ERROR_BAD_API_ID for an unknown ID.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewEnableDriverApi(
+    enable: u32,
+    api_group_id: RawApiGroup,
+    api_id: u32,
+) -> pti_result {
+    guard(|| {
+        view::enable_api(
+            ApiView::Driver,
+            enable != 0,
+            api_group(api_group_id)?,
+            api_id,
+        )
+    })
+}
+
+/// As ptiViewEnableDriverApi, for SYCL functions in PTI_VIEW_RUNTIME_API (`api_group_id`: SYCL
+/// or ALL).
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewEnableRuntimeApi(
+    enable: u32,
+    api_group_id: RawApiGroup,
+    api_id: u32,
+) -> pti_result {
+    guard(|| {
+        view::enable_api(
+            ApiView::Runtime,
+            enable != 0,
+            api_group(api_group_id)?,
+            api_id,
+        )
+    })
+}
+
+/// Records (`enable` != 0) or stops recording a class of driver functions (GPU_OPERATION_CORE,
+/// HOST_OPERATION_SYNCHRONIZATION or ALL) in PTI_VIEW_DRIVER_API, for LEVELZERO, OPENCL or
+/// ALL; like ptiViewEnableDriverApi, the first such call makes the group's filter granular.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewEnableDriverApiClass(
+    enable: u32,
+    api_class: RawApiClass,
+    group: RawApiGroup,
+) -> pti_result {
+    guard(|| {
+        view::enable_api_class(
+            ApiView::Driver,
+            enable != 0,
+            class_from_raw(api_class)?,
+            api_group(group)?,
+        )
+    })
+}
+
+/// As ptiViewEnableDriverApiClass, for SYCL functions in PTI_VIEW_RUNTIME_API (`group`: SYCL or
+/// ALL).
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewEnableRuntimeApiClass(
+    enable: u32,
+    api_class: RawApiClass,
+    group: RawApiGroup,
+) -> pti_result {
+    guard(|| {
+        view::enable_api_class(
+            ApiView::Runtime,
+            enable != 0,
+            class_from_raw(api_class)?,
+            api_group(group)?,
+        )
     })
 }
 
@@ -150,10 +448,25 @@ mod tests {
                 (pti_result::PTI_ERROR_BAD_ARGUMENT, None)
             );
         }
+        // SAFETY: NULL is allowed, and refused.
+        let r = unsafe { ptiViewGetApiIdName(RawApiGroup(1), 1, ptr::null_mut()) };
+        assert_eq!(r, pti_result::PTI_ERROR_BAD_ARGUMENT);
+    }
+
+    #[test]
+    fn to_string_helpers_name_every_value_and_refuse_unknown_ones() {
+        let s = |p: *const c_char| {
+            // SAFETY: the helpers return static NUL-terminated strings.
+            unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_owned()
+        };
+        assert_eq!(s(ptiViewMemcpyTypeToString(RawMemcpyType(6))), "H2D");
+        assert_eq!(s(ptiViewMemcpyTypeToString(RawMemcpyType(16))), "INVALID");
+        assert_eq!(s(ptiViewMemoryTypeToString(RawMemoryType(2))), "DEVICE");
+        assert_eq!(s(ptiViewMemoryTypeToString(RawMemoryType(9))), "INVALID");
+        assert_eq!(s(ptiViewOverheadKindToString(RawOverheadKind(5))), "TIME");
         assert_eq!(
-            // SAFETY: NULL is allowed, and refused.
-            unsafe { ptiViewGetApiIdName(RawApiGroup(1), 1, ptr::null_mut()) },
-            pti_result::PTI_ERROR_BAD_ARGUMENT
+            s(ptiViewOverheadKindToString(RawOverheadKind(u32::MAX))),
+            "INVALID"
         );
     }
 }

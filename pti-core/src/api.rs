@@ -82,6 +82,25 @@ impl Domain {
     }
 }
 
+/// Classes of API functions, for coarse filtering of API records (`pti_api_class`; ALL and
+/// RESERVED are not classes but selectors, handled by the view API).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ApiClass {
+    /// Calls that submit memory or kernel work to a device.
+    GpuOperationCore = 1,
+    /// Calls in which the host waits for the device.
+    HostOperationSynchronization = 2,
+}
+
+impl ApiClass {
+    /// Both classes.
+    pub const ALL: [ApiClass; 2] = [
+        ApiClass::GpuOperationCore,
+        ApiClass::HostOperationSynchronization,
+    ];
+}
+
 /// Where in a traced call a callback is made (`pti_callback_site`).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

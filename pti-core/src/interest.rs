@@ -16,6 +16,10 @@ use crate::ids;
 
 /// Some callback subscriber enabled this function.
 pub(crate) const CALLBACKS: u8 = 1 << 0;
+/// An API view records this function.
+pub(crate) const API_RECORDS: u8 = 1 << 1;
+/// The external-correlation view is enabled: calls are traced to tie pushed IDs to them.
+pub(crate) const EXTERNAL: u8 = 1 << 2;
 
 /// Position of each group's first cell; a group owns `max_id + 1` cells (ID 0 included, unused).
 const OFFSETS: [usize; 4] = {

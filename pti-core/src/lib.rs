@@ -6,7 +6,9 @@
 //! - [`ids`]: the stable API-ID tables, generated from `pti-core/api-ids/*.tsv`;
 //! - [`callback`]: subscribers and their enables, and the safe [`Subscriber`] for Rust tools;
 //! - [`dispatch`]: the entry every backend wrapper calls around a traced function;
-//! - [`critical`]: critical events, counted always and delivered to those who listen.
+//! - [`critical`]: critical events, counted always and delivered to those who listen;
+//! - [`view`]: the view API: buffered records in the published PTI layouts;
+//! - [`clock`]: the host clock of every timestamp, and device-to-host conversion.
 //!
 //! Internals: `interest` (the one byte per function the fast path reads), `thread` (per-thread
 //! state), `correlation` (correlation IDs), `sync` (the asymmetric barrier of the lock-free
@@ -17,17 +19,20 @@
 
 pub mod api;
 pub mod callback;
+pub mod clock;
 mod correlation;
 pub mod critical;
 pub mod dispatch;
 pub mod fault;
+mod fork;
 pub mod ids;
 mod interest;
 mod result;
 mod sync;
 mod thread;
+pub mod view;
 
-pub use api::{ApiGroup, ApiId, Domain, Site};
+pub use api::{ApiClass, ApiGroup, ApiId, Domain, Site};
 pub use callback::{ApiCallbackData, CriticalEventData, Event, Subscriber, SubscriberId};
 pub use result::{Error, ResultCode};
 

@@ -44,11 +44,14 @@ pub enum ResultCode {
     /// libpti extension, raised as a critical event: a Rust subscriber callback panicked; the
     /// panic was caught and the traced program continues.
     ErrorCallbackPanicked = 301,
+    /// libpti extension, raised as a critical event: view records were dropped because no buffer
+    /// could be had; `ptiViewGetDroppedRecordCount` counts them per kind.
+    ErrorRecordsDropped = 302,
 }
 
 impl ResultCode {
     /// Every code, in numeric order.
-    pub const ALL: [ResultCode; 15] = [
+    pub const ALL: [ResultCode; 16] = [
         ResultCode::Success,
         ResultCode::StatusEndOfBuffer,
         ResultCode::ErrorNotImplemented,
@@ -64,6 +67,7 @@ impl ResultCode {
         ResultCode::ErrorInternal,
         ResultCode::ErrorTooManySubscribers,
         ResultCode::ErrorCallbackPanicked,
+        ResultCode::ErrorRecordsDropped,
     ];
 
     /// The code with C value `raw`, or `None` if libpti defines no such code.
@@ -99,6 +103,7 @@ impl ResultCode {
             ResultCode::ErrorInternal => c"PTI_ERROR_INTERNAL",
             ResultCode::ErrorTooManySubscribers => c"PTI_ERROR_TOO_MANY_SUBSCRIBERS",
             ResultCode::ErrorCallbackPanicked => c"PTI_ERROR_CALLBACK_PANICKED",
+            ResultCode::ErrorRecordsDropped => c"PTI_ERROR_RECORDS_DROPPED",
         }
     }
 }
@@ -124,6 +129,15 @@ pub enum Error {
         crate::callback::MAX_SUBSCRIBERS
     )]
     TooManySubscribers,
+    /// A view was enabled before the buffer callbacks were set.
+    #[error("set the buffer callbacks before enabling a view")]
+    NoCallbacksSet,
+    /// Pop from an empty external-correlation stack.
+    #[error("no external correlation ID of this kind is pushed on this thread")]
+    ExternalIdQueueEmpty,
+    /// Level Zero local profiling is not available.
+    #[error("Level Zero local profiling is not supported")]
+    L0LocalProfilingNotSupported,
     /// An internal error (a bug in libpti).
     #[error("internal error: {0}")]
     Internal(&'static str),
@@ -136,6 +150,9 @@ impl Error {
             Error::BadArgument(_) => ResultCode::ErrorBadArgument,
             Error::BadApiId { .. } => ResultCode::ErrorBadApiId,
             Error::TooManySubscribers => ResultCode::ErrorTooManySubscribers,
+            Error::NoCallbacksSet => ResultCode::ErrorNoCallbacksSet,
+            Error::ExternalIdQueueEmpty => ResultCode::ErrorExternalIdQueueEmpty,
+            Error::L0LocalProfilingNotSupported => ResultCode::ErrorL0LocalProfilingNotSupported,
             Error::Internal(_) => ResultCode::ErrorInternal,
         }
     }
@@ -169,6 +186,7 @@ mod tests {
         let ours = [
             ResultCode::ErrorTooManySubscribers,
             ResultCode::ErrorCallbackPanicked,
+            ResultCode::ErrorRecordsDropped,
         ];
         assert!(ours.iter().all(|c| *c as u32 >= 300));
     }

@@ -18,15 +18,19 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use crossbeam_utils::CachePadded;
 
 use crate::result::ResultCode;
+use crate::view::ThreadBuffer;
 
 /// Critical events a thread keeps for after its callbacks returned, at most.
 const MAX_DEFERRED_CRITICAL: usize = 64;
 
-/// What one thread publishes for writers: the subscriber slots whose callbacks it is running.
+/// What one thread publishes for other threads: the subscriber slots whose callbacks it is
+/// running (read by unsubscribe), and its record buffer (taken by flushes).
 pub(crate) struct ThreadRecord {
     /// Bit k set: this thread is inside a callback of the subscriber in slot k (or about to
     /// check whether it may call it). Written only by the owning thread.
     in_flight: AtomicU32,
+    /// The thread's view-record buffer.
+    pub(crate) buffer: ThreadBuffer,
     /// Owned by a live thread.
     in_use: AtomicBool,
     /// Next record of the global list; set before the record is published, never changed.
@@ -99,6 +103,7 @@ fn acquire_record() -> &'static ThreadRecord {
     let record: &'static mut CachePadded<ThreadRecord> =
         Box::leak(Box::new(CachePadded::new(ThreadRecord {
             in_flight: AtomicU32::new(0),
+            buffer: ThreadBuffer::new(),
             in_use: AtomicBool::new(true),
             next: ptr::null(),
         })));
@@ -122,6 +127,15 @@ pub(crate) struct ThreadState {
     /// Critical events raised while a callback ran here, to deliver once it returned.
     deferred_critical: RefCell<Vec<(ResultCode, String)>>,
     has_deferred_critical: Cell<bool>,
+    /// A run of record drops is under way (its critical event was raised).
+    pub(crate) dropping_records: Cell<bool>,
+    /// External-correlation stacks, one per pushable kind, and how many IDs they hold.
+    pub(crate) external: RefCell<[Vec<u64>; 5]>,
+    pub(crate) external_count: Cell<usize>,
+    /// The current overhead-accounting window.
+    pub(crate) overhead: Cell<OverheadWindow>,
+    /// The OS thread ID, once asked for (0: not yet).
+    tid: Cell<u32>,
     /// Correlation ID of the traced runtime (SYCL) call running on this thread, or 0: driver
     /// calls made inside it carry it too.
     pub(crate) runtime_correlation: Cell<u32>,
@@ -138,6 +152,15 @@ impl ThreadState {
             in_critical: Cell::new(false),
             deferred_critical: RefCell::new(Vec::new()),
             has_deferred_critical: Cell::new(false),
+            dropping_records: Cell::new(false),
+            external: RefCell::new([const { Vec::new() }; 5]),
+            external_count: Cell::new(0),
+            overhead: Cell::new(OverheadWindow {
+                start: 0,
+                count: 0,
+                total_ns: 0,
+            }),
+            tid: Cell::new(0),
             runtime_correlation: Cell::new(0),
             correlation_next: Cell::new(0),
             correlation_end: Cell::new(0),
@@ -164,6 +187,20 @@ impl ThreadState {
     pub(crate) fn take_deferred_critical(&self) -> Vec<(ResultCode, String)> {
         self.has_deferred_critical.set(false);
         core::mem::take(&mut *self.deferred_critical.borrow_mut())
+    }
+
+    /// The OS thread ID (`gettid`), cached.
+    #[inline]
+    pub(crate) fn thread_id(&self) -> u32 {
+        match self.tid.get() {
+            0 => {
+                // SAFETY: gettid takes no arguments and cannot fail.
+                let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u32;
+                self.tid.set(tid);
+                tid
+            }
+            tid => tid,
+        }
     }
 
     /// This thread's record, acquired on first use.
@@ -193,9 +230,40 @@ thread_local! {
     static STATE: ThreadState = const { ThreadState::new() };
 }
 
+/// Overhead accounted on a thread since `start`: `count` slow paths, `total_ns` of libpti's time.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct OverheadWindow {
+    pub(crate) start: u64,
+    pub(crate) count: u64,
+    pub(crate) total_ns: u64,
+}
+
+static PROCESS_ID: AtomicU32 = AtomicU32::new(0);
+
+/// The process ID, cached (refreshed in a forked child).
+#[inline]
+pub(crate) fn process_id() -> u32 {
+    match PROCESS_ID.load(Ordering::Relaxed) {
+        0 => {
+            // SAFETY: getpid cannot fail.
+            let pid = unsafe { libc::getpid() } as u32;
+            PROCESS_ID.store(pid, Ordering::Relaxed);
+            pid
+        }
+        pid => pid,
+    }
+}
+
+/// In the child of `fork()`: forgets the other threads and refreshes the cached IDs.
+pub(crate) fn fork_child() {
+    PROCESS_ID.store(0, Ordering::Relaxed);
+    with(|s| s.tid.set(0));
+    forget_other_threads();
+}
+
 /// In the child of `fork()`: only the forking thread exists, so every other thread's record is
 /// released and cleared (an announcement of a thread that is gone would block unsubscribe).
-pub(crate) fn forget_other_threads() {
+fn forget_other_threads() {
     let mine = with(|s| s.record.get())
         .flatten()
         .map(|r| r as *const ThreadRecord);

@@ -614,7 +614,7 @@ fn critical_events_raised_inside_a_callback_arrive_after_it_returned() {
             if data.args() as usize == want && data.site() == Site::Enter {
                 INSIDE_API_CALLBACK.with(|i| i.set(true));
                 critical::raise(
-                    ResultCode::ErrorDriver,
+                    ResultCode::ErrorBadTimestamp,
                     format_args!("raised inside a callback"),
                 );
                 INSIDE_API_CALLBACK.with(|i| i.set(false));

@@ -66,7 +66,7 @@ static void bad_arguments(pti_callback_subscriber live) {
   /* pti.h */
   CHECK(ptiVersionString() != NULL);
   CHECK(strcmp(ptiResultTypeToString(PTI_ERROR_BAD_API_ID), "PTI_ERROR_BAD_API_ID") == 0);
-  const uint32_t unknown_results[] = {9, 99, 199, 299, 302, 0x7fffffffu, 0xffffffffu};
+  const uint32_t unknown_results[] = {9, 99, 199, 299, 303, 0x7fffffffu, 0xffffffffu};
   for (size_t i = 0; i < sizeof unknown_results / sizeof *unknown_results; i++)
     CHECK(strcmp(ptiResultTypeToString((pti_result)unknown_results[i]), "UNKNOWN_PTI_RESULT") == 0);
   pti_version v = ptiVersion();
@@ -139,6 +139,79 @@ static void bad_arguments(pti_callback_subscriber live) {
   CHECK(body_runs == runs && status == 777);
 }
 
+static void requested(unsigned char** buf, size_t* size) { *buf = NULL, *size = 0; }
+static void completed(unsigned char* buf, size_t size, size_t used) { (void)buf, (void)size, (void)used; }
+
+/* The view API with bad arguments. Valid calls that change state are left to other tests. */
+static void bad_view_arguments(void) {
+  EXPECT(ptiViewSetCallbacks(NULL, completed), PTI_ERROR_BAD_ARGUMENT);
+  EXPECT(ptiViewSetCallbacks(requested, NULL), PTI_ERROR_BAD_ARGUMENT);
+  const uint32_t bad_kinds[] = {PTI_VIEW_INVALID, PTI_VIEW_RESERVED, 13, 0x7fffffffu, 0xffffffffu};
+  for (size_t i = 0; i < sizeof bad_kinds / sizeof *bad_kinds; i++) {
+    EXPECT(ptiViewEnable((pti_view_kind)bad_kinds[i]), PTI_ERROR_BAD_ARGUMENT);
+    EXPECT(ptiViewDisable((pti_view_kind)bad_kinds[i]), PTI_ERROR_BAD_ARGUMENT);
+    uint64_t dropped = 99;
+    EXPECT(ptiViewGetDroppedRecordCount((pti_view_kind)bad_kinds[i], &dropped), PTI_ERROR_BAD_ARGUMENT);
+    CHECK(dropped == 99);
+  }
+  EXPECT(ptiViewGetDroppedRecordCount(PTI_VIEW_DRIVER_API, NULL), PTI_ERROR_BAD_ARGUMENT);
+  EXPECT(ptiViewGPULocalAvailable(), PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED);
+
+  /* ptiViewGetNextRecord never reads outside [buffer, buffer + valid_bytes). */
+  uint64_t words[16];
+  memset(words, 0xA5, sizeof words); /* garbage: kind 0xA5A5A5A5 */
+  pti_view_record_base* rec = NULL;
+  EXPECT(ptiViewGetNextRecord(NULL, sizeof words, &rec), PTI_ERROR_BAD_ARGUMENT);
+  EXPECT(ptiViewGetNextRecord((uint8_t*)words, sizeof words, NULL), PTI_ERROR_BAD_ARGUMENT);
+  EXPECT(ptiViewGetNextRecord((uint8_t*)words, sizeof words, &rec), PTI_ERROR_BAD_ARGUMENT);
+  CHECK(rec == NULL);
+  EXPECT(ptiViewGetNextRecord((uint8_t*)words, 0, &rec), PTI_STATUS_END_OF_BUFFER);
+  memset(words, 0, sizeof words);
+  ((pti_view_record_base*)words)->_view_kind = PTI_VIEW_DRIVER_API; /* 48 bytes */
+  EXPECT(ptiViewGetNextRecord((uint8_t*)words, 40, &rec), PTI_ERROR_BAD_ARGUMENT); /* truncated */
+  EXPECT(ptiViewGetNextRecord((uint8_t*)words, 48, &rec), PTI_SUCCESS);
+  CHECK(rec == (pti_view_record_base*)words);
+  EXPECT(ptiViewGetNextRecord((uint8_t*)words, 48, &rec), PTI_STATUS_END_OF_BUFFER);
+  pti_view_record_base* foreign = (pti_view_record_base*)&local_object;
+  EXPECT(ptiViewGetNextRecord((uint8_t*)words, 48, &foreign), PTI_ERROR_BAD_ARGUMENT);
+  pti_view_record_base* inside = (pti_view_record_base*)((uint8_t*)words + 4);
+  EXPECT(ptiViewGetNextRecord((uint8_t*)words, 48, &inside), PTI_ERROR_BAD_ARGUMENT);
+
+  /* External correlation. */
+  const uint32_t bad_external[] = {PTI_VIEW_EXTERNAL_KIND_INVALID, 6, 0xffffffffu};
+  uint64_t popped = 7;
+  for (size_t i = 0; i < sizeof bad_external / sizeof *bad_external; i++) {
+    EXPECT(ptiViewPushExternalCorrelationId((pti_view_external_kind)bad_external[i], 1), PTI_ERROR_BAD_ARGUMENT);
+    EXPECT(ptiViewPopExternalCorrelationId((pti_view_external_kind)bad_external[i], &popped), PTI_ERROR_BAD_ARGUMENT);
+  }
+  EXPECT(ptiViewPopExternalCorrelationId(PTI_VIEW_EXTERNAL_KIND_CUSTOM_3, &popped), PTI_ERROR_EXTERNAL_ID_QUEUE_EMPTY);
+  EXPECT(ptiViewPopExternalCorrelationId(PTI_VIEW_EXTERNAL_KIND_CUSTOM_3, (uint64_t*)((char*)&popped + 1)),
+         PTI_ERROR_BAD_ARGUMENT);
+  CHECK(popped == 7);
+
+  /* String helpers and the clock. */
+  CHECK(strcmp(ptiViewOverheadKindToString((pti_view_overhead_kind)77), "INVALID") == 0);
+  CHECK(strcmp(ptiViewMemoryTypeToString((pti_view_memory_type)77), "INVALID") == 0);
+  CHECK(strcmp(ptiViewMemcpyTypeToString((pti_view_memcpy_type)16), "INVALID") == 0);
+  CHECK(strcmp(ptiViewMemcpyTypeToString(PTI_VIEW_MEMCPY_TYPE_D2H), "D2H") == 0);
+  CHECK(ptiViewGetTimestamp() != 0);
+  EXPECT(ptiViewSetTimestampCallback(NULL), PTI_ERROR_BAD_ARGUMENT);
+
+  /* API filters: wrong group for the view, unknown IDs and classes. */
+  EXPECT(ptiViewEnableDriverApi(1, PTI_API_GROUP_SYCL, urQueueFinish_id), PTI_ERROR_BAD_ARGUMENT);
+  EXPECT(ptiViewEnableDriverApi(1, (pti_api_group_id)77, 1), PTI_ERROR_BAD_ARGUMENT);
+  EXPECT(ptiViewEnableDriverApi(1, PTI_API_GROUP_OPENCL, 100000), PTI_ERROR_BAD_API_ID);
+  EXPECT(ptiViewEnableRuntimeApi(1, PTI_API_GROUP_LEVELZERO, zeInit_id), PTI_ERROR_BAD_ARGUMENT);
+  EXPECT(ptiViewEnableRuntimeApi(0, PTI_API_GROUP_SYCL, 36), PTI_ERROR_BAD_API_ID);
+  const uint32_t bad_classes[] = {PTI_API_CLASS_RESERVED, 3, 0xffffffffu};
+  for (size_t i = 0; i < sizeof bad_classes / sizeof *bad_classes; i++) {
+    EXPECT(ptiViewEnableDriverApiClass(1, (pti_api_class)bad_classes[i], PTI_API_GROUP_ALL), PTI_ERROR_BAD_ARGUMENT);
+    EXPECT(ptiViewEnableRuntimeApiClass(1, (pti_api_class)bad_classes[i], PTI_API_GROUP_ALL), PTI_ERROR_BAD_ARGUMENT);
+  }
+  EXPECT(ptiViewEnableDriverApiClass(1, PTI_API_CLASS_ALL, PTI_API_GROUP_SYCL), PTI_ERROR_BAD_ARGUMENT);
+  EXPECT(ptiViewEnableRuntimeApiClass(1, PTI_API_CLASS_ALL, PTI_API_GROUP_OPENCL), PTI_ERROR_BAD_ARGUMENT);
+}
+
 /* What the callback does, once, from inside an ENTER. */
 static pti_callback_subscriber self;
 static int inside_done, callbacks_seen;
@@ -150,6 +223,8 @@ static void reentrant(void* user_data, pti_callback_domain domain, pti_api_group
   if (inside_done || api_id != clFinish_id || data->_site != PTI_SITE_ENTER) return;
   inside_done = 1;
   bad_arguments(self);
+  bad_view_arguments();
+  EXPECT(ptiFlushAllViews(), PTI_SUCCESS);
   /* Valid calls from inside a callback work and do not deadlock. */
   pti_callback_subscriber other = NULL;
   EXPECT(ptiCallbackSubscribe(&other, noop, NULL), PTI_SUCCESS);
@@ -176,6 +251,9 @@ int main(void) {
   pti_callback_subscriber first = NULL;
   make_bad_handles((pti_callback_subscriber)(uintptr_t)((1u << 5) | 0u));
   bad_arguments(NULL);
+  bad_view_arguments();
+  EXPECT(ptiViewEnable(PTI_VIEW_DRIVER_API), PTI_ERROR_NO_CALLBACKS_SET); /* before ptiViewSetCallbacks */
+  EXPECT(ptiFlushAllViews(), PTI_SUCCESS);
 
   /* A stale handle: subscribed, then unsubscribed. */
   EXPECT(ptiCallbackSubscribe(&first, noop, NULL), PTI_SUCCESS);

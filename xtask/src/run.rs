@@ -89,26 +89,30 @@ pub fn test() -> Result<(), String> {
 
 /// Set up, build, and run the main job.
 ///
-/// Until pti-trace exists, the main job is the C sample `samples/c/callback_demo.c`: it
-/// subscribes, enables, drives libpti's simulated-call test backend and prints what it receives.
+/// Until pti-trace exists, the main job is the two C samples on libpti's simulated-call test
+/// backend: `callback_demo.c` (subscribes, enables, prints every callback) and `view_dump.c`
+/// (enables views, flushes, prints every record).
 pub fn demo() -> Result<(), String> {
     let root = workspace_root();
     setup::system_packages()?;
     let lib = build_libpti(&root)?;
     let out = root.join("target/samples");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
-    let exe = out.join("callback_demo");
-    step(
-        "compile samples/c/callback_demo.c",
-        Command::new("cc")
-            .current_dir(&root)
-            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-Iinclude"])
-            .arg("samples/c/callback_demo.c")
-            .arg("-o")
-            .arg(&exe)
-            .arg(format!("-L{}", lib.display()))
-            .arg(format!("-Wl,-rpath,{}", lib.display()))
-            .args(["-lpti", "-lpthread"]),
-    )?;
-    step("run callback_demo", &mut Command::new(&exe))
+    for sample in ["callback_demo", "view_dump"] {
+        let exe = out.join(sample);
+        step(
+            &format!("compile samples/c/{sample}.c"),
+            Command::new("cc")
+                .current_dir(&root)
+                .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-Iinclude"])
+                .arg(format!("samples/c/{sample}.c"))
+                .arg("-o")
+                .arg(&exe)
+                .arg(format!("-L{}", lib.display()))
+                .arg(format!("-Wl,-rpath,{}", lib.display()))
+                .args(["-lpti", "-lpthread"]),
+        )?;
+        step(&format!("run {sample}"), &mut Command::new(&exe))?;
+    }
+    Ok(())
 }

@@ -63,6 +63,7 @@ pub(crate) mod deliver;
 mod registry;
 
 pub use registry::{enable, enable_domain, subscribe, unsubscribe};
+pub(crate) use registry::{fork_child, fork_parent, fork_prepare};
 
 /// How many subscribers can exist at once.
 pub const MAX_SUBSCRIBERS: usize = 32;

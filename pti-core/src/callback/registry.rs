@@ -20,12 +20,11 @@
 //!
 //! `fork()`: [`fork_prepare`] takes the writers' lock before the fork and the parent and child
 //! handlers release it, so the child never inherits a lock held by a thread that does not exist
-//! there; the child also forgets the other threads' announcements.
+//! there (see `crate::fork`).
 
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::panic::AssertUnwindSafe;
 use std::ptr;
-use std::sync::Once;
 
 use super::{Handler, MAX_SUBSCRIBERS, SubscriberId};
 use crate::api::{ApiGroup, ApiId, Domain};
@@ -233,35 +232,27 @@ fn write<R>(change: impl FnOnce(&mut WriterGuard<'_, Registry>) -> R) -> R {
     result
 }
 
-static FORK_HANDLERS: Once = Once::new();
-
-extern "C" fn fork_prepare() {
+/// Before `fork()`: takes the writers' lock.
+pub(crate) fn fork_prepare() {
     REGISTRY.acquire_for_fork();
 }
 
-extern "C" fn fork_parent() {
+/// In the parent after `fork()`.
+pub(crate) fn fork_parent() {
     // SAFETY: fork_prepare took the lock on this thread, and no guard is held across fork().
     unsafe { REGISTRY.release_after_fork() };
 }
 
-extern "C" fn fork_child() {
-    thread::forget_other_threads();
+/// In the child after `fork()`.
+pub(crate) fn fork_child() {
     // SAFETY: as in fork_parent; in the child, the forking thread is the only thread.
     unsafe { REGISTRY.release_after_fork() };
-}
-
-fn install_fork_handlers() {
-    FORK_HANDLERS.call_once(|| {
-        // SAFETY: the handlers are plain functions that live as long as the process (libpti is
-        // never unloaded while subscribers exist) and take only the writers' lock.
-        unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
-    });
 }
 
 /// Adds a subscriber with nothing enabled.
 pub fn subscribe(handler: Handler) -> Result<SubscriberId, Error> {
     fault::point("subscribe");
-    install_fork_handlers();
+    crate::fork::install_handlers();
     write(|reg| {
         barrier::init();
         let k = reg

@@ -14,10 +14,16 @@
 
 use core::ffi::CStr;
 
-use crate::api::{ApiGroup, ApiId};
+use crate::api::{ApiClass, ApiGroup, ApiId};
 
+// Generated modules: `cargo xtask gen` owns their formatting.
+#[rustfmt::skip]
+mod classes;
+#[rustfmt::skip]
 pub mod level_zero;
+#[rustfmt::skip]
 pub mod opencl;
+#[rustfmt::skip]
 pub mod sycl;
 
 fn names(group: ApiGroup) -> &'static [Option<&'static CStr>] {
@@ -53,6 +59,11 @@ pub fn iter(group: ApiGroup) -> impl Iterator<Item = (ApiId, &'static CStr)> {
         .iter()
         .enumerate()
         .filter_map(|(id, name)| name.map(|n| (id as ApiId, n)))
+}
+
+/// The functions of `group` in API class `class` (`pti-core/api-ids/classes.tsv`).
+pub fn class_members(group: ApiGroup, class: ApiClass) -> &'static [ApiId] {
+    classes::members(group, class)
 }
 
 /// The ID of function `function` in `group`, if the table has it.

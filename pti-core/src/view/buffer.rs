@@ -1,0 +1,455 @@
+//! Record buffers: lent by the tool, filled per thread, handed back full or at a flush.
+//!
+//! Each thread writes into the buffer held by its [`ThreadRecord`](crate::thread::ThreadRecord)
+//! ([`ThreadBuffer`]); no other thread writes there, so appending needs no lock. A flush must
+//! nevertheless take buffers from threads that may be writing at that moment, including threads
+//! that wait in a driver call for seconds. Writer and flusher exclude each other with two flags
+//! and the asymmetric barrier of [`crate::sync::barrier`] (the same Dekker pattern as
+//! unsubscribe):
+//!
+//! - writer: `writing = true`; `light()`; if `flushing`, back off and wait; else append the
+//!   record and bump `used`, then `writing = false` (Release);
+//! - flusher: `flushing = true` on every thread; `heavy()`; for each thread, wait until
+//!   `writing` is false (Acquire), take its buffer, `flushing = false`.
+//!
+//! Either the writer sees `flushing` or the flusher sees `writing`. A writer's exclusive section
+//! only copies a record; everything that runs tool code (`request`, `complete`) and every
+//! critical event happens outside it and outside any lock. A buffer of a thread that exited stays
+//! in its record until the next flush, or is reused by a new thread; the process-exit hook hands
+//! back every buffer, empty ones included.
+//!
+//! When no buffer can be had (the tool returns none, or one too small for the record), the record
+//! is dropped, counted per kind ([`dropped_count`]), and a critical event is raised once per run
+//! of drops on a thread.
+
+use core::cell::UnsafeCell;
+use core::mem::size_of;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Once};
+
+use super::abi::pti_view_kind;
+use super::records::{Records, first_offset};
+use crate::critical;
+use crate::result::{Error, ResultCode};
+use crate::sync::backoff::Backoff;
+use crate::sync::barrier;
+use crate::sync::writer_lock::WriterLock;
+use crate::thread::{self, ThreadRecord, ThreadState};
+
+/// Memory a tool lends to libpti for records.
+#[derive(Debug)]
+pub struct Buffer {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: a Buffer is exclusive access to memory the tool lent; it moves between threads (the one
+// that fills it, the one that hands it back) but is used by one at a time.
+unsafe impl Send for Buffer {}
+
+impl Buffer {
+    /// Lends `len` bytes at `ptr`; `None` if `ptr` is NULL.
+    ///
+    /// # Safety
+    /// The memory must be valid for reads and writes of `len` bytes and untouched by anyone else
+    /// until libpti hands it back through [`BufferCallbacks::complete`].
+    pub unsafe fn from_raw(ptr: *mut u8, len: usize) -> Option<Self> {
+        NonNull::new(ptr).map(|ptr| Buffer { ptr, len })
+    }
+
+    /// Lends a boxed slice (take it back with [`Buffer::into_boxed`]).
+    pub fn from_boxed(memory: Box<[u8]>) -> Self {
+        let len = memory.len();
+        let ptr = NonNull::new(Box::into_raw(memory) as *mut u8).expect("a Box is never NULL");
+        Buffer { ptr, len }
+    }
+
+    /// Takes back a buffer made by [`Buffer::from_boxed`].
+    ///
+    /// # Safety
+    /// The buffer must come from [`Buffer::from_boxed`].
+    pub unsafe fn into_boxed(self) -> Box<[u8]> {
+        // SAFETY: per the contract, ptr and len are those of a leaked Box<[u8]>.
+        unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.len)) }
+    }
+
+    /// Start of the memory.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Size of the memory in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no bytes at all.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// A buffer handed back: the memory and how many bytes of it hold records.
+#[derive(Debug)]
+pub struct FilledBuffer {
+    buffer: Buffer,
+    used: usize,
+}
+
+impl FilledBuffer {
+    /// Bytes from the start of the buffer up to the end of the last record (the `valid_bytes`
+    /// of `ptiViewGetNextRecord`).
+    pub fn used(&self) -> usize {
+        self.used
+    }
+
+    /// The memory, to free or lend again.
+    pub fn into_buffer(self) -> Buffer {
+        self.buffer
+    }
+
+    /// The memory without giving it up.
+    pub fn buffer(&self) -> &Buffer {
+        &self.buffer
+    }
+
+    /// The records in the buffer.
+    pub fn records(&self) -> Records<'_> {
+        // SAFETY: libpti wrote `used` bytes of whole records into memory it was lent exclusively
+        // and hands it over now; nothing writes it any more.
+        let bytes = unsafe { core::slice::from_raw_parts(self.buffer.as_ptr(), self.used) };
+        // SAFETY: the bytes are records libpti wrote, so their enum fields hold valid values.
+        unsafe { Records::new(bytes) }
+    }
+}
+
+/// Where buffers come from and go back to: the tool's `buffer_requested` and `buffer_completed`.
+///
+/// Both run on libpti's threads: `request` on a thread that needs room for a record, `complete`
+/// on the thread that filled the buffer or on one that flushes. Traced calls they make are not
+/// traced.
+pub trait BufferCallbacks: Send + Sync {
+    /// A buffer for records, or `None` (the records that needed it are dropped and counted).
+    fn request(&self) -> Option<Buffer>;
+    /// Takes back a buffer, with the records libpti wrote into it.
+    fn complete(&self, filled: FilledBuffer);
+}
+
+/// The tool's callbacks: a leaked `Box<Arc<..>>`; replaced ones are leaked too (a thread may be
+/// calling them, and tools set them once).
+static CALLBACKS: AtomicPtr<Arc<dyn BufferCallbacks>> = AtomicPtr::new(ptr::null_mut());
+
+fn callbacks() -> Option<&'static Arc<dyn BufferCallbacks>> {
+    let p = CALLBACKS.load(Ordering::Acquire);
+    // SAFETY: non-null values come from Box::into_raw and are never freed.
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+/// Whether the tool set its buffer callbacks.
+pub(crate) fn callbacks_set() -> bool {
+    !CALLBACKS.load(Ordering::Relaxed).is_null()
+}
+
+/// Sets the tool's buffer callbacks (and, the first time, the process-exit hook).
+pub(super) fn set_callbacks(callbacks: Arc<dyn BufferCallbacks>) {
+    CALLBACKS.store(Box::into_raw(Box::new(callbacks)), Ordering::Release);
+    static EXIT_HOOK: Once = Once::new();
+    EXIT_HOOK.call_once(|| {
+        // SAFETY: `flush_at_exit` is a plain function of this library; glibc runs it at exit,
+        // or when the library is unloaded (atexit records the calling object's handle).
+        unsafe { libc::atexit(flush_at_exit) };
+    });
+}
+
+/// Records dropped per kind, indexed by the kind's value.
+static DROPPED: [AtomicU64; 13] = [const { AtomicU64::new(0) }; 13];
+
+/// Records of `kind` dropped because no buffer could be had, since the process started.
+pub fn dropped_count(kind: pti_view_kind) -> u64 {
+    DROPPED[kind as usize].load(Ordering::Relaxed)
+}
+
+/// One thread's buffer, shared between the thread (the only writer) and flushers.
+pub(crate) struct ThreadBuffer {
+    writing: AtomicBool,
+    flushing: AtomicBool,
+    lent: UnsafeCell<Option<FilledBuffer>>,
+}
+
+// SAFETY: `lent` is accessed only by the owning thread while `writing` excludes flushers, or by
+// a flusher while `flushing` excludes the owner (module docs); the flags are atomics.
+unsafe impl Sync for ThreadBuffer {}
+
+impl ThreadBuffer {
+    pub(crate) const fn new() -> Self {
+        ThreadBuffer {
+            writing: AtomicBool::new(false),
+            flushing: AtomicBool::new(false),
+            lent: UnsafeCell::new(None),
+        }
+    }
+
+    /// Enters the writer's exclusive section; `false` if a flush is under way (then the caller
+    /// waits for it with [`ThreadBuffer::wait_for_flush`] and tries again).
+    #[inline(always)]
+    fn begin_write(&self) -> bool {
+        self.writing.store(true, Ordering::Relaxed);
+        barrier::light();
+        if self.flushing.load(Ordering::Relaxed) {
+            self.writing.store(false, Ordering::Release);
+            return false;
+        }
+        true
+    }
+
+    #[inline(always)]
+    fn end_write(&self) {
+        self.writing.store(false, Ordering::Release);
+    }
+
+    #[cold]
+    fn wait_for_flush(&self) {
+        let mut backoff = Backoff::default();
+        while self.flushing.load(Ordering::Acquire) {
+            backoff.snooze();
+        }
+    }
+
+    /// The lent buffer.
+    ///
+    /// # Safety
+    /// The caller is inside the writer's section (`begin_write` returned true) or is the flusher
+    /// that owns this buffer (it set `flushing`, issued the heavy barrier and saw `writing`
+    /// false), and holds no other reference from this function.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn lent(&self) -> &mut Option<FilledBuffer> {
+        // SAFETY: per the contract, nobody else accesses `lent` until the section ends.
+        unsafe { &mut *self.lent.get() }
+    }
+}
+
+/// Runs tool code (buffer callbacks) with the thread marked as inside a callback, so that traced
+/// calls it makes pass through untraced and critical events it causes are deferred.
+fn as_tool_code<R>(f: impl FnOnce() -> R) -> R {
+    let previous = thread::with(|s| s.in_callback.replace(true));
+    let result = f();
+    if let Some(was) = previous {
+        thread::with(|s| {
+            s.in_callback.set(was);
+            if !was && s.has_deferred_critical() {
+                critical::deliver_deferred(s);
+            }
+        });
+    }
+    result
+}
+
+fn hand_back(filled: FilledBuffer) {
+    if let Some(cb) = callbacks() {
+        as_tool_code(|| cb.complete(filled));
+    }
+}
+
+/// Asks the tool for a buffer with room for a first record of `size` bytes.
+fn request(size: usize) -> Result<FilledBuffer, String> {
+    let cb = callbacks().ok_or_else(|| "no buffer callbacks are set".to_string())?;
+    let Some(buffer) = as_tool_code(|| cb.request()) else {
+        return Err("buffer_requested provided no buffer".into());
+    };
+    let start = first_offset(buffer.as_ptr() as usize);
+    if buffer.len() < start + size {
+        let len = buffer.len();
+        hand_back(FilledBuffer { buffer, used: 0 });
+        return Err(format!(
+            "buffer_requested provided {len} bytes, fewer than the {} a record needs",
+            start + size
+        ));
+    }
+    Ok(FilledBuffer {
+        buffer,
+        used: start,
+    })
+}
+
+fn record_dropped(kind: pti_view_kind, why: &str, state: &ThreadState) {
+    let total = DROPPED[kind as usize].fetch_add(1, Ordering::Relaxed) + 1;
+    if !state.dropping_records.replace(true) {
+        critical::raise(
+            ResultCode::ErrorRecordsDropped,
+            format_args!(
+                "{why}: a {kind:?} record was dropped ({total} of this kind so far); see ptiViewGetDroppedRecordCount"
+            ),
+        );
+    }
+}
+
+/// What one attempt to append found.
+enum Attempt {
+    Appended,
+    /// No room: the full buffer (taken out, to hand back), if there was one.
+    NoRoom(Option<FilledBuffer>),
+}
+
+#[inline(always)]
+fn try_append<R: Copy>(tb: &ThreadBuffer, record: &R) -> Attempt {
+    while !tb.begin_write() {
+        tb.wait_for_flush();
+    }
+    // SAFETY: inside the writer's section.
+    let lent = unsafe { tb.lent() };
+    let attempt = match lent {
+        Some(f) if f.buffer.len - f.used >= size_of::<R>() => {
+            // SAFETY: [used, used + size) lies inside the lent memory (checked), `used` is
+            // 8-aligned relative to an 8-aligned first record (records are multiples of 8 bytes,
+            // asserted in `append`), and the memory is ours until handed back.
+            unsafe { ptr::write(f.buffer.as_ptr().add(f.used) as *mut R, *record) };
+            f.used += size_of::<R>();
+            Attempt::Appended
+        }
+        _ => Attempt::NoRoom(lent.take()),
+    };
+    tb.end_write();
+    attempt
+}
+
+/// Appends `record` (of view kind `kind`) to this thread's buffer, or drops and counts it.
+#[inline]
+pub(crate) fn append<R: Copy>(state: &ThreadState, kind: pti_view_kind, record: R) {
+    const { assert!(size_of::<R>() % 8 == 0) };
+    let tb = &state.record().buffer;
+    loop {
+        match try_append(tb, &record) {
+            Attempt::Appended => return,
+            Attempt::NoRoom(full) => {
+                if !refill(tb, full, kind, size_of::<R>(), state) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Hands back the full buffer and installs a fresh one; `false` if none could be had (the
+/// record was dropped, counted and reported).
+#[cold]
+fn refill(
+    tb: &ThreadBuffer,
+    full: Option<FilledBuffer>,
+    kind: pti_view_kind,
+    size: usize,
+    state: &ThreadState,
+) -> bool {
+    if let Some(full) = full {
+        hand_back(full);
+    }
+    let fresh = match request(size) {
+        Ok(fresh) => fresh,
+        Err(why) => {
+            record_dropped(kind, &why, state);
+            return false;
+        }
+    };
+    state.dropping_records.set(false);
+    while !tb.begin_write() {
+        tb.wait_for_flush();
+    }
+    // SAFETY: inside the writer's section. Only the owning thread installs buffers, so the slot
+    // is empty (a flush may only have taken something out).
+    let old = unsafe { tb.lent() }.replace(fresh);
+    tb.end_write();
+    debug_assert!(old.is_none());
+    true
+}
+
+/// Serialises flushers; held only while buffers are collected, never while tool code runs.
+static FLUSH_LOCK: WriterLock<()> = WriterLock::new(());
+
+/// Takes the buffers of every thread: the non-empty ones, or all of them with `include_empty`.
+fn collect(include_empty: bool) -> Result<Vec<FilledBuffer>, Error> {
+    let _guard = FLUSH_LOCK.lock();
+    let mut records: Vec<&'static ThreadRecord> = Vec::new();
+    thread::for_each_record(|r| records.push(r));
+    for r in &records {
+        r.buffer.flushing.store(true, Ordering::Relaxed);
+    }
+    let exclusive = barrier::heavy();
+    let mut taken = Vec::new();
+    for r in &records {
+        let tb = &r.buffer;
+        if exclusive {
+            let mut backoff = Backoff::default();
+            while tb.writing.load(Ordering::Acquire) {
+                backoff.snooze();
+            }
+            // SAFETY: we set `flushing`, issued the heavy barrier, and saw `writing` false: the
+            // owner keeps off until we clear `flushing` (module docs).
+            let lent = unsafe { tb.lent() };
+            let keep_empty = |f: &FilledBuffer| f.used == first_offset(f.buffer.as_ptr() as usize);
+            if lent
+                .as_ref()
+                .is_some_and(|f| include_empty || !keep_empty(f))
+            {
+                taken.extend(lent.take());
+            }
+        }
+        tb.flushing.store(false, Ordering::Release);
+    }
+    if !exclusive {
+        return Err(Error::Internal(
+            "no process-wide memory barrier could be issued; nothing was flushed",
+        ));
+    }
+    Ok(taken)
+}
+
+/// Hands every finished record of every thread (exited ones included) to the tool's
+/// `complete` before returning. Buffers without records stay with their threads.
+pub(super) fn flush() -> Result<(), Error> {
+    let taken = collect(false)?;
+    for filled in taken {
+        hand_back(filled);
+    }
+    Ok(())
+}
+
+/// At process exit (or unload): every buffer goes back, empty ones too, so the tool can free it.
+extern "C" fn flush_at_exit() {
+    let _ = std::panic::catch_unwind(|| {
+        if let Ok(taken) = collect(true) {
+            taken.into_iter().for_each(hand_back);
+        }
+    });
+}
+
+/// `fork()` hooks: the flush lock is taken before the fork and released in both processes.
+pub(crate) fn fork_prepare() {
+    FLUSH_LOCK.acquire_for_fork();
+}
+
+/// In the parent after `fork()`.
+pub(crate) fn fork_parent() {
+    // SAFETY: fork_prepare took the lock on this thread; no guard is held across fork().
+    unsafe { FLUSH_LOCK.release_after_fork() };
+}
+
+/// In the child after `fork()`: the records in the buffers are the parent's (it delivers them),
+/// so the child empties every buffer and keeps it for its own records; the flags of threads it
+/// does not have are cleared, and the drop counters start again.
+pub(crate) fn fork_child() {
+    thread::for_each_record(|r| {
+        let tb = &r.buffer;
+        tb.writing.store(false, Ordering::Relaxed);
+        tb.flushing.store(false, Ordering::Relaxed);
+        // SAFETY: in the child only this thread exists, and it is not inside a writer's section
+        // (fork() is never called from one).
+        if let Some(f) = unsafe { tb.lent() } {
+            f.used = first_offset(f.buffer.as_ptr() as usize);
+        }
+    });
+    for counter in &DROPPED {
+        counter.store(0, Ordering::Relaxed);
+    }
+    // SAFETY: as in fork_parent.
+    unsafe { FLUSH_LOCK.release_after_fork() };
+}

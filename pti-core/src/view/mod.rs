@@ -1,0 +1,330 @@
+//! The view API: buffered records of API calls and device work, sharing correlation IDs with the
+//! callbacks, in the layouts of the published PTI view API.
+//!
+//! - [`abi`]: record layouts and enums, as in `pti_view.h`;
+//! - `buffer`: per-thread buffers lent by the tool, flushing, drop accounting;
+//! - `records`: walking a buffer's records ([`next_record`], [`Records`]);
+//! - `external`: external-correlation stacks;
+//! - `emit`: the records the dispatch writes for a traced call.
+//!
+//! This file holds the configuration: which views are enabled, and which functions the API
+//! views record. As in PTI, a group records every function while its API view is enabled, until
+//! the first per-function or per-class call for that group switches it to *granular* mode:
+//! every function off, then that call's change applied.
+//!
+//! ```
+//! use std::sync::{Arc, Mutex};
+//! use pti_core::view::{self, abi::*, Buffer, BufferCallbacks, FilledBuffer, Record};
+//! use pti_core::{dispatch, ids, ApiGroup};
+//!
+//! struct Tool(Mutex<Vec<u32>>);
+//! impl BufferCallbacks for Tool {
+//!     fn request(&self) -> Option<Buffer> {
+//!         Some(Buffer::from_boxed(vec![0u8; 4096].into_boxed_slice()))
+//!     }
+//!     fn complete(&self, filled: FilledBuffer) {
+//!         for record in filled.records() {
+//!             if let Record::Api(api) = record {
+//!                 self.0.lock().unwrap().push(api._api_id);
+//!             }
+//!         }
+//!         // SAFETY: every buffer this tool lends comes from Buffer::from_boxed.
+//!         drop(unsafe { filled.into_buffer().into_boxed() });
+//!     }
+//! }
+//!
+//! let tool = Arc::new(Tool(Mutex::new(Vec::new())));
+//! view::set_callbacks(tool.clone());
+//! view::enable(pti_view_kind::PTI_VIEW_DRIVER_API)?;
+//! dispatch::simulate_call(ApiGroup::OpenCl, ids::opencl::clFinish, Default::default(), || 0)?;
+//! view::flush()?;
+//! assert!(tool.0.lock().unwrap().contains(&ids::opencl::clFinish));
+//! view::disable(pti_view_kind::PTI_VIEW_DRIVER_API)?;
+//! # Ok::<(), pti_core::Error>(())
+//! ```
+
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use crate::api::{ApiClass, ApiGroup, ApiId};
+use crate::interest::{self, API_RECORDS, CELLS, EXTERNAL};
+use crate::result::Error;
+use crate::sync::writer_lock::WriterLock;
+use crate::{clock, fork, ids, thread};
+
+pub mod abi;
+mod buffer;
+pub(crate) mod emit;
+mod external;
+mod records;
+
+use abi::{pti_api_class, pti_api_group_id, pti_view_kind, pti_view_overhead_kind};
+pub(crate) use buffer::ThreadBuffer;
+pub use buffer::{Buffer, BufferCallbacks, FilledBuffer, dropped_count};
+pub use external::{pop_external_correlation_id, push_external_correlation_id};
+pub use records::{Record, Records, next_record};
+
+/// Bit `kind` set: that view is enabled.
+static ENABLED: AtomicU32 = AtomicU32::new(0);
+
+/// Whether view `kind` is enabled. One relaxed load.
+#[inline(always)]
+pub fn is_enabled(kind: pti_view_kind) -> bool {
+    ENABLED.load(Ordering::Relaxed) & (1 << kind as u32) != 0
+}
+
+/// Per interest cell: the API views record this function (see the module docs).
+static RECORDED: [AtomicU64; CELLS.div_ceil(64)] =
+    [const { AtomicU64::new(u64::MAX) }; CELLS.div_ceil(64)];
+
+/// Per group: the filter is granular.
+static GRANULAR: [AtomicBool; 3] = [const { AtomicBool::new(false) }; 3];
+
+/// Serialises configuration changes (never taken on the call path).
+static CONFIG: WriterLock<()> = WriterLock::new(());
+
+fn is_recorded(cell: usize) -> bool {
+    RECORDED[cell / 64].load(Ordering::Relaxed) & (1 << (cell % 64)) != 0
+}
+
+fn set_recorded(cell: usize, on: bool) {
+    let bit = 1u64 << (cell % 64);
+    if on {
+        RECORDED[cell / 64].fetch_or(bit, Ordering::Relaxed);
+    } else {
+        RECORDED[cell / 64].fetch_and(!bit, Ordering::Relaxed);
+    }
+}
+
+fn cells(group: ApiGroup) -> impl Iterator<Item = (ApiId, usize)> {
+    ids::iter(group)
+        .map(move |(id, _)| (id, interest::cell(group, id).expect("table IDs have cells")))
+}
+
+/// Recomputes the API-record interest of `group`'s functions.
+fn refresh_api_interest(group: ApiGroup) {
+    let view_on = is_enabled(emit::api_view(group));
+    for (_, cell) in cells(group) {
+        interest::set(cell, API_RECORDS, view_on && is_recorded(cell));
+    }
+}
+
+/// Sets the external-correlation interest of every function.
+fn refresh_external_interest() {
+    let on = is_enabled(pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION);
+    for group in ApiGroup::ALL {
+        for (_, cell) in cells(group) {
+            interest::set(cell, EXTERNAL, on);
+        }
+    }
+}
+
+/// Sets the tool's buffer callbacks. Set them before enabling a view.
+pub fn set_callbacks(callbacks: std::sync::Arc<dyn BufferCallbacks>) {
+    fork::install_handlers();
+    buffer::set_callbacks(callbacks);
+}
+
+fn check_kind(kind: pti_view_kind) -> Result<(), Error> {
+    match kind {
+        pti_view_kind::PTI_VIEW_INVALID | pti_view_kind::PTI_VIEW_RESERVED => {
+            Err(Error::BadArgument("not a view kind"))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn set_enabled(kind: pti_view_kind, on: bool) -> Result<(), Error> {
+    check_kind(kind)?;
+    let _config = CONFIG.lock();
+    if on && !buffer::callbacks_set() {
+        return Err(Error::NoCallbacksSet);
+    }
+    let bit = 1u32 << kind as u32;
+    if on {
+        ENABLED.fetch_or(bit, Ordering::Relaxed);
+    } else {
+        ENABLED.fetch_and(!bit, Ordering::Relaxed);
+    }
+    match kind {
+        pti_view_kind::PTI_VIEW_DRIVER_API => [ApiGroup::LevelZero, ApiGroup::OpenCl]
+            .into_iter()
+            .for_each(refresh_api_interest),
+        pti_view_kind::PTI_VIEW_RUNTIME_API => refresh_api_interest(ApiGroup::Sycl),
+        pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION => refresh_external_interest(),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Enables view `kind`: its records are written from now on. Device views are accepted now and
+/// filled by the backends that produce device work; `PTI_VIEW_DEVICE_CPU_KERNEL` and
+/// `PTI_VIEW_COMMUNICATION` are accepted for compatibility but no backend produces them.
+pub fn enable(kind: pti_view_kind) -> Result<(), Error> {
+    set_enabled(kind, true)
+}
+
+/// Disables view `kind`. Records already written stay in their buffers until a flush.
+pub fn disable(kind: pti_view_kind) -> Result<(), Error> {
+    set_enabled(kind, false)
+}
+
+/// Hands every finished record of every thread to the tool before returning (see
+/// [`FilledBuffer`]). With the overhead view enabled, first closes the calling thread's overhead
+/// window (other threads close theirs with their next traced call after the window ends), and
+/// records the flush's own time, delivered by the next flush.
+pub fn flush() -> Result<(), Error> {
+    let start = clock::now();
+    if is_enabled(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD) {
+        thread::with(|s| emit::close_overhead_window(s, start));
+    }
+    let result = buffer::flush();
+    if is_enabled(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD) {
+        let end = clock::now();
+        thread::with(|s| {
+            emit::write_overhead(
+                s,
+                pti_view_overhead_kind::PTI_VIEW_OVERHEAD_KIND_BUFFER_FLUSH,
+                start,
+                end,
+                1,
+                end - start,
+            )
+        });
+    }
+    result
+}
+
+/// Which API view a filter applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApiView {
+    /// `PTI_VIEW_DRIVER_API`: Level Zero and OpenCL.
+    Driver,
+    /// `PTI_VIEW_RUNTIME_API`: SYCL.
+    Runtime,
+}
+
+/// The groups a filter call names: one group of the view, or every group of it for ALL.
+fn filter_groups(view: ApiView, group: pti_api_group_id) -> Result<&'static [ApiGroup], Error> {
+    use pti_api_group_id::*;
+    match (view, group) {
+        (ApiView::Driver, PTI_API_GROUP_LEVELZERO) => Ok(&[ApiGroup::LevelZero]),
+        (ApiView::Driver, PTI_API_GROUP_OPENCL) => Ok(&[ApiGroup::OpenCl]),
+        (ApiView::Driver, PTI_API_GROUP_ALL) => Ok(&[ApiGroup::LevelZero, ApiGroup::OpenCl]),
+        (ApiView::Runtime, PTI_API_GROUP_SYCL | PTI_API_GROUP_ALL) => Ok(&[ApiGroup::Sycl]),
+        _ => Err(Error::BadArgument(
+            "the API group is not one of this view's groups",
+        )),
+    }
+}
+
+/// Switches `group` to granular filtering, if it is not yet: every function off.
+fn make_granular(group: ApiGroup) {
+    if !GRANULAR[group.index()].swap(true, Ordering::Relaxed) {
+        for (_, cell) in cells(group) {
+            set_recorded(cell, false);
+        }
+    }
+}
+
+/// Records (`enable`) or stops recording one function in an API view. With
+/// `PTI_API_GROUP_ALL`, applies to every group of the view whose table has `api_id`.
+pub fn enable_api(
+    view: ApiView,
+    enable: bool,
+    group: pti_api_group_id,
+    api_id: ApiId,
+) -> Result<(), Error> {
+    let groups = filter_groups(view, group)?;
+    let targets: Vec<ApiGroup> = groups
+        .iter()
+        .copied()
+        .filter(|g| ids::is_valid(*g, api_id))
+        .collect();
+    if targets.is_empty() {
+        return Err(Error::BadApiId {
+            group: group as u32,
+            id: api_id,
+        });
+    }
+    let _config = CONFIG.lock();
+    for g in targets {
+        make_granular(g);
+        set_recorded(
+            interest::cell(g, api_id).expect("valid IDs have cells"),
+            enable,
+        );
+        refresh_api_interest(g);
+    }
+    Ok(())
+}
+
+/// Records (`enable`) or stops recording the functions of a class in an API view.
+pub fn enable_api_class(
+    view: ApiView,
+    enable: bool,
+    class: pti_api_class,
+    group: pti_api_group_id,
+) -> Result<(), Error> {
+    let groups = filter_groups(view, group)?;
+    let classes: &[ApiClass] = match class {
+        pti_api_class::PTI_API_CLASS_GPU_OPERATION_CORE => &[ApiClass::GpuOperationCore],
+        pti_api_class::PTI_API_CLASS_HOST_OPERATION_SYNCHRONIZATION => {
+            &[ApiClass::HostOperationSynchronization]
+        }
+        pti_api_class::PTI_API_CLASS_ALL => &ApiClass::ALL,
+        pti_api_class::PTI_API_CLASS_RESERVED => {
+            return Err(Error::BadArgument("not an API class"));
+        }
+    };
+    let _config = CONFIG.lock();
+    for &g in groups {
+        make_granular(g);
+        for &c in classes {
+            for &id in ids::class_members(g, c) {
+                set_recorded(
+                    interest::cell(g, id).expect("class members have cells"),
+                    enable,
+                );
+            }
+        }
+        refresh_api_interest(g);
+    }
+    Ok(())
+}
+
+/// Returns every group to its initial filter: every function recorded while its API view is
+/// enabled (a Rust-API extension; C tools re-enable functions one by one).
+pub fn reset_api_filters() {
+    let _config = CONFIG.lock();
+    for group in ApiGroup::ALL {
+        GRANULAR[group.index()].store(false, Ordering::Relaxed);
+        for (_, cell) in cells(group) {
+            set_recorded(cell, true);
+        }
+        refresh_api_interest(group);
+    }
+}
+
+/// Whether Level Zero local (per-kernel) device profiling is available: not before the Level
+/// Zero backend exists.
+pub fn gpu_local_available() -> Result<(), Error> {
+    Err(Error::L0LocalProfilingNotSupported)
+}
+
+/// `fork()` hooks of the view configuration and buffers.
+pub(crate) fn fork_prepare() {
+    CONFIG.acquire_for_fork();
+    buffer::fork_prepare();
+}
+
+pub(crate) fn fork_parent() {
+    buffer::fork_parent();
+    // SAFETY: fork_prepare took the lock on this thread; no guard is held across fork().
+    unsafe { CONFIG.release_after_fork() };
+}
+
+pub(crate) fn fork_child() {
+    buffer::fork_child();
+    // SAFETY: as in fork_parent.
+    unsafe { CONFIG.release_after_fork() };
+}
