@@ -143,18 +143,18 @@ pub unsafe extern "C" fn ptiViewGetNextRecord(
 ) -> pti_result {
     guard_status(|| {
         let out = out_ptr(record, "record must not be NULL")?;
-        if buffer.is_null() || valid_bytes > isize::MAX as usize {
+        if buffer.is_null() {
             return Err(Error::BadArgument("buffer must not be NULL"));
         }
-        // SAFETY: the caller promises `buffer` is readable for `valid_bytes` bytes.
-        let bytes = unsafe { core::slice::from_raw_parts(buffer, valid_bytes) };
         // SAFETY: `out` is non-NULL and aligned (checked) and points to a record pointer.
         let current = unsafe { *out.as_ptr() };
         let current = match current.is_null() {
             true => None,
             false => Some((current as usize).wrapping_sub(buffer as usize)),
         };
-        match view::next_record(bytes, current)? {
+        // SAFETY: the caller promises `buffer` is readable for `valid_bytes` bytes, and the
+        // records' kinds are initialised (libpti wrote them); the walk reads nothing else.
+        match unsafe { view::next_record_raw(buffer, valid_bytes, current) }? {
             // SAFETY: as above; `at` lies within the buffer.
             Some(at) => unsafe { out.write(buffer.add(at) as *mut pti_view_record_base) },
             None => return Ok(pti_result::PTI_STATUS_END_OF_BUFFER),
@@ -451,6 +451,101 @@ mod tests {
         // SAFETY: NULL is allowed, and refused.
         let r = unsafe { ptiViewGetApiIdName(RawApiGroup(1), 1, ptr::null_mut()) };
         assert_eq!(r, pti_result::PTI_ERROR_BAD_ARGUMENT);
+    }
+
+    /// Bytes that end exactly where a PROT_NONE page begins: reading past them faults.
+    struct Guarded {
+        map: *mut u8,
+        page: usize,
+    }
+
+    impl Guarded {
+        fn new() -> Self {
+            // SAFETY: sysconf has no preconditions.
+            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+            // SAFETY: an anonymous private mapping of two pages; the second is made inaccessible.
+            let map = unsafe {
+                let m = libc::mmap(
+                    ptr::null_mut(),
+                    2 * page,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                assert_ne!(m, libc::MAP_FAILED);
+                assert_eq!(
+                    libc::mprotect((m as *mut u8).add(page).cast(), page, libc::PROT_NONE),
+                    0
+                );
+                m as *mut u8
+            };
+            Guarded { map, page }
+        }
+
+        /// Copies `bytes` so that they end at the guard page; returns where they start.
+        fn place(&self, bytes: &[u8]) -> *mut u8 {
+            assert!(bytes.len() <= self.page);
+            // SAFETY: the destination lies within the first (writable) page.
+            unsafe {
+                let start = self.map.add(self.page - bytes.len());
+                ptr::copy_nonoverlapping(bytes.as_ptr(), start, bytes.len());
+                start
+            }
+        }
+    }
+
+    impl Drop for Guarded {
+        fn drop(&mut self) {
+            // SAFETY: unmapping the mapping made in `new`.
+            unsafe { libc::munmap(self.map.cast(), 2 * self.page) };
+        }
+    }
+
+    proptest::proptest! {
+        /// ptiViewGetNextRecord on arbitrary bytes, lengths and record pointers (inside, outside,
+        /// misaligned): never reads past the valid bytes (they end at a guard page), answers
+        /// BAD_ARGUMENT or END_OF_BUFFER for garbage, and a record it returns lies within.
+        #[test]
+        fn get_next_record_never_reads_out_of_bounds(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
+            kinds in proptest::collection::vec((0usize..600, 0u32..14), 0..6),
+            pointer in proptest::prelude::any::<Option<i64>>(),
+        ) {
+            let mut bytes = bytes;
+            // Sprinkle valid kinds so that walks get somewhere.
+            for (at, kind) in kinds {
+                if at + 4 <= bytes.len() {
+                    bytes[at..at + 4].copy_from_slice(&kind.to_ne_bytes());
+                }
+            }
+            let guarded = Guarded::new();
+            let buffer = guarded.place(&bytes);
+            let mut record = match pointer {
+                None => ptr::null_mut(),
+                Some(off) => (buffer as isize).wrapping_add(off as isize % 1024) as *mut pti_view_record_base,
+            };
+            for _ in 0..64 {
+                let before = record;
+                // SAFETY: `buffer` is readable for `bytes.len()` bytes; `record` is a valid
+                // out-parameter.
+                let r = unsafe { ptiViewGetNextRecord(buffer, bytes.len(), &mut record) };
+                match r {
+                    pti_result::PTI_SUCCESS => {
+                        let at = record as usize - buffer as usize;
+                        // SAFETY: the record lies within the bytes (asserted next).
+                        let kind = unsafe { record.cast::<u32>().read_unaligned() };
+                        let size = pti_view_kind::from_raw(kind).and_then(|k| k.record_size());
+                        proptest::prop_assert!(size.is_some_and(|s| at + s <= bytes.len()));
+                    }
+                    pti_result::PTI_STATUS_END_OF_BUFFER | pti_result::PTI_ERROR_BAD_ARGUMENT => {
+                        proptest::prop_assert_eq!(record, before, "record changed on {:?}", r);
+                        break;
+                    }
+                    other => proptest::prop_assert!(false, "unexpected {:?}", other),
+                }
+            }
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use std::sync::Once;
 
-use crate::{callback, thread, view};
+use crate::{callback, clock, thread, view};
 
 extern "C" fn prepare() {
     callback::fork_prepare();
@@ -22,6 +22,7 @@ extern "C" fn parent() {
 }
 
 extern "C" fn child() {
+    clock::fork_child();
     thread::fork_child();
     view::fork_child();
     callback::fork_child();

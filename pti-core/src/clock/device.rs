@@ -14,7 +14,11 @@
 //!   near (the time of its submission, say), against the pair nearest to that time;
 //! - the rate (nanoseconds per tick) starts at the nominal frequency and is re-measured over the
 //!   longest baseline (first to latest pair) once that spans at least [`MIN_RATE_BASELINE_NS`],
-//!   which absorbs the drift between the two oscillators.
+//!   which absorbs the drift between the two oscillators; a measured rate more than
+//!   [`MAX_RATE_DEVIATION`] from the nominal one (a counter that was reset) is not used.
+//!
+//! Arithmetic subtracts in integers before converting to `f64`, so host times far above 2^53 ns
+//! (a tool clock in epoch nanoseconds) keep their precision.
 //!
 //! Unwrapping is correct as long as the true time is within half a wrap period of the guess.
 
@@ -26,7 +30,10 @@ use crate::result::Error;
 const MAX_PAIRS: usize = 64;
 
 /// Baseline from which the measured rate replaces the nominal one.
-pub(crate) const MIN_RATE_BASELINE_NS: u64 = 10_000_000;
+pub(crate) const MIN_RATE_BASELINE_NS: u64 = 100_000_000;
+
+/// Largest relative difference between a measured and the nominal rate that is believed.
+pub(crate) const MAX_RATE_DEVIATION: f64 = 1e-3;
 
 #[derive(Clone, Copy, Debug)]
 struct Pair {
@@ -88,7 +95,7 @@ impl DeviceClock {
     }
 
     fn ticks_between(&self, from_ns: u64, to_ns: u64) -> i128 {
-        ((to_ns as f64 - from_ns as f64) / self.ns_per_tick).round() as i128
+        ((to_ns as i128 - from_ns as i128) as f64 / self.ns_per_tick).round() as i128
     }
 
     /// Adds a synchronisation pair: `device_ticks` read at host time `host_ns`.
@@ -104,7 +111,10 @@ impl DeviceClock {
         let pair = Pair { host_ns, ticks };
         let first = *self.first.get_or_insert(pair);
         if host_ns.saturating_sub(first.host_ns) >= MIN_RATE_BASELINE_NS && ticks != first.ticks {
-            self.ns_per_tick = (host_ns - first.host_ns) as f64 / (ticks - first.ticks) as f64;
+            let measured = (host_ns - first.host_ns) as f64 / (ticks - first.ticks) as f64;
+            if (measured / self.nominal_ns_per_tick - 1.0).abs() <= MAX_RATE_DEVIATION {
+                self.ns_per_tick = measured;
+            }
         }
         if self.pairs.len() == MAX_PAIRS {
             self.pairs.pop_front();
@@ -121,8 +131,8 @@ impl DeviceClock {
             .min_by_key(|p| p.host_ns.abs_diff(near_host_ns))?;
         let guess = pair.ticks + self.ticks_between(pair.host_ns, near_host_ns);
         let ticks = self.unwrap_near(self.masked(device_ticks), guess);
-        let ns = pair.host_ns as f64 + (ticks - pair.ticks) as f64 * self.ns_per_tick;
-        Some(ns.round().max(0.0) as u64)
+        let delta_ns = ((ticks - pair.ticks) as f64 * self.ns_per_tick).round() as i128;
+        Some((pair.host_ns as i128 + delta_ns).max(0) as u64)
     }
 
     /// A duration of `ticks` device ticks, in nanoseconds, at the current rate.
@@ -177,6 +187,30 @@ mod tests {
                 .to_host_ns(5, 5)
                 .is_none()
         );
+    }
+
+    #[test]
+    fn epoch_scale_host_times_keep_nanosecond_precision() {
+        // A tool clock in Unix epoch nanoseconds (about 2^60): beyond f64's 2^53 integers.
+        let host0 = 1_763_700_000_123_456_789u64;
+        let mut clock = DeviceClock::new(1_000_000_000, 64).unwrap();
+        clock.add_sync_point(host0, 5_000);
+        for delta in [1u64, 7, 1_000, 123_457] {
+            assert_eq!(
+                clock.to_host_ns(5_000 + delta, host0 + delta),
+                Some(host0 + delta)
+            );
+        }
+    }
+
+    #[test]
+    fn a_counter_reset_does_not_poison_the_rate() {
+        let mut clock = DeviceClock::new(1_000_000, 48).unwrap();
+        clock.add_sync_point(1_000_000_000, 10_000_000);
+        // 200 ms later the counter reads near zero: it was reset.
+        clock.add_sync_point(1_200_000_000, 3);
+        let (rate, nominal) = clock.rate();
+        assert_eq!(rate, nominal);
     }
 
     #[test]

@@ -28,12 +28,18 @@ static TOOL_CLOCK: AtomicPtr<TimestampSource> = AtomicPtr::new(ptr::null_mut());
 /// the TSC (see [`tsc`]), else from `clock_gettime`.
 #[inline]
 pub fn host_ns() -> u64 {
-    tsc::now().unwrap_or_else(tsc::system_ns)
+    tsc::now()
 }
 
-/// Whether [`host_ns`] reads the TSC (rather than calling `clock_gettime`).
+/// Whether [`host_ns`] reads the TSC now (rather than calling `clock_gettime`: on machines
+/// without a TSC clocksource, and for the first 20 ms while the TSC is calibrated).
 pub fn host_clock_uses_tsc() -> bool {
     tsc::in_use()
+}
+
+/// In the child of `fork()`.
+pub(crate) fn fork_child() {
+    tsc::fork_child();
 }
 
 /// Makes `source` the clock of every timestamp libpti writes from now on.

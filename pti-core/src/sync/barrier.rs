@@ -31,6 +31,8 @@ pub(crate) enum Mode {
 
 /// Not decided yet: readers behave as in [`Mode::Fence`].
 const UNDECIDED: u8 = 2;
+/// Being decided by one thread.
+const DECIDING: u8 = 3;
 
 static MODE: AtomicU8 = AtomicU8::new(UNDECIDED);
 
@@ -61,19 +63,28 @@ pub(crate) fn mode() -> Mode {
 }
 
 /// Decides the mode, once: membarrier if the kernel lets us register for it, else fences.
+/// When it returns, the mode is final.
 ///
-/// Called by every subscribe under the writers' lock, before it publishes anything that readers
-/// protect with [`light`]; only the first call decides. Until then no subscriber exists, so no
-/// reader relies on the barrier.
+/// The first subscribe and the setting of the buffer callbacks call it, so that readers use the
+/// cheap barrier from the start; [`heavy`] calls it too, so a writer never issues its half
+/// under an undecided mode while a reader already uses the decided one. Readers that see an
+/// undecided mode issue a full fence, which pairs with either writer half.
 pub(crate) fn init() {
-    if MODE.load(Ordering::Relaxed) != UNDECIDED {
-        return;
+    match MODE.compare_exchange(UNDECIDED, DECIDING, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => {
+            let mode = match membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) {
+                true => Mode::Membarrier,
+                false => Mode::Fence,
+            };
+            MODE.store(mode as u8, Ordering::SeqCst);
+        }
+        Err(DECIDING) => {
+            while MODE.load(Ordering::Acquire) == DECIDING {
+                std::thread::yield_now();
+            }
+        }
+        Err(_) => {}
     }
-    let mode = match membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) {
-        true => Mode::Membarrier,
-        false => Mode::Fence,
-    };
-    MODE.store(mode as u8, Ordering::SeqCst);
 }
 
 /// The reader's half: orders this thread's earlier stores before its later loads, as seen by a
@@ -95,6 +106,7 @@ pub(crate) fn light() {
 /// the registration, but the call path must not depend on "cannot happen".
 #[must_use]
 pub(crate) fn heavy() -> bool {
+    init();
     fence(Ordering::SeqCst);
     if mode() == Mode::Fence {
         return true;

@@ -18,14 +18,18 @@
 //! in its record until the next flush, or is reused by a new thread; the process-exit hook hands
 //! back every buffer, empty ones included.
 //!
-//! When no buffer can be had (the tool returns none, or one too small for the record), the record
-//! is dropped, counted per kind ([`dropped_count`]), and a critical event is raised once per run
-//! of drops on a thread.
+//! When no buffer can be had (the tool returns none, or one too small for the record), or after
+//! the process-exit hook ran, the record is dropped, counted per kind ([`dropped_count`]), and a
+//! critical event is raised once per run of drops on a thread.
+//!
+//! A buffer taken out of a thread's slot (full, or by a flush) is *in transit* until the tool's
+//! `complete` returned; [`flush`] waits for every buffer in transit, so that when it returns, the
+//! tool has every finished record, also those another thread was handing back meanwhile.
 
 use core::cell::UnsafeCell;
 use core::mem::size_of;
 use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Once};
 
 use super::abi::pti_view_kind;
@@ -116,11 +120,9 @@ impl FilledBuffer {
 
     /// The records in the buffer.
     pub fn records(&self) -> Records<'_> {
-        // SAFETY: libpti wrote `used` bytes of whole records into memory it was lent exclusively
-        // and hands it over now; nothing writes it any more.
-        let bytes = unsafe { core::slice::from_raw_parts(self.buffer.as_ptr(), self.used) };
-        // SAFETY: the bytes are records libpti wrote, so their enum fields hold valid values.
-        unsafe { Records::new(bytes) }
+        // SAFETY: libpti wrote whole records up to `used` into memory it was lent exclusively and
+        // hands over now; nothing writes it while this FilledBuffer is borrowed.
+        unsafe { Records::new(self.buffer.as_ptr(), self.used) }
     }
 }
 
@@ -196,7 +198,9 @@ impl ThreadBuffer {
     fn begin_write(&self) -> bool {
         self.writing.store(true, Ordering::Relaxed);
         barrier::light();
-        if self.flushing.load(Ordering::Relaxed) {
+        // Acquire: pairs with the flusher's Release of `flushing = false`, so that its taking of
+        // `lent` happens before our use of it.
+        if self.flushing.load(Ordering::Acquire) {
             self.writing.store(false, Ordering::Release);
             return false;
         }
@@ -245,9 +249,34 @@ fn as_tool_code<R>(f: impl FnOnce() -> R) -> R {
     result
 }
 
+/// Buffers taken out of a thread's slot whose `complete` has not returned yet.
+static IN_TRANSIT: AtomicUsize = AtomicUsize::new(0);
+
+/// Set by the process-exit hook: records that need a new buffer from then on are dropped and
+/// counted (the tool may be torn down).
+static EXITED: AtomicBool = AtomicBool::new(false);
+
+/// Hands back a buffer taken out of a thread's slot (counted in transit until then).
 fn hand_back(filled: FilledBuffer) {
     if let Some(cb) = callbacks() {
         as_tool_code(|| cb.complete(filled));
+    }
+    IN_TRANSIT.fetch_sub(1, Ordering::Release);
+}
+
+/// Hands back a buffer that never held records (too small, or not needed after all).
+fn hand_back_unused(buffer: Buffer) {
+    if let Some(cb) = callbacks() {
+        as_tool_code(|| cb.complete(FilledBuffer { buffer, used: 0 }));
+    }
+}
+
+/// Waits until no buffer is in transit, for at most `limit` (`None`: no limit).
+fn wait_for_transit(limit: Option<std::time::Duration>) {
+    let start = std::time::Instant::now();
+    let mut backoff = Backoff::default();
+    while IN_TRANSIT.load(Ordering::Acquire) != 0 && limit.is_none_or(|l| start.elapsed() < l) {
+        backoff.snooze();
     }
 }
 
@@ -260,7 +289,7 @@ fn request(size: usize) -> Result<FilledBuffer, String> {
     let start = first_offset(buffer.as_ptr() as usize);
     if buffer.len() < start + size {
         let len = buffer.len();
-        hand_back(FilledBuffer { buffer, used: 0 });
+        hand_back_unused(buffer);
         return Err(format!(
             "buffer_requested provided {len} bytes, fewer than the {} a record needs",
             start + size
@@ -307,7 +336,13 @@ fn try_append<R: Copy>(tb: &ThreadBuffer, record: &R) -> Attempt {
             f.used += size_of::<R>();
             Attempt::Appended
         }
-        _ => Attempt::NoRoom(lent.take()),
+        _ => {
+            let full = lent.take();
+            if full.is_some() {
+                IN_TRANSIT.fetch_add(1, Ordering::Relaxed);
+            }
+            Attempt::NoRoom(full)
+        }
     };
     tb.end_write();
     attempt
@@ -343,6 +378,10 @@ fn refill(
     if let Some(full) = full {
         hand_back(full);
     }
+    if EXITED.load(Ordering::Relaxed) {
+        record_dropped(kind, "the process is exiting", state);
+        return false;
+    }
     let fresh = match request(size) {
         Ok(fresh) => fresh,
         Err(why) => {
@@ -354,11 +393,17 @@ fn refill(
     while !tb.begin_write() {
         tb.wait_for_flush();
     }
-    // SAFETY: inside the writer's section. Only the owning thread installs buffers, so the slot
-    // is empty (a flush may only have taken something out).
-    let old = unsafe { tb.lent() }.replace(fresh);
+    // SAFETY: inside the writer's section.
+    let slot = unsafe { tb.lent() };
+    if slot.is_some() {
+        // Tool code run above (a `complete` that flushed, a deferred critical event) wrote
+        // records and installed a buffer meanwhile: keep it, give the fresh one back unused.
+        tb.end_write();
+        hand_back_unused(fresh.buffer);
+        return true;
+    }
+    *slot = Some(fresh);
     tb.end_write();
-    debug_assert!(old.is_none());
     true
 }
 
@@ -391,6 +436,7 @@ fn collect(include_empty: bool) -> Result<Vec<FilledBuffer>, Error> {
                 .is_some_and(|f| include_empty || !keep_empty(f))
             {
                 taken.extend(lent.take());
+                IN_TRANSIT.fetch_add(1, Ordering::Relaxed);
             }
         }
         tb.flushing.store(false, Ordering::Release);
@@ -404,11 +450,16 @@ fn collect(include_empty: bool) -> Result<Vec<FilledBuffer>, Error> {
 }
 
 /// Hands every finished record of every thread (exited ones included) to the tool's
-/// `complete` before returning. Buffers without records stay with their threads.
+/// `complete` before returning: the buffers it takes, and those other threads are handing back
+/// meanwhile. Buffers without records stay with their threads. Called from inside a callback, it
+/// does not wait for other threads' hand-backs (their `complete` could be waiting for this one).
 pub(super) fn flush() -> Result<(), Error> {
     let taken = collect(false)?;
     for filled in taken {
         hand_back(filled);
+    }
+    if !thread::with(|s| s.in_callback.get()).unwrap_or(true) {
+        wait_for_transit(None);
     }
     Ok(())
 }
@@ -416,9 +467,12 @@ pub(super) fn flush() -> Result<(), Error> {
 /// At process exit (or unload): every buffer goes back, empty ones too, so the tool can free it.
 extern "C" fn flush_at_exit() {
     let _ = std::panic::catch_unwind(|| {
+        EXITED.store(true, Ordering::Relaxed);
         if let Ok(taken) = collect(true) {
             taken.into_iter().for_each(hand_back);
         }
+        // A thread may be blocked inside the tool's `complete`: do not hold the exit hostage.
+        wait_for_transit(Some(std::time::Duration::from_secs(1)));
     });
 }
 
@@ -450,6 +504,8 @@ pub(crate) fn fork_child() {
     for counter in &DROPPED {
         counter.store(0, Ordering::Relaxed);
     }
+    // Hand-backs under way in other threads will not finish here.
+    IN_TRANSIT.store(0, Ordering::Relaxed);
     // SAFETY: as in fork_parent.
     unsafe { FLUSH_LOCK.release_after_fork() };
 }

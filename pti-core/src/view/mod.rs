@@ -61,7 +61,7 @@ use abi::{pti_api_class, pti_api_group_id, pti_view_kind, pti_view_overhead_kind
 pub(crate) use buffer::ThreadBuffer;
 pub use buffer::{Buffer, BufferCallbacks, FilledBuffer, dropped_count};
 pub use external::{pop_external_correlation_id, push_external_correlation_id};
-pub use records::{Record, Records, next_record};
+pub use records::{Record, Records, next_record, next_record_raw};
 
 /// Bit `kind` set: that view is enabled.
 static ENABLED: AtomicU32 = AtomicU32::new(0);
@@ -121,6 +121,7 @@ fn refresh_external_interest() {
 /// Sets the tool's buffer callbacks. Set them before enabling a view.
 pub fn set_callbacks(callbacks: std::sync::Arc<dyn BufferCallbacks>) {
     fork::install_handlers();
+    crate::sync::barrier::init();
     buffer::set_callbacks(callbacks);
 }
 

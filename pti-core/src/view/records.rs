@@ -2,12 +2,15 @@
 //! iterator Rust tools use.
 //!
 //! Records lie back to back from the first 8-aligned address of the buffer ([`first_offset`]);
-//! each one's `_view_kind` gives its size. The walk works on a byte slice and reads nothing but
-//! 4-byte kinds inside it, so arbitrary bytes, lengths and positions yield an answer, never an
+//! each one's `_view_kind` gives its size. The walk reads nothing but 4-byte kinds within the
+//! given length, so arbitrary bytes, lengths and positions yield an answer, never an
 //! out-of-bounds read: a record that runs past the end or an unknown kind is
 //! [`Error::BadArgument`]; the end of the bytes, or a record of kind `PTI_VIEW_INVALID` (a zeroed
-//! tail), ends the walk.
+//! tail), ends the walk. It works on raw memory ([`next_record_raw`]) because a buffer's bytes
+//! are not all initialised (the bytes before the first record, the padding inside records), so no
+//! `&[u8]` may cover them.
 
+use core::marker::PhantomData;
 use core::mem::size_of;
 
 use super::abi::*;
@@ -20,11 +23,20 @@ pub(crate) fn first_offset(address: usize) -> usize {
 }
 
 /// The record that starts at `at`: its kind and size; `None` where the records end.
-fn record_at(bytes: &[u8], at: usize) -> Result<Option<(pti_view_kind, usize)>, Error> {
-    let Some(kind_bytes) = bytes.get(at..).and_then(|rest| rest.get(..4)) else {
+///
+/// # Safety
+/// `base` is readable for `len` bytes, of which the four at `at` (if they lie within) are
+/// initialised.
+unsafe fn record_at(
+    base: *const u8,
+    len: usize,
+    at: usize,
+) -> Result<Option<(pti_view_kind, usize)>, Error> {
+    if at.checked_add(4).is_none_or(|end| end > len) {
         return Ok(None);
-    };
-    let raw = u32::from_ne_bytes(kind_bytes.try_into().expect("four bytes"));
+    }
+    // SAFETY: [at, at + 4) lies within the readable, initialised bytes (checked, contract).
+    let raw = unsafe { base.add(at).cast::<u32>().read_unaligned() };
     let kind = pti_view_kind::from_raw(raw)
         .ok_or(Error::BadArgument("not a record: unknown view kind"))?;
     if kind == pti_view_kind::PTI_VIEW_INVALID {
@@ -33,28 +45,37 @@ fn record_at(bytes: &[u8], at: usize) -> Result<Option<(pti_view_kind, usize)>, 
     let size = kind
         .record_size()
         .ok_or(Error::BadArgument("not a record: reserved view kind"))?;
-    if bytes.len() - at < size {
+    if len - at < size {
         return Err(Error::BadArgument("the record runs past the valid bytes"));
     }
     Ok(Some((kind, size)))
 }
 
 /// The offset of the record after the one at `current` (the first record when `None`), or
-/// `None` at the end of the records.
+/// `None` at the end of the records, in the `len` bytes at `base`.
 ///
 /// `current` must be the offset of a record this walk returned: one beyond the bytes, not
 /// 8-aligned from the first record, or not a whole record is [`Error::BadArgument`].
-pub fn next_record(bytes: &[u8], current: Option<usize>) -> Result<Option<usize>, Error> {
-    let first = first_offset(bytes.as_ptr() as usize);
+///
+/// # Safety
+/// `base` must be readable for `len` bytes; the bytes of the records' `_view_kind` fields must be
+/// initialised (any other byte need not be).
+pub unsafe fn next_record_raw(
+    base: *const u8,
+    len: usize,
+    current: Option<usize>,
+) -> Result<Option<usize>, Error> {
+    let first = first_offset(base as usize);
     let next = match current {
         None => first,
         Some(at) => {
-            if at < first || at >= bytes.len() || (at - first) % 8 != 0 {
+            if at < first || at >= len || (at - first) % 8 != 0 {
                 return Err(Error::BadArgument(
                     "the record pointer does not point at a record of this buffer",
                 ));
             }
-            match record_at(bytes, at)? {
+            // SAFETY: the caller's contract.
+            match unsafe { record_at(base, len, at) }? {
                 Some((_, size)) => at + size,
                 None => {
                     return Err(Error::BadArgument(
@@ -64,7 +85,14 @@ pub fn next_record(bytes: &[u8], current: Option<usize>) -> Result<Option<usize>
             }
         }
     };
-    Ok(record_at(bytes, next)?.map(|_| next))
+    // SAFETY: the caller's contract.
+    Ok(unsafe { record_at(base, len, next) }?.map(|_| next))
+}
+
+/// [`next_record_raw`] over a byte slice (whose bytes are all initialised).
+pub fn next_record(bytes: &[u8], current: Option<usize>) -> Result<Option<usize>, Error> {
+    // SAFETY: a slice is readable and initialised for its whole length.
+    unsafe { next_record_raw(bytes.as_ptr(), bytes.len(), current) }
 }
 
 /// One record, typed by its kind. Device records are the `_v2` layouts.
@@ -93,22 +121,27 @@ pub enum Record<'a> {
 /// The records of a buffer libpti filled, in order.
 #[derive(Clone, Debug)]
 pub struct Records<'a> {
-    bytes: &'a [u8],
+    base: *const u8,
+    len: usize,
     current: Option<usize>,
     done: bool,
+    _buffer: PhantomData<&'a [u8]>,
 }
 
 impl<'a> Records<'a> {
-    /// Walks `bytes`.
+    /// Walks the `len` bytes at `base`.
     ///
     /// # Safety
-    /// `bytes` must be records libpti wrote (a [`super::FilledBuffer`]'s), so that every enum
-    /// field holds a valid value: the iterator hands out references to the typed records.
-    pub(crate) unsafe fn new(bytes: &'a [u8]) -> Self {
+    /// The bytes must hold records libpti wrote (a [`super::FilledBuffer`]'s), unchanged for 'a,
+    /// so that every field of every record holds a valid value: the iterator hands out references
+    /// to the typed records.
+    pub(crate) unsafe fn new(base: *const u8, len: usize) -> Self {
         Records {
-            bytes,
+            base,
+            len,
             current: None,
             done: false,
+            _buffer: PhantomData,
         }
     }
 
@@ -116,10 +149,11 @@ impl<'a> Records<'a> {
     /// A whole record of type `T` starts at `at` (checked by the walk), 8-aligned, with valid
     /// field values (the contract of [`Records::new`]).
     unsafe fn typed<T>(&self, at: usize) -> &'a T {
-        debug_assert!(at + size_of::<T>() <= self.bytes.len());
+        debug_assert!(at + size_of::<T>() <= self.len);
         // SAFETY: per the contract: in bounds, aligned (records start 8-aligned and every record
-        // type has alignment 8 or less), valid values, and borrowed from `bytes` for 'a.
-        unsafe { &*(self.bytes.as_ptr().add(at) as *const T) }
+        // type has alignment 8 or less), valid field values (padding may be uninitialised, which
+        // a reference allows), and unchanged for 'a.
+        unsafe { &*(self.base.add(at) as *const T) }
     }
 }
 
@@ -130,13 +164,15 @@ impl<'a> Iterator for Records<'a> {
         if self.done {
             return None;
         }
-        let Ok(Some(at)) = next_record(self.bytes, self.current) else {
+        // SAFETY: the contract of `new`: readable bytes, kinds written by libpti.
+        let Ok(Some(at)) = (unsafe { next_record_raw(self.base, self.len, self.current) }) else {
             self.done = true;
             return None;
         };
         self.current = Some(at);
-        let kind =
-            pti_view_kind::from_raw(u32::from_ne_bytes(self.bytes[at..at + 4].try_into().ok()?))?;
+        // SAFETY: the walk checked that a whole record starts at `at`.
+        let raw = unsafe { self.base.add(at).cast::<u32>().read_unaligned() };
+        let kind = pti_view_kind::from_raw(raw)?;
         use pti_view_kind::*;
         // SAFETY: in each arm, the walk checked that a whole record of the kind's type is at `at`.
         Some(unsafe {
