@@ -433,7 +433,8 @@ typedef void (*pti_fptr_buffer_completed)(unsigned char *buffer,
                                           size_t used_bytes);
 
 /**
- * What every record starts with.
+ * What every record starts with (as its member `_view_kind`, so that a record's kind reads
+ * `record->_view_kind._view_kind`, as in the published header).
  */
 typedef struct pti_view_record_base {
   /**
@@ -489,7 +490,7 @@ typedef struct pti_view_record_kernel {
   /**
    * PTI_VIEW_DEVICE_GPU_KERNEL.
    */
-  pti_view_kind _view_kind;
+  struct pti_view_record_base _view_kind;
   /**
    * Queue or command list the kernel ran on.
    */
@@ -575,7 +576,7 @@ typedef struct pti_view_record_kernel_v2 {
   /**
    * PTI_VIEW_DEVICE_GPU_KERNEL.
    */
-  pti_view_kind _view_kind;
+  struct pti_view_record_base _view_kind;
   /**
    * Queue or command list the kernel ran on.
    */
@@ -673,7 +674,7 @@ typedef struct pti_view_record_memory_copy {
   /**
    * PTI_VIEW_DEVICE_GPU_MEM_COPY.
    */
-  pti_view_kind _view_kind;
+  struct pti_view_record_base _view_kind;
   /**
    * Direction.
    */
@@ -751,7 +752,7 @@ typedef struct pti_view_record_memory_copy_v2 {
   /**
    * PTI_VIEW_DEVICE_GPU_MEM_COPY.
    */
-  pti_view_kind _view_kind;
+  struct pti_view_record_base _view_kind;
   /**
    * Direction.
    */
@@ -841,7 +842,7 @@ typedef struct pti_view_record_memory_copy_p2p {
   /**
    * PTI_VIEW_DEVICE_GPU_MEM_COPY_P2P.
    */
-  pti_view_kind _view_kind;
+  struct pti_view_record_base _view_kind;
   /**
    * Direction.
    */
@@ -927,7 +928,7 @@ typedef struct pti_view_record_memory_copy_p2p_v2 {
   /**
    * PTI_VIEW_DEVICE_GPU_MEM_COPY_P2P.
    */
-  pti_view_kind _view_kind;
+  struct pti_view_record_base _view_kind;
   /**
    * Direction.
    */
@@ -1029,7 +1030,7 @@ typedef struct pti_view_record_memory_fill {
   /**
    * PTI_VIEW_DEVICE_GPU_MEM_FILL.
    */
-  pti_view_kind _view_kind;
+  struct pti_view_record_base _view_kind;
   /**
    * Type of the filled memory.
    */
@@ -1103,7 +1104,7 @@ typedef struct pti_view_record_memory_fill_v2 {
   /**
    * PTI_VIEW_DEVICE_GPU_MEM_FILL.
    */
-  pti_view_kind _view_kind;
+  struct pti_view_record_base _view_kind;
   /**
    * Type of the filled memory.
    */
@@ -1189,7 +1190,7 @@ typedef struct pti_view_record_synchronization {
   /**
    * PTI_VIEW_DEVICE_SYNCHRONIZATION.
    */
-  pti_view_kind _view_kind;
+  struct pti_view_record_base _view_kind;
   /**
    * What kind of synchronisation.
    */
@@ -1247,7 +1248,7 @@ typedef struct pti_view_record_external_correlation {
   /**
    * PTI_VIEW_EXTERNAL_CORRELATION.
    */
-  pti_view_kind _view_kind;
+  struct pti_view_record_base _view_kind;
   /**
    * Correlation ID of the API call.
    */
@@ -1269,7 +1270,7 @@ typedef struct pti_view_record_overhead {
   /**
    * PTI_VIEW_COLLECTION_OVERHEAD.
    */
-  pti_view_kind _view_kind;
+  struct pti_view_record_base _view_kind;
   /**
    * Start of the measured window (ns).
    */
@@ -1307,7 +1308,7 @@ typedef struct pti_view_record_api {
   /**
    * PTI_VIEW_DRIVER_API or PTI_VIEW_RUNTIME_API.
    */
-  pti_view_kind _view_kind;
+  struct pti_view_record_base _view_kind;
   /**
    * When the call entered (ns).
    */
@@ -1350,7 +1351,7 @@ typedef struct pti_view_record_comms {
   /**
    * PTI_VIEW_COMMUNICATION.
    */
-  pti_view_kind _view_kind;
+  struct pti_view_record_base _view_kind;
   /**
    * Start (ns).
    */

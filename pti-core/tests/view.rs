@@ -135,7 +135,7 @@ fn api_records_carry_the_call_and_the_callbacks_correlation_id() {
         assert_eq!(r._process_id, std::process::id());
     }
     assert_eq!(
-        (records[0]._view_kind, records[0]._api_group),
+        (records[0]._view_kind._view_kind, records[0]._api_group),
         (before, pti_api_group_id::PTI_API_GROUP_OPENCL)
     );
     assert_eq!(records[0]._return_code, -5i32 as u32);
@@ -145,7 +145,7 @@ fn api_records_carry_the_call_and_the_callbacks_correlation_id() {
     );
     assert_eq!(records[1]._return_code, 0x7800_0001);
     assert_eq!(
-        (records[2]._view_kind, records[2]._api_group),
+        (records[2]._view_kind._view_kind, records[2]._api_group),
         (
             pti_view_kind::PTI_VIEW_RUNTIME_API,
             pti_api_group_id::PTI_API_GROUP_SYCL

@@ -61,7 +61,7 @@ impl BufferCallbacks for Tool {
                 continue;
             };
             self.delivered.fetch_add(1, Ordering::Relaxed);
-            let ok_shape = r._view_kind == pti_view_kind::PTI_VIEW_DRIVER_API
+            let ok_shape = r._view_kind._view_kind == pti_view_kind::PTI_VIEW_DRIVER_API
                 && r._api_group == pti_api_group_id::PTI_API_GROUP_OPENCL
                 && r._api_id == opencl::clFinish;
             let seen = map

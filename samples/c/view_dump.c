@@ -35,7 +35,7 @@ static void print_api(const pti_view_record_api* r) {
   const char* name = "?";
   ptiViewGetApiIdName(r->_api_group, r->_api_id, &name);
   printf("%-8s %-32s corr %-4u tid %-7u %8llu ns  status %d\n",
-         r->_view_kind == PTI_VIEW_RUNTIME_API ? "runtime" : "driver", name, r->_correlation_id,
+         r->_view_kind._view_kind == PTI_VIEW_RUNTIME_API ? "runtime" : "driver", name, r->_correlation_id,
          r->_thread_id, (unsigned long long)(r->_end_timestamp - r->_start_timestamp), (int)r->_return_code);
 }
 

@@ -130,8 +130,8 @@ static int full_check(void) {
   const pti_view_record_api* copy = find_api(zeCommandListAppendMemoryCopy_id);
   CHECK(launch && nd && finish && copy);
   if (!(launch && nd && finish && copy)) return 1;
-  CHECK(launch->_view_kind == PTI_VIEW_RUNTIME_API && launch->_api_group == PTI_API_GROUP_SYCL);
-  CHECK(nd->_view_kind == PTI_VIEW_DRIVER_API && nd->_api_group == PTI_API_GROUP_OPENCL);
+  CHECK(launch->_view_kind._view_kind == PTI_VIEW_RUNTIME_API && launch->_api_group == PTI_API_GROUP_SYCL);
+  CHECK(nd->_view_kind._view_kind == PTI_VIEW_DRIVER_API && nd->_api_group == PTI_API_GROUP_OPENCL);
   CHECK(copy->_api_group == PTI_API_GROUP_LEVELZERO);
   CHECK(finish->_return_code == (uint32_t)-5);
   /* The correlation IDs of the records are those the callbacks saw. */

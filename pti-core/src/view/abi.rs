@@ -385,12 +385,20 @@ pub enum pti_api_class {
     PTI_API_CLASS_ALL = 0x7fff_ffff,
 }
 
-/// What every record starts with.
+/// What every record starts with (as its member `_view_kind`, so that a record's kind reads
+/// `record->_view_kind._view_kind`, as in the published header).
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct pti_view_record_base {
     /// Which record this is, hence its layout and size.
     pub _view_kind: pti_view_kind,
+}
+
+impl pti_view_record_base {
+    /// The base of a record of `kind`.
+    pub const fn of(kind: pti_view_kind) -> Self {
+        pti_view_record_base { _view_kind: kind }
+    }
 }
 
 /// A kernel execution (v1 layout; libpti writes pti_view_record_kernel_v2).
@@ -398,7 +406,7 @@ pub struct pti_view_record_base {
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_kernel {
     /// PTI_VIEW_DEVICE_GPU_KERNEL.
-    pub _view_kind: pti_view_kind,
+    pub _view_kind: pti_view_record_base,
     /// Queue or command list the kernel ran on.
     pub _queue_handle: pti_backend_queue_t,
     /// Context.
@@ -444,7 +452,7 @@ pub struct pti_view_record_kernel {
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_kernel_v2 {
     /// PTI_VIEW_DEVICE_GPU_KERNEL.
-    pub _view_kind: pti_view_kind,
+    pub _view_kind: pti_view_record_base,
     /// Queue or command list the kernel ran on.
     pub _queue_handle: pti_backend_queue_t,
     /// Context.
@@ -496,7 +504,7 @@ pub struct pti_view_record_kernel_v2 {
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_memory_copy {
     /// PTI_VIEW_DEVICE_GPU_MEM_COPY.
-    pub _view_kind: pti_view_kind,
+    pub _view_kind: pti_view_record_base,
     /// Direction.
     pub _memcpy_type: pti_view_memcpy_type,
     /// Source memory type.
@@ -538,7 +546,7 @@ pub struct pti_view_record_memory_copy {
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_memory_copy_v2 {
     /// PTI_VIEW_DEVICE_GPU_MEM_COPY.
-    pub _view_kind: pti_view_kind,
+    pub _view_kind: pti_view_record_base,
     /// Direction.
     pub _memcpy_type: pti_view_memcpy_type,
     /// Source memory type.
@@ -586,7 +594,7 @@ pub struct pti_view_record_memory_copy_v2 {
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_memory_copy_p2p {
     /// PTI_VIEW_DEVICE_GPU_MEM_COPY_P2P.
-    pub _view_kind: pti_view_kind,
+    pub _view_kind: pti_view_record_base,
     /// Direction.
     pub _memcpy_type: pti_view_memcpy_type,
     /// Source memory type.
@@ -632,7 +640,7 @@ pub struct pti_view_record_memory_copy_p2p {
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_memory_copy_p2p_v2 {
     /// PTI_VIEW_DEVICE_GPU_MEM_COPY_P2P.
-    pub _view_kind: pti_view_kind,
+    pub _view_kind: pti_view_record_base,
     /// Direction.
     pub _memcpy_type: pti_view_memcpy_type,
     /// Source memory type.
@@ -686,7 +694,7 @@ pub struct pti_view_record_memory_copy_p2p_v2 {
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_memory_fill {
     /// PTI_VIEW_DEVICE_GPU_MEM_FILL.
-    pub _view_kind: pti_view_kind,
+    pub _view_kind: pti_view_record_base,
     /// Type of the filled memory.
     pub _mem_type: pti_view_memory_type,
     /// Queue or command list.
@@ -726,7 +734,7 @@ pub struct pti_view_record_memory_fill {
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_memory_fill_v2 {
     /// PTI_VIEW_DEVICE_GPU_MEM_FILL.
-    pub _view_kind: pti_view_kind,
+    pub _view_kind: pti_view_record_base,
     /// Type of the filled memory.
     pub _mem_type: pti_view_memory_type,
     /// Queue or command list.
@@ -772,7 +780,7 @@ pub struct pti_view_record_memory_fill_v2 {
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_synchronization {
     /// PTI_VIEW_DEVICE_SYNCHRONIZATION.
-    pub _view_kind: pti_view_kind,
+    pub _view_kind: pti_view_record_base,
     /// What kind of synchronisation.
     pub _synch_type: pti_view_synchronization_type,
     /// Context.
@@ -804,7 +812,7 @@ pub struct pti_view_record_synchronization {
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_external_correlation {
     /// PTI_VIEW_EXTERNAL_CORRELATION.
-    pub _view_kind: pti_view_kind,
+    pub _view_kind: pti_view_record_base,
     /// Correlation ID of the API call.
     pub _correlation_id: u32,
     /// The tool's ID.
@@ -818,7 +826,7 @@ pub struct pti_view_record_external_correlation {
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_overhead {
     /// PTI_VIEW_COLLECTION_OVERHEAD.
-    pub _view_kind: pti_view_kind,
+    pub _view_kind: pti_view_record_base,
     /// Start of the measured window (ns).
     pub _overhead_start_timestamp_ns: u64,
     /// End of the measured window (ns).
@@ -840,7 +848,7 @@ pub struct pti_view_record_overhead {
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_api {
     /// PTI_VIEW_DRIVER_API or PTI_VIEW_RUNTIME_API.
-    pub _view_kind: pti_view_kind,
+    pub _view_kind: pti_view_record_base,
     /// When the call entered (ns).
     pub _start_timestamp: u64,
     /// When the call returned (ns).
@@ -865,7 +873,7 @@ pub struct pti_view_record_api {
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_comms {
     /// PTI_VIEW_COMMUNICATION.
-    pub _view_kind: pti_view_kind,
+    pub _view_kind: pti_view_record_base,
     /// Start (ns).
     pub _start_timestamp: u64,
     /// End (ns).

@@ -32,7 +32,7 @@ pub(crate) fn api_record(state: &ThreadState, call: &ApiCall) {
         state,
         kind,
         pti_view_record_api {
-            _view_kind: kind,
+            _view_kind: pti_view_record_base::of(kind),
             _start_timestamp: call.start,
             _end_timestamp: call.end.max(call.start),
             _api_group: call.group.into(),
@@ -60,7 +60,9 @@ pub(crate) fn external_records(state: &ThreadState, correlation_id: u32) {
                 state,
                 pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION,
                 pti_view_record_external_correlation {
-                    _view_kind: pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION,
+                    _view_kind: pti_view_record_base::of(
+                        pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION,
+                    ),
                     _correlation_id: correlation_id,
                     _external_id: id,
                     _external_kind: kind,
@@ -124,7 +126,7 @@ pub(crate) fn write_overhead(
         state,
         pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD,
         pti_view_record_overhead {
-            _view_kind: pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD,
+            _view_kind: pti_view_record_base::of(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD),
             _overhead_start_timestamp_ns: start,
             _overhead_end_timestamp_ns: end,
             _overhead_thread_id: state.thread_id(),
