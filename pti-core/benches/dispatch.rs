@@ -11,36 +11,13 @@
 //! mean much. `docs/BENCHMARKS.md` records the figures and the command.
 
 use std::hint::black_box;
-use std::time::Instant;
 
+mod common;
+
+use common::{median, time_loop, traced_call, untraced_call};
 use criterion::Criterion;
-use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::opencl;
 use pti_core::{ApiGroup, Event, Subscriber};
-
-/// The "traced function": an opaque call the compiler cannot remove.
-#[inline(never)]
-fn real_call(x: u64) -> i32 {
-    black_box(x) as i32
-}
-
-#[inline(never)]
-fn traced_call(x: u64) -> i32 {
-    dispatch::trace_call(
-        ApiGroup::OpenCl,
-        opencl::clFinish,
-        CallInfo::default,
-        |_| {
-            let status = real_call(x);
-            (status, status)
-        },
-    )
-}
-
-#[inline(never)]
-fn untraced_call(x: u64) -> i32 {
-    real_call(x)
-}
 
 fn empty_subscriber() -> Subscriber {
     let s = Subscriber::new(|event: Event<'_>| {
@@ -98,22 +75,6 @@ fn criterion_runs(c: &mut Criterion) {
         });
     }
     group.finish();
-}
-
-/// ns per call of `call`, over `n` calls.
-fn time_loop(call: fn(u64) -> i32, n: u64) -> f64 {
-    let start = Instant::now();
-    let mut acc = 0i64;
-    for i in 0..n {
-        acc = acc.wrapping_add(i64::from(call(black_box(i))));
-    }
-    black_box(acc);
-    start.elapsed().as_nanos() as f64 / n as f64
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// The four modes interleaved: `rounds` rounds of `n` calls in each mode; medians per mode.

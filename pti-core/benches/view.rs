@@ -17,32 +17,15 @@
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
+mod common;
+
+use common::{median, time_loop, traced_call};
 use criterion::Criterion;
-use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::opencl;
 use pti_core::view::abi::pti_view_kind;
 use pti_core::view::{self, Buffer, BufferCallbacks, FilledBuffer};
 use pti_core::{ApiGroup, Event, Subscriber, clock};
-
-#[inline(never)]
-fn real_call(x: u64) -> i32 {
-    black_box(x) as i32
-}
-
-#[inline(never)]
-fn traced_call(x: u64) -> i32 {
-    dispatch::trace_call(
-        ApiGroup::OpenCl,
-        opencl::clFinish,
-        CallInfo::default,
-        |_| {
-            let status = real_call(x);
-            (status, status)
-        },
-    )
-}
 
 fn host_clock_read(_: u64) -> i32 {
     clock::host_ns() as i32
@@ -124,21 +107,6 @@ fn with_mode<R>(mode: Mode, f: impl FnOnce(fn(u64) -> i32) -> R) -> R {
     }
     drop(subscriber);
     r
-}
-
-fn time_loop(call: fn(u64) -> i32, n: u64) -> f64 {
-    let start = Instant::now();
-    let mut acc = 0i64;
-    for i in 0..n {
-        acc = acc.wrapping_add(i64::from(call(black_box(i))));
-    }
-    black_box(acc);
-    start.elapsed().as_nanos() as f64 / n as f64
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn summary(rounds: usize, n: u64, recycler: &Recycler) {

@@ -14,28 +14,7 @@
 #include "pti/pti_runtime_sycl_api_ids.h"
 #include "pti/pti_view.h"
 
-static int failures;
-static int checks;
-
-#define EXPECT(call, want)                                                              \
-  do {                                                                                  \
-    pti_result got_ = (call);                                                           \
-    checks++;                                                                           \
-    if (got_ != (want)) {                                                               \
-      failures++;                                                                       \
-      fprintf(stderr, "%s:%d: %s\n  returned %s, expected %s\n", __FILE__, __LINE__, #call, \
-              ptiResultTypeToString(got_), ptiResultTypeToString(want));                \
-    }                                                                                   \
-  } while (0)
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    checks++;                                                                  \
-    if (!(cond)) {                                                             \
-      failures++;                                                              \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 #define SENTINEL ((pti_callback_subscriber)(uintptr_t)0x5eed)
 

@@ -19,16 +19,7 @@
 #include "pti/pti_runtime_sycl_api_ids.h"
 #include "pti/pti_view.h"
 
-static int failures, checks;
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    checks++;                                                                  \
-    if (!(cond)) {                                                             \
-      failures++;                                                              \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                          \
-  } while (0)
-#define OK(call) CHECK((call) == PTI_SUCCESS)
+#include "check.h"
 
 #define MAX 64
 static pti_view_record_api api[MAX];

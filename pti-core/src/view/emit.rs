@@ -84,21 +84,14 @@ pub(crate) fn overhead(state: &ThreadState, now: u64, spent_ns: u64) {
     }
     w.count += 1;
     w.total_ns += spent_ns;
-    if now.saturating_sub(w.start) >= OVERHEAD_WINDOW_NS {
-        write_overhead(
-            state,
-            pti_view_overhead_kind::PTI_VIEW_OVERHEAD_KIND_TIME,
-            w.start,
-            now,
-            w.count,
-            w.total_ns,
-        );
-        w = Default::default();
-    }
     state.overhead.set(w);
+    if now.saturating_sub(w.start) >= OVERHEAD_WINDOW_NS {
+        close_overhead_window(state, now);
+    }
 }
 
-/// Writes the record of this thread's overhead window so far, if it holds anything.
+/// Writes the record of this thread's overhead window so far, if it holds anything, and starts
+/// a new window.
 pub(crate) fn close_overhead_window(state: &ThreadState, now: u64) {
     let w = state.overhead.take();
     if w.count > 0 {
