@@ -36,10 +36,19 @@ fn every_export_is_a_pti_function_exercised_by_the_bad_input_test() {
     let source = std::fs::read_to_string(root().join("tests/c/bad_input.c")).unwrap();
     let exports = exports();
     assert!(exports.len() >= 10, "{exports:?}");
+    const LAYER: [&str; 4] = [
+        "clGetLayerInfo",
+        "clInitLayer",
+        "clInitLayerWithProperties",
+        "clDeinitLayer",
+    ];
+    for name in LAYER {
+        assert!(exports.iter().any(|e| e == name), "{name} is not exported");
+    }
     for name in &exports {
         assert!(
-            name.starts_with("pti"),
-            "libpti.so exports a non-PTI function: {name}"
+            name.starts_with("pti") || LAYER.contains(&name.as_str()),
+            "libpti.so exports a function that is neither PTI's nor a layer entry point: {name}"
         );
         assert!(
             source.contains(&format!("{name}(")),
@@ -57,6 +66,8 @@ fn headers_compile_as_strict_c_and_cpp_and_agree_on_layout() {
          #include \"pti/pti.h\"\n#include \"pti/pti_view.h\"\n#include \"pti/pti_callback.h\"\n\
          #include \"pti/pti_ext.h\"\n#include \"pti/pti_driver_levelzero_api_ids.h\"\n\
          #include \"pti/pti_driver_opencl_api_ids.h\"\n#include \"pti/pti_runtime_sycl_api_ids.h\"\n\
+         #include \"pti/pti_cl_params.h\"\n\
+         typedef char params_ok[sizeof(pti_cl_params_clEnqueueNDRangeKernel) == 9 * sizeof(void*) ? 1 : -1];\n\
          typedef char size_ok[sizeof(pti_apicall_callback_data) == 64 ? 1 : -1];\n\
          typedef char corr_ok[offsetof(pti_apicall_callback_data, _correlation_id) == 48 ? 1 : -1];\n\
          typedef char local_ok[offsetof(pti_apicall_callback_data, _local_data) == 56 ? 1 : -1];\n\
@@ -100,6 +111,11 @@ fn shared_library_has_a_soname_and_the_static_library_links() {
     let dynamic = String::from_utf8_lossy(&dynamic.stdout);
     assert!(
         dynamic.contains("Library soname: [libpti.so.0]"),
+        "{dynamic}"
+    );
+    // A layer that needed the loader would be loaded by it and load it: libpti needs no runtime.
+    assert!(
+        !dynamic.contains("libOpenCL") && !dynamic.contains("libze_loader"),
         "{dynamic}"
     );
 

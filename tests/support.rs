@@ -61,17 +61,32 @@ pub fn run_ok(cmd: &mut Command) -> Output {
 /// Compiles C sources (paths relative to the workspace root) into `target/pti-tests/<name>`,
 /// linked against `libpti.so`, warnings as errors.
 pub fn compile_c(name: &str, sources: &[&str]) -> PathBuf {
+    compile_c_with(name, sources, &["-lpti"])
+}
+
+/// As [`compile_c`], with `link` (libraries, `-l...`) instead of libpti alone; `tests/c` is on
+/// the include path.
+pub fn compile_c_with(name: &str, sources: &[&str], link: &[&str]) -> PathBuf {
     let lib = lib_dir();
     let exe = out_dir().join(name);
     let mut cc = Command::new("cc");
     cc.current_dir(root())
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-Iinclude"])
+        .args([
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-g",
+            "-Iinclude",
+            "-Itests/c",
+        ])
         .args(sources)
         .arg("-o")
         .arg(&exe)
         .arg(format!("-L{}", lib.display()))
         .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .args(["-lpti", "-lpthread"]);
+        .args(link)
+        .arg("-lpthread");
     run_ok(&mut cc);
     exe
 }

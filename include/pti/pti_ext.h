@@ -44,6 +44,20 @@ pti_result ptiCallbackGetCriticalEventCount(pti_result event, uint64_t *count);
 pti_result ptiViewGetDroppedRecordCount(pti_view_kind kind, uint64_t *count);
 
 /**
+ * How many device commands (kernels, copies, fills, barriers), submitted while a device view
+ * was enabled, have no record yet: their work has not completed, or completed after the last
+ * harvest (flushes and the program's own waits harvest; libpti never waits for device work).
+ * Each holds one reference of libpti's to its event, given back when its record is written, so
+ * after the program's last wait and a flush this is 0.
+ *
+ * Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL. Thread-safe.
+ *
+ * # Safety
+ * `count` must be NULL or point to writable storage for one `uint64_t`.
+ */
+pti_result ptiViewGetPendingDeviceRecordCount(uint64_t *count);
+
+/**
  * Runs `body(user_data)` as if libpti had intercepted function `api_id` of `api_group_id`.
  *
  * Subscribers receive ENTER before the body and EXIT after it, with `_args`, `_kernel_name` and

@@ -2,6 +2,7 @@
 //!
 //! - critical-event counts, so a tool can see what went wrong even without a subscriber;
 //! - dropped-record counts, so a tool can reconcile emitted = delivered + dropped;
+//! - the count of device commands whose records are still to come;
 //! - simulated calls: a test backend that runs a function through the same dispatch as a real
 //!   intercepted call, so tools (and libpti's own tests) can exercise their callbacks without a
 //!   GPU runtime.
@@ -62,6 +63,27 @@ pub unsafe extern "C" fn ptiViewGetDroppedRecordCount(
             .ok_or(Error::BadArgument("not a record kind"))?;
         // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
         unsafe { out.write(view::dropped_count(kind)) };
+        Ok(())
+    })
+}
+
+/// How many device commands (kernels, copies, fills, barriers), submitted while a device view
+/// was enabled, have no record yet: their work has not completed, or completed after the last
+/// harvest (flushes and the program's own waits harvest; libpti never waits for device work).
+/// Each holds one reference of libpti's to its event, given back when its record is written, so
+/// after the program's last wait and a flush this is 0.
+///
+/// Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL. Thread-safe.
+///
+/// # Safety
+/// `count` must be NULL or point to writable storage for one `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ptiViewGetPendingDeviceRecordCount(count: *mut u64) -> pti_result {
+    guard(|| {
+        let out = out_ptr(count, "count must not be NULL")?;
+        let pending = pti_core::backend::opencl::pending_commands() as u64;
+        // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
+        unsafe { out.write(pending) };
         Ok(())
     })
 }

@@ -13,6 +13,7 @@
 //! | [`view`] | `pti_view.h`: shared enums and handle types, API-ID names |
 //! | [`callback`] | `pti_callback.h`: the Callback API |
 //! | [`ext`] | `pti_ext.h`: libpti's extensions (critical-event counts, simulated calls) |
+//! | [`layer`] | none: the OpenCL loader-layer entry points of Khronos's `CL/cl_layer.h` |
 //!
 //! C enum parameters are received as the `u32` newtypes of [`raw`] and converted with checks,
 //! never as Rust enums: an unknown value from C must be an error code, not undefined behaviour.
@@ -21,6 +22,7 @@
 mod boundary;
 pub mod callback;
 pub mod ext;
+pub mod layer;
 pub mod pti;
 pub mod raw;
 pub mod view;

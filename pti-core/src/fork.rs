@@ -9,14 +9,16 @@
 
 use std::sync::Once;
 
-use crate::{callback, clock, thread, view};
+use crate::{backend, callback, clock, thread, view};
 
 extern "C" fn prepare() {
     callback::fork_prepare();
     view::fork_prepare();
+    backend::fork_prepare();
 }
 
 extern "C" fn parent() {
+    backend::fork_parent();
     view::fork_parent();
     callback::fork_parent();
 }
@@ -24,6 +26,7 @@ extern "C" fn parent() {
 extern "C" fn child() {
     clock::fork_child();
     thread::fork_child();
+    backend::fork_child();
     view::fork_child();
     callback::fork_child();
 }

@@ -20,6 +20,9 @@ pub(crate) const CALLBACKS: u8 = 1 << 0;
 pub(crate) const API_RECORDS: u8 = 1 << 1;
 /// The external-correlation view is enabled: calls are traced to tie pushed IDs to them.
 pub(crate) const EXTERNAL: u8 = 1 << 2;
+/// A device view is enabled and this function submits or waits for device work: calls are
+/// traced so that the device records carry their correlation IDs.
+pub(crate) const DEVICE: u8 = 1 << 3;
 
 /// Position of each group's first cell; a group owns `max_id + 1` cells (ID 0 included, unused).
 const OFFSETS: [usize; 4] = {

@@ -18,6 +18,7 @@
 //! ([`dispatch::CallInfo`], [`ApiCallbackData`]) are opaque values passed through to callbacks.
 
 pub mod api;
+pub mod backend;
 pub mod callback;
 pub mod clock;
 mod correlation;
@@ -27,6 +28,7 @@ pub mod fault;
 mod fork;
 pub mod ids;
 mod interest;
+mod intern;
 mod result;
 mod sync;
 mod thread;

@@ -118,6 +118,43 @@ static void bad_arguments(pti_callback_subscriber live) {
   CHECK(body_runs == runs && status == 777);
 }
 
+/* The OpenCL loader-layer entry points, typed plainly (Khronos's CL/cl_layer.h declares them). */
+int32_t clGetLayerInfo(uint32_t param_name, size_t size, void* value, size_t* size_ret);
+int32_t clInitLayer(uint32_t num_entries, const void* target, uint32_t* num_entries_ret, const void** layer_ret);
+int32_t clInitLayerWithProperties(uint32_t num_entries, const void* target, uint32_t* num_entries_ret,
+                                  const void** layer_ret, const uint64_t* properties);
+int32_t clDeinitLayer(void);
+#define CL_SUCCESS_ 0
+#define CL_INVALID_VALUE_ (-30)
+
+/* The layer entry points with bad arguments, as a loader could pass them. None initialises the
+ * layer: every call here fails before it takes a table. */
+static void bad_layer_arguments(void) {
+  uint32_t version = 0;
+  size_t size = 0;
+  CHECK(clGetLayerInfo(0x4240 /* CL_LAYER_API_VERSION */, sizeof version, &version, &size) == CL_SUCCESS_);
+  CHECK(version == 100 && size == sizeof version);
+  char name[8];
+  CHECK(clGetLayerInfo(0x4241 /* CL_LAYER_NAME */, 0, NULL, &size) == CL_SUCCESS_ && size > sizeof name);
+  CHECK(clGetLayerInfo(0x4241, sizeof name, name, NULL) == CL_INVALID_VALUE_); /* too small */
+  CHECK(clGetLayerInfo(0x1234, sizeof version, &version, &size) == CL_INVALID_VALUE_);
+  const void* table[160] = {0};
+  const void* layer = NULL;
+  uint32_t entries = 7;
+  CHECK(clInitLayer(160, NULL, &entries, &layer) == CL_INVALID_VALUE_);
+  CHECK(clInitLayer(160, table, NULL, &layer) == CL_INVALID_VALUE_);
+  CHECK(clInitLayer(160, table, &entries, NULL) == CL_INVALID_VALUE_);
+  const uint64_t unknown_property[] = {0x9999, 1, 0};
+  CHECK(clInitLayerWithProperties(160, table, &entries, &layer, unknown_property) == CL_INVALID_VALUE_);
+  CHECK(clInitLayerWithProperties(160, NULL, &entries, &layer, NULL) == CL_INVALID_VALUE_);
+  CHECK(entries == 7 && layer == NULL);
+  CHECK(clDeinitLayer() == CL_SUCCESS_); /* nothing was initialised: nothing to do */
+  uint64_t pending = 99;
+  EXPECT(ptiViewGetPendingDeviceRecordCount(NULL), PTI_ERROR_BAD_ARGUMENT);
+  EXPECT(ptiViewGetPendingDeviceRecordCount(&pending), PTI_SUCCESS);
+  CHECK(pending == 0);
+}
+
 static void requested(unsigned char** buf, size_t* size) { *buf = NULL, *size = 0; }
 static void completed(unsigned char* buf, size_t size, size_t used) { (void)buf, (void)size, (void)used; }
 
@@ -231,6 +268,7 @@ int main(void) {
   make_bad_handles((pti_callback_subscriber)(uintptr_t)((1u << 5) | 0u));
   bad_arguments(NULL);
   bad_view_arguments();
+  bad_layer_arguments();
   EXPECT(ptiViewEnable(PTI_VIEW_DRIVER_API), PTI_ERROR_NO_CALLBACKS_SET); /* before ptiViewSetCallbacks */
   EXPECT(ptiFlushAllViews(), PTI_SUCCESS);
 

@@ -13,6 +13,12 @@ use std::path::Path;
 
 use crate::GeneratedFile;
 
+/// pti-core's record layouts, compiled into the generator itself so that headers can be
+/// regenerated while pti-core does not build (its generated files may be what breaks it).
+#[path = "../../pti-core/src/view/abi.rs"]
+#[allow(dead_code, missing_docs, unreachable_pub, clippy::all)]
+mod view_abi;
+
 /// One header and what goes into it.
 struct Header {
     file: &'static str,
@@ -138,7 +144,7 @@ fn config(header: &Header) -> cbindgen::Config {
 }
 
 /// `static_assert`s of every record's size and field offsets, with the numbers Rust measured
-/// (`pti_core::view::abi::LAYOUTS`), so a C compiler that lays a record out otherwise fails.
+/// (`view_abi::LAYOUTS`, pti-core's `view::abi`), so a C compiler that lays a record out otherwise fails.
 fn layout_checks() -> String {
     let mut out = String::from(
         "/* Every record's layout, as libpti writes it: a compiler that disagrees stops here. */\n\
@@ -154,7 +160,7 @@ fn layout_checks() -> String {
          #define PTI_LAYOUT_CHECK(cond, what) typedef char PTI_LAYOUT_CHECK_NAME(__LINE__)[(cond) ? 1 : -1]\n\
          #endif\n",
     );
-    for (name, size, fields) in pti_core::view::abi::LAYOUTS {
+    for (name, size, fields) in view_abi::LAYOUTS {
         out.push_str(&format!(
             "PTI_LAYOUT_CHECK(sizeof({name}) == {size}, \"size of {name}\");\n"
         ));

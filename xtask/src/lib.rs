@@ -3,6 +3,7 @@
 //! - [`ids`] turns the API-ID data files (`pti-core/api-ids/*.tsv`) into the Rust tables of
 //!   `pti-core` and the C ID headers in `include/pti/`.
 //! - [`headers`] runs cbindgen over `pti-capi` to write the C API headers.
+//! - [`opencl`] writes the OpenCL layer's wrappers and parameter structs (Rust and C).
 //! - [`generate`] collects both, so that `cargo xtask gen` writes them and the drift test
 //!   (`xtask/tests/generated_files.rs`) compares them with what is committed.
 //! - [`setup`] and [`run`] hold the two top-level commands (`cargo xtask demo`, `cargo xtask test`).
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 pub mod headers;
 pub mod ids;
+pub mod opencl;
 pub mod run;
 pub mod setup;
 
@@ -35,6 +37,7 @@ pub fn workspace_root() -> PathBuf {
 pub fn generate() -> Result<Vec<GeneratedFile>, String> {
     let root = workspace_root();
     let mut files = ids::generate(&root)?;
+    files.extend(opencl::generate(&root)?);
     files.extend(headers::generate(&root)?);
     Ok(files)
 }

@@ -6,7 +6,7 @@ const HELP: &str = "\
 usage: cargo xtask <command>
   demo       set up the machine, build libpti and run the main job (the README's first command)
   test       set up the machine, build, lint and run every test (the README's second command)
-  setup      install the Debian packages the project needs
+  setup      install the Debian packages and the Python virtual environment (.venv) the project needs
   gen        regenerate the API-ID tables and the C headers
   check-gen  fail if a committed generated file differs from what the generators produce";
 
@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     let result = match command.as_str() {
         "demo" => xtask::run::demo(),
         "test" => xtask::run::test(),
-        "setup" => xtask::setup::system_packages(),
+        "setup" => xtask::setup::all(&xtask::workspace_root()),
         "gen" => generate(),
         "check-gen" => check_gen(),
         "help" | "-h" | "--help" => {

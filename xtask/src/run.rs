@@ -55,7 +55,7 @@ fn build_libpti(root: &Path) -> Result<PathBuf, String> {
 /// Set up, build `libpti.so`, then lint and run every test of the workspace.
 pub fn test() -> Result<(), String> {
     let root = workspace_root();
-    setup::system_packages()?;
+    setup::all(&root)?;
     let lib = build_libpti(&root)?;
     step(
         "format",
@@ -94,7 +94,7 @@ pub fn test() -> Result<(), String> {
 /// (enables views, flushes, prints every record).
 pub fn demo() -> Result<(), String> {
     let root = workspace_root();
-    setup::system_packages()?;
+    setup::all(&root)?;
     let lib = build_libpti(&root)?;
     let out = root.join("target/samples");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;

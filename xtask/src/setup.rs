@@ -1,8 +1,11 @@
-//! Setting up a fresh machine: the Debian packages the build, the tests and the demo need.
+//! Setting up a fresh machine: the Debian packages the build, the tests and the demo need, and
+//! the Python virtual environment (`.venv`) that holds the runtimes PyPI ships.
 //!
 //! Packages are installed with apt-get only when `dpkg-query` says they are missing, so a set-up
-//! machine pays one quick query per package. Nothing here is ever installed by hand.
+//! machine pays one quick query per package; the virtual environment is made and filled only
+//! when a file it should hold is missing. Nothing here is ever installed by hand.
 
+use std::path::Path;
 use std::process::Command;
 
 /// `(package, why the project needs it)`.
@@ -13,7 +16,39 @@ const PACKAGES: &[(&str, &str)] = &[
     ),
     ("g++", "checks that the headers compile as C++"),
     ("binutils", "readelf checks the SONAME of libpti.so"),
+    (
+        "ocl-icd-libopencl1",
+        "ocl-icd, the OpenCL loader the PoCL tests run behind",
+    ),
+    (
+        "ocl-icd-opencl-dev",
+        "libOpenCL.so to link the OpenCL test programs against",
+    ),
+    (
+        "opencl-c-headers",
+        "CL/*.h for the OpenCL test programs and pti_cl_params.h",
+    ),
+    ("pocl-opencl-icd", "PoCL, a CPU OpenCL 3.0 runtime"),
+    (
+        "clinfo",
+        "lists the OpenCL platforms, to diagnose a runtime that is not found",
+    ),
 ];
+
+/// The PyPI packages of `.venv`, pinned: `(requirement, why)`.
+const PYTHON_PACKAGES: &[(&str, &str)] = &[
+    (
+        "intel-opencl-rt==2026.2.0",
+        "Intel's CPU OpenCL runtime and the Khronos ICD loader (lib/libintelocl.so, lib/libOpenCL.so.1)",
+    ),
+    (
+        "intel-cmplr-lib-rt==2026.2.0",
+        "the compiler runtime libintelocl.so needs (libsvml, libimf, libirng, libintlc)",
+    ),
+];
+
+/// Files whose presence says `.venv` is complete.
+const VENV_MARKERS: &[&str] = &["lib/libintelocl.so", "lib/libOpenCL.so.1", "lib/libsvml.so"];
 
 fn installed(package: &str) -> bool {
     Command::new("dpkg-query")
@@ -65,4 +100,60 @@ pub fn system_packages() -> Result<(), String> {
     let mut args = vec!["install", "-y", "-q", "--no-install-recommends"];
     args.extend(&missing);
     apt_get(&args)
+}
+
+/// Makes `.venv` in the workspace root and installs [`PYTHON_PACKAGES`] into it, unless it is
+/// complete already.
+pub fn python_venv(root: &Path) -> Result<(), String> {
+    let venv = root.join(".venv");
+    if VENV_MARKERS.iter().all(|m| venv.join(m).exists()) {
+        return Ok(());
+    }
+    eprintln!(
+        "xtask: making {} with {}",
+        venv.display(),
+        PYTHON_PACKAGES
+            .iter()
+            .map(|(p, _)| *p)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    if !venv.join("bin/pip").exists() {
+        let status = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .map_err(|e| format!("cannot run python3 -m venv: {e}"))?;
+        if !status.success() {
+            return Err(format!(
+                "python3 -m venv {} failed ({status}); with Debian's python3, the package \
+                 python3-venv provides the venv module",
+                venv.display()
+            ));
+        }
+    }
+    let status = Command::new(venv.join("bin/pip"))
+        .args(["install", "-q", "--disable-pip-version-check"])
+        .args(PYTHON_PACKAGES.iter().map(|(p, _)| *p))
+        .status()
+        .map_err(|e| format!("cannot run {}/bin/pip: {e}", venv.display()))?;
+    if !status.success() {
+        return Err(format!(
+            "pip install into {} failed: {status}",
+            venv.display()
+        ));
+    }
+    match VENV_MARKERS.iter().find(|m| !venv.join(m).exists()) {
+        Some(missing) => Err(format!(
+            "{} lacks {missing} after pip install: the packages' layout changed",
+            venv.display()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Everything: Debian packages, then the virtual environment.
+pub fn all(root: &Path) -> Result<(), String> {
+    system_packages()?;
+    python_venv(root)
 }

@@ -49,6 +49,14 @@ impl<T> WriterLock<T> {
         WriterGuard { lock: self }
     }
 
+    /// Takes the lock if it is free, without waiting.
+    pub(crate) fn try_lock(&self) -> Option<WriterGuard<'_, T>> {
+        self.locked
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+            .then_some(WriterGuard { lock: self })
+    }
+
     /// Takes the lock without a guard, before `fork()`.
     pub(crate) fn acquire_for_fork(&self) {
         self.acquire();
@@ -81,6 +89,28 @@ impl<T> DerefMut for WriterGuard<'_, T> {
         // SAFETY: the guard exists only while this thread holds the lock, and `&mut self`
         // makes this the only reference through it.
         unsafe { &mut *self.lock.value.get() }
+    }
+}
+
+/// A writers' lock seen only as something to take around `fork()`, whatever it guards: lets a
+/// subsystem list its locks for the fork handlers.
+pub(crate) trait ForkLock: Sync {
+    /// See [`WriterLock::acquire_for_fork`].
+    fn acquire_for_fork(&self);
+    /// See [`WriterLock::release_after_fork`].
+    ///
+    /// # Safety
+    /// As [`WriterLock::release_after_fork`].
+    unsafe fn release_after_fork(&self);
+}
+
+impl<T: Send> ForkLock for WriterLock<T> {
+    fn acquire_for_fork(&self) {
+        WriterLock::acquire_for_fork(self);
+    }
+    unsafe fn release_after_fork(&self) {
+        // SAFETY: the caller's contract is this method's.
+        unsafe { WriterLock::release_after_fork(self) };
     }
 }
 

@@ -8,6 +8,10 @@
 //! header repeats the checks as `static_assert`s with the numbers Rust measured ([`LAYOUTS`]).
 //!
 //! Device records are written in their `_v2` layouts, which extend the v1 layout at its end.
+//!
+//! The file stands alone (it uses nothing else of the crate): the header generator includes it
+//! as a module of its own (`xtask/src/headers.rs`), so it can regenerate headers even while the
+//! rest of pti-core does not build.
 #![allow(non_camel_case_types)]
 
 use core::ffi::{c_char, c_void};
@@ -359,16 +363,6 @@ pub enum pti_api_group_id {
     PTI_API_GROUP_HYBRID_SYCL_OPENCL = 5,
     /// Every group (filters only).
     PTI_API_GROUP_ALL = 0x7fff_ffff,
-}
-
-impl From<crate::api::ApiGroup> for pti_api_group_id {
-    fn from(group: crate::api::ApiGroup) -> Self {
-        match group {
-            crate::api::ApiGroup::LevelZero => pti_api_group_id::PTI_API_GROUP_LEVELZERO,
-            crate::api::ApiGroup::OpenCl => pti_api_group_id::PTI_API_GROUP_OPENCL,
-            crate::api::ApiGroup::Sycl => pti_api_group_id::PTI_API_GROUP_SYCL,
-        }
-    }
 }
 
 /// Classes of API functions, for coarse filtering of API records.

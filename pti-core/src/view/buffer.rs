@@ -167,9 +167,17 @@ pub(super) fn set_callbacks(callbacks: Arc<dyn BufferCallbacks>) {
 /// Records dropped per kind, indexed by the kind's value.
 static DROPPED: [AtomicU64; 13] = [const { AtomicU64::new(0) }; 13];
 
-/// Records of `kind` dropped because no buffer could be had, since the process started.
+/// Records of `kind` dropped since the process started: because no buffer could be had, or
+/// because the data of a record could not be collected (a device command whose queue has no
+/// profiling, or whose timestamps the runtime would not give).
 pub fn dropped_count(kind: pti_view_kind) -> u64 {
     DROPPED[kind as usize].load(Ordering::Relaxed)
+}
+
+/// Counts one record of `kind` whose data could not be collected, and returns the new total.
+/// The caller raises the critical event that says why.
+pub(crate) fn count_lost(kind: pti_view_kind) -> u64 {
+    DROPPED[kind as usize].fetch_add(1, Ordering::Relaxed) + 1
 }
 
 /// One thread's buffer, shared between the thread (the only writer) and flushers.
@@ -468,6 +476,7 @@ pub(super) fn flush() -> Result<(), Error> {
 extern "C" fn flush_at_exit() {
     let _ = std::panic::catch_unwind(|| {
         EXITED.store(true, Ordering::Relaxed);
+        crate::backend::at_exit();
         if let Ok(taken) = collect(true) {
             taken.into_iter().for_each(hand_back);
         }

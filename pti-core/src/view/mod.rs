@@ -5,7 +5,8 @@
 //! - `buffer`: per-thread buffers lent by the tool, flushing, drop accounting;
 //! - `records`: walking a buffer's records ([`next_record`], [`Records`]);
 //! - `external`: external-correlation stacks;
-//! - `emit`: the records the dispatch writes for a traced call.
+//! - `emit`: the records the dispatch writes for a traced call;
+//! - `device`: the records of device work, written by the backends.
 //!
 //! This file holds the configuration: which views are enabled, and which functions the API
 //! views record. As in PTI, a group records every function while its API view is enabled, until
@@ -46,19 +47,21 @@
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crate::api::{ApiClass, ApiGroup, ApiId};
-use crate::interest::{self, API_RECORDS, CELLS, EXTERNAL};
+use crate::interest::{self, API_RECORDS, CELLS, DEVICE, EXTERNAL};
 use crate::result::Error;
 use crate::sync::writer_lock::WriterLock;
 use crate::{clock, fork, ids, thread};
 
 pub mod abi;
 mod buffer;
+pub(crate) mod device;
 pub(crate) mod emit;
 mod external;
 mod records;
 
 use abi::{pti_api_class, pti_api_group_id, pti_view_kind, pti_view_overhead_kind};
 pub(crate) use buffer::ThreadBuffer;
+pub(crate) use buffer::count_lost;
 pub use buffer::{Buffer, BufferCallbacks, FilledBuffer, dropped_count};
 pub use external::{pop_external_correlation_id, push_external_correlation_id};
 pub use records::{Record, Records, next_record, next_record_raw};
@@ -118,6 +121,33 @@ fn refresh_external_interest() {
     }
 }
 
+/// The views of device work: while any is enabled, the functions that submit or wait for
+/// device work are traced, so that their records carry correlation IDs.
+pub(crate) const DEVICE_VIEWS: [pti_view_kind; 6] = [
+    pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL,
+    pti_view_kind::PTI_VIEW_DEVICE_CPU_KERNEL,
+    pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY,
+    pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_FILL,
+    pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY_P2P,
+    pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION,
+];
+
+/// Whether any device view is enabled.
+#[inline]
+pub(crate) fn any_device_view() -> bool {
+    DEVICE_VIEWS.iter().any(|k| is_enabled(*k))
+}
+
+/// Sets the device interest of the functions the backends name as device work.
+fn refresh_device_interest() {
+    let on = any_device_view();
+    for (group, id) in crate::backend::device_work_functions() {
+        if let Some(cell) = interest::cell(group, id) {
+            interest::set(cell, DEVICE, on);
+        }
+    }
+}
+
 /// Sets the tool's buffer callbacks. Set them before enabling a view.
 pub fn set_callbacks(callbacks: std::sync::Arc<dyn BufferCallbacks>) {
     fork::install_handlers();
@@ -152,14 +182,17 @@ fn set_enabled(kind: pti_view_kind, on: bool) -> Result<(), Error> {
             .for_each(refresh_api_interest),
         pti_view_kind::PTI_VIEW_RUNTIME_API => refresh_api_interest(ApiGroup::Sycl),
         pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION => refresh_external_interest(),
+        k if DEVICE_VIEWS.contains(&k) => refresh_device_interest(),
         _ => {}
     }
     Ok(())
 }
 
-/// Enables view `kind`: its records are written from now on. Device views are accepted now and
-/// filled by the backends that produce device work; `PTI_VIEW_DEVICE_CPU_KERNEL` and
-/// `PTI_VIEW_COMMUNICATION` are accepted for compatibility but no backend produces them.
+/// Enables view `kind`: its records are written from now on. Device views are filled by the
+/// backends that produce device work (kernels on CPU devices go to `PTI_VIEW_DEVICE_CPU_KERNEL`,
+/// on other devices to `PTI_VIEW_DEVICE_GPU_KERNEL`); `PTI_VIEW_COMMUNICATION` is accepted for
+/// compatibility but no backend produces it. Queues created while a device view is enabled are
+/// created with profiling on, which device timestamps need.
 pub fn enable(kind: pti_view_kind) -> Result<(), Error> {
     set_enabled(kind, true)
 }
@@ -170,11 +203,14 @@ pub fn disable(kind: pti_view_kind) -> Result<(), Error> {
 }
 
 /// Hands every finished record of every thread to the tool before returning (see
-/// [`FilledBuffer`]). With the overhead view enabled, first closes the calling thread's overhead
+/// [`FilledBuffer`]): first the backends write the records of device work that has completed
+/// (without waiting for any that has not), then every buffer is delivered. With the overhead
+/// view enabled, first closes the calling thread's overhead
 /// window (other threads close theirs with their next traced call after the window ends), and
 /// records the flush's own time, delivered by the next flush.
 pub fn flush() -> Result<(), Error> {
     let start = clock::now();
+    crate::backend::harvest_finished();
     if is_enabled(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD) {
         thread::with(|s| emit::close_overhead_window(s, start));
     }

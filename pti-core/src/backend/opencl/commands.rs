@@ -1,0 +1,290 @@
+//! Device commands: what an enqueue call submits, and how its hook makes sure the command can
+//! be timed.
+//!
+//! [`submit`] wraps the call to the next layer of every enqueue hook. When the call is traced and
+//! the view for its kind of work is enabled, it hands the runtime an event (the program's, or one
+//! libpti injects and the program never sees), keeps a reference to it, and leaves the command
+//! pending until it completes (see `pending`). Otherwise it passes the call on untouched.
+
+use core::ffi::CStr;
+use std::sync::Arc;
+
+use pti_sys::opencl::*;
+
+use super::next;
+use super::pending::{self, Pending};
+use super::queues::{self, QueueInfo};
+use crate::api::ApiId;
+use crate::dispatch::CallScope;
+use crate::intern::intern_str;
+use crate::view::abi::{
+    pti_view_kind, pti_view_memcpy_type, pti_view_memory_type, pti_view_synchronization_type,
+};
+use crate::view::{self, device::kernel_view};
+use crate::{clock, critical, ids, thread};
+
+/// What a command does, as its record needs to know.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Work {
+    /// A kernel (or native function) execution.
+    Kernel { name: &'static CStr },
+    /// A copy of `bytes` bytes between two kinds of memory.
+    Copy {
+        src: pti_view_memory_type,
+        dst: pti_view_memory_type,
+        bytes: u64,
+    },
+    /// A fill of `bytes` bytes with a pattern whose first 8 bytes are `value`.
+    Fill {
+        memory: pti_view_memory_type,
+        bytes: u64,
+        value: u64,
+    },
+    /// A barrier or marker: a synchronisation record with device times.
+    Barrier {
+        kind: pti_view_synchronization_type,
+        wait_events: u32,
+    },
+}
+
+impl Work {
+    /// The view that records this work on `device_is_cpu`'s kind of device.
+    pub(super) fn view(&self, device_is_cpu: bool) -> pti_view_kind {
+        match self {
+            Work::Kernel { .. } => kernel_view(device_is_cpu),
+            Work::Copy { .. } => pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY,
+            Work::Fill { .. } => pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_FILL,
+            Work::Barrier { .. } => pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION,
+        }
+    }
+
+    /// The record's name: the kernel's, or the API function's with the memory kinds, such as
+    /// `clEnqueueReadBuffer(D2M)` or `clEnqueueFillBuffer(D)`.
+    pub(super) fn name(&self, api_id: ApiId) -> &'static CStr {
+        let function = ids::name(crate::api::ApiGroup::OpenCl, api_id)
+            .map_or("clEnqueue".into(), CStr::to_string_lossy);
+        match self {
+            Work::Kernel { name } => name,
+            Work::Copy { src, dst, .. } => {
+                let kind = pti_view_memcpy_type::from_memory_types(*src, *dst);
+                let label = format!("{kind:?}");
+                let short = label.rsplit('_').next().unwrap_or("M2M");
+                intern_str(&format!("{function}({short})"))
+            }
+            Work::Fill { memory, .. } => {
+                intern_str(&format!("{function}({})", memory_letter(*memory)))
+            }
+            Work::Barrier { .. } => intern_str(&function),
+        }
+    }
+}
+
+fn memory_letter(m: pti_view_memory_type) -> char {
+    match m {
+        pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_MEMORY => 'M',
+        pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_HOST => 'H',
+        pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_DEVICE => 'D',
+        pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_SHARED => 'S',
+    }
+}
+
+/// Memory of an OpenCL memory object (buffer or image).
+pub(super) const OBJECT: pti_view_memory_type = pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_DEVICE;
+
+/// The memory kind of host pointer `ptr` used on `queue` (USM kinds where the runtime knows).
+pub(super) fn pointer_memory(
+    queue: &QueueInfo,
+    ptr: *const core::ffi::c_void,
+) -> pti_view_memory_type {
+    queue.device.memory_type(queue.context, ptr)
+}
+
+/// The first 8 bytes of a fill pattern of `size` bytes, little-endian.
+///
+/// # Safety
+/// `pattern` is NULL or readable for `size` bytes, as the fill functions require.
+pub(super) unsafe fn pattern_value(pattern: *const core::ffi::c_void, size: usize) -> u64 {
+    if pattern.is_null() {
+        return 0;
+    }
+    let mut bytes = [0u8; 8];
+    let n = size.min(8);
+    // SAFETY: the caller guarantees `size >= n` readable bytes at `pattern`.
+    unsafe { core::ptr::copy_nonoverlapping(pattern.cast::<u8>(), bytes.as_mut_ptr(), n) };
+    u64::from_le_bytes(bytes)
+}
+
+/// Product of a 3-D region (`NULL` counts as empty).
+///
+/// # Safety
+/// `region` is NULL or readable for three `size_t`, as the rect and image functions require.
+pub(super) unsafe fn region_volume(region: *const usize) -> u64 {
+    if region.is_null() {
+        return 0;
+    }
+    // SAFETY: the caller guarantees three readable values.
+    let r = unsafe { core::slice::from_raw_parts(region, 3) };
+    r.iter().map(|v| *v as u64).product()
+}
+
+/// Size in bytes of one element of `image` (0 if the runtime does not say).
+pub(super) fn image_element_size(image: cl_mem) -> u64 {
+    let Some(get_info) = next::dispatch().clGetImageInfo else {
+        return 0;
+    };
+    let mut size = 0usize;
+    // SAFETY: room for the one `size_t` the query writes.
+    let status = unsafe {
+        get_info(
+            image,
+            CL_IMAGE_ELEMENT_SIZE,
+            size_of::<usize>(),
+            (&raw mut size).cast(),
+            core::ptr::null_mut(),
+        )
+    };
+    if status == CL_SUCCESS { size as u64 } else { 0 }
+}
+
+/// One enqueue call, as its hook describes it to [`submit`].
+pub(super) struct Enqueue<'a> {
+    pub(super) scope: &'a CallScope,
+    pub(super) api_id: ApiId,
+    pub(super) queue: cl_command_queue,
+    /// The program's `event` argument (NULL: it wants none).
+    pub(super) event: *mut cl_event,
+    /// The call returns only once the command has completed.
+    pub(super) blocking: bool,
+}
+
+/// Runs `enqueue` (the call to the next layer, given the event pointer to pass and returning
+/// what the wrapper returns and the call's status), timing the command it submits when that is
+/// wanted. `work` describes the command; it is asked only when the command will be recorded.
+pub(super) fn submit<R>(
+    call: Enqueue<'_>,
+    work: impl FnOnce(&QueueInfo) -> Work,
+    enqueue: impl FnOnce(*mut cl_event) -> (R, cl_int),
+) -> R {
+    let Some((queue, work)) = wanted(&call, work) else {
+        return enqueue(call.event).0;
+    };
+    let mut own: cl_event = core::ptr::null_mut();
+    let slot: *mut cl_event = if call.event.is_null() {
+        &mut own
+    } else {
+        call.event
+    };
+    let enter = clock::now();
+    let (result, status) = enqueue(slot);
+    if status != CL_SUCCESS {
+        return result;
+    }
+    // SAFETY: `slot` is libpti's own event variable or the program's `event` argument, which the
+    // runtime has just written on success.
+    let event = unsafe { slot.read() };
+    if event.is_null() {
+        return result;
+    }
+    let injected = call.event.is_null();
+    if !injected && !retain(event) {
+        return result;
+    }
+    let pending = Pending {
+        event,
+        injected,
+        queue_handle: call.queue,
+        queue,
+        work,
+        api_id: call.api_id,
+        correlation_id: call.scope.correlation_id(),
+        thread_id: thread::with(|s| s.thread_id()).unwrap_or(0),
+        enter,
+    };
+    if call.blocking {
+        pending::complete_now(pending);
+    } else {
+        pending::add(pending);
+    }
+    result
+}
+
+/// The queue and work of a command that will be recorded, or `None` to pass the call through.
+fn wanted(
+    call: &Enqueue<'_>,
+    work: impl FnOnce(&QueueInfo) -> Work,
+) -> Option<(Arc<QueueInfo>, Work)> {
+    if !call.scope.is_traced() || !view::any_device_view() {
+        return None;
+    }
+    let queue = queues::lookup(call.queue)?;
+    let work = work(&queue);
+    let view = work.view(queue.device.is_cpu);
+    if !view::is_enabled(view) {
+        return None;
+    }
+    if !queue.profiled {
+        let lost = view::count_lost(view);
+        if !queue
+            .warned_unprofiled
+            .swap(true, core::sync::atomic::Ordering::Relaxed)
+        {
+            critical::raise(
+                crate::result::ResultCode::ErrorTracingNotInitialized,
+                format_args!(
+                    "OpenCL queue {:p} was created without profiling before a device view was \
+                     enabled, so its commands get no device records ({lost} {view:?} records \
+                     lost so far; see ptiViewGetDroppedRecordCount)",
+                    call.queue
+                ),
+            );
+        }
+        return None;
+    }
+    Some((queue, work))
+}
+
+/// Takes a reference to the program's event, so that it outlives the program's own.
+fn retain(event: cl_event) -> bool {
+    let Some(retain) = next::dispatch().clRetainEvent else {
+        return false;
+    };
+    // SAFETY: an event the runtime has just returned.
+    unsafe { retain(event) == CL_SUCCESS }
+}
+
+/// Drops libpti's reference to an event (its own injected one, or its retain of the program's).
+pub(super) fn release(event: cl_event) {
+    if let Some(release) = next::dispatch().clReleaseEvent {
+        // SAFETY: libpti holds one reference to this event, which this gives back.
+        unsafe { release(event) };
+    }
+}
+
+/// Sizes of mapped regions, by mapped address, for the records of their unmaps.
+static MAPPED: crate::sync::writer_lock::WriterLock<Option<std::collections::HashMap<usize, u64>>> =
+    crate::sync::writer_lock::WriterLock::new(None);
+
+/// The lock of the map sizes, for the fork handlers.
+pub(super) fn fork_lock() -> &'static dyn crate::sync::writer_lock::ForkLock {
+    &MAPPED
+}
+
+/// Remembers the size of a region just mapped (while the copy view is enabled).
+pub(super) fn mapped(ptr: *mut core::ffi::c_void, bytes: u64) {
+    if ptr.is_null() || !view::is_enabled(pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY) {
+        return;
+    }
+    MAPPED
+        .lock()
+        .get_or_insert_with(Default::default)
+        .insert(ptr as usize, bytes);
+}
+
+/// The size of a region being unmapped (0 if its map was not seen).
+pub(super) fn unmapped(ptr: *mut core::ffi::c_void) -> u64 {
+    MAPPED
+        .lock()
+        .as_mut()
+        .and_then(|m| m.remove(&(ptr as usize)))
+        .unwrap_or(0)
+}

@@ -1,0 +1,99 @@
+//! Kernel names, for the `_kernel_name` of launch callbacks and the name of kernel records.
+//!
+//! The name comes from the runtime (`CL_KERNEL_FUNCTION_NAME`) and is interned, so the pointer
+//! handed out stays valid. Each thread remembers its last few kernels; the memory is trusted
+//! only while no kernel has been created since ([`created`] moves a generation counter), because
+//! a released kernel's handle may come back as a different kernel.
+
+use core::cell::Cell;
+use core::ffi::{CStr, c_void};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use pti_sys::opencl::{CL_KERNEL_FUNCTION_NAME, CL_SUCCESS, cl_kernel};
+
+use super::next;
+use crate::intern::intern;
+
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// Kernels each thread remembers.
+const REMEMBERED: usize = 4;
+
+#[derive(Clone, Copy)]
+struct Remembered {
+    generation: u64,
+    kernel: usize,
+    name: &'static CStr,
+}
+
+thread_local! {
+    static RECENT: Cell<[Option<Remembered>; REMEMBERED]> = const { Cell::new([None; REMEMBERED]) };
+}
+
+/// A kernel was created: names remembered so far may belong to released handles.
+pub(super) fn created() {
+    GENERATION.fetch_add(1, Ordering::Release);
+}
+
+/// The name of `kernel`, or `None` if the runtime does not give one.
+pub(super) fn name(kernel: cl_kernel) -> Option<&'static CStr> {
+    if kernel.is_null() {
+        return None;
+    }
+    let generation = GENERATION.load(Ordering::Acquire);
+    let recent = RECENT.try_with(Cell::get).unwrap_or([None; REMEMBERED]);
+    if let Some(r) = recent
+        .iter()
+        .flatten()
+        .find(|r| r.kernel == kernel as usize && r.generation == generation)
+    {
+        return Some(r.name);
+    }
+    let name = query(kernel)?;
+    let _ = RECENT.try_with(|cell| {
+        let mut entries = cell.get();
+        entries.rotate_right(1);
+        entries[0] = Some(Remembered {
+            generation,
+            kernel: kernel as usize,
+            name,
+        });
+        cell.set(entries);
+    });
+    Some(name)
+}
+
+/// Asks the runtime for the name of `kernel`.
+fn query(kernel: cl_kernel) -> Option<&'static CStr> {
+    let get_info = next::dispatch().clGetKernelInfo?;
+    let mut size = 0usize;
+    // SAFETY: a size query (no value buffer) for a kernel handle the program passed to a launch.
+    let status = unsafe {
+        get_info(
+            kernel,
+            CL_KERNEL_FUNCTION_NAME,
+            0,
+            core::ptr::null_mut(),
+            &mut size,
+        )
+    };
+    if status != CL_SUCCESS || size == 0 {
+        return None;
+    }
+    let mut bytes = vec![0u8; size];
+    // SAFETY: `bytes` has room for the `size` bytes the runtime asked for.
+    let status = unsafe {
+        get_info(
+            kernel,
+            CL_KERNEL_FUNCTION_NAME,
+            size,
+            bytes.as_mut_ptr().cast::<c_void>(),
+            core::ptr::null_mut(),
+        )
+    };
+    if status != CL_SUCCESS {
+        return None;
+    }
+    let name = CStr::from_bytes_until_nul(&bytes).ok()?;
+    Some(intern(name))
+}

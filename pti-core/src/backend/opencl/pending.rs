@@ -1,0 +1,320 @@
+//! Commands submitted but not yet recorded, and their harvest.
+//!
+//! Each pending command holds one reference to its event (injected by libpti, or the program's,
+//! retained). A harvest asks each event, without waiting, whether its command has completed;
+//! completed ones get their record written on the harvesting thread and their reference
+//! released, exactly once, because a harvest takes the commands it looks at out of the list.
+//! Harvests run after the program's own waits (`clFinish`, `clWaitForEvents`, blocking calls),
+//! at every flush, and when the list has grown (never a wait the program did not ask for).
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use pti_sys::opencl::*;
+
+use super::commands::{self, Work};
+use super::devices::DeviceTimes;
+use super::next;
+use super::queues::QueueInfo;
+use crate::api::{ApiGroup, ApiId};
+use crate::result::ResultCode;
+use crate::sync::backoff::Backoff;
+use crate::sync::writer_lock::{ForkLock, WriterLock};
+use crate::view::device::{self, Command, Synchronization};
+use crate::{critical, thread, view};
+
+/// A command awaiting its record.
+pub(super) struct Pending {
+    pub(super) event: cl_event,
+    /// libpti created the event (the program passed none).
+    pub(super) injected: bool,
+    pub(super) queue_handle: cl_command_queue,
+    pub(super) queue: Arc<QueueInfo>,
+    pub(super) work: Work,
+    pub(super) api_id: ApiId,
+    pub(super) correlation_id: u32,
+    pub(super) thread_id: u32,
+    /// Host time at which the enqueue call began.
+    pub(super) enter: u64,
+}
+
+// SAFETY: the handles are opaque values passed back to the runtime, which allows OpenCL objects
+// to be used from any thread.
+unsafe impl Send for Pending {}
+
+static PENDING: WriterLock<Vec<Pending>> = WriterLock::new(Vec::new());
+
+/// Commands in [`PENDING`] (read without the lock, to skip empty harvests).
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// Harvests between taking commands out and writing their records.
+static HARVESTING: AtomicUsize = AtomicUsize::new(0);
+
+/// Size of the list at which an enqueue harvests (doubles while commands stay unfinished).
+static HARVEST_AT: AtomicUsize = AtomicUsize::new(MIN_HARVEST_AT);
+const MIN_HARVEST_AT: usize = 256;
+
+/// Leaves a command pending; harvests first if the list has grown.
+pub(super) fn add(p: Pending) {
+    let count = {
+        let mut list = PENDING.lock();
+        list.push(p);
+        COUNT.store(list.len(), Ordering::Relaxed);
+        list.len()
+    };
+    if count >= HARVEST_AT.load(Ordering::Relaxed) {
+        harvest();
+        let left = COUNT.load(Ordering::Relaxed);
+        HARVEST_AT.store((left * 2).max(MIN_HARVEST_AT), Ordering::Relaxed);
+    }
+}
+
+/// Records a command whose call blocked until it completed; one the runtime does not report
+/// complete yet (its event may lag the data) is left pending instead.
+pub(super) fn complete_now(p: Pending) {
+    if status(p.event) != Some(CL_COMPLETE) {
+        return add(p);
+    }
+    HARVESTING.fetch_add(1, Ordering::Acquire);
+    finish(p);
+    HARVESTING.fetch_sub(1, Ordering::Release);
+}
+
+/// The lock of the list, for the fork handlers.
+pub(super) fn fork_lock() -> &'static dyn ForkLock {
+    &PENDING
+}
+
+/// In the child after `fork()` (the lock released again): the pending commands and their
+/// events are the parent's (it records them); the child forgets them without touching the
+/// runtime, and a harvest that another thread of the parent had under way does not exist here.
+pub(super) fn fork_child() {
+    PENDING.lock().clear();
+    COUNT.store(0, Ordering::Relaxed);
+    HARVESTING.store(0, Ordering::Relaxed);
+}
+
+/// At process exit: the runtime may already be gone (its destructors may have run), so nothing
+/// is asked of it; commands still pending are counted as lost (per view where the list can be
+/// had without waiting; a thread still running may hold it). A tool that flushes before it
+/// exits has none.
+pub(super) fn at_exit() {
+    let n = COUNT.swap(0, Ordering::Relaxed);
+    if n == 0 {
+        return;
+    }
+    if let Some(mut list) = PENDING.try_lock() {
+        for p in list.drain(..) {
+            view::count_lost(p.work.view(p.queue.device.is_cpu));
+        }
+    }
+    critical::raise(
+        ResultCode::ErrorRecordsDropped,
+        format_args!(
+            "the process exits with {n} OpenCL commands whose records were not written (not \
+             harvested by a flush or a wait since they completed); they are lost"
+        ),
+    );
+}
+
+/// Number of commands awaiting their records.
+pub(crate) fn count() -> usize {
+    COUNT.load(Ordering::Relaxed)
+}
+
+/// The execution status of `event` (`CL_COMPLETE`, a negative error, or still running).
+fn status(event: cl_event) -> Option<cl_int> {
+    let get_info = next::dispatch().clGetEventInfo?;
+    let mut status: cl_int = CL_QUEUED;
+    // SAFETY: an event libpti holds a reference to, and room for one `cl_int`.
+    let rc = unsafe {
+        get_info(
+            event,
+            CL_EVENT_COMMAND_EXECUTION_STATUS,
+            size_of::<cl_int>(),
+            (&raw mut status).cast(),
+            core::ptr::null_mut(),
+        )
+    };
+    (rc == CL_SUCCESS).then_some(status)
+}
+
+/// Writes the records of every pending command that has completed; never waits.
+pub(super) fn harvest() {
+    if COUNT.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    HARVESTING.fetch_add(1, Ordering::Acquire);
+    let taken = core::mem::take(&mut *PENDING.lock());
+    let mut unfinished = Vec::new();
+    let mut finished = Vec::new();
+    for p in taken {
+        match status(p.event) {
+            Some(s) if s == CL_COMPLETE || s < 0 => finished.push(p),
+            _ => unfinished.push(p),
+        }
+    }
+    {
+        let mut list = PENDING.lock();
+        list.append(&mut unfinished);
+        COUNT.store(list.len(), Ordering::Relaxed);
+    }
+    for p in finished {
+        finish(p);
+    }
+    HARVESTING.fetch_sub(1, Ordering::Release);
+}
+
+/// A harvest whose records are all written when it returns, also those of harvests that other
+/// threads had under way: what a flush needs.
+pub(super) fn harvest_all() {
+    harvest();
+    let mut backoff = Backoff::default();
+    while HARVESTING.load(Ordering::Acquire) != 0 {
+        backoff.snooze();
+    }
+}
+
+/// At the loader's deinitialisation: records what has completed, then gives back the events of
+/// commands still running, counting their records as lost.
+pub(super) fn abandon_unfinished() {
+    harvest_all();
+    let left = core::mem::take(&mut *PENDING.lock());
+    COUNT.store(0, Ordering::Relaxed);
+    if left.is_empty() {
+        return;
+    }
+    let n = left.len();
+    for p in left {
+        view::count_lost(p.work.view(p.queue.device.is_cpu));
+        commands::release(p.event);
+    }
+    critical::raise(
+        ResultCode::ErrorRecordsDropped,
+        format_args!(
+            "the OpenCL loader shut down with {n} commands still running; their records are \
+             lost (counted in ptiViewGetDroppedRecordCount)"
+        ),
+    );
+}
+
+/// Reads one profiling timestamp (0 if the runtime gives none).
+fn profiling(event: cl_event, what: cl_profiling_info) -> Result<u64, cl_int> {
+    let get = next::dispatch()
+        .clGetEventProfilingInfo
+        .ok_or(CL_INVALID_OPERATION)?;
+    let mut value: cl_ulong = 0;
+    // SAFETY: an event libpti holds a reference to, and room for one `cl_ulong`.
+    let rc = unsafe {
+        get(
+            event,
+            what,
+            size_of::<cl_ulong>(),
+            (&raw mut value).cast(),
+            core::ptr::null_mut(),
+        )
+    };
+    if rc == CL_SUCCESS { Ok(value) } else { Err(rc) }
+}
+
+fn device_times(event: cl_event) -> Result<DeviceTimes, cl_int> {
+    Ok(DeviceTimes {
+        queued: profiling(event, CL_PROFILING_COMMAND_QUEUED).unwrap_or(0),
+        submit: profiling(event, CL_PROFILING_COMMAND_SUBMIT).unwrap_or(0),
+        start: profiling(event, CL_PROFILING_COMMAND_START)?,
+        end: profiling(event, CL_PROFILING_COMMAND_END)?,
+    })
+}
+
+/// Writes the record of a completed command and releases its event.
+fn finish(p: Pending) {
+    let times = match status(p.event) {
+        Some(s) if s < 0 => Err(s),
+        _ => device_times(p.event),
+    };
+    commands::release(p.event);
+    let view = p.work.view(p.queue.device.is_cpu);
+    let host = times.map(|t| (t, p.queue.device.to_host(&t, p.enter)));
+    let (t, Some(h)) = (match host {
+        Ok(pair) => pair,
+        Err(code) => return lost(&p, view, code),
+    }) else {
+        return lost(&p, view, CL_PROFILING_INFO_NOT_AVAILABLE);
+    };
+    // Without a reported QUEUED time, the command was appended when its call began (or, if
+    // the device reports an earlier submission, then).
+    let submit = h.submit.unwrap_or(h.start);
+    let append = h.queued.unwrap_or(p.enter.min(submit));
+    let device_order = [t.queued, t.submit, t.start, t.end];
+    let reported: Vec<u64> = device_order.into_iter().filter(|v| *v != 0).collect();
+    if !reported.windows(2).all(|w| w[0] <= w[1]) {
+        critical::raise(
+            ResultCode::ErrorBadTimestamp,
+            format_args!(
+                "an OpenCL command ({}) reported device timestamps out of order (queued {}, \
+                 submit {}, start {}, end {}); its record carries them as converted",
+                p.work.name(p.api_id).to_string_lossy(),
+                t.queued,
+                t.submit,
+                t.start,
+                t.end
+            ),
+        );
+    }
+    let command = Command {
+        queue: p.queue_handle,
+        context: p.queue.context,
+        device: &p.queue.device.identity,
+        name: p.work.name(p.api_id),
+        correlation_id: p.correlation_id,
+        thread_id: p.thread_id,
+        append,
+        submit,
+        start: h.start,
+        end: h.end,
+    };
+    thread::with(|state| match p.work {
+        Work::Kernel { .. } => device::kernel(state, p.queue.device.is_cpu, &command),
+        Work::Copy { src, dst, bytes } => device::memory_copy(state, &command, src, dst, bytes),
+        Work::Fill {
+            memory,
+            bytes,
+            value,
+        } => device::memory_fill(state, &command, memory, bytes, value),
+        Work::Barrier { kind, wait_events } => device::synchronization(
+            state,
+            &Synchronization {
+                kind,
+                group: ApiGroup::OpenCl,
+                api_id: p.api_id,
+                context: p.queue.context,
+                queue: p.queue_handle,
+                event: if p.injected {
+                    core::ptr::null_mut()
+                } else {
+                    p.event
+                },
+                start: h.start,
+                end: h.end,
+                thread_id: p.thread_id,
+                correlation_id: p.correlation_id,
+                wait_events,
+                status: CL_SUCCESS as u32,
+            },
+        ),
+    });
+}
+
+/// Counts the record of a command whose times could not be had, and says why.
+fn lost(p: &Pending, view: crate::view::abi::pti_view_kind, code: cl_int) {
+    let total = view::count_lost(view);
+    critical::raise(
+        ResultCode::ErrorDriver,
+        format_args!(
+            "no device timestamps for an OpenCL command ({}, correlation ID {}): the runtime \
+             answered {code}; the {view:?} record is lost ({total} so far)",
+            p.work.name(p.api_id).to_string_lossy(),
+            p.correlation_id
+        ),
+    );
+}

@@ -1,0 +1,212 @@
+//! The records of device work: kernels, memory copies and fills, and synchronisation. Backends
+//! call these once a command has completed and its times are on the host clock; each record goes
+//! into the calling thread's buffer, carrying the correlation ID and thread of the call that
+//! submitted the work.
+
+use core::ffi::{CStr, c_char, c_void};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use super::abi::*;
+use super::buffer::append;
+use super::is_enabled;
+use crate::api::{ApiGroup, ApiId};
+use crate::thread::ThreadState;
+
+/// The device a command ran on, as records name it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DeviceIdentity {
+    pub(crate) device: *mut c_void,
+    pub(crate) pci_address: [c_char; PTI_MAX_PCI_ADDRESS_SIZE],
+    pub(crate) uuid: [u8; PTI_MAX_DEVICE_UUID_SIZE],
+}
+
+/// What every device-work record shares: where it ran, who submitted it, and when.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Command<'a> {
+    pub(crate) queue: *mut c_void,
+    pub(crate) context: *mut c_void,
+    pub(crate) device: &'a DeviceIdentity,
+    pub(crate) name: &'static CStr,
+    pub(crate) correlation_id: u32,
+    pub(crate) thread_id: u32,
+    /// Host times (ns): appended to the queue, submitted to the device, started, ended.
+    pub(crate) append: u64,
+    pub(crate) submit: u64,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+}
+
+/// IDs of kernel executions and of memory operations, unique in the process.
+static KERNEL_IDS: AtomicU64 = AtomicU64::new(1);
+static MEM_OP_IDS: AtomicU64 = AtomicU64::new(1);
+
+/// The view that a kernel on a CPU device (`cpu`) or another device is recorded in.
+pub(crate) const fn kernel_view(cpu: bool) -> pti_view_kind {
+    if cpu {
+        pti_view_kind::PTI_VIEW_DEVICE_CPU_KERNEL
+    } else {
+        pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL
+    }
+}
+
+/// Writes a kernel record, if the view for its device kind is enabled.
+pub(crate) fn kernel(state: &ThreadState, cpu: bool, c: &Command<'_>) {
+    let kind = kernel_view(cpu);
+    if !is_enabled(kind) {
+        return;
+    }
+    append(
+        state,
+        kind,
+        pti_view_record_kernel_v2 {
+            _view_kind: pti_view_record_base::of(kind),
+            _queue_handle: c.queue,
+            _context_handle: c.context,
+            _name: c.name.as_ptr(),
+            _source_file_name: core::ptr::null(),
+            _source_line_number: 0,
+            _kernel_id: KERNEL_IDS.fetch_add(1, Ordering::Relaxed),
+            _correlation_id: c.correlation_id,
+            _thread_id: c.thread_id,
+            _pci_address: c.device.pci_address,
+            _device_uuid: c.device.uuid,
+            _append_timestamp: c.append,
+            _start_timestamp: c.start,
+            _end_timestamp: c.end,
+            _submit_timestamp: c.submit,
+            _sycl_task_begin_timestamp: 0,
+            _sycl_enqk_begin_timestamp: 0,
+            _sycl_node_id: 0,
+            _sycl_queue_id: PTI_INVALID_QUEUE_ID,
+            _sycl_invocation_id: 0,
+            _device_handle: c.device.device,
+            _engine_ordinal: 0,
+            _engine_index: 0,
+        },
+    );
+}
+
+/// Writes a memory-copy record, if the copy view is enabled.
+pub(crate) fn memory_copy(
+    state: &ThreadState,
+    c: &Command<'_>,
+    src: pti_view_memory_type,
+    dst: pti_view_memory_type,
+    bytes: u64,
+) {
+    let kind = pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY;
+    if !is_enabled(kind) {
+        return;
+    }
+    append(
+        state,
+        kind,
+        pti_view_record_memory_copy_v2 {
+            _view_kind: pti_view_record_base::of(kind),
+            _memcpy_type: pti_view_memcpy_type::from_memory_types(src, dst),
+            _mem_src: src,
+            _mem_dst: dst,
+            _queue_handle: c.queue,
+            _context_handle: c.context,
+            _name: c.name.as_ptr(),
+            _pci_address: c.device.pci_address,
+            _device_uuid: c.device.uuid,
+            _mem_op_id: MEM_OP_IDS.fetch_add(1, Ordering::Relaxed),
+            _correlation_id: c.correlation_id,
+            _thread_id: c.thread_id,
+            _append_timestamp: c.append,
+            _start_timestamp: c.start,
+            _end_timestamp: c.end,
+            _submit_timestamp: c.submit,
+            _bytes: bytes,
+            _sycl_queue_id: PTI_INVALID_QUEUE_ID,
+            _device_handle: c.device.device,
+            _engine_ordinal: 0,
+            _engine_index: 0,
+        },
+    );
+}
+
+/// Writes a memory-fill record, if the fill view is enabled.
+pub(crate) fn memory_fill(
+    state: &ThreadState,
+    c: &Command<'_>,
+    memory: pti_view_memory_type,
+    bytes: u64,
+    value: u64,
+) {
+    let kind = pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_FILL;
+    if !is_enabled(kind) {
+        return;
+    }
+    append(
+        state,
+        kind,
+        pti_view_record_memory_fill_v2 {
+            _view_kind: pti_view_record_base::of(kind),
+            _mem_type: memory,
+            _queue_handle: c.queue,
+            _context_handle: c.context,
+            _name: c.name.as_ptr(),
+            _pci_address: c.device.pci_address,
+            _device_uuid: c.device.uuid,
+            _mem_op_id: MEM_OP_IDS.fetch_add(1, Ordering::Relaxed),
+            _correlation_id: c.correlation_id,
+            _thread_id: c.thread_id,
+            _append_timestamp: c.append,
+            _start_timestamp: c.start,
+            _end_timestamp: c.end,
+            _submit_timestamp: c.submit,
+            _bytes: bytes,
+            _value_for_set: value,
+            _sycl_queue_id: PTI_INVALID_QUEUE_ID,
+            _device_handle: c.device.device,
+            _engine_ordinal: 0,
+            _engine_index: 0,
+        },
+    );
+}
+
+/// A synchronisation: a host wait (host times of the call) or a device barrier (device times).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Synchronization {
+    pub(crate) kind: pti_view_synchronization_type,
+    pub(crate) group: ApiGroup,
+    pub(crate) api_id: ApiId,
+    pub(crate) context: *mut c_void,
+    pub(crate) queue: *mut c_void,
+    pub(crate) event: *mut c_void,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) thread_id: u32,
+    pub(crate) correlation_id: u32,
+    pub(crate) wait_events: u32,
+    pub(crate) status: u32,
+}
+
+/// Writes a synchronisation record, if the synchronisation view is enabled.
+pub(crate) fn synchronization(state: &ThreadState, s: &Synchronization) {
+    let kind = pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION;
+    if !is_enabled(kind) {
+        return;
+    }
+    append(
+        state,
+        kind,
+        pti_view_record_synchronization {
+            _view_kind: pti_view_record_base::of(kind),
+            _synch_type: s.kind,
+            _context_handle: s.context,
+            _queue_handle: s.queue,
+            _event_handle: s.event,
+            _start_timestamp: s.start,
+            _end_timestamp: s.end.max(s.start),
+            _thread_id: s.thread_id,
+            _correlation_id: s.correlation_id,
+            _number_wait_events: s.wait_events,
+            _return_code: s.status,
+            _api_id: s.api_id,
+            _api_group: s.group.into(),
+        },
+    );
+}

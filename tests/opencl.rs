@@ -1,0 +1,654 @@
+//! The OpenCL layer against real runtimes: PoCL behind ocl-icd (the system loader), and Intel's
+//! CPU runtime behind the Khronos loader (both from `cargo xtask setup`).
+//!
+//! Each runs the same real OpenCL program (`tests/c/cl_workload.c`: vector add, copies, fills,
+//! images, maps, USM where the device has it, barriers and markers, several queues, two threads)
+//! twice: alone (`cl_plain`), and under a tool on libpti's public API (`cl_traced`). The tool's
+//! output is checked against the program's own account of what it did, and the program's
+//! results and its view of its own objects must not change.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use pti_tests::{compile_c_with, lib_dir, root};
+
+/// The two programs, compiled once per test binary.
+fn programs() -> &'static (PathBuf, PathBuf) {
+    static PROGRAMS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    PROGRAMS.get_or_init(|| {
+        let plain = compile_c_with(
+            "cl_plain",
+            &["tests/c/cl_plain.c", "tests/c/cl_workload.c"],
+            &["-lOpenCL"],
+        );
+        let traced = compile_c_with(
+            "cl_traced",
+            &["tests/c/cl_traced.c", "tests/c/cl_workload.c"],
+            &["-lpti", "-lOpenCL"],
+        );
+        (plain, traced)
+    })
+}
+
+/// A runtime to test against: the environment that selects it.
+struct Runtime {
+    name: &'static str,
+    env: Vec<(&'static str, String)>,
+    /// A line the loader prints (with its tracing on) when it has added libpti as a layer.
+    layer_added_trace: Option<&'static str>,
+}
+
+fn pocl() -> Runtime {
+    Runtime {
+        name: "PoCL (ocl-icd)",
+        env: vec![("PTI_TEST_PLATFORM", "Portable Computing Language".into())],
+        layer_added_trace: None,
+    }
+}
+
+fn intel_cpu() -> Runtime {
+    let venv_lib = root().join(".venv/lib");
+    let icd = venv_lib.join("libintelocl.so");
+    assert!(
+        icd.exists() && venv_lib.join("libOpenCL.so.1").exists(),
+        "{} or the Khronos loader beside it is missing: run `cargo xtask setup`, which installs \
+         the PyPI packages intel-opencl-rt and intel-cmplr-lib-rt into .venv",
+        icd.display()
+    );
+    Runtime {
+        name: "Intel CPU runtime (Khronos loader)",
+        env: vec![
+            ("PTI_TEST_PLATFORM", "Intel(R) OpenCL".into()),
+            ("OCL_ICD_FILENAMES", icd.display().to_string()),
+            ("LD_LIBRARY_PATH", venv_lib.display().to_string()),
+            ("OCL_ICD_ENABLE_TRACE", "1".into()),
+        ],
+        layer_added_trace: Some("successfully added layer"),
+    }
+}
+
+/// Output of one run, split into the program's ("W") and the tool's ("T") lines.
+struct Run {
+    w: Vec<String>,
+    t: Vec<String>,
+    stderr: String,
+}
+
+fn run(rt: &Runtime, exe: &PathBuf, extra_env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(exe);
+    cmd.env_remove("OPENCL_LAYERS")
+        .env_remove("PTI_OPENCL_LAYER");
+    for (k, v) in &rt.env {
+        cmd.env(k, v);
+    }
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "{} on {} failed ({})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        exe.display(),
+        rt.name,
+        out.status
+    );
+    let pick = |p: &str| {
+        stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(p).map(str::to_string))
+            .collect::<Vec<_>>()
+    };
+    Run {
+        w: pick("W "),
+        t: pick("T "),
+        stderr,
+    }
+}
+
+/// OpenCL API IDs by name, from the generated C header.
+fn api_ids() -> HashMap<String, u32> {
+    let text = std::fs::read_to_string(root().join("include/pti/pti_driver_opencl_api_ids.h"))
+        .expect("the OpenCL ID header");
+    text.lines()
+        .filter_map(|l| {
+            let (name, value) = l.trim().trim_end_matches(',').split_once(" = ")?;
+            Some((name.strip_suffix("_id")?.to_string(), value.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The program's lines that must be the same with and without libpti.
+fn invariant_lines(w: &[String]) -> Vec<String> {
+    let mut lines: Vec<String> = w
+        .iter()
+        .filter(|l| {
+            [
+                "RESULT",
+                "EVENTS",
+                "QUEUEPROPS",
+                "PROFQUERY",
+                "FEATURES",
+                "PLATFORM",
+                "DEVICE",
+            ]
+            .iter()
+            .any(|p| l.starts_with(p))
+        })
+        .cloned()
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[derive(Debug, Clone)]
+struct ApiRecord {
+    id: u32,
+    tid: u32,
+    start: u64,
+    end: u64,
+}
+
+/// A device record: name, correlation, thread, and its four times.
+#[derive(Debug, Clone)]
+struct DeviceRecord {
+    name: String,
+    detail: String,
+    bytes: u64,
+    corr: u32,
+    tid: u32,
+    append: u64,
+    submit: u64,
+    start: u64,
+    end: u64,
+    extra: String,
+}
+
+fn field<T: std::str::FromStr>(parts: &[&str], i: usize, line: &str) -> T {
+    parts
+        .get(i)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("field {i} of {line:?}"))
+}
+
+/// What the tool printed, parsed.
+#[derive(Default)]
+struct Traced {
+    /// (site, api id, correlation, thread, status, kernel name)
+    callbacks: Vec<(char, u32, u32, u32, i32, String)>,
+    api: BTreeMap<u32, ApiRecord>,
+    kernels: Vec<DeviceRecord>,
+    copies: Vec<DeviceRecord>,
+    fills: Vec<DeviceRecord>,
+    /// (type, api id, correlation, thread, start, end, wait events)
+    syncs: Vec<(u32, u32, u32, u32, u64, u64, u32)>,
+    counters: HashMap<String, u64>,
+    criticals: Vec<String>,
+}
+
+fn parse_traced(t: &[String]) -> Traced {
+    let mut out = Traced::default();
+    for line in t {
+        let p: Vec<&str> = line.split(' ').collect();
+        match p[0] {
+            "CB" => out.callbacks.push((
+                p[1].chars().next().unwrap(),
+                field(&p, 2, line),
+                field(&p, 3, line),
+                field(&p, 4, line),
+                field(&p, 5, line),
+                p[6].to_string(),
+            )),
+            "API" => {
+                let corr = field(&p, 2, line);
+                let old = out.api.insert(
+                    corr,
+                    ApiRecord {
+                        id: field(&p, 1, line),
+                        tid: field(&p, 3, line),
+                        start: field(&p, 4, line),
+                        end: field(&p, 5, line),
+                    },
+                );
+                assert!(old.is_none(), "two API records with correlation ID {corr}");
+            }
+            "KERNEL" => out.kernels.push(DeviceRecord {
+                name: p[1].into(),
+                detail: String::new(),
+                bytes: 0,
+                corr: field(&p, 2, line),
+                tid: field(&p, 3, line),
+                append: field(&p, 4, line),
+                submit: field(&p, 5, line),
+                start: field(&p, 6, line),
+                end: field(&p, 7, line),
+                extra: format!("{} {}", p[8], p[9]),
+            }),
+            "COPY" => out.copies.push(DeviceRecord {
+                name: p[1].into(),
+                detail: p[2].into(),
+                bytes: field(&p, 3, line),
+                corr: field(&p, 4, line),
+                tid: field(&p, 5, line),
+                append: field(&p, 6, line),
+                submit: field(&p, 7, line),
+                start: field(&p, 8, line),
+                end: field(&p, 9, line),
+                extra: String::new(),
+            }),
+            "FILL" => out.fills.push(DeviceRecord {
+                name: p[1].into(),
+                detail: String::new(),
+                bytes: field(&p, 2, line),
+                corr: field(&p, 3, line),
+                tid: field(&p, 4, line),
+                append: field(&p, 5, line),
+                submit: field(&p, 6, line),
+                start: field(&p, 7, line),
+                end: field(&p, 8, line),
+                extra: String::new(),
+            }),
+            "SYNC" => out.syncs.push((
+                field(&p, 1, line),
+                field(&p, 2, line),
+                field(&p, 3, line),
+                field(&p, 4, line),
+                field(&p, 5, line),
+                field(&p, 6, line),
+                field(&p, 7, line),
+            )),
+            "CRITICAL" => out.criticals.push(line.clone()),
+            "PENDING" | "DROPPED" | "CRITICALS" | "CBOVERFLOW" | "PROBLEMS" => {
+                out.counters.insert(p[0].into(), field(&p, 1, line));
+            }
+            other => panic!("unexpected tool line {other:?}: {line}"),
+        }
+    }
+    out
+}
+
+/// Every ENTER has its EXIT on the same thread, with the same function and correlation ID,
+/// properly nested; returns the (id, correlation, thread) of every call.
+fn check_callbacks(tr: &Traced, ids: &HashMap<String, u32>) -> Vec<(u32, u32, u32)> {
+    let mut stacks: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+    let mut calls = Vec::new();
+    for (site, id, corr, tid, _rc, _k) in &tr.callbacks {
+        let stack = stacks.entry(*tid).or_default();
+        match site {
+            'E' => stack.push((*id, *corr)),
+            'X' => {
+                let top = stack.pop();
+                assert_eq!(
+                    top,
+                    Some((*id, *corr)),
+                    "EXIT of {id}/{corr} on thread {tid} does not match the open ENTER"
+                );
+                calls.push((*id, *corr, *tid));
+            }
+            _ => panic!("bad site {site}"),
+        }
+    }
+    for (tid, stack) in &stacks {
+        assert!(
+            stack.is_empty(),
+            "thread {tid} has ENTERs without EXIT: {stack:?}"
+        );
+    }
+    assert!(
+        !tr.callbacks.iter().any(|c| c.1 == ids["clGetPlatformInfo"]),
+        "callbacks for clGetPlatformInfo, which the tool disabled"
+    );
+    for name in [
+        "clGetDeviceInfo",
+        "clCreateContext",
+        "clBuildProgram",
+        "clSetKernelArg",
+        "clEnqueueNDRangeKernel",
+        "clFinish",
+    ] {
+        assert!(
+            calls.iter().any(|c| c.0 == ids[name]),
+            "no callbacks for {name}"
+        );
+    }
+    // Launch callbacks name their kernel.
+    for (site, id, _, _, _, kernel) in &tr.callbacks {
+        if *id == ids["clEnqueueNDRangeKernel"] && *site == 'E' {
+            assert_eq!(kernel, "vadd");
+        }
+        if *id == ids["clEnqueueTask"] && *site == 'E' {
+            assert_eq!(kernel, "scale");
+        }
+    }
+    calls
+}
+
+/// The multiset of `(kind, name, bytes)` the program says it submitted.
+fn expected(w: &[String], kind: &str) -> Vec<(String, u64)> {
+    let prefix = format!("EXPECT {kind} ");
+    let mut v: Vec<(String, u64)> = w
+        .iter()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .map(|rest| {
+            let mut p = rest.split(' ');
+            let name = p.next().unwrap().to_string();
+            (name, p.next().map_or(0, |b| b.parse().unwrap()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Checks one device record against the API record of the call that submitted it.
+fn check_device_record(r: &DeviceRecord, tr: &Traced, ids: &HashMap<String, u32>, what: &str) {
+    let api = tr
+        .api
+        .get(&r.corr)
+        .unwrap_or_else(|| panic!("{what} {r:?}: no API record with its correlation ID"));
+    let function = r.name.split('(').next().unwrap();
+    if what != "kernel" {
+        assert_eq!(
+            api.id, ids[function],
+            "{what} {r:?} correlates with API {}",
+            api.id
+        );
+    } else {
+        assert!(
+            [ids["clEnqueueNDRangeKernel"], ids["clEnqueueTask"]].contains(&api.id),
+            "kernel {r:?} correlates with API {}",
+            api.id
+        );
+    }
+    assert_eq!(
+        r.tid, api.tid,
+        "{what} {r:?}: thread differs from its call's"
+    );
+    assert!(
+        r.append <= r.submit && r.submit <= r.start && r.start <= r.end,
+        "{what} {r:?}: times out of order"
+    );
+    assert!(
+        r.start >= api.start,
+        "{what} {r:?} starts {} ns before its enqueue call began ({})",
+        api.start - r.start,
+        api.start
+    );
+}
+
+fn check_runtime(rt: &Runtime) {
+    let (plain_exe, traced_exe) = programs();
+    let ids = api_ids();
+    let plain = run(rt, plain_exe, &[]);
+    let traced = run(rt, traced_exe, &[]);
+    if let Some(trace) = rt.layer_added_trace {
+        assert!(
+            traced.stderr.contains(trace) && traced.stderr.contains("libpti.so"),
+            "{}: the loader did not report adding libpti as a layer:\n{}",
+            rt.name,
+            traced.stderr
+        );
+    }
+
+    // The program computes and sees the same with libpti as without.
+    assert_eq!(
+        invariant_lines(&plain.w),
+        invariant_lines(&traced.w),
+        "{}",
+        rt.name
+    );
+    assert!(traced.w.iter().any(|l| l.starts_with("EVENTS ")));
+
+    let tr = parse_traced(&traced.t);
+    for (counter, want) in [
+        ("PENDING", 0),
+        ("DROPPED", 0),
+        ("CRITICALS", 0),
+        ("CBOVERFLOW", 0),
+        ("PROBLEMS", 0),
+    ] {
+        assert_eq!(
+            tr.counters.get(counter).copied(),
+            Some(want),
+            "{}: {counter}; critical events: {:?}",
+            rt.name,
+            tr.criticals
+        );
+    }
+
+    // Callbacks: one ENTER and one EXIT per call, matching.
+    let calls = check_callbacks(&tr, &ids);
+
+    // API records: only the functions the tool asked for, each matching a traced call.
+    let recorded_ok = |id: u32| {
+        let name = ids
+            .iter()
+            .find(|(_, v)| **v == id)
+            .map(|(k, _)| k.as_str())
+            .unwrap();
+        name.starts_with("clEnqueue")
+            || [
+                "clCreateBuffer",
+                "clFinish",
+                "clWaitForEvents",
+                "clMemBlockingFreeINTEL",
+            ]
+            .contains(&name)
+    };
+    for (corr, api) in &tr.api {
+        assert!(
+            recorded_ok(api.id),
+            "API record for {}, which the tool did not enable",
+            api.id
+        );
+        assert!(
+            calls.contains(&(api.id, *corr, api.tid)),
+            "API record {corr} {api:?} has no matching callbacks"
+        );
+        assert!(api.start <= api.end);
+    }
+    for name in ["clGetDeviceInfo", "clSetKernelArg", "clCreateKernel"] {
+        assert!(
+            !tr.api.values().any(|a| a.id == ids[name]),
+            "API record for {name}"
+        );
+    }
+    for name in [
+        "clCreateBuffer",
+        "clEnqueueNDRangeKernel",
+        "clEnqueueReadBuffer",
+        "clFinish",
+    ] {
+        assert!(
+            tr.api.values().any(|a| a.id == ids[name]),
+            "no API record for {name}"
+        );
+    }
+
+    // Device records: one per command the program submitted, with the right bytes and types.
+    let mut kernel_names: Vec<(String, u64)> =
+        tr.kernels.iter().map(|k| (k.name.clone(), 0)).collect();
+    kernel_names.sort();
+    assert_eq!(
+        kernel_names,
+        expected(&traced.w, "KERNEL"),
+        "{}: kernel records",
+        rt.name
+    );
+    let mut copies: Vec<(String, u64)> = tr
+        .copies
+        .iter()
+        .map(|c| (c.name.clone(), c.bytes))
+        .collect();
+    copies.sort();
+    assert_eq!(
+        copies,
+        expected(&traced.w, "COPY"),
+        "{}: copy records",
+        rt.name
+    );
+    let mut fills: Vec<(String, u64)> =
+        tr.fills.iter().map(|f| (f.name.clone(), f.bytes)).collect();
+    fills.sort();
+    assert_eq!(
+        fills,
+        expected(&traced.w, "FILL"),
+        "{}: fill records",
+        rt.name
+    );
+    for c in &tr.copies {
+        let suffix = c.name.split('(').nth(1).unwrap().trim_end_matches(')');
+        assert_eq!(
+            c.detail, suffix,
+            "{c:?}: ptiViewMemcpyTypeToString of its type"
+        );
+    }
+    for k in &tr.kernels {
+        check_device_record(k, &tr, &ids, "kernel");
+    }
+    for c in &tr.copies {
+        check_device_record(c, &tr, &ids, "copy");
+    }
+    for f in &tr.fills {
+        check_device_record(f, &tr, &ids, "fill");
+    }
+
+    // Synchronisation records: host waits span their calls; barriers and markers have device
+    // times after their calls began.
+    let mut sync_names: Vec<(String, u64)> = tr
+        .syncs
+        .iter()
+        .map(|s| {
+            let name = ids.iter().find(|(_, v)| **v == s.1).unwrap().0.clone();
+            (name, 0)
+        })
+        .collect();
+    sync_names.sort();
+    assert_eq!(
+        sync_names,
+        expected(&traced.w, "SYNC"),
+        "{}: synchronisation records",
+        rt.name
+    );
+    for s in &tr.syncs {
+        let api = &tr.api[&s.2];
+        assert_eq!(api.id, s.1);
+        assert!(
+            s.4 <= s.5 && s.4 >= api.start,
+            "sync {s:?} vs its call {api:?}"
+        );
+        let want_type = match s.1 {
+            id if id == ids["clFinish"] => 6,
+            id if id == ids["clWaitForEvents"] => 4,
+            _ => 1,
+        };
+        assert_eq!(s.0, want_type, "sync {s:?}");
+        if want_type != 1 {
+            assert!(
+                s.5 <= api.end,
+                "host wait {s:?} ends after its call {api:?}"
+            );
+        }
+    }
+
+    // The program's own timings of its profiled queue equal the records' durations.
+    let own_queue = traced
+        .w
+        .iter()
+        .find_map(|l| l.strip_prefix("OWNQUEUE "))
+        .expect("OWNQUEUE line")
+        .to_string();
+    let own_times: Vec<u64> = traced
+        .w
+        .iter()
+        .filter_map(|l| l.strip_prefix("OWNTIME "))
+        .map(|l| l.split(' ').nth(1).unwrap().parse().unwrap())
+        .collect();
+    let mut on_own: Vec<&DeviceRecord> = tr
+        .kernels
+        .iter()
+        .filter(|k| k.extra.starts_with(&format!("{own_queue} ")))
+        .collect();
+    on_own.sort_by_key(|k| k.corr);
+    assert_eq!(
+        on_own.len(),
+        own_times.len(),
+        "{}: kernel records on the program's profiled queue",
+        rt.name
+    );
+    for (record, own) in on_own.iter().zip(&own_times) {
+        let duration = record.end - record.start;
+        assert!(
+            duration.abs_diff(*own) <= 10 + own / 1000,
+            "{}: record {record:?} lasts {duration} ns, the program measured {own} ns",
+            rt.name
+        );
+    }
+    println!(
+        "{}: {} calls traced ({} distinct functions), {} API records, {} kernel, {} copy, {} fill \
+         and {} synchronisation records; program results unchanged; own kernel times {:?} ns, \
+         records {:?} ns",
+        rt.name,
+        calls.len(),
+        calls
+            .iter()
+            .map(|c| c.0)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        tr.api.len(),
+        tr.kernels.len(),
+        tr.copies.len(),
+        tr.fills.len(),
+        tr.syncs.len(),
+        own_times,
+        on_own.iter().map(|k| k.end - k.start).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn pocl_behind_ocl_icd() {
+    check_runtime(&pocl());
+}
+
+#[test]
+fn intel_cpu_runtime_behind_the_khronos_loader() {
+    check_runtime(&intel_cpu());
+}
+
+/// Explicit activation, as a launcher does it: `OPENCL_LAYERS` names libpti and its constructor
+/// is told to leave the environment alone.
+#[test]
+fn opencl_layers_set_by_a_launcher_activates_the_layer() {
+    let rt = pocl();
+    let (_, traced_exe) = programs();
+    let layer = lib_dir().join("libpti.so.0");
+    let traced = run(
+        &rt,
+        traced_exe,
+        &[
+            ("PTI_OPENCL_LAYER", "0"),
+            ("OPENCL_LAYERS", layer.to_str().unwrap()),
+        ],
+    );
+    let tr = parse_traced(&traced.t);
+    assert!(!tr.kernels.is_empty() && !tr.callbacks.is_empty());
+    assert_eq!(tr.counters.get("PENDING"), Some(&0));
+}
+
+/// The negative control: without the constructor's help and without `OPENCL_LAYERS`, nothing is
+/// intercepted, so the default runs above owe their records to the constructor.
+#[test]
+fn without_the_layer_nothing_is_intercepted() {
+    let rt = pocl();
+    let (_, traced_exe) = programs();
+    let traced = run(&rt, traced_exe, &[("PTI_OPENCL_LAYER", "0")]);
+    let tr = parse_traced(&traced.t);
+    assert!(tr.callbacks.is_empty() && tr.kernels.is_empty() && tr.api.is_empty());
+    // The program still ran, unchanged.
+    let plain = run(&rt, &programs().0, &[]);
+    assert_eq!(invariant_lines(&plain.w), invariant_lines(&traced.w));
+}
