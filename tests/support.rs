@@ -7,8 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The workspace root.
+/// The workspace root: `$PTI_TESTS_ROOT` where set (a test binary run on another machine, over
+/// a copy of the working tree), else the checkout the tests were built in.
 pub fn root() -> PathBuf {
+    if let Some(dir) = std::env::var_os("PTI_TESTS_ROOT") {
+        return PathBuf::from(dir);
+    }
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("tests/ is inside the workspace")

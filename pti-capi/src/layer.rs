@@ -6,6 +6,7 @@
 //! loaded, so that a program that links or preloads libpti is traced without further setup.
 
 use core::ffi::{CStr, c_void};
+use std::os::unix::ffi::OsStrExt;
 
 use pti_core::backend::opencl::layer;
 use pti_sys::opencl::cl_icd::cl_icd_dispatch;
@@ -126,7 +127,17 @@ fn own_path() -> Option<String> {
     let found = unsafe { libc::dlsym(handle, c"clGetLayerInfo".as_ptr()) };
     // SAFETY: balances the reference RTLD_NOLOAD took.
     unsafe { libc::dlclose(handle) };
-    core::ptr::eq(found, here).then(|| path.to_string_lossy().into_owned())
+    if !core::ptr::eq(found, here) {
+        return None;
+    }
+    // A relative path (`LD_PRELOAD=./libpti.so`) would name another file after a chdir.
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::fs::canonicalize(path).ok()?
+    };
+    absolute.to_str().map(str::to_string)
 }
 
 /// Whether the process has one thread (the environment may be changed safely).
@@ -144,7 +155,9 @@ fn same_file(a: &str, b: &str) -> bool {
 
 /// Adds libpti to `OPENCL_LAYERS` (keeping what is there), unless `PTI_OPENCL_LAYER=0`, the
 /// library is not a loadable layer, or other threads run (changing the environment then could
-/// race with their reads of it; a launcher sets `OPENCL_LAYERS` itself instead).
+/// race with their reads of it; a launcher sets `OPENCL_LAYERS` itself instead). Processes the
+/// program starts inherit the variable, and so load libpti as a layer too (passing calls through
+/// untouched while no tool in them listens).
 fn announce_layer() {
     if std::env::var_os("PTI_OPENCL_LAYER").is_some_and(|v| v == "0") {
         return;

@@ -117,10 +117,15 @@ static void* pipeline(void* arg) {
   cl_command_queue_properties props = 0;
   CL(clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL));
   say("QUEUEPROPS %d %llu", t, (unsigned long long)props);
-  if (t == 0) {
+  {
+    /* Both kinds of queue: created with a (NULL) list, and with the 1.x properties. */
     size_t array_size = 99;
-    cl_int st = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, 0, NULL, &array_size);
-    say("QUEUEPROPSARRAY %d %zu", st, st == CL_SUCCESS ? array_size : 0);
+    cl_queue_properties array[8] = {0};
+    cl_int st = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, sizeof array, array, &array_size);
+    unsigned long long props_in_array = 0;
+    for (size_t i = 0; st == CL_SUCCESS && i + 1 < array_size / sizeof array[0]; i += 2)
+      if (array[i] == CL_QUEUE_PROPERTIES) props_in_array = array[i + 1];
+    say("QUEUEPROPSARRAY %d %d %zu %llu", t, st, st == CL_SUCCESS ? array_size : 0, props_in_array);
   }
 
   const size_t bytes = N * sizeof(float);
@@ -146,6 +151,7 @@ static void* pipeline(void* arg) {
   say("EXPECT COPY clEnqueueWriteBuffer(M2D) %zu", bytes);
   CL(clEnqueueWriteBuffer(q, b, CL_FALSE, 0, bytes, hb, 0, NULL, &written));
   keep(written);
+
   say("EXPECT COPY clEnqueueWriteBuffer(M2D) %zu", bytes);
   const float zero = 0.0f;
   CL(clEnqueueFillBuffer(q, c, &zero, sizeof zero, 0, bytes, 0, NULL, NULL));
@@ -211,11 +217,48 @@ static void* pipeline(void* arg) {
   CL(clReleaseMemObject(c));
   CL(clReleaseMemObject(d));
   CL(clReleaseCommandQueue(q));
+  if (t == 0) {
+    /* Still the program's answer once the queue is gone. */
+    cl_ulong ns = 0;
+    say("PROFQUERYAFTERRELEASE %d", clGetEventProfilingInfo(written, CL_PROFILING_COMMAND_END, sizeof ns, &ns, NULL));
+  }
   free(ha);
   free(hb);
   free(out);
   free(rect);
   return NULL;
+}
+
+/* The reference count of an event whose command completed, before any wait (no other thread
+ * runs, so nothing waits): what the program holds plus what the runtime itself keeps, read until
+ * it settles, and the same with libpti as without. */
+static void early_refcount(void) {
+  cl_int err;
+  cl_command_queue q = clCreateCommandQueue(context, device, 0, &err);
+  cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, 4096, NULL, &err);
+  if (!q || !m) die("early_refcount setup", err);
+  char data[4096] = {0};
+  cl_event written;
+  CL(clEnqueueWriteBuffer(q, m, CL_FALSE, 0, sizeof data, data, 0, NULL, &written));
+  say("EXPECT COPY clEnqueueWriteBuffer(M2D) %zu", sizeof data);
+  CL(clFlush(q));
+  cl_int status = CL_QUEUED;
+  while (status > CL_COMPLETE)
+    CL(clGetEventInfo(written, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
+  cl_uint refs = 0, last = 0;
+  for (int tries = 0; tries < 40; ++tries) {
+    CL(clGetEventInfo(written, CL_EVENT_REFERENCE_COUNT, sizeof refs, &refs, NULL));
+    if (refs == 1 || (tries > 0 && refs == last)) break;
+    last = refs;
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  say("REFBEFOREWAIT %u", refs);
+  CL(clFinish(q));
+  say("EXPECT SYNC clFinish");
+  CL(clReleaseEvent(written));
+  CL(clReleaseMemObject(m));
+  CL(clReleaseCommandQueue(q));
 }
 
 /* A queue the program profiles itself: its own kernel timings, to compare with the records. */
@@ -344,6 +387,7 @@ int cl_workload(void) {
   usm_support = strstr(extensions, "cl_intel_unified_shared_memory") != NULL;
   say("FEATURES images %d usm %d", image_support, usm_support);
 
+  early_refcount();
   pthread_t threads[2];
   for (size_t t = 0; t < 2; ++t) pthread_create(&threads[t], NULL, pipeline, (void*)t);
   for (int t = 0; t < 2; ++t) pthread_join(threads[t], NULL);

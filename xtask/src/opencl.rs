@@ -233,20 +233,9 @@ const RESERVED_LOCALS: [&str; 6] = [
     "own_status",
 ];
 
-/// Types of OpenCL objects: an extension wrapper finds the runtime that owns its call from the
-/// first argument of one of these types.
-const HANDLE_TYPES: [&str; 10] = [
-    "cl_platform_id",
-    "cl_device_id",
-    "cl_context",
-    "cl_command_queue",
-    "cl_mem",
-    "cl_program",
-    "cl_kernel",
-    "cl_event",
-    "cl_command_buffer_khr",
-    "cl_semaphore_khr",
-];
+/// Runtimes (ICDs) per extension function that get a wrapper of their own; must equal
+/// `extensions::RUNTIMES` in pti-core (a test there checks it).
+const RUNTIME_SLOTS: usize = 8;
 
 /// The functions whose `_kernel_name` the wrappers fill in.
 const KERNEL_LAUNCHES: [&str; 2] = ["clEnqueueNDRangeKernel", "clEnqueueTask"];
@@ -776,9 +765,21 @@ fn render_wrapper(out: &mut String, f: &Function) {
     } else {
         "dispatch-table function"
     };
+    // An extension wrapper is one function per runtime slot (`SLOT`): the address handed out
+    // says which runtime's function to call.
+    let generics = if f.extension {
+        "<const SLOT: usize>"
+    } else {
+        ""
+    };
+    let slot_doc = if f.extension {
+        " `SLOT` is the runtime whose function this instance calls (see `extensions`)."
+    } else {
+        ""
+    };
     let _ = write!(
         out,
-        "\n/// `{name}` (OpenCL API ID {}): {kind}{}.\npub(super) unsafe extern \"C\" fn {name}({}){ret} {{\n",
+        "\n/// `{name}` (OpenCL API ID {}): {kind}{}.{slot_doc}\npub(super) unsafe extern \"C\" fn {name}{generics}({}){ret} {{\n",
         f.id,
         if f.hooked { ", hooked" } else { "" },
         params.join(", ")
@@ -795,16 +796,9 @@ fn render_wrapper(out: &mut String, f: &Function) {
     };
     let unavailable = format!("next::missing(ids::{name});\n        {fail}");
     if f.extension {
-        let object = f
-            .params
-            .iter()
-            .find(|(_, t)| matches!(t, Ty::Named(n) if HANDLE_TYPES.contains(&n.as_str())))
-            .map_or("core::ptr::null_mut()".to_string(), |(n, _)| {
-                format!("{n}.cast()")
-            });
         let _ = write!(
             out,
-            "    let Some(next_fn) = extensions::resolve::<{name}_t>(Ext::{name}, {object}) else {{\n        {unavailable}\n    }};\n"
+            "    let Some(next_fn) = extensions::entry::<{name}_t>(Ext::{name}, SLOT) else {{\n        {unavailable}\n    }};\n"
         );
     } else {
         let _ = write!(
@@ -927,16 +921,19 @@ fn render_extension_table(out: &mut String, functions: &[Function]) {
         let _ = writeln!(out, "            Ext::{0} => c\"{0}\",", f.name);
     }
     out.push_str(
-        "        }\n    }\n\n    /// libpti's wrapper, handed out in place of the runtime's function.\n    pub(super) fn wrapper(self) -> *mut core::ffi::c_void {\n        match self {\n",
+        "        }\n    }\n\n    /// libpti's wrapper for the runtime in `slot` (below [`extensions::RUNTIMES`]),\n    /// handed out in place of that runtime's function.\n    pub(super) fn wrapper(self, slot: usize) -> Option<*mut core::ffi::c_void> {\n        Some(match (self, slot) {\n",
     );
     for f in &exts {
-        let _ = writeln!(
-            out,
-            "            Ext::{0} => {0} as *mut core::ffi::c_void,",
-            f.name
-        );
+        for slot in 0..RUNTIME_SLOTS {
+            let _ = writeln!(
+                out,
+                "            (Ext::{0}, {slot}) => {0}::<{slot}> as *mut core::ffi::c_void,",
+                f.name
+            );
+        }
     }
-    out.push_str("        }\n    }\n}\n");
+    out.push_str("            _ => return None,\n");
+    out.push_str("        })\n    }\n}\n");
 }
 
 #[cfg(test)]

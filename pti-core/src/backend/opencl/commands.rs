@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use pti_sys::opencl::*;
 
-use super::next;
 use super::pending::{self, Pending};
 use super::queues::{self, QueueInfo};
+use super::{next, retained};
 use crate::api::ApiId;
 use crate::dispatch::CallScope;
 use crate::intern::intern_str;
@@ -124,7 +124,7 @@ pub(super) unsafe fn region_volume(region: *const usize) -> u64 {
     }
     // SAFETY: the caller guarantees three readable values.
     let r = unsafe { core::slice::from_raw_parts(region, 3) };
-    r.iter().map(|v| *v as u64).product()
+    r.iter().fold(1u64, |acc, v| acc.saturating_mul(*v as u64))
 }
 
 /// Size in bytes of one element of `image` (0 if the runtime does not say).
@@ -182,11 +182,24 @@ pub(super) fn submit<R>(
     // SAFETY: `slot` is libpti's own event variable or the program's `event` argument, which the
     // runtime has just written on success.
     let event = unsafe { slot.read() };
-    if event.is_null() {
-        return result;
-    }
     let injected = call.event.is_null();
-    if !injected && !retain(event) {
+    // SAFETY: an event the runtime has just returned for this command.
+    if event.is_null() || (!injected && !unsafe { retain(event) }) {
+        let view = work.view(queue.device.is_cpu);
+        let total = view::count_lost(view);
+        critical::raise(
+            crate::result::ResultCode::ErrorDriver,
+            format_args!(
+                "the OpenCL runtime gave {} for a command ({}), so it cannot be timed: its {view:?} \
+                 record is lost ({total} so far)",
+                if event.is_null() {
+                    "no event"
+                } else {
+                    "an event that could not be retained"
+                },
+                work.name(call.api_id).to_string_lossy()
+            ),
+        );
         return result;
     }
     let pending = Pending {
@@ -222,6 +235,11 @@ fn wanted(
     if !view::is_enabled(view) {
         return None;
     }
+    if matches!(work, Work::Barrier { .. }) && queue.device.barriers_untimed() {
+        // Said once, when the device first gave no times for a barrier; counted each time.
+        view::count_lost(view);
+        return None;
+    }
     if !queue.profiled {
         let lost = view::count_lost(view);
         if !queue
@@ -243,20 +261,38 @@ fn wanted(
     Some((queue, work))
 }
 
-/// Takes a reference to the program's event, so that it outlives the program's own.
-fn retain(event: cl_event) -> bool {
+/// Takes a reference to the program's event, so that it outlives the program's own; the
+/// reference is hidden from the program's reference-count queries (see `retained`).
+///
+/// # Safety
+/// `event` is a live event the runtime gave.
+unsafe fn retain(event: cl_event) -> bool {
     let Some(retain) = next::dispatch().clRetainEvent else {
         return false;
     };
-    // SAFETY: an event the runtime has just returned.
-    unsafe { retain(event) == CL_SUCCESS }
+    retained::hold(event, || {
+        // SAFETY: the caller's contract.
+        unsafe { retain(event) == CL_SUCCESS }
+    })
 }
 
-/// Drops libpti's reference to an event (its own injected one, or its retain of the program's).
-pub(super) fn release(event: cl_event) {
-    if let Some(release) = next::dispatch().clReleaseEvent {
-        // SAFETY: libpti holds one reference to this event, which this gives back.
+/// Gives back libpti's reference to an event: its own injected one (`injected`), or its retain
+/// of the program's.
+///
+/// # Safety
+/// libpti holds that reference, and gives it back once.
+pub(super) unsafe fn release(event: cl_event, injected: bool) {
+    let Some(release) = next::dispatch().clReleaseEvent else {
+        return;
+    };
+    let give_back = || {
+        // SAFETY: the caller's contract.
         unsafe { release(event) };
+    };
+    if injected {
+        give_back();
+    } else {
+        retained::let_go(event, give_back);
     }
 }
 
@@ -270,10 +306,11 @@ pub(super) fn fork_lock() -> &'static dyn crate::sync::writer_lock::ForkLock {
 }
 
 /// Remembers the size of a region just mapped (while the copy view is enabled).
-pub(super) fn mapped(ptr: *mut core::ffi::c_void, bytes: u64) {
+pub(super) fn mapped(ptr: *mut core::ffi::c_void, bytes: impl FnOnce() -> u64) {
     if ptr.is_null() || !view::is_enabled(pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY) {
         return;
     }
+    let bytes = bytes();
     MAPPED
         .lock()
         .get_or_insert_with(Default::default)

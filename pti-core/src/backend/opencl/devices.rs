@@ -18,6 +18,7 @@
 //! start before the call that submitted it.
 
 use core::ffi::{CStr, c_char, c_void};
+use core::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use pti_sys::opencl::*;
@@ -68,6 +69,8 @@ pub(super) struct Device {
     mem_alloc_info: clGetMemAllocInfoINTEL_t,
     /// This device's entry in [`TIMINGS`].
     timing: usize,
+    /// The device gives no timestamps for barrier events (learnt from the first one).
+    barriers_untimed: AtomicBool,
 }
 
 // SAFETY: the raw handles inside are opaque values libpti passes back to the runtime, which
@@ -152,6 +155,7 @@ fn probe(handle: cl_device_id) -> Device {
             uuid,
         },
         is_cpu: device_type & CL_DEVICE_TYPE_CPU != 0,
+        barriers_untimed: AtomicBool::new(false),
         mem_alloc_info: extension(platform, c"clGetMemAllocInfoINTEL"),
         timing: {
             let mut timings = TIMINGS.lock();
@@ -201,6 +205,16 @@ pub(super) struct HostTimes {
 }
 
 impl Device {
+    /// Whether the device is known to give no timestamps for barriers.
+    pub(super) fn barriers_untimed(&self) -> bool {
+        self.barriers_untimed.load(Ordering::Relaxed)
+    }
+
+    /// Records that the device gives no timestamps for barriers; `true` the first time.
+    pub(super) fn learn_barriers_untimed(&self) -> bool {
+        !self.barriers_untimed.swap(true, Ordering::Relaxed)
+    }
+
     /// What kind of memory `ptr` is, in `context`: USM host, device or shared where the runtime
     /// can tell, else plain memory.
     pub(super) fn memory_type(
@@ -285,11 +299,16 @@ impl Base {
     fn add_pair(&mut self, pair: Option<(u64, u64)>) {
         match (self, pair) {
             (base @ Base::Unprobed, Some((host, ticks))) => {
-                let mut clock = DeviceClock::new(1_000_000_000, 64).expect("a valid clock");
-                clock.add_sync_point(host, ticks);
-                *base = Base::Timer {
-                    clock,
-                    last_sync: host,
+                // OpenCL device timers count nanoseconds in 64 bits.
+                *base = match DeviceClock::new(1_000_000_000, 64) {
+                    Ok(mut clock) => {
+                        clock.add_sync_point(host, ticks);
+                        Base::Timer {
+                            clock,
+                            last_sync: host,
+                        }
+                    }
+                    Err(_) => Base::Identity,
                 };
             }
             (base @ Base::Unprobed, None) => *base = Base::Identity,

@@ -1,13 +1,14 @@
 //! Extension functions (USM, host pipes, command buffers, ...): the runtime hands out their
 //! addresses through `clGetExtensionFunctionAddress[ForPlatform]`, so they never pass the
 //! dispatch table. The hook of those two calls records the runtime's address and hands out
-//! libpti's wrapper instead; the wrapper finds the runtime's function again from its first
-//! OpenCL object.
+//! libpti's wrapper instead.
 //!
-//! Every object of an ICD starts with a pointer to that ICD's dispatch table, the same for all
-//! its objects, so that pointer (the *key*) tells which runtime owns a call. Per function, up to
-//! [`RUNTIMES`] keys are remembered; an address asked for without a platform is remembered
-//! under [`ANY`], and used for objects of runtimes not seen otherwise.
+//! Each runtime gets a *slot*, and each slot a wrapper of its own (the generated wrappers are
+//! generic over the slot), so the address a program holds says which runtime's function to call:
+//! nothing is guessed from the call's arguments. A runtime is told apart by its platform's
+//! dispatch pointer (the first word of every ICD object, the *key*); an address asked for without
+//! a platform is kept under [`ANY`]. Up to [`RUNTIMES`] runtimes per function get wrappers; a
+//! further one's address is handed out unwrapped (its calls are not traced).
 
 use core::ffi::{CStr, c_char, c_void};
 use core::sync::atomic::{AtomicPtr, Ordering};
@@ -16,7 +17,7 @@ use super::next::{Entry, Next};
 use super::wrappers::Ext;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 
-/// Runtimes remembered per extension function.
+/// Runtimes per extension function that get a wrapper of their own.
 pub(super) const RUNTIMES: usize = 8;
 
 /// The key of addresses obtained without a platform (never a real dispatch table's address).
@@ -39,7 +40,7 @@ impl Slot {
 static TABLE: [[Slot; RUNTIMES]; Ext::ALL.len()] =
     [const { [const { Slot::empty() }; RUNTIMES] }; Ext::ALL.len()];
 
-/// Serialises registrations (lookups take no lock).
+/// Serialises registrations (wrappers read without a lock).
 static REGISTER: WriterLock<()> = WriterLock::new(());
 
 /// The lock of registrations, for the fork handlers.
@@ -47,82 +48,45 @@ pub(super) fn fork_lock() -> &'static dyn ForkLock {
     &REGISTER
 }
 
-/// The dispatch key of OpenCL object `object` (NULL for NULL).
-///
-/// # Safety
-/// `object` is NULL or a live OpenCL object, which ICD objects begin with a dispatch pointer.
-unsafe fn key_of(object: *mut c_void) -> *mut c_void {
-    if object.is_null() {
-        return core::ptr::null_mut();
-    }
-    // SAFETY: the caller's contract; the ICD loader reads the same pointer for every call.
-    unsafe { object.cast::<*mut c_void>().read() }
-}
-
-/// Remembers that runtime `key` implements `ext` at `function`.
-fn register(ext: Ext, key: *mut c_void, function: *mut c_void) -> bool {
+/// Remembers that runtime `key` implements `ext` at `function`; returns its slot, or `None`
+/// when every slot is taken by other runtimes.
+fn register(ext: Ext, key: *mut c_void, function: *mut c_void) -> Option<usize> {
     let _guard = REGISTER.lock();
     let slots = &TABLE[ext as usize];
     let slot = slots
         .iter()
-        .find(|s| s.key.load(Ordering::Relaxed) == key)
+        .position(|s| s.key.load(Ordering::Relaxed) == key)
         .or_else(|| {
             slots
                 .iter()
-                .find(|s| s.key.load(Ordering::Relaxed).is_null())
-        });
-    let Some(slot) = slot else {
-        return false;
-    };
-    // The function first: a reader that sees the key (Acquire) sees its function.
-    slot.function.store(function, Ordering::Relaxed);
-    slot.key.store(key, Ordering::Release);
-    true
+                .position(|s| s.key.load(Ordering::Relaxed).is_null())
+        })?;
+    // The function first: a wrapper that finds the key set (Acquire) finds its function.
+    slots[slot].function.store(function, Ordering::Relaxed);
+    slots[slot].key.store(key, Ordering::Release);
+    Some(slot)
 }
 
-/// The runtime's function for `ext` (typed by its `opencl-sys` alias `T`) on calls whose first
-/// OpenCL object is `object` (NULL if the call has none); `None` if no runtime gave it.
-pub(super) fn resolve<T: Entry>(ext: Ext, object: *mut c_void) -> Option<Next<T>> {
+/// The runtime's function for `ext` in `slot`, typed by its `opencl-sys` alias `T`; `None` if
+/// no runtime was registered there (a wrapper address the program cannot have been given).
+pub(super) fn entry<T: Entry>(ext: Ext, slot: usize) -> Option<Next<T>> {
     const { assert!(size_of::<Next<T>>() == size_of::<*mut c_void>()) };
-    // SAFETY: `object` is the first OpenCL object the program passed to this extension call.
-    let key = unsafe { key_of(object) };
-    let slots = &TABLE[ext as usize];
-    let mut any = None;
-    let mut used = 0;
-    for slot in slots {
-        let k = slot.key.load(Ordering::Acquire);
-        if k.is_null() {
-            break;
-        }
-        used += 1;
-        let function = slot.function.load(Ordering::Relaxed);
-        if k == key {
-            return Some(as_fn(function));
-        }
-        if k == ANY {
-            any = Some(function);
-        }
+    let s = TABLE[ext as usize].get(slot)?;
+    if s.key.load(Ordering::Acquire).is_null() {
+        return None;
     }
-    let fallback = match (any, used) {
-        (Some(f), _) => f,
-        // One runtime only: its objects may carry a dispatch pointer other than its platform's.
-        (None, 1) => slots[0].function.load(Ordering::Relaxed),
-        _ => return None,
-    };
-    Some(as_fn(fallback))
-}
-
-fn as_fn<F: Copy>(function: *mut c_void) -> F {
-    // SAFETY: `F` is the function-pointer type of the extension function whose runtime address
-    // this is (never NULL: registered addresses are checked); sizes were checked by the caller.
-    unsafe { core::mem::transmute_copy::<*mut c_void, F>(&function) }
+    let function = s.function.load(Ordering::Relaxed);
+    // SAFETY: `Next<T>` is the function-pointer type of the extension function whose runtime
+    // address this is (registered addresses are never NULL); sizes are checked above.
+    Some(unsafe { core::mem::transmute_copy::<*mut c_void, Next<T>>(&function) })
 }
 
 /// What `clGetExtensionFunctionAddress[ForPlatform]` returns to the program: libpti's wrapper
 /// when it wraps `name` and the runtime has it, else the runtime's answer.
 ///
 /// # Safety
-/// `name` is NULL or NUL-terminated; `platform` is NULL or a platform the runtime gave.
+/// `name` is NULL or NUL-terminated; `platform` is NULL or a platform the runtime gave (an ICD
+/// object, which begins with its dispatch pointer; the loader reads it for every platform call).
 pub(super) unsafe fn hand_out(
     platform: *mut c_void,
     name: *const c_char,
@@ -140,63 +104,101 @@ pub(super) unsafe fn hand_out(
         ANY
     } else {
         // SAFETY: the caller's contract.
-        unsafe { key_of(platform) }
+        unsafe { platform.cast::<*mut c_void>().read() }
     };
-    if register(ext, key, function) {
-        ext.wrapper()
-    } else {
-        // More runtimes than slots: this one's calls go untraced.
-        function
-    }
+    register(ext, key, function)
+        .and_then(|slot| ext.wrapper(slot))
+        .unwrap_or(function)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A fake OpenCL object: its first word is its runtime's dispatch key.
+    /// A fake platform: its first word is its runtime's dispatch key.
     #[repr(C)]
-    struct Object {
+    struct Platform {
         key: *mut c_void,
     }
 
+    fn entry_raw(ext: Ext, slot: usize) -> Option<*mut c_void> {
+        entry::<Option<*mut c_void>>(ext, slot)
+    }
+
     #[test]
-    fn each_runtime_s_objects_reach_that_runtime_s_function() {
-        let ext = Ext::clEnqueueMemcpyINTEL;
-        let (key_a, key_b) = (0x1000 as *mut c_void, 0x2000 as *mut c_void);
-        let (fn_a, fn_b) = (0xa0 as *mut c_void, 0xb0 as *mut c_void);
-        let mut platform_a = Object { key: key_a };
-        let mut platform_b = Object { key: key_b };
+    fn each_runtime_gets_its_own_wrapper() {
+        let ext = Ext::clEnqueueMemFillINTEL;
         let name = ext.name().as_ptr();
-        // SAFETY: fake objects whose first word is a key, and a NUL-terminated name.
+        let mut a = Platform {
+            key: 0x1000 as *mut c_void,
+        };
+        let mut b = Platform {
+            key: 0x2000 as *mut c_void,
+        };
+        let (fn_a, fn_b, fn_any) = (
+            0xa0 as *mut c_void,
+            0xb0 as *mut c_void,
+            0xc0 as *mut c_void,
+        );
+        // SAFETY: fake platforms whose first word is a key, and a NUL-terminated name.
+        let (wa, wb, wa2, wany) = unsafe {
+            (
+                hand_out((&raw mut a).cast(), name, fn_a),
+                hand_out((&raw mut b).cast(), name, fn_b),
+                hand_out((&raw mut a).cast(), name, fn_a),
+                hand_out(core::ptr::null_mut(), name, fn_any),
+            )
+        };
+        assert_eq!(
+            (wa, wb, wa2, wany),
+            (
+                ext.wrapper(0).unwrap(),
+                ext.wrapper(1).unwrap(),
+                wa,
+                ext.wrapper(2).unwrap()
+            )
+        );
+        assert_eq!(
+            [entry_raw(ext, 0), entry_raw(ext, 1), entry_raw(ext, 2)],
+            [Some(fn_a), Some(fn_b), Some(fn_any)]
+        );
+        assert_eq!(entry_raw(ext, 3), None);
+        assert_eq!(entry_raw(ext, RUNTIMES), None);
+        // SAFETY: as above.
         unsafe {
-            assert_eq!(
-                hand_out((&raw mut platform_a).cast(), name, fn_a),
-                ext.wrapper()
-            );
-            // One runtime known: objects with another key still reach it.
-            let mut stranger = Object {
-                key: 0x3000 as *mut c_void,
-            };
-            assert_eq!(resolve_raw(ext, (&raw mut stranger).cast()), Some(fn_a));
-            assert_eq!(
-                hand_out((&raw mut platform_b).cast(), name, fn_b),
-                ext.wrapper()
-            );
-            let mut queue_b = Object { key: key_b };
-            assert_eq!(resolve_raw(ext, (&raw mut queue_b).cast()), Some(fn_b));
-            // Two runtimes known: an object of neither is refused, not guessed.
-            assert_eq!(resolve_raw(ext, (&raw mut stranger).cast()), None);
             // Not wrapped, or not provided: the runtime's answer goes back unchanged.
             assert_eq!(
-                hand_out((&raw mut platform_a).cast(), c"clFooINTEL".as_ptr(), fn_a),
+                hand_out((&raw mut a).cast(), c"clFooINTEL".as_ptr(), fn_a),
                 fn_a
             );
-            assert!(hand_out((&raw mut platform_a).cast(), name, core::ptr::null_mut()).is_null());
+            assert!(hand_out((&raw mut a).cast(), name, core::ptr::null_mut()).is_null());
         }
     }
 
-    fn resolve_raw(ext: Ext, object: *mut c_void) -> Option<*mut c_void> {
-        resolve::<Option<*mut c_void>>(ext, object)
+    #[test]
+    fn the_generator_made_a_wrapper_for_every_slot() {
+        for ext in Ext::ALL {
+            assert!(ext.wrapper(RUNTIMES - 1).is_some() && ext.wrapper(RUNTIMES).is_none());
+        }
+    }
+
+    #[test]
+    fn runtimes_beyond_the_slots_are_handed_their_own_function() {
+        let ext = Ext::clEnqueueMemsetINTEL;
+        let name = ext.name().as_ptr();
+        let mut platforms: Vec<Platform> = (1..=RUNTIMES + 1)
+            .map(|i| Platform {
+                key: (i * 0x100) as *mut c_void,
+            })
+            .collect();
+        let handed: Vec<*mut c_void> = platforms
+            .iter_mut()
+            // SAFETY: fake platforms, NUL-terminated name.
+            .map(|p| unsafe { hand_out((&raw mut *p).cast(), name, 0xf0 as *mut c_void) })
+            .collect();
+        for (slot, h) in handed.iter().take(RUNTIMES).enumerate() {
+            assert_eq!(Some(*h), ext.wrapper(slot));
+        }
+        assert_eq!(handed[RUNTIMES], 0xf0 as *mut c_void);
     }
 }

@@ -25,7 +25,7 @@ use super::commands::{
     submit,
 };
 use super::next::Next;
-use super::{errcode, extensions, kernels, pending, queues};
+use super::{errcode, extensions, kernels, pending, queues, retained};
 use crate::api::ApiGroup;
 use crate::dispatch::CallScope;
 use crate::ids::opencl as ids;
@@ -199,17 +199,90 @@ pub(super) unsafe fn clGetCommandQueueInfo(
             param_value_size_ret,
         )
     };
-    if status == CL_SUCCESS
-        && param_name == CL_QUEUE_PROPERTIES
-        && !param_value.is_null()
-        && param_value_size >= size_of::<cl_command_queue_properties>()
-        && queues::profiling_added(command_queue)
-    {
-        let value = param_value.cast::<cl_command_queue_properties>();
-        // SAFETY: the runtime has just written a `cl_command_queue_properties` there.
-        unsafe { value.write_unaligned(value.read_unaligned() & !CL_QUEUE_PROFILING_ENABLE) };
+    if status != CL_SUCCESS || param_value.is_null() || !queues::profiling_added(command_queue) {
+        return status;
+    }
+    match param_name {
+        CL_QUEUE_PROPERTIES if param_value_size >= size_of::<cl_command_queue_properties>() => {
+            let value = param_value.cast::<cl_command_queue_properties>();
+            // SAFETY: the runtime has just written a `cl_command_queue_properties` there.
+            unsafe { value.write_unaligned(value.read_unaligned() & !CL_QUEUE_PROFILING_ENABLE) };
+        }
+        // A queue created without a list: a runtime may build one from the properties.
+        CL_QUEUE_PROPERTIES_ARRAY => {
+            let mut written = 0usize;
+            if !param_value_size_ret.is_null() {
+                // SAFETY: the runtime has just written the size there.
+                written = unsafe { param_value_size_ret.read() };
+            }
+            let n = written.min(param_value_size) / size_of::<cl_queue_properties>();
+            let list = param_value.cast::<cl_queue_properties>();
+            for i in (0..n.saturating_sub(1)).step_by(2) {
+                // SAFETY: `i + 1 < n` entries the runtime has just written.
+                unsafe {
+                    if list.add(i).read_unaligned() == CL_QUEUE_PROPERTIES as cl_queue_properties {
+                        let v = list.add(i + 1);
+                        v.write_unaligned(v.read_unaligned() & !CL_QUEUE_PROFILING_ENABLE);
+                    }
+                }
+            }
+        }
+        _ => {}
     }
     status
+}
+
+/// `clSetCommandQueueProperty` (OpenCL 1.0): on a queue whose profiling libpti added, the
+/// program may not turn it off (libpti's records need it) and does not see it in the old value.
+pub(super) unsafe fn clSetCommandQueueProperty(
+    _scope: &mut CallScope,
+    next_fn: Next<clSetCommandQueueProperty_t>,
+    command_queue: cl_command_queue,
+    properties: cl_command_queue_properties,
+    enable: cl_bool,
+    old_properties: *mut cl_command_queue_properties,
+) -> cl_int {
+    let added = queues::profiling_added(command_queue);
+    let properties = if added && enable == CL_FALSE {
+        properties & !CL_QUEUE_PROFILING_ENABLE
+    } else {
+        properties
+    };
+    // SAFETY: the program's arguments, with libpti's profiling kept on its queue.
+    let status = unsafe { next_fn(command_queue, properties, enable, old_properties) };
+    if status == CL_SUCCESS && added && !old_properties.is_null() {
+        // SAFETY: the runtime has just written the old properties there.
+        unsafe { old_properties.write(old_properties.read() & !CL_QUEUE_PROFILING_ENABLE) };
+    }
+    status
+}
+
+/// `clGetEventInfo`: the reference count of a program's event that libpti holds until its
+/// command is recorded is answered without libpti's reference.
+pub(super) unsafe fn clGetEventInfo(
+    _scope: &mut CallScope,
+    next_fn: Next<clGetEventInfo_t>,
+    event: cl_event,
+    param_name: cl_event_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    // SAFETY: the program's arguments, unchanged.
+    let query = || unsafe {
+        next_fn(
+            event,
+            param_name,
+            param_value_size,
+            param_value,
+            param_value_size_ret,
+        )
+    };
+    if param_name != CL_EVENT_REFERENCE_COUNT || param_value_size < size_of::<cl_uint>() {
+        return query();
+    }
+    // SAFETY: a non-NULL `param_value` holds at least one `cl_uint` (checked above).
+    unsafe { retained::count_query(event, param_value.cast(), query) }
 }
 
 /// Answers an info query with `values`, as the runtime would.
@@ -251,7 +324,9 @@ pub(super) unsafe fn clReleaseCommandQueue(
     let last = queues::info::<cl_uint>(command_queue, CL_QUEUE_REFERENCE_COUNT) == Some(1);
     // SAFETY: the program's argument, unchanged.
     let status = unsafe { next_fn(command_queue) };
-    if status == CL_SUCCESS && last {
+    // A queue whose profiling libpti added stays known (until a new queue takes its address):
+    // its program's events may still be asked for profiling info, which must stay hidden.
+    if status == CL_SUCCESS && last && !queues::profiling_added(command_queue) {
         queues::forget(command_queue);
     }
     status
@@ -761,7 +836,7 @@ pub(super) unsafe fn clEnqueueCopyBufferRect(
 unsafe fn image_bytes(image: cl_mem, region: *const usize) -> u64 {
     // SAFETY: the caller's contract.
     let pixels = unsafe { region_volume(region) };
-    pixels * image_element_size(image)
+    pixels.saturating_mul(image_element_size(image))
 }
 
 pub(super) unsafe fn clEnqueueReadImage(
@@ -1031,7 +1106,7 @@ pub(super) unsafe fn clEnqueueMapBuffer(
             (mapped, unsafe { errcode::read(errcode_ret) })
         },
     );
-    commands::mapped(mapped, size as u64);
+    commands::mapped(mapped, || size as u64);
     mapped
 }
 
@@ -1052,7 +1127,7 @@ pub(super) unsafe fn clEnqueueMapImage(
     errcode_ret: *mut cl_int,
 ) -> *mut c_void {
     // SAFETY: `region` is NULL or three values, as the API requires.
-    let bytes = unsafe { image_bytes(image, region) };
+    let bytes = || unsafe { image_bytes(image, region) };
     let mapped = submit(
         enqueue(
             scope,
@@ -1061,7 +1136,7 @@ pub(super) unsafe fn clEnqueueMapImage(
             event,
             blocking_map,
         ),
-        |_| copy(OBJECT, MEMORY, bytes),
+        |_| copy(OBJECT, MEMORY, bytes()),
         |event| {
             // SAFETY: the program's arguments, with libpti's event where it passed none.
             let mapped = unsafe {
@@ -1207,7 +1282,7 @@ pub(super) unsafe fn clEnqueueSVMMap(
         },
     );
     if status == CL_SUCCESS {
-        commands::mapped(svm_ptr, size as u64);
+        commands::mapped(svm_ptr, || size as u64);
     }
     status
 }
@@ -1785,10 +1860,11 @@ pub(super) unsafe fn clEnqueueBarrierWithWaitList(
 // Host waits: harvest what finished, and record the wait (host times of the call)
 
 /// Writes the synchronisation record of a host wait, when the call is traced and the view on.
-fn host_wait(scope: &CallScope, mut sync: Synchronization) {
+fn host_wait(scope: &CallScope, sync: impl FnOnce() -> Synchronization) {
     if !scope.is_traced() || !view::is_enabled(pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION) {
         return;
     }
+    let mut sync = sync();
     sync.correlation_id = scope.correlation_id();
     thread::with(|state| {
         sync.thread_id = state.thread_id();
@@ -1806,23 +1882,20 @@ pub(super) unsafe fn clFinish(
     let status = unsafe { next_fn(command_queue) };
     let end = clock::now();
     pending::harvest();
-    host_wait(
-        scope,
-        Synchronization {
-            kind: pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_QUEUE,
-            group: ApiGroup::OpenCl,
-            api_id: ids::clFinish,
-            context: queues::context_of(command_queue),
-            queue: command_queue,
-            event: core::ptr::null_mut(),
-            start,
-            end,
-            thread_id: 0,
-            correlation_id: 0,
-            wait_events: 0,
-            status: status as u32,
-        },
-    );
+    host_wait(scope, || Synchronization {
+        kind: pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_QUEUE,
+        group: ApiGroup::OpenCl,
+        api_id: ids::clFinish,
+        context: queues::context_of(command_queue),
+        queue: command_queue,
+        event: core::ptr::null_mut(),
+        start,
+        end,
+        thread_id: 0,
+        correlation_id: 0,
+        wait_events: 0,
+        status: status as u32,
+    });
     status
 }
 
@@ -1837,24 +1910,21 @@ pub(super) unsafe fn clWaitForEvents(
     let status = unsafe { next_fn(num_events, event_list) };
     let end = clock::now();
     pending::harvest();
-    let first = if num_events > 0 && !event_list.is_null() {
-        // SAFETY: the list holds `num_events` events, as the API requires.
-        unsafe { event_list.read() }
-    } else {
-        core::ptr::null_mut()
-    };
-    let context = if first.is_null() {
-        core::ptr::null_mut()
-    } else {
-        event_info(first, CL_EVENT_CONTEXT).unwrap_or(core::ptr::null_mut())
-    };
-    let queue = if first.is_null() {
-        core::ptr::null_mut()
-    } else {
-        event_queue(first).unwrap_or(core::ptr::null_mut())
-    };
-    host_wait(
-        scope,
+    host_wait(scope, || {
+        let first = if num_events > 0 && !event_list.is_null() && status == CL_SUCCESS {
+            // SAFETY: the list holds `num_events` valid events (the runtime accepted them).
+            unsafe { event_list.read() }
+        } else {
+            core::ptr::null_mut()
+        };
+        let (context, queue) = if first.is_null() {
+            (core::ptr::null_mut(), core::ptr::null_mut())
+        } else {
+            (
+                event_info(first, CL_EVENT_CONTEXT).unwrap_or(core::ptr::null_mut()),
+                event_queue(first).unwrap_or(core::ptr::null_mut()),
+            )
+        };
         Synchronization {
             kind: pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_EVENT,
             group: ApiGroup::OpenCl,
@@ -1868,8 +1938,8 @@ pub(super) unsafe fn clWaitForEvents(
             correlation_id: 0,
             wait_events: num_events,
             status: status as u32,
-        },
-    );
+        }
+    });
     status
 }
 

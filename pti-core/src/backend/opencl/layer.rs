@@ -9,6 +9,7 @@
 //! shuts down.
 
 use core::ffi::{CStr, c_void};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use pti_sys::opencl::cl_icd::cl_icd_dispatch;
@@ -100,16 +101,84 @@ pub unsafe fn init_layer(
     CL_SUCCESS
 }
 
-/// Answers `clDeinitLayer`: writes the records of commands that have completed and lets go of
-/// the events of those that have not (their records are counted as lost).
+/// Answers `clDeinitLayer`: the loader shuts down (at exit, when the runtimes' own destructors
+/// may already have run), so pending commands are counted as lost without calling the runtime.
+/// A tool that flushes before the program exits has none.
 pub fn deinit_layer() -> cl_int {
-    pending::abandon_unfinished();
+    pending::abandon("the OpenCL loader shuts down");
     CL_SUCCESS
 }
 
 /// Whether a loader has initialised the layer in this process.
 pub fn is_initialized() -> bool {
     next::installed()
+}
+
+/// Objects mapped into the process when [`check_loaders`] last looked (it looks again only when
+/// the number changes).
+static MAPPED_OBJECTS: AtomicUsize = AtomicUsize::new(0);
+static LOADER_WARNED: AtomicBool = AtomicBool::new(false);
+
+/// Raises a critical event, once, when an OpenCL loader that cannot load layers is mapped into
+/// the process while libpti's layer is not initialised: then no OpenCL call is traced, and a
+/// tool must hear it rather than see an empty trace. (CUDA's own `libOpenCL.so.1`, for one, has
+/// no layer support.) A loader supports layers if it reads `OPENCL_LAYERS`, so its file holds
+/// that name. Called at flushes; cheap while nothing new is mapped.
+pub(crate) fn check_loaders() {
+    if is_initialized() || LOADER_WARNED.load(Ordering::Relaxed) {
+        return;
+    }
+    let objects = mapped_objects();
+    if MAPPED_OBJECTS.swap(objects.len(), Ordering::Relaxed) == objects.len() {
+        return;
+    }
+    let Some(loader) = objects.into_iter().find(|path| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        name.starts_with("libOpenCL.so") && !supports_layers(path)
+    }) else {
+        return;
+    };
+    if !LOADER_WARNED.swap(true, Ordering::Relaxed) {
+        critical::raise(
+            ResultCode::ErrorTracingNotInitialized,
+            format_args!(
+                "the OpenCL loader {loader} cannot load layers, so libpti's OpenCL layer is not \
+                 active and no OpenCL call is traced; put a loader with layer support first \
+                 (ocl-icd 2.3 or later, the Khronos ICD loader 2021 or later), for example with \
+                 LD_LIBRARY_PATH"
+            ),
+        );
+    }
+}
+
+fn supports_layers(path: &str) -> bool {
+    const NAME: &[u8] = b"OPENCL_LAYERS";
+    std::fs::read(path).map_or(true, |bytes| bytes.windows(NAME.len()).any(|w| w == NAME))
+}
+
+/// Paths of the objects mapped into the process.
+fn mapped_objects() -> Vec<String> {
+    unsafe extern "C" fn collect(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut c_void,
+    ) -> libc::c_int {
+        // SAFETY: glibc passes a valid `dl_phdr_info` for each object, and `data` is the vector
+        // passed to dl_iterate_phdr below, used by this thread only.
+        let (info, paths) = unsafe { (&*info, &mut *data.cast::<Vec<String>>()) };
+        if !info.dlpi_name.is_null() {
+            // SAFETY: a NUL-terminated path owned by the loader for the object's lifetime.
+            let name = unsafe { CStr::from_ptr(info.dlpi_name) };
+            if !name.is_empty() {
+                paths.push(name.to_string_lossy().into_owned());
+            }
+        }
+        0
+    }
+    let mut paths: Vec<String> = Vec::new();
+    // SAFETY: `collect` only reads the info glibc gives and appends to `paths`.
+    unsafe { libc::dl_iterate_phdr(Some(collect), (&raw mut paths).cast()) };
+    paths
 }
 
 /// The `OPENCL_LAYERS` value that adds `ours` to `current` (a colon-separated list), or `None`

@@ -12,7 +12,12 @@
 //!   command is to be recorded; `pending` keeps it until the command completes and writes its
 //!   record then (harvested at the program's waits, at flushes, never with an added wait);
 //! - `devices`: device identity and the conversion of device timestamps to the host clock;
+//! - `retained`: the program's events libpti holds, hidden from its reference-count queries;
 //! - `kernels`: kernel names; `errcode`: statuses reported through `errcode_ret`.
+//!
+//! Handles that libpti passes to the runtime are ones the runtime returned, or ones the program
+//! passed to a call that reached libpti through the loader, which dereferenced them to find their
+//! dispatch table: libpti's own queries on them are as safe as the program's call itself.
 //!
 //! This module touches the rest of libpti through the dispatch entry, the view's record writers
 //! and critical events only.
@@ -29,6 +34,7 @@ mod next;
 pub mod params;
 mod pending;
 mod queues;
+mod retained;
 #[rustfmt::skip]
 mod wrappers;
 
@@ -77,7 +83,7 @@ pub(crate) const DEVICE_WORK: &[ApiId] = &[
 ];
 
 /// The backend's locks, in the one order the fork handlers take them (no code holds two).
-fn fork_locks() -> [&'static dyn ForkLock; 7] {
+fn fork_locks() -> [&'static dyn ForkLock; 8] {
     let [devices, timings] = devices::fork_locks();
     [
         extensions::fork_lock(),
@@ -86,6 +92,7 @@ fn fork_locks() -> [&'static dyn ForkLock; 7] {
         devices,
         timings,
         pending::fork_lock(),
+        retained::fork_lock(),
         crate::intern::fork_lock(),
     ]
 }
@@ -113,13 +120,15 @@ pub(crate) fn fork_child() {
     pending::fork_child();
 }
 
-/// At process exit (see `pending::at_exit`).
+/// At process exit: pending commands are counted as lost, the runtime is not called.
 pub(crate) fn at_exit() {
-    pending::at_exit();
+    pending::abandon("the process exits");
 }
 
-/// Writes the records of every command that has completed (for a flush).
+/// Writes the records of every command that has completed (for a flush), and says if the
+/// process has an OpenCL loader that cannot load the layer.
 pub(crate) fn harvest_finished() {
+    layer::check_loaders();
     pending::harvest_all();
 }
 

@@ -47,8 +47,36 @@ static PENDING: WriterLock<Vec<Pending>> = WriterLock::new(Vec::new());
 /// Commands in [`PENDING`] (read without the lock, to skip empty harvests).
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 
-/// Harvests between taking commands out and writing their records.
+/// Harvests between taking commands out and writing their records, on all threads.
 static HARVESTING: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's share of [`HARVESTING`]: a harvest may write a record whose buffer refill
+    /// runs tool code that flushes, and that flush must not wait for its own thread.
+    static DEPTH: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+}
+
+/// Counts a harvest in [`HARVESTING`] and [`DEPTH`] while it lives.
+struct Harvesting;
+
+impl Harvesting {
+    fn begin() -> Self {
+        HARVESTING.fetch_add(1, Ordering::Acquire);
+        let _ = DEPTH.try_with(|d| d.set(d.get() + 1));
+        Harvesting
+    }
+}
+
+impl Drop for Harvesting {
+    fn drop(&mut self) {
+        let _ = DEPTH.try_with(|d| d.set(d.get().saturating_sub(1)));
+        HARVESTING.fetch_sub(1, Ordering::Release);
+    }
+}
+
+fn own_depth() -> usize {
+    DEPTH.try_with(core::cell::Cell::get).unwrap_or(0)
+}
 
 /// Size of the list at which an enqueue harvests (doubles while commands stay unfinished).
 static HARVEST_AT: AtomicUsize = AtomicUsize::new(MIN_HARVEST_AT);
@@ -72,12 +100,13 @@ pub(super) fn add(p: Pending) {
 /// Records a command whose call blocked until it completed; one the runtime does not report
 /// complete yet (its event may lag the data) is left pending instead.
 pub(super) fn complete_now(p: Pending) {
-    if status(p.event) != Some(CL_COMPLETE) {
-        return add(p);
+    match check(p.event) {
+        Check::Running => add(p),
+        done => {
+            let _harvesting = Harvesting::begin();
+            finish(p, done);
+        }
     }
-    HARVESTING.fetch_add(1, Ordering::Acquire);
-    finish(p);
-    HARVESTING.fetch_sub(1, Ordering::Release);
 }
 
 /// The lock of the list, for the fork handlers.
@@ -87,34 +116,12 @@ pub(super) fn fork_lock() -> &'static dyn ForkLock {
 
 /// In the child after `fork()` (the lock released again): the pending commands and their
 /// events are the parent's (it records them); the child forgets them without touching the
-/// runtime, and a harvest that another thread of the parent had under way does not exist here.
+/// runtime. Harvests that other threads of the parent had under way do not exist here; one of
+/// the forking thread's own (a tool callback that forked) does.
 pub(super) fn fork_child() {
     PENDING.lock().clear();
     COUNT.store(0, Ordering::Relaxed);
-    HARVESTING.store(0, Ordering::Relaxed);
-}
-
-/// At process exit: the runtime may already be gone (its destructors may have run), so nothing
-/// is asked of it; commands still pending are counted as lost (per view where the list can be
-/// had without waiting; a thread still running may hold it). A tool that flushes before it
-/// exits has none.
-pub(super) fn at_exit() {
-    let n = COUNT.swap(0, Ordering::Relaxed);
-    if n == 0 {
-        return;
-    }
-    if let Some(mut list) = PENDING.try_lock() {
-        for p in list.drain(..) {
-            view::count_lost(p.work.view(p.queue.device.is_cpu));
-        }
-    }
-    critical::raise(
-        ResultCode::ErrorRecordsDropped,
-        format_args!(
-            "the process exits with {n} OpenCL commands whose records were not written (not \
-             harvested by a flush or a wait since they completed); they are lost"
-        ),
-    );
+    HARVESTING.store(own_depth(), Ordering::Relaxed);
 }
 
 /// Number of commands awaiting their records.
@@ -144,14 +151,14 @@ pub(super) fn harvest() {
     if COUNT.load(Ordering::Relaxed) == 0 {
         return;
     }
-    HARVESTING.fetch_add(1, Ordering::Acquire);
+    let _harvesting = Harvesting::begin();
     let taken = core::mem::take(&mut *PENDING.lock());
     let mut unfinished = Vec::new();
     let mut finished = Vec::new();
     for p in taken {
-        match status(p.event) {
-            Some(s) if s == CL_COMPLETE || s < 0 => finished.push(p),
-            _ => unfinished.push(p),
+        match check(p.event) {
+            Check::Running => unfinished.push(p),
+            done => finished.push((p, done)),
         }
     }
     {
@@ -159,41 +166,55 @@ pub(super) fn harvest() {
         list.append(&mut unfinished);
         COUNT.store(list.len(), Ordering::Relaxed);
     }
-    for p in finished {
-        finish(p);
+    for (p, done) in finished {
+        finish(p, done);
     }
-    HARVESTING.fetch_sub(1, Ordering::Release);
 }
 
 /// A harvest whose records are all written when it returns, also those of harvests that other
-/// threads had under way: what a flush needs.
+/// threads had under way: what a flush needs. From tool code (a buffer or critical-event
+/// callback, which may run inside a harvest), it waits for nobody, as the buffer flush does.
 pub(super) fn harvest_all() {
     harvest();
+    if crate::thread::with(|s| s.in_callback.get()).unwrap_or(false) {
+        return;
+    }
     let mut backoff = Backoff::default();
-    while HARVESTING.load(Ordering::Acquire) != 0 {
+    while HARVESTING.load(Ordering::Acquire) > own_depth() {
         backoff.snooze();
     }
 }
 
-/// At the loader's deinitialisation: records what has completed, then gives back the events of
-/// commands still running, counting their records as lost.
-pub(super) fn abandon_unfinished() {
-    harvest_all();
-    let left = core::mem::take(&mut *PENDING.lock());
-    COUNT.store(0, Ordering::Relaxed);
-    if left.is_empty() {
+/// Gives up on every pending command without asking the runtime anything (at loader shutdown or
+/// process exit the runtime may be gone): each is counted as lost, per view when the list can be
+/// had within a few milliseconds (a thread still running may hold it), and one critical event
+/// says how many and why.
+pub(super) fn abandon(why: &str) {
+    let n = COUNT.swap(0, Ordering::Relaxed);
+    if n == 0 {
         return;
     }
-    let n = left.len();
-    for p in left {
-        view::count_lost(p.work.view(p.queue.device.is_cpu));
-        commands::release(p.event);
+    let mut counted = false;
+    for _ in 0..20 {
+        if let Some(mut list) = PENDING.try_lock() {
+            for p in list.drain(..) {
+                view::count_lost(p.work.view(p.queue.device.is_cpu));
+            }
+            counted = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
     critical::raise(
         ResultCode::ErrorRecordsDropped,
         format_args!(
-            "the OpenCL loader shut down with {n} commands still running; their records are \
-             lost (counted in ptiViewGetDroppedRecordCount)"
+            "{why} with {n} OpenCL commands whose records were not written (still running, or \
+             not harvested by a flush or a wait since they completed); they are lost{}",
+            if counted {
+                " (counted in ptiViewGetDroppedRecordCount)"
+            } else {
+                ", and not counted per view: another thread held the list"
+            }
         ),
     );
 }
@@ -217,22 +238,51 @@ fn profiling(event: cl_event, what: cl_profiling_info) -> Result<u64, cl_int> {
     if rc == CL_SUCCESS { Ok(value) } else { Err(rc) }
 }
 
-fn device_times(event: cl_event) -> Result<DeviceTimes, cl_int> {
+/// Where a command stands, found with as few runtime calls as possible: its END timestamp
+/// exists exactly when it has completed (the profiling query fails before), so one query tells
+/// most commands apart; only when it fails is the execution status asked.
+enum Check {
+    Running,
+    /// Completed, with its END time.
+    Ended(u64),
+    /// Completed or failed without times: the runtime's answer.
+    NoTimes(cl_int),
+}
+
+fn check(event: cl_event) -> Check {
+    match profiling(event, CL_PROFILING_COMMAND_END) {
+        Ok(end) => Check::Ended(end),
+        Err(code) => match status(event) {
+            Some(s) if s < 0 => Check::NoTimes(s),
+            // It may have completed between the two queries: ask for END once more.
+            Some(CL_COMPLETE) => match profiling(event, CL_PROFILING_COMMAND_END) {
+                Ok(end) => Check::Ended(end),
+                Err(_) => Check::NoTimes(code),
+            },
+            _ => Check::Running,
+        },
+    }
+}
+
+/// The other timestamps of a command whose END is known.
+fn device_times(event: cl_event, end: u64) -> Result<DeviceTimes, cl_int> {
     Ok(DeviceTimes {
         queued: profiling(event, CL_PROFILING_COMMAND_QUEUED).unwrap_or(0),
         submit: profiling(event, CL_PROFILING_COMMAND_SUBMIT).unwrap_or(0),
         start: profiling(event, CL_PROFILING_COMMAND_START)?,
-        end: profiling(event, CL_PROFILING_COMMAND_END)?,
+        end,
     })
 }
 
 /// Writes the record of a completed command and releases its event.
-fn finish(p: Pending) {
-    let times = match status(p.event) {
-        Some(s) if s < 0 => Err(s),
-        _ => device_times(p.event),
+fn finish(p: Pending, done: Check) {
+    let times = match done {
+        Check::Ended(end) => device_times(p.event, end),
+        Check::NoTimes(code) => Err(code),
+        Check::Running => Err(CL_INVALID_OPERATION),
     };
-    commands::release(p.event);
+    // SAFETY: libpti's one reference to this event, given back once: the command is done.
+    unsafe { commands::release(p.event, p.injected) };
     let view = p.work.view(p.queue.device.is_cpu);
     let host = times.map(|t| (t, p.queue.device.to_host(&t, p.enter)));
     let (t, Some(h)) = (match host {
@@ -273,7 +323,7 @@ fn finish(p: Pending) {
         start: h.start,
         end: h.end,
     };
-    thread::with(|state| match p.work {
+    let written = thread::with(|state| match p.work {
         Work::Kernel { .. } => device::kernel(state, p.queue.device.is_cpu, &command),
         Work::Copy { src, dst, bytes } => device::memory_copy(state, &command, src, dst, bytes),
         Work::Fill {
@@ -303,11 +353,40 @@ fn finish(p: Pending) {
             },
         ),
     });
+    if written.is_none() {
+        // The thread's state is gone (a wait in a thread-local destructor): nowhere to write.
+        let total = view::count_lost(view);
+        critical::raise(
+            ResultCode::ErrorRecordsDropped,
+            format_args!(
+                "a {view:?} record was completed on a thread that is exiting and could not be \
+                 written ({total} lost so far)"
+            ),
+        );
+    }
 }
 
-/// Counts the record of a command whose times could not be had, and says why.
+/// Counts the record of a command whose times could not be had, and says why. A device that
+/// gives no timestamps for barriers (NVIDIA's) is told once and remembered, so that its later
+/// barriers are counted without an event injected for them.
 fn lost(p: &Pending, view: crate::view::abi::pti_view_kind, code: cl_int) {
     let total = view::count_lost(view);
+    let barrier = matches!(p.work, Work::Barrier { .. });
+    if barrier && code == CL_PROFILING_INFO_NOT_AVAILABLE {
+        if p.queue.device.learn_barriers_untimed() {
+            critical::raise(
+                ResultCode::ErrorDriver,
+                format_args!(
+                    "this OpenCL device gives no timestamps for barriers \
+                     ({} answered CL_PROFILING_INFO_NOT_AVAILABLE): its barriers get no \
+                     synchronisation records and are counted as dropped \
+                     (ptiViewGetDroppedRecordCount; {total} so far)",
+                    p.work.name(p.api_id).to_string_lossy()
+                ),
+            );
+        }
+        return;
+    }
     critical::raise(
         ResultCode::ErrorDriver,
         format_args!(

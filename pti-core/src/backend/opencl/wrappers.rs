@@ -288,7 +288,7 @@ pub(super) unsafe extern "C" fn clGetCommandQueueInfo(command_queue: cl_command_
     )
 }
 
-/// `clSetCommandQueueProperty` (OpenCL API ID 14): dispatch-table function.
+/// `clSetCommandQueueProperty` (OpenCL API ID 14): dispatch-table function, hooked.
 pub(super) unsafe extern "C" fn clSetCommandQueueProperty(command_queue: cl_command_queue, properties: cl_command_queue_properties, enable: cl_bool, old_properties: *mut cl_command_queue_properties) -> cl_int {
     let Some(next_fn) = next::dispatch().clSetCommandQueueProperty else {
         next::missing(ids::clSetCommandQueueProperty);
@@ -300,8 +300,9 @@ pub(super) unsafe extern "C" fn clSetCommandQueueProperty(command_queue: cl_comm
         ids::clSetCommandQueueProperty,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, properties, enable, old_properties) };
+            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
+            // passes them on to the next layer's entry for this function.
+            let status = unsafe { hooks::clSetCommandQueueProperty(scope, next_fn, command_queue, properties, enable, old_properties) };
             (status, status)
         },
     )
@@ -869,7 +870,7 @@ pub(super) unsafe extern "C" fn clWaitForEvents(num_events: cl_uint, event_list:
     )
 }
 
-/// `clGetEventInfo` (OpenCL API ID 43): dispatch-table function.
+/// `clGetEventInfo` (OpenCL API ID 43): dispatch-table function, hooked.
 pub(super) unsafe extern "C" fn clGetEventInfo(event: cl_event, param_name: cl_event_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetEventInfo else {
         next::missing(ids::clGetEventInfo);
@@ -881,8 +882,9 @@ pub(super) unsafe extern "C" fn clGetEventInfo(event: cl_event, param_name: cl_e
         ids::clGetEventInfo,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
         |scope| {
-            // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(event, param_name, param_value_size, param_value, param_value_size_ret) };
+            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
+            // passes them on to the next layer's entry for this function.
+            let status = unsafe { hooks::clGetEventInfo(scope, next_fn, event, param_name, param_value_size, param_value, param_value_size_ret) };
             (status, status)
         },
     )
@@ -3034,9 +3036,9 @@ pub(super) unsafe extern "C" fn clSetContextDestructorCallback(context: cl_conte
     )
 }
 
-/// `clHostMemAllocINTEL` (OpenCL API ID 150): extension function.
-pub(super) unsafe extern "C" fn clHostMemAllocINTEL(context: cl_context, properties: *const cl_mem_properties_intel, size: size_t, alignment: cl_uint, errcode_ret: *mut cl_int) -> *mut c_void {
-    let Some(next_fn) = extensions::resolve::<clHostMemAllocINTEL_t>(Ext::clHostMemAllocINTEL, context.cast()) else {
+/// `clHostMemAllocINTEL` (OpenCL API ID 150): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clHostMemAllocINTEL<const SLOT: usize>(context: cl_context, properties: *const cl_mem_properties_intel, size: size_t, alignment: cl_uint, errcode_ret: *mut cl_int) -> *mut c_void {
+    let Some(next_fn) = extensions::entry::<clHostMemAllocINTEL_t>(Ext::clHostMemAllocINTEL, SLOT) else {
         next::missing(ids::clHostMemAllocINTEL);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
@@ -3057,9 +3059,9 @@ pub(super) unsafe extern "C" fn clHostMemAllocINTEL(context: cl_context, propert
     )
 }
 
-/// `clDeviceMemAllocINTEL` (OpenCL API ID 151): extension function.
-pub(super) unsafe extern "C" fn clDeviceMemAllocINTEL(context: cl_context, device: cl_device_id, properties: *const cl_mem_properties_intel, size: size_t, alignment: cl_uint, errcode_ret: *mut cl_int) -> *mut c_void {
-    let Some(next_fn) = extensions::resolve::<clDeviceMemAllocINTEL_t>(Ext::clDeviceMemAllocINTEL, context.cast()) else {
+/// `clDeviceMemAllocINTEL` (OpenCL API ID 151): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clDeviceMemAllocINTEL<const SLOT: usize>(context: cl_context, device: cl_device_id, properties: *const cl_mem_properties_intel, size: size_t, alignment: cl_uint, errcode_ret: *mut cl_int) -> *mut c_void {
+    let Some(next_fn) = extensions::entry::<clDeviceMemAllocINTEL_t>(Ext::clDeviceMemAllocINTEL, SLOT) else {
         next::missing(ids::clDeviceMemAllocINTEL);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
@@ -3080,9 +3082,9 @@ pub(super) unsafe extern "C" fn clDeviceMemAllocINTEL(context: cl_context, devic
     )
 }
 
-/// `clSharedMemAllocINTEL` (OpenCL API ID 152): extension function.
-pub(super) unsafe extern "C" fn clSharedMemAllocINTEL(context: cl_context, device: cl_device_id, properties: *const cl_mem_properties_intel, size: size_t, alignment: cl_uint, errcode_ret: *mut cl_int) -> *mut c_void {
-    let Some(next_fn) = extensions::resolve::<clSharedMemAllocINTEL_t>(Ext::clSharedMemAllocINTEL, context.cast()) else {
+/// `clSharedMemAllocINTEL` (OpenCL API ID 152): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clSharedMemAllocINTEL<const SLOT: usize>(context: cl_context, device: cl_device_id, properties: *const cl_mem_properties_intel, size: size_t, alignment: cl_uint, errcode_ret: *mut cl_int) -> *mut c_void {
+    let Some(next_fn) = extensions::entry::<clSharedMemAllocINTEL_t>(Ext::clSharedMemAllocINTEL, SLOT) else {
         next::missing(ids::clSharedMemAllocINTEL);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
@@ -3103,9 +3105,9 @@ pub(super) unsafe extern "C" fn clSharedMemAllocINTEL(context: cl_context, devic
     )
 }
 
-/// `clMemFreeINTEL` (OpenCL API ID 153): extension function.
-pub(super) unsafe extern "C" fn clMemFreeINTEL(context: cl_context, ptr: *mut c_void) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clMemFreeINTEL_t>(Ext::clMemFreeINTEL, context.cast()) else {
+/// `clMemFreeINTEL` (OpenCL API ID 153): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clMemFreeINTEL<const SLOT: usize>(context: cl_context, ptr: *mut c_void) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clMemFreeINTEL_t>(Ext::clMemFreeINTEL, SLOT) else {
         next::missing(ids::clMemFreeINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3122,9 +3124,9 @@ pub(super) unsafe extern "C" fn clMemFreeINTEL(context: cl_context, ptr: *mut c_
     )
 }
 
-/// `clMemBlockingFreeINTEL` (OpenCL API ID 154): extension function, hooked.
-pub(super) unsafe extern "C" fn clMemBlockingFreeINTEL(context: cl_context, ptr: *mut c_void) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clMemBlockingFreeINTEL_t>(Ext::clMemBlockingFreeINTEL, context.cast()) else {
+/// `clMemBlockingFreeINTEL` (OpenCL API ID 154): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clMemBlockingFreeINTEL<const SLOT: usize>(context: cl_context, ptr: *mut c_void) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clMemBlockingFreeINTEL_t>(Ext::clMemBlockingFreeINTEL, SLOT) else {
         next::missing(ids::clMemBlockingFreeINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3142,9 +3144,9 @@ pub(super) unsafe extern "C" fn clMemBlockingFreeINTEL(context: cl_context, ptr:
     )
 }
 
-/// `clGetMemAllocInfoINTEL` (OpenCL API ID 155): extension function.
-pub(super) unsafe extern "C" fn clGetMemAllocInfoINTEL(context: cl_context, ptr: *const c_void, param_name: cl_mem_info_intel, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clGetMemAllocInfoINTEL_t>(Ext::clGetMemAllocInfoINTEL, context.cast()) else {
+/// `clGetMemAllocInfoINTEL` (OpenCL API ID 155): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clGetMemAllocInfoINTEL<const SLOT: usize>(context: cl_context, ptr: *const c_void, param_name: cl_mem_info_intel, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clGetMemAllocInfoINTEL_t>(Ext::clGetMemAllocInfoINTEL, SLOT) else {
         next::missing(ids::clGetMemAllocInfoINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3161,9 +3163,9 @@ pub(super) unsafe extern "C" fn clGetMemAllocInfoINTEL(context: cl_context, ptr:
     )
 }
 
-/// `clSetKernelArgMemPointerINTEL` (OpenCL API ID 156): extension function.
-pub(super) unsafe extern "C" fn clSetKernelArgMemPointerINTEL(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clSetKernelArgMemPointerINTEL_t>(Ext::clSetKernelArgMemPointerINTEL, kernel.cast()) else {
+/// `clSetKernelArgMemPointerINTEL` (OpenCL API ID 156): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clSetKernelArgMemPointerINTEL<const SLOT: usize>(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clSetKernelArgMemPointerINTEL_t>(Ext::clSetKernelArgMemPointerINTEL, SLOT) else {
         next::missing(ids::clSetKernelArgMemPointerINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3180,9 +3182,9 @@ pub(super) unsafe extern "C" fn clSetKernelArgMemPointerINTEL(kernel: cl_kernel,
     )
 }
 
-/// `clEnqueueMemsetINTEL` (OpenCL API ID 157): extension function, hooked.
-pub(super) unsafe extern "C" fn clEnqueueMemsetINTEL(command_queue: cl_command_queue, dst_ptr: *mut c_void, value: cl_int, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueMemsetINTEL_t>(Ext::clEnqueueMemsetINTEL, command_queue.cast()) else {
+/// `clEnqueueMemsetINTEL` (OpenCL API ID 157): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueMemsetINTEL<const SLOT: usize>(command_queue: cl_command_queue, dst_ptr: *mut c_void, value: cl_int, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueMemsetINTEL_t>(Ext::clEnqueueMemsetINTEL, SLOT) else {
         next::missing(ids::clEnqueueMemsetINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3200,9 +3202,9 @@ pub(super) unsafe extern "C" fn clEnqueueMemsetINTEL(command_queue: cl_command_q
     )
 }
 
-/// `clEnqueueMemFillINTEL` (OpenCL API ID 158): extension function, hooked.
-pub(super) unsafe extern "C" fn clEnqueueMemFillINTEL(command_queue: cl_command_queue, dst_ptr: *mut c_void, pattern: *const c_void, pattern_size: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueMemFillINTEL_t>(Ext::clEnqueueMemFillINTEL, command_queue.cast()) else {
+/// `clEnqueueMemFillINTEL` (OpenCL API ID 158): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueMemFillINTEL<const SLOT: usize>(command_queue: cl_command_queue, dst_ptr: *mut c_void, pattern: *const c_void, pattern_size: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueMemFillINTEL_t>(Ext::clEnqueueMemFillINTEL, SLOT) else {
         next::missing(ids::clEnqueueMemFillINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3220,9 +3222,9 @@ pub(super) unsafe extern "C" fn clEnqueueMemFillINTEL(command_queue: cl_command_
     )
 }
 
-/// `clEnqueueMemcpyINTEL` (OpenCL API ID 159): extension function, hooked.
-pub(super) unsafe extern "C" fn clEnqueueMemcpyINTEL(command_queue: cl_command_queue, blocking: cl_bool, dst_ptr: *mut c_void, src_ptr: *const c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueMemcpyINTEL_t>(Ext::clEnqueueMemcpyINTEL, command_queue.cast()) else {
+/// `clEnqueueMemcpyINTEL` (OpenCL API ID 159): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueMemcpyINTEL<const SLOT: usize>(command_queue: cl_command_queue, blocking: cl_bool, dst_ptr: *mut c_void, src_ptr: *const c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueMemcpyINTEL_t>(Ext::clEnqueueMemcpyINTEL, SLOT) else {
         next::missing(ids::clEnqueueMemcpyINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3240,9 +3242,9 @@ pub(super) unsafe extern "C" fn clEnqueueMemcpyINTEL(command_queue: cl_command_q
     )
 }
 
-/// `clEnqueueMigrateMemINTEL` (OpenCL API ID 160): extension function.
-pub(super) unsafe extern "C" fn clEnqueueMigrateMemINTEL(command_queue: cl_command_queue, ptr: *const c_void, size: size_t, flags: cl_mem_migration_flags, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueMigrateMemINTEL_t>(Ext::clEnqueueMigrateMemINTEL, command_queue.cast()) else {
+/// `clEnqueueMigrateMemINTEL` (OpenCL API ID 160): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueMigrateMemINTEL<const SLOT: usize>(command_queue: cl_command_queue, ptr: *const c_void, size: size_t, flags: cl_mem_migration_flags, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueMigrateMemINTEL_t>(Ext::clEnqueueMigrateMemINTEL, SLOT) else {
         next::missing(ids::clEnqueueMigrateMemINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3259,9 +3261,9 @@ pub(super) unsafe extern "C" fn clEnqueueMigrateMemINTEL(command_queue: cl_comma
     )
 }
 
-/// `clEnqueueMemAdviseINTEL` (OpenCL API ID 161): extension function.
-pub(super) unsafe extern "C" fn clEnqueueMemAdviseINTEL(command_queue: cl_command_queue, ptr: *const c_void, size: size_t, advice: cl_mem_advice_intel, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueMemAdviseINTEL_t>(Ext::clEnqueueMemAdviseINTEL, command_queue.cast()) else {
+/// `clEnqueueMemAdviseINTEL` (OpenCL API ID 161): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueMemAdviseINTEL<const SLOT: usize>(command_queue: cl_command_queue, ptr: *const c_void, size: size_t, advice: cl_mem_advice_intel, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueMemAdviseINTEL_t>(Ext::clEnqueueMemAdviseINTEL, SLOT) else {
         next::missing(ids::clEnqueueMemAdviseINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3278,9 +3280,9 @@ pub(super) unsafe extern "C" fn clEnqueueMemAdviseINTEL(command_queue: cl_comman
     )
 }
 
-/// `clCreateBufferWithPropertiesINTEL` (OpenCL API ID 162): extension function.
-pub(super) unsafe extern "C" fn clCreateBufferWithPropertiesINTEL(context: cl_context, properties: *const cl_mem_properties_intel, flags: cl_mem_flags, size: size_t, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem {
-    let Some(next_fn) = extensions::resolve::<clCreateBufferWithPropertiesINTEL_t>(Ext::clCreateBufferWithPropertiesINTEL, context.cast()) else {
+/// `clCreateBufferWithPropertiesINTEL` (OpenCL API ID 162): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCreateBufferWithPropertiesINTEL<const SLOT: usize>(context: cl_context, properties: *const cl_mem_properties_intel, flags: cl_mem_flags, size: size_t, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem {
+    let Some(next_fn) = extensions::entry::<clCreateBufferWithPropertiesINTEL_t>(Ext::clCreateBufferWithPropertiesINTEL, SLOT) else {
         next::missing(ids::clCreateBufferWithPropertiesINTEL);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
@@ -3301,9 +3303,9 @@ pub(super) unsafe extern "C" fn clCreateBufferWithPropertiesINTEL(context: cl_co
     )
 }
 
-/// `clGetDeviceFunctionPointerINTEL` (OpenCL API ID 163): extension function.
-pub(super) unsafe extern "C" fn clGetDeviceFunctionPointerINTEL(device: cl_device_id, program: cl_program, function_name: *const c_char, function_pointer_ret: *mut cl_ulong) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clGetDeviceFunctionPointerINTEL_t>(Ext::clGetDeviceFunctionPointerINTEL, device.cast()) else {
+/// `clGetDeviceFunctionPointerINTEL` (OpenCL API ID 163): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clGetDeviceFunctionPointerINTEL<const SLOT: usize>(device: cl_device_id, program: cl_program, function_name: *const c_char, function_pointer_ret: *mut cl_ulong) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clGetDeviceFunctionPointerINTEL_t>(Ext::clGetDeviceFunctionPointerINTEL, SLOT) else {
         next::missing(ids::clGetDeviceFunctionPointerINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3320,9 +3322,9 @@ pub(super) unsafe extern "C" fn clGetDeviceFunctionPointerINTEL(device: cl_devic
     )
 }
 
-/// `clGetDeviceGlobalVariablePointerINTEL` (OpenCL API ID 164): extension function.
-pub(super) unsafe extern "C" fn clGetDeviceGlobalVariablePointerINTEL(device: cl_device_id, program: cl_program, global_variable_name: *const c_char, global_variable_size_ret: *mut size_t, global_variable_pointer_ret: *mut *mut c_void) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clGetDeviceGlobalVariablePointerINTEL_t>(Ext::clGetDeviceGlobalVariablePointerINTEL, device.cast()) else {
+/// `clGetDeviceGlobalVariablePointerINTEL` (OpenCL API ID 164): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clGetDeviceGlobalVariablePointerINTEL<const SLOT: usize>(device: cl_device_id, program: cl_program, global_variable_name: *const c_char, global_variable_size_ret: *mut size_t, global_variable_pointer_ret: *mut *mut c_void) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clGetDeviceGlobalVariablePointerINTEL_t>(Ext::clGetDeviceGlobalVariablePointerINTEL, SLOT) else {
         next::missing(ids::clGetDeviceGlobalVariablePointerINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3339,9 +3341,9 @@ pub(super) unsafe extern "C" fn clGetDeviceGlobalVariablePointerINTEL(device: cl
     )
 }
 
-/// `clEnqueueWriteGlobalVariableINTEL` (OpenCL API ID 165): extension function, hooked.
-pub(super) unsafe extern "C" fn clEnqueueWriteGlobalVariableINTEL(command_queue: cl_command_queue, program: cl_program, name: *const c_char, blocking_write: cl_bool, size: size_t, offset: size_t, ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueWriteGlobalVariableINTEL_t>(Ext::clEnqueueWriteGlobalVariableINTEL, command_queue.cast()) else {
+/// `clEnqueueWriteGlobalVariableINTEL` (OpenCL API ID 165): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueWriteGlobalVariableINTEL<const SLOT: usize>(command_queue: cl_command_queue, program: cl_program, name: *const c_char, blocking_write: cl_bool, size: size_t, offset: size_t, ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueWriteGlobalVariableINTEL_t>(Ext::clEnqueueWriteGlobalVariableINTEL, SLOT) else {
         next::missing(ids::clEnqueueWriteGlobalVariableINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3359,9 +3361,9 @@ pub(super) unsafe extern "C" fn clEnqueueWriteGlobalVariableINTEL(command_queue:
     )
 }
 
-/// `clEnqueueReadGlobalVariableINTEL` (OpenCL API ID 166): extension function, hooked.
-pub(super) unsafe extern "C" fn clEnqueueReadGlobalVariableINTEL(command_queue: cl_command_queue, program: cl_program, name: *const c_char, blocking_read: cl_bool, size: size_t, offset: size_t, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueReadGlobalVariableINTEL_t>(Ext::clEnqueueReadGlobalVariableINTEL, command_queue.cast()) else {
+/// `clEnqueueReadGlobalVariableINTEL` (OpenCL API ID 166): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueReadGlobalVariableINTEL<const SLOT: usize>(command_queue: cl_command_queue, program: cl_program, name: *const c_char, blocking_read: cl_bool, size: size_t, offset: size_t, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueReadGlobalVariableINTEL_t>(Ext::clEnqueueReadGlobalVariableINTEL, SLOT) else {
         next::missing(ids::clEnqueueReadGlobalVariableINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3379,9 +3381,9 @@ pub(super) unsafe extern "C" fn clEnqueueReadGlobalVariableINTEL(command_queue: 
     )
 }
 
-/// `clEnqueueReadHostPipeINTEL` (OpenCL API ID 167): extension function, hooked.
-pub(super) unsafe extern "C" fn clEnqueueReadHostPipeINTEL(command_queue: cl_command_queue, program: cl_program, pipe_symbol: *const c_char, blocking_read: cl_bool, ptr: *mut c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueReadHostPipeINTEL_t>(Ext::clEnqueueReadHostPipeINTEL, command_queue.cast()) else {
+/// `clEnqueueReadHostPipeINTEL` (OpenCL API ID 167): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueReadHostPipeINTEL<const SLOT: usize>(command_queue: cl_command_queue, program: cl_program, pipe_symbol: *const c_char, blocking_read: cl_bool, ptr: *mut c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueReadHostPipeINTEL_t>(Ext::clEnqueueReadHostPipeINTEL, SLOT) else {
         next::missing(ids::clEnqueueReadHostPipeINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3399,9 +3401,9 @@ pub(super) unsafe extern "C" fn clEnqueueReadHostPipeINTEL(command_queue: cl_com
     )
 }
 
-/// `clEnqueueWriteHostPipeINTEL` (OpenCL API ID 168): extension function, hooked.
-pub(super) unsafe extern "C" fn clEnqueueWriteHostPipeINTEL(command_queue: cl_command_queue, program: cl_program, pipe_symbol: *const c_char, blocking_write: cl_bool, ptr: *const c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueWriteHostPipeINTEL_t>(Ext::clEnqueueWriteHostPipeINTEL, command_queue.cast()) else {
+/// `clEnqueueWriteHostPipeINTEL` (OpenCL API ID 168): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueWriteHostPipeINTEL<const SLOT: usize>(command_queue: cl_command_queue, program: cl_program, pipe_symbol: *const c_char, blocking_write: cl_bool, ptr: *const c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueWriteHostPipeINTEL_t>(Ext::clEnqueueWriteHostPipeINTEL, SLOT) else {
         next::missing(ids::clEnqueueWriteHostPipeINTEL);
         return CL_INVALID_OPERATION;
     };
@@ -3419,9 +3421,9 @@ pub(super) unsafe extern "C" fn clEnqueueWriteHostPipeINTEL(command_queue: cl_co
     )
 }
 
-/// `clCreateProgramWithILKHR` (OpenCL API ID 169): extension function.
-pub(super) unsafe extern "C" fn clCreateProgramWithILKHR(context: cl_context, il: *const c_void, length: size_t, errcode_ret: *mut cl_int) -> cl_program {
-    let Some(next_fn) = extensions::resolve::<clCreateProgramWithILKHR_t>(Ext::clCreateProgramWithILKHR, context.cast()) else {
+/// `clCreateProgramWithILKHR` (OpenCL API ID 169): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCreateProgramWithILKHR<const SLOT: usize>(context: cl_context, il: *const c_void, length: size_t, errcode_ret: *mut cl_int) -> cl_program {
+    let Some(next_fn) = extensions::entry::<clCreateProgramWithILKHR_t>(Ext::clCreateProgramWithILKHR, SLOT) else {
         next::missing(ids::clCreateProgramWithILKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
@@ -3442,9 +3444,9 @@ pub(super) unsafe extern "C" fn clCreateProgramWithILKHR(context: cl_context, il
     )
 }
 
-/// `clCreateCommandBufferKHR` (OpenCL API ID 170): extension function.
-pub(super) unsafe extern "C" fn clCreateCommandBufferKHR(num_queues: cl_uint, queues: *const cl_command_queue, properties: *const cl_command_buffer_properties_khr, errcode_ret: *mut cl_int) -> cl_command_buffer_khr {
-    let Some(next_fn) = extensions::resolve::<clCreateCommandBufferKHR_t>(Ext::clCreateCommandBufferKHR, core::ptr::null_mut()) else {
+/// `clCreateCommandBufferKHR` (OpenCL API ID 170): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCreateCommandBufferKHR<const SLOT: usize>(num_queues: cl_uint, queues: *const cl_command_queue, properties: *const cl_command_buffer_properties_khr, errcode_ret: *mut cl_int) -> cl_command_buffer_khr {
+    let Some(next_fn) = extensions::entry::<clCreateCommandBufferKHR_t>(Ext::clCreateCommandBufferKHR, SLOT) else {
         next::missing(ids::clCreateCommandBufferKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
@@ -3465,9 +3467,9 @@ pub(super) unsafe extern "C" fn clCreateCommandBufferKHR(num_queues: cl_uint, qu
     )
 }
 
-/// `clRetainCommandBufferKHR` (OpenCL API ID 171): extension function.
-pub(super) unsafe extern "C" fn clRetainCommandBufferKHR(command_buffer: cl_command_buffer_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clRetainCommandBufferKHR_t>(Ext::clRetainCommandBufferKHR, command_buffer.cast()) else {
+/// `clRetainCommandBufferKHR` (OpenCL API ID 171): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clRetainCommandBufferKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clRetainCommandBufferKHR_t>(Ext::clRetainCommandBufferKHR, SLOT) else {
         next::missing(ids::clRetainCommandBufferKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3484,9 +3486,9 @@ pub(super) unsafe extern "C" fn clRetainCommandBufferKHR(command_buffer: cl_comm
     )
 }
 
-/// `clReleaseCommandBufferKHR` (OpenCL API ID 172): extension function.
-pub(super) unsafe extern "C" fn clReleaseCommandBufferKHR(command_buffer: cl_command_buffer_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clReleaseCommandBufferKHR_t>(Ext::clReleaseCommandBufferKHR, command_buffer.cast()) else {
+/// `clReleaseCommandBufferKHR` (OpenCL API ID 172): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clReleaseCommandBufferKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clReleaseCommandBufferKHR_t>(Ext::clReleaseCommandBufferKHR, SLOT) else {
         next::missing(ids::clReleaseCommandBufferKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3503,9 +3505,9 @@ pub(super) unsafe extern "C" fn clReleaseCommandBufferKHR(command_buffer: cl_com
     )
 }
 
-/// `clFinalizeCommandBufferKHR` (OpenCL API ID 173): extension function.
-pub(super) unsafe extern "C" fn clFinalizeCommandBufferKHR(command_buffer: cl_command_buffer_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clFinalizeCommandBufferKHR_t>(Ext::clFinalizeCommandBufferKHR, command_buffer.cast()) else {
+/// `clFinalizeCommandBufferKHR` (OpenCL API ID 173): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clFinalizeCommandBufferKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clFinalizeCommandBufferKHR_t>(Ext::clFinalizeCommandBufferKHR, SLOT) else {
         next::missing(ids::clFinalizeCommandBufferKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3522,9 +3524,9 @@ pub(super) unsafe extern "C" fn clFinalizeCommandBufferKHR(command_buffer: cl_co
     )
 }
 
-/// `clEnqueueCommandBufferKHR` (OpenCL API ID 174): extension function.
-pub(super) unsafe extern "C" fn clEnqueueCommandBufferKHR(num_queues: cl_uint, queues: *mut cl_command_queue, command_buffer: cl_command_buffer_khr, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueCommandBufferKHR_t>(Ext::clEnqueueCommandBufferKHR, command_buffer.cast()) else {
+/// `clEnqueueCommandBufferKHR` (OpenCL API ID 174): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueCommandBufferKHR<const SLOT: usize>(num_queues: cl_uint, queues: *mut cl_command_queue, command_buffer: cl_command_buffer_khr, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueCommandBufferKHR_t>(Ext::clEnqueueCommandBufferKHR, SLOT) else {
         next::missing(ids::clEnqueueCommandBufferKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3541,9 +3543,9 @@ pub(super) unsafe extern "C" fn clEnqueueCommandBufferKHR(num_queues: cl_uint, q
     )
 }
 
-/// `clCommandBarrierWithWaitListKHR` (OpenCL API ID 175): extension function.
-pub(super) unsafe extern "C" fn clCommandBarrierWithWaitListKHR(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clCommandBarrierWithWaitListKHR_t>(Ext::clCommandBarrierWithWaitListKHR, command_buffer.cast()) else {
+/// `clCommandBarrierWithWaitListKHR` (OpenCL API ID 175): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCommandBarrierWithWaitListKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandBarrierWithWaitListKHR_t>(Ext::clCommandBarrierWithWaitListKHR, SLOT) else {
         next::missing(ids::clCommandBarrierWithWaitListKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3560,9 +3562,9 @@ pub(super) unsafe extern "C" fn clCommandBarrierWithWaitListKHR(command_buffer: 
     )
 }
 
-/// `clCommandCopyBufferKHR` (OpenCL API ID 176): extension function.
-pub(super) unsafe extern "C" fn clCommandCopyBufferKHR(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_buffer: cl_mem, dst_buffer: cl_mem, src_offset: size_t, dst_offset: size_t, size: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clCommandCopyBufferKHR_t>(Ext::clCommandCopyBufferKHR, command_buffer.cast()) else {
+/// `clCommandCopyBufferKHR` (OpenCL API ID 176): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCommandCopyBufferKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_buffer: cl_mem, dst_buffer: cl_mem, src_offset: size_t, dst_offset: size_t, size: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandCopyBufferKHR_t>(Ext::clCommandCopyBufferKHR, SLOT) else {
         next::missing(ids::clCommandCopyBufferKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3579,9 +3581,9 @@ pub(super) unsafe extern "C" fn clCommandCopyBufferKHR(command_buffer: cl_comman
     )
 }
 
-/// `clCommandCopyBufferRectKHR` (OpenCL API ID 177): extension function.
-pub(super) unsafe extern "C" fn clCommandCopyBufferRectKHR(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_buffer: cl_mem, dst_buffer: cl_mem, src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t, src_row_pitch: size_t, src_slice_pitch: size_t, dst_row_pitch: size_t, dst_slice_pitch: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clCommandCopyBufferRectKHR_t>(Ext::clCommandCopyBufferRectKHR, command_buffer.cast()) else {
+/// `clCommandCopyBufferRectKHR` (OpenCL API ID 177): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCommandCopyBufferRectKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_buffer: cl_mem, dst_buffer: cl_mem, src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t, src_row_pitch: size_t, src_slice_pitch: size_t, dst_row_pitch: size_t, dst_slice_pitch: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandCopyBufferRectKHR_t>(Ext::clCommandCopyBufferRectKHR, SLOT) else {
         next::missing(ids::clCommandCopyBufferRectKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3598,9 +3600,9 @@ pub(super) unsafe extern "C" fn clCommandCopyBufferRectKHR(command_buffer: cl_co
     )
 }
 
-/// `clCommandCopyBufferToImageKHR` (OpenCL API ID 178): extension function.
-pub(super) unsafe extern "C" fn clCommandCopyBufferToImageKHR(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_buffer: cl_mem, dst_image: cl_mem, src_offset: size_t, dst_origin: *const size_t, region: *const size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clCommandCopyBufferToImageKHR_t>(Ext::clCommandCopyBufferToImageKHR, command_buffer.cast()) else {
+/// `clCommandCopyBufferToImageKHR` (OpenCL API ID 178): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCommandCopyBufferToImageKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_buffer: cl_mem, dst_image: cl_mem, src_offset: size_t, dst_origin: *const size_t, region: *const size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandCopyBufferToImageKHR_t>(Ext::clCommandCopyBufferToImageKHR, SLOT) else {
         next::missing(ids::clCommandCopyBufferToImageKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3617,9 +3619,9 @@ pub(super) unsafe extern "C" fn clCommandCopyBufferToImageKHR(command_buffer: cl
     )
 }
 
-/// `clCommandCopyImageKHR` (OpenCL API ID 179): extension function.
-pub(super) unsafe extern "C" fn clCommandCopyImageKHR(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_image: cl_mem, dst_image: cl_mem, src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clCommandCopyImageKHR_t>(Ext::clCommandCopyImageKHR, command_buffer.cast()) else {
+/// `clCommandCopyImageKHR` (OpenCL API ID 179): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCommandCopyImageKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_image: cl_mem, dst_image: cl_mem, src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandCopyImageKHR_t>(Ext::clCommandCopyImageKHR, SLOT) else {
         next::missing(ids::clCommandCopyImageKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3636,9 +3638,9 @@ pub(super) unsafe extern "C" fn clCommandCopyImageKHR(command_buffer: cl_command
     )
 }
 
-/// `clCommandCopyImageToBufferKHR` (OpenCL API ID 180): extension function.
-pub(super) unsafe extern "C" fn clCommandCopyImageToBufferKHR(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_image: cl_mem, dst_buffer: cl_mem, src_origin: *const size_t, region: *const size_t, dst_offset: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clCommandCopyImageToBufferKHR_t>(Ext::clCommandCopyImageToBufferKHR, command_buffer.cast()) else {
+/// `clCommandCopyImageToBufferKHR` (OpenCL API ID 180): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCommandCopyImageToBufferKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_image: cl_mem, dst_buffer: cl_mem, src_origin: *const size_t, region: *const size_t, dst_offset: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandCopyImageToBufferKHR_t>(Ext::clCommandCopyImageToBufferKHR, SLOT) else {
         next::missing(ids::clCommandCopyImageToBufferKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3655,9 +3657,9 @@ pub(super) unsafe extern "C" fn clCommandCopyImageToBufferKHR(command_buffer: cl
     )
 }
 
-/// `clCommandFillBufferKHR` (OpenCL API ID 181): extension function.
-pub(super) unsafe extern "C" fn clCommandFillBufferKHR(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, buffer: cl_mem, pattern: *const c_void, pattern_size: size_t, offset: size_t, size: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clCommandFillBufferKHR_t>(Ext::clCommandFillBufferKHR, command_buffer.cast()) else {
+/// `clCommandFillBufferKHR` (OpenCL API ID 181): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCommandFillBufferKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, buffer: cl_mem, pattern: *const c_void, pattern_size: size_t, offset: size_t, size: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandFillBufferKHR_t>(Ext::clCommandFillBufferKHR, SLOT) else {
         next::missing(ids::clCommandFillBufferKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3674,9 +3676,9 @@ pub(super) unsafe extern "C" fn clCommandFillBufferKHR(command_buffer: cl_comman
     )
 }
 
-/// `clCommandFillImageKHR` (OpenCL API ID 182): extension function.
-pub(super) unsafe extern "C" fn clCommandFillImageKHR(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, image: cl_mem, fill_color: *const c_void, origin: *const size_t, region: *const size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clCommandFillImageKHR_t>(Ext::clCommandFillImageKHR, command_buffer.cast()) else {
+/// `clCommandFillImageKHR` (OpenCL API ID 182): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCommandFillImageKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, image: cl_mem, fill_color: *const c_void, origin: *const size_t, region: *const size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandFillImageKHR_t>(Ext::clCommandFillImageKHR, SLOT) else {
         next::missing(ids::clCommandFillImageKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3693,9 +3695,9 @@ pub(super) unsafe extern "C" fn clCommandFillImageKHR(command_buffer: cl_command
     )
 }
 
-/// `clCommandNDRangeKernelKHR` (OpenCL API ID 183): extension function.
-pub(super) unsafe extern "C" fn clCommandNDRangeKernelKHR(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, kernel: cl_kernel, work_dim: cl_uint, global_work_offset: *const size_t, global_work_size: *const size_t, local_work_size: *const size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clCommandNDRangeKernelKHR_t>(Ext::clCommandNDRangeKernelKHR, command_buffer.cast()) else {
+/// `clCommandNDRangeKernelKHR` (OpenCL API ID 183): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCommandNDRangeKernelKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, kernel: cl_kernel, work_dim: cl_uint, global_work_offset: *const size_t, global_work_size: *const size_t, local_work_size: *const size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandNDRangeKernelKHR_t>(Ext::clCommandNDRangeKernelKHR, SLOT) else {
         next::missing(ids::clCommandNDRangeKernelKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3712,9 +3714,9 @@ pub(super) unsafe extern "C" fn clCommandNDRangeKernelKHR(command_buffer: cl_com
     )
 }
 
-/// `clCommandSVMMemcpyKHR` (OpenCL API ID 184): extension function.
-pub(super) unsafe extern "C" fn clCommandSVMMemcpyKHR(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, dst_ptr: *mut c_void, src_ptr: *const c_void, size: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clCommandSVMMemcpyKHR_t>(Ext::clCommandSVMMemcpyKHR, command_buffer.cast()) else {
+/// `clCommandSVMMemcpyKHR` (OpenCL API ID 184): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCommandSVMMemcpyKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, dst_ptr: *mut c_void, src_ptr: *const c_void, size: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandSVMMemcpyKHR_t>(Ext::clCommandSVMMemcpyKHR, SLOT) else {
         next::missing(ids::clCommandSVMMemcpyKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3731,9 +3733,9 @@ pub(super) unsafe extern "C" fn clCommandSVMMemcpyKHR(command_buffer: cl_command
     )
 }
 
-/// `clCommandSVMMemFillKHR` (OpenCL API ID 185): extension function.
-pub(super) unsafe extern "C" fn clCommandSVMMemFillKHR(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, svm_ptr: *mut c_void, pattern: *const c_void, pattern_size: size_t, size: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clCommandSVMMemFillKHR_t>(Ext::clCommandSVMMemFillKHR, command_buffer.cast()) else {
+/// `clCommandSVMMemFillKHR` (OpenCL API ID 185): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCommandSVMMemFillKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, svm_ptr: *mut c_void, pattern: *const c_void, pattern_size: size_t, size: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandSVMMemFillKHR_t>(Ext::clCommandSVMMemFillKHR, SLOT) else {
         next::missing(ids::clCommandSVMMemFillKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3750,9 +3752,9 @@ pub(super) unsafe extern "C" fn clCommandSVMMemFillKHR(command_buffer: cl_comman
     )
 }
 
-/// `clGetCommandBufferInfoKHR` (OpenCL API ID 186): extension function.
-pub(super) unsafe extern "C" fn clGetCommandBufferInfoKHR(command_buffer: cl_command_buffer_khr, param_name: cl_command_buffer_info_khr, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clGetCommandBufferInfoKHR_t>(Ext::clGetCommandBufferInfoKHR, command_buffer.cast()) else {
+/// `clGetCommandBufferInfoKHR` (OpenCL API ID 186): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clGetCommandBufferInfoKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, param_name: cl_command_buffer_info_khr, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clGetCommandBufferInfoKHR_t>(Ext::clGetCommandBufferInfoKHR, SLOT) else {
         next::missing(ids::clGetCommandBufferInfoKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3769,9 +3771,9 @@ pub(super) unsafe extern "C" fn clGetCommandBufferInfoKHR(command_buffer: cl_com
     )
 }
 
-/// `clUpdateMutableCommandsKHR` (OpenCL API ID 187): extension function.
-pub(super) unsafe extern "C" fn clUpdateMutableCommandsKHR(command_buffer: cl_command_buffer_khr, num_configs: cl_uint, config_types: *const cl_command_buffer_update_type_khr, configs: *mut *const c_void) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clUpdateMutableCommandsKHR_t>(Ext::clUpdateMutableCommandsKHR, command_buffer.cast()) else {
+/// `clUpdateMutableCommandsKHR` (OpenCL API ID 187): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clUpdateMutableCommandsKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, num_configs: cl_uint, config_types: *const cl_command_buffer_update_type_khr, configs: *mut *const c_void) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clUpdateMutableCommandsKHR_t>(Ext::clUpdateMutableCommandsKHR, SLOT) else {
         next::missing(ids::clUpdateMutableCommandsKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3788,9 +3790,9 @@ pub(super) unsafe extern "C" fn clUpdateMutableCommandsKHR(command_buffer: cl_co
     )
 }
 
-/// `clGetKernelSuggestedLocalWorkSizeKHR` (OpenCL API ID 188): extension function.
-pub(super) unsafe extern "C" fn clGetKernelSuggestedLocalWorkSizeKHR(command_queue: cl_command_queue, kernel: cl_kernel, work_dim: cl_uint, global_work_offset: *const size_t, global_work_size: *const size_t, suggested_local_work_size: *mut size_t) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clGetKernelSuggestedLocalWorkSizeKHR_t>(Ext::clGetKernelSuggestedLocalWorkSizeKHR, command_queue.cast()) else {
+/// `clGetKernelSuggestedLocalWorkSizeKHR` (OpenCL API ID 188): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clGetKernelSuggestedLocalWorkSizeKHR<const SLOT: usize>(command_queue: cl_command_queue, kernel: cl_kernel, work_dim: cl_uint, global_work_offset: *const size_t, global_work_size: *const size_t, suggested_local_work_size: *mut size_t) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clGetKernelSuggestedLocalWorkSizeKHR_t>(Ext::clGetKernelSuggestedLocalWorkSizeKHR, SLOT) else {
         next::missing(ids::clGetKernelSuggestedLocalWorkSizeKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3807,9 +3809,9 @@ pub(super) unsafe extern "C" fn clGetKernelSuggestedLocalWorkSizeKHR(command_que
     )
 }
 
-/// `clCreateCommandQueueWithPropertiesKHR` (OpenCL API ID 189): extension function, hooked.
-pub(super) unsafe extern "C" fn clCreateCommandQueueWithPropertiesKHR(context: cl_context, device: cl_device_id, properties: *const cl_queue_properties_khr, errcode_ret: *mut cl_int) -> cl_command_queue {
-    let Some(next_fn) = extensions::resolve::<clCreateCommandQueueWithPropertiesKHR_t>(Ext::clCreateCommandQueueWithPropertiesKHR, context.cast()) else {
+/// `clCreateCommandQueueWithPropertiesKHR` (OpenCL API ID 189): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCreateCommandQueueWithPropertiesKHR<const SLOT: usize>(context: cl_context, device: cl_device_id, properties: *const cl_queue_properties_khr, errcode_ret: *mut cl_int) -> cl_command_queue {
+    let Some(next_fn) = extensions::entry::<clCreateCommandQueueWithPropertiesKHR_t>(Ext::clCreateCommandQueueWithPropertiesKHR, SLOT) else {
         next::missing(ids::clCreateCommandQueueWithPropertiesKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
@@ -3831,9 +3833,9 @@ pub(super) unsafe extern "C" fn clCreateCommandQueueWithPropertiesKHR(context: c
     )
 }
 
-/// `clTerminateContextKHR` (OpenCL API ID 190): extension function.
-pub(super) unsafe extern "C" fn clTerminateContextKHR(context: cl_context) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clTerminateContextKHR_t>(Ext::clTerminateContextKHR, context.cast()) else {
+/// `clTerminateContextKHR` (OpenCL API ID 190): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clTerminateContextKHR<const SLOT: usize>(context: cl_context) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clTerminateContextKHR_t>(Ext::clTerminateContextKHR, SLOT) else {
         next::missing(ids::clTerminateContextKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3850,9 +3852,9 @@ pub(super) unsafe extern "C" fn clTerminateContextKHR(context: cl_context) -> cl
     )
 }
 
-/// `clEnqueueAcquireExternalMemObjectsKHR` (OpenCL API ID 191): extension function.
-pub(super) unsafe extern "C" fn clEnqueueAcquireExternalMemObjectsKHR(command_queue: cl_command_queue, num_mem_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueAcquireExternalMemObjectsKHR_t>(Ext::clEnqueueAcquireExternalMemObjectsKHR, command_queue.cast()) else {
+/// `clEnqueueAcquireExternalMemObjectsKHR` (OpenCL API ID 191): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueAcquireExternalMemObjectsKHR<const SLOT: usize>(command_queue: cl_command_queue, num_mem_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueAcquireExternalMemObjectsKHR_t>(Ext::clEnqueueAcquireExternalMemObjectsKHR, SLOT) else {
         next::missing(ids::clEnqueueAcquireExternalMemObjectsKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3869,9 +3871,9 @@ pub(super) unsafe extern "C" fn clEnqueueAcquireExternalMemObjectsKHR(command_qu
     )
 }
 
-/// `clEnqueueReleaseExternalMemObjectsKHR` (OpenCL API ID 192): extension function.
-pub(super) unsafe extern "C" fn clEnqueueReleaseExternalMemObjectsKHR(command_queue: cl_command_queue, num_mem_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueReleaseExternalMemObjectsKHR_t>(Ext::clEnqueueReleaseExternalMemObjectsKHR, command_queue.cast()) else {
+/// `clEnqueueReleaseExternalMemObjectsKHR` (OpenCL API ID 192): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueReleaseExternalMemObjectsKHR<const SLOT: usize>(command_queue: cl_command_queue, num_mem_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueReleaseExternalMemObjectsKHR_t>(Ext::clEnqueueReleaseExternalMemObjectsKHR, SLOT) else {
         next::missing(ids::clEnqueueReleaseExternalMemObjectsKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3888,9 +3890,9 @@ pub(super) unsafe extern "C" fn clEnqueueReleaseExternalMemObjectsKHR(command_qu
     )
 }
 
-/// `clCreateSemaphoreWithPropertiesKHR` (OpenCL API ID 193): extension function.
-pub(super) unsafe extern "C" fn clCreateSemaphoreWithPropertiesKHR(context: cl_context, sema_props: *const cl_semaphore_properties_khr, errcode_ret: *mut cl_int) -> cl_semaphore_khr {
-    let Some(next_fn) = extensions::resolve::<clCreateSemaphoreWithPropertiesKHR_t>(Ext::clCreateSemaphoreWithPropertiesKHR, context.cast()) else {
+/// `clCreateSemaphoreWithPropertiesKHR` (OpenCL API ID 193): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clCreateSemaphoreWithPropertiesKHR<const SLOT: usize>(context: cl_context, sema_props: *const cl_semaphore_properties_khr, errcode_ret: *mut cl_int) -> cl_semaphore_khr {
+    let Some(next_fn) = extensions::entry::<clCreateSemaphoreWithPropertiesKHR_t>(Ext::clCreateSemaphoreWithPropertiesKHR, SLOT) else {
         next::missing(ids::clCreateSemaphoreWithPropertiesKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
@@ -3911,9 +3913,9 @@ pub(super) unsafe extern "C" fn clCreateSemaphoreWithPropertiesKHR(context: cl_c
     )
 }
 
-/// `clEnqueueWaitSemaphoresKHR` (OpenCL API ID 194): extension function.
-pub(super) unsafe extern "C" fn clEnqueueWaitSemaphoresKHR(command_queue: cl_command_queue, num_sema_objects: cl_uint, sema_objects: *const cl_semaphore_khr, sema_payload_list: *const cl_semaphore_payload_khr, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueWaitSemaphoresKHR_t>(Ext::clEnqueueWaitSemaphoresKHR, command_queue.cast()) else {
+/// `clEnqueueWaitSemaphoresKHR` (OpenCL API ID 194): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueWaitSemaphoresKHR<const SLOT: usize>(command_queue: cl_command_queue, num_sema_objects: cl_uint, sema_objects: *const cl_semaphore_khr, sema_payload_list: *const cl_semaphore_payload_khr, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueWaitSemaphoresKHR_t>(Ext::clEnqueueWaitSemaphoresKHR, SLOT) else {
         next::missing(ids::clEnqueueWaitSemaphoresKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3930,9 +3932,9 @@ pub(super) unsafe extern "C" fn clEnqueueWaitSemaphoresKHR(command_queue: cl_com
     )
 }
 
-/// `clEnqueueSignalSemaphoresKHR` (OpenCL API ID 195): extension function.
-pub(super) unsafe extern "C" fn clEnqueueSignalSemaphoresKHR(command_queue: cl_command_queue, num_sema_objects: cl_uint, sema_objects: *const cl_semaphore_khr, sema_payload_list: *const cl_semaphore_payload_khr, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clEnqueueSignalSemaphoresKHR_t>(Ext::clEnqueueSignalSemaphoresKHR, command_queue.cast()) else {
+/// `clEnqueueSignalSemaphoresKHR` (OpenCL API ID 195): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clEnqueueSignalSemaphoresKHR<const SLOT: usize>(command_queue: cl_command_queue, num_sema_objects: cl_uint, sema_objects: *const cl_semaphore_khr, sema_payload_list: *const cl_semaphore_payload_khr, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueSignalSemaphoresKHR_t>(Ext::clEnqueueSignalSemaphoresKHR, SLOT) else {
         next::missing(ids::clEnqueueSignalSemaphoresKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3949,9 +3951,9 @@ pub(super) unsafe extern "C" fn clEnqueueSignalSemaphoresKHR(command_queue: cl_c
     )
 }
 
-/// `clGetSemaphoreInfoKHR` (OpenCL API ID 196): extension function.
-pub(super) unsafe extern "C" fn clGetSemaphoreInfoKHR(sema_object: cl_semaphore_khr, param_name: cl_semaphore_info_khr, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clGetSemaphoreInfoKHR_t>(Ext::clGetSemaphoreInfoKHR, sema_object.cast()) else {
+/// `clGetSemaphoreInfoKHR` (OpenCL API ID 196): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clGetSemaphoreInfoKHR<const SLOT: usize>(sema_object: cl_semaphore_khr, param_name: cl_semaphore_info_khr, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clGetSemaphoreInfoKHR_t>(Ext::clGetSemaphoreInfoKHR, SLOT) else {
         next::missing(ids::clGetSemaphoreInfoKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3968,9 +3970,9 @@ pub(super) unsafe extern "C" fn clGetSemaphoreInfoKHR(sema_object: cl_semaphore_
     )
 }
 
-/// `clReleaseSemaphoreKHR` (OpenCL API ID 197): extension function.
-pub(super) unsafe extern "C" fn clReleaseSemaphoreKHR(sema_object: cl_semaphore_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clReleaseSemaphoreKHR_t>(Ext::clReleaseSemaphoreKHR, sema_object.cast()) else {
+/// `clReleaseSemaphoreKHR` (OpenCL API ID 197): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clReleaseSemaphoreKHR<const SLOT: usize>(sema_object: cl_semaphore_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clReleaseSemaphoreKHR_t>(Ext::clReleaseSemaphoreKHR, SLOT) else {
         next::missing(ids::clReleaseSemaphoreKHR);
         return CL_INVALID_OPERATION;
     };
@@ -3987,9 +3989,9 @@ pub(super) unsafe extern "C" fn clReleaseSemaphoreKHR(sema_object: cl_semaphore_
     )
 }
 
-/// `clRetainSemaphoreKHR` (OpenCL API ID 198): extension function.
-pub(super) unsafe extern "C" fn clRetainSemaphoreKHR(sema_object: cl_semaphore_khr) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clRetainSemaphoreKHR_t>(Ext::clRetainSemaphoreKHR, sema_object.cast()) else {
+/// `clRetainSemaphoreKHR` (OpenCL API ID 198): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clRetainSemaphoreKHR<const SLOT: usize>(sema_object: cl_semaphore_khr) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clRetainSemaphoreKHR_t>(Ext::clRetainSemaphoreKHR, SLOT) else {
         next::missing(ids::clRetainSemaphoreKHR);
         return CL_INVALID_OPERATION;
     };
@@ -4006,9 +4008,9 @@ pub(super) unsafe extern "C" fn clRetainSemaphoreKHR(sema_object: cl_semaphore_k
     )
 }
 
-/// `clGetSemaphoreHandleForTypeKHR` (OpenCL API ID 199): extension function.
-pub(super) unsafe extern "C" fn clGetSemaphoreHandleForTypeKHR(sema_object: cl_semaphore_khr, device: cl_device_id, handle_type: cl_external_semaphore_handle_type_khr, handle_size: size_t, handle_ptr: *mut c_void, handle_size_ret: *mut size_t) -> cl_int {
-    let Some(next_fn) = extensions::resolve::<clGetSemaphoreHandleForTypeKHR_t>(Ext::clGetSemaphoreHandleForTypeKHR, sema_object.cast()) else {
+/// `clGetSemaphoreHandleForTypeKHR` (OpenCL API ID 199): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+pub(super) unsafe extern "C" fn clGetSemaphoreHandleForTypeKHR<const SLOT: usize>(sema_object: cl_semaphore_khr, device: cl_device_id, handle_type: cl_external_semaphore_handle_type_khr, handle_size: size_t, handle_ptr: *mut c_void, handle_size_ret: *mut size_t) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clGetSemaphoreHandleForTypeKHR_t>(Ext::clGetSemaphoreHandleForTypeKHR, SLOT) else {
         next::missing(ids::clGetSemaphoreHandleForTypeKHR);
         return CL_INVALID_OPERATION;
     };
@@ -4301,59 +4303,411 @@ impl Ext {
         }
     }
 
-    /// libpti's wrapper, handed out in place of the runtime's function.
-    pub(super) fn wrapper(self) -> *mut core::ffi::c_void {
-        match self {
-            Ext::clHostMemAllocINTEL => clHostMemAllocINTEL as *mut core::ffi::c_void,
-            Ext::clDeviceMemAllocINTEL => clDeviceMemAllocINTEL as *mut core::ffi::c_void,
-            Ext::clSharedMemAllocINTEL => clSharedMemAllocINTEL as *mut core::ffi::c_void,
-            Ext::clMemFreeINTEL => clMemFreeINTEL as *mut core::ffi::c_void,
-            Ext::clMemBlockingFreeINTEL => clMemBlockingFreeINTEL as *mut core::ffi::c_void,
-            Ext::clGetMemAllocInfoINTEL => clGetMemAllocInfoINTEL as *mut core::ffi::c_void,
-            Ext::clSetKernelArgMemPointerINTEL => clSetKernelArgMemPointerINTEL as *mut core::ffi::c_void,
-            Ext::clEnqueueMemsetINTEL => clEnqueueMemsetINTEL as *mut core::ffi::c_void,
-            Ext::clEnqueueMemFillINTEL => clEnqueueMemFillINTEL as *mut core::ffi::c_void,
-            Ext::clEnqueueMemcpyINTEL => clEnqueueMemcpyINTEL as *mut core::ffi::c_void,
-            Ext::clEnqueueMigrateMemINTEL => clEnqueueMigrateMemINTEL as *mut core::ffi::c_void,
-            Ext::clEnqueueMemAdviseINTEL => clEnqueueMemAdviseINTEL as *mut core::ffi::c_void,
-            Ext::clCreateBufferWithPropertiesINTEL => clCreateBufferWithPropertiesINTEL as *mut core::ffi::c_void,
-            Ext::clGetDeviceFunctionPointerINTEL => clGetDeviceFunctionPointerINTEL as *mut core::ffi::c_void,
-            Ext::clGetDeviceGlobalVariablePointerINTEL => clGetDeviceGlobalVariablePointerINTEL as *mut core::ffi::c_void,
-            Ext::clEnqueueWriteGlobalVariableINTEL => clEnqueueWriteGlobalVariableINTEL as *mut core::ffi::c_void,
-            Ext::clEnqueueReadGlobalVariableINTEL => clEnqueueReadGlobalVariableINTEL as *mut core::ffi::c_void,
-            Ext::clEnqueueReadHostPipeINTEL => clEnqueueReadHostPipeINTEL as *mut core::ffi::c_void,
-            Ext::clEnqueueWriteHostPipeINTEL => clEnqueueWriteHostPipeINTEL as *mut core::ffi::c_void,
-            Ext::clCreateProgramWithILKHR => clCreateProgramWithILKHR as *mut core::ffi::c_void,
-            Ext::clCreateCommandBufferKHR => clCreateCommandBufferKHR as *mut core::ffi::c_void,
-            Ext::clRetainCommandBufferKHR => clRetainCommandBufferKHR as *mut core::ffi::c_void,
-            Ext::clReleaseCommandBufferKHR => clReleaseCommandBufferKHR as *mut core::ffi::c_void,
-            Ext::clFinalizeCommandBufferKHR => clFinalizeCommandBufferKHR as *mut core::ffi::c_void,
-            Ext::clEnqueueCommandBufferKHR => clEnqueueCommandBufferKHR as *mut core::ffi::c_void,
-            Ext::clCommandBarrierWithWaitListKHR => clCommandBarrierWithWaitListKHR as *mut core::ffi::c_void,
-            Ext::clCommandCopyBufferKHR => clCommandCopyBufferKHR as *mut core::ffi::c_void,
-            Ext::clCommandCopyBufferRectKHR => clCommandCopyBufferRectKHR as *mut core::ffi::c_void,
-            Ext::clCommandCopyBufferToImageKHR => clCommandCopyBufferToImageKHR as *mut core::ffi::c_void,
-            Ext::clCommandCopyImageKHR => clCommandCopyImageKHR as *mut core::ffi::c_void,
-            Ext::clCommandCopyImageToBufferKHR => clCommandCopyImageToBufferKHR as *mut core::ffi::c_void,
-            Ext::clCommandFillBufferKHR => clCommandFillBufferKHR as *mut core::ffi::c_void,
-            Ext::clCommandFillImageKHR => clCommandFillImageKHR as *mut core::ffi::c_void,
-            Ext::clCommandNDRangeKernelKHR => clCommandNDRangeKernelKHR as *mut core::ffi::c_void,
-            Ext::clCommandSVMMemcpyKHR => clCommandSVMMemcpyKHR as *mut core::ffi::c_void,
-            Ext::clCommandSVMMemFillKHR => clCommandSVMMemFillKHR as *mut core::ffi::c_void,
-            Ext::clGetCommandBufferInfoKHR => clGetCommandBufferInfoKHR as *mut core::ffi::c_void,
-            Ext::clUpdateMutableCommandsKHR => clUpdateMutableCommandsKHR as *mut core::ffi::c_void,
-            Ext::clGetKernelSuggestedLocalWorkSizeKHR => clGetKernelSuggestedLocalWorkSizeKHR as *mut core::ffi::c_void,
-            Ext::clCreateCommandQueueWithPropertiesKHR => clCreateCommandQueueWithPropertiesKHR as *mut core::ffi::c_void,
-            Ext::clTerminateContextKHR => clTerminateContextKHR as *mut core::ffi::c_void,
-            Ext::clEnqueueAcquireExternalMemObjectsKHR => clEnqueueAcquireExternalMemObjectsKHR as *mut core::ffi::c_void,
-            Ext::clEnqueueReleaseExternalMemObjectsKHR => clEnqueueReleaseExternalMemObjectsKHR as *mut core::ffi::c_void,
-            Ext::clCreateSemaphoreWithPropertiesKHR => clCreateSemaphoreWithPropertiesKHR as *mut core::ffi::c_void,
-            Ext::clEnqueueWaitSemaphoresKHR => clEnqueueWaitSemaphoresKHR as *mut core::ffi::c_void,
-            Ext::clEnqueueSignalSemaphoresKHR => clEnqueueSignalSemaphoresKHR as *mut core::ffi::c_void,
-            Ext::clGetSemaphoreInfoKHR => clGetSemaphoreInfoKHR as *mut core::ffi::c_void,
-            Ext::clReleaseSemaphoreKHR => clReleaseSemaphoreKHR as *mut core::ffi::c_void,
-            Ext::clRetainSemaphoreKHR => clRetainSemaphoreKHR as *mut core::ffi::c_void,
-            Ext::clGetSemaphoreHandleForTypeKHR => clGetSemaphoreHandleForTypeKHR as *mut core::ffi::c_void,
-        }
+    /// libpti's wrapper for the runtime in `slot` (below [`extensions::RUNTIMES`]),
+    /// handed out in place of that runtime's function.
+    pub(super) fn wrapper(self, slot: usize) -> Option<*mut core::ffi::c_void> {
+        Some(match (self, slot) {
+            (Ext::clHostMemAllocINTEL, 0) => clHostMemAllocINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clHostMemAllocINTEL, 1) => clHostMemAllocINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clHostMemAllocINTEL, 2) => clHostMemAllocINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clHostMemAllocINTEL, 3) => clHostMemAllocINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clHostMemAllocINTEL, 4) => clHostMemAllocINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clHostMemAllocINTEL, 5) => clHostMemAllocINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clHostMemAllocINTEL, 6) => clHostMemAllocINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clHostMemAllocINTEL, 7) => clHostMemAllocINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clDeviceMemAllocINTEL, 0) => clDeviceMemAllocINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clDeviceMemAllocINTEL, 1) => clDeviceMemAllocINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clDeviceMemAllocINTEL, 2) => clDeviceMemAllocINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clDeviceMemAllocINTEL, 3) => clDeviceMemAllocINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clDeviceMemAllocINTEL, 4) => clDeviceMemAllocINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clDeviceMemAllocINTEL, 5) => clDeviceMemAllocINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clDeviceMemAllocINTEL, 6) => clDeviceMemAllocINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clDeviceMemAllocINTEL, 7) => clDeviceMemAllocINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clSharedMemAllocINTEL, 0) => clSharedMemAllocINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clSharedMemAllocINTEL, 1) => clSharedMemAllocINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clSharedMemAllocINTEL, 2) => clSharedMemAllocINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clSharedMemAllocINTEL, 3) => clSharedMemAllocINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clSharedMemAllocINTEL, 4) => clSharedMemAllocINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clSharedMemAllocINTEL, 5) => clSharedMemAllocINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clSharedMemAllocINTEL, 6) => clSharedMemAllocINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clSharedMemAllocINTEL, 7) => clSharedMemAllocINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clMemFreeINTEL, 0) => clMemFreeINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clMemFreeINTEL, 1) => clMemFreeINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clMemFreeINTEL, 2) => clMemFreeINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clMemFreeINTEL, 3) => clMemFreeINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clMemFreeINTEL, 4) => clMemFreeINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clMemFreeINTEL, 5) => clMemFreeINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clMemFreeINTEL, 6) => clMemFreeINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clMemFreeINTEL, 7) => clMemFreeINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clMemBlockingFreeINTEL, 0) => clMemBlockingFreeINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clMemBlockingFreeINTEL, 1) => clMemBlockingFreeINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clMemBlockingFreeINTEL, 2) => clMemBlockingFreeINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clMemBlockingFreeINTEL, 3) => clMemBlockingFreeINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clMemBlockingFreeINTEL, 4) => clMemBlockingFreeINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clMemBlockingFreeINTEL, 5) => clMemBlockingFreeINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clMemBlockingFreeINTEL, 6) => clMemBlockingFreeINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clMemBlockingFreeINTEL, 7) => clMemBlockingFreeINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clGetMemAllocInfoINTEL, 0) => clGetMemAllocInfoINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clGetMemAllocInfoINTEL, 1) => clGetMemAllocInfoINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clGetMemAllocInfoINTEL, 2) => clGetMemAllocInfoINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clGetMemAllocInfoINTEL, 3) => clGetMemAllocInfoINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clGetMemAllocInfoINTEL, 4) => clGetMemAllocInfoINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clGetMemAllocInfoINTEL, 5) => clGetMemAllocInfoINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clGetMemAllocInfoINTEL, 6) => clGetMemAllocInfoINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clGetMemAllocInfoINTEL, 7) => clGetMemAllocInfoINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clSetKernelArgMemPointerINTEL, 0) => clSetKernelArgMemPointerINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clSetKernelArgMemPointerINTEL, 1) => clSetKernelArgMemPointerINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clSetKernelArgMemPointerINTEL, 2) => clSetKernelArgMemPointerINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clSetKernelArgMemPointerINTEL, 3) => clSetKernelArgMemPointerINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clSetKernelArgMemPointerINTEL, 4) => clSetKernelArgMemPointerINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clSetKernelArgMemPointerINTEL, 5) => clSetKernelArgMemPointerINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clSetKernelArgMemPointerINTEL, 6) => clSetKernelArgMemPointerINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clSetKernelArgMemPointerINTEL, 7) => clSetKernelArgMemPointerINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemsetINTEL, 0) => clEnqueueMemsetINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemsetINTEL, 1) => clEnqueueMemsetINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemsetINTEL, 2) => clEnqueueMemsetINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemsetINTEL, 3) => clEnqueueMemsetINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemsetINTEL, 4) => clEnqueueMemsetINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemsetINTEL, 5) => clEnqueueMemsetINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemsetINTEL, 6) => clEnqueueMemsetINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemsetINTEL, 7) => clEnqueueMemsetINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemFillINTEL, 0) => clEnqueueMemFillINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemFillINTEL, 1) => clEnqueueMemFillINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemFillINTEL, 2) => clEnqueueMemFillINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemFillINTEL, 3) => clEnqueueMemFillINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemFillINTEL, 4) => clEnqueueMemFillINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemFillINTEL, 5) => clEnqueueMemFillINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemFillINTEL, 6) => clEnqueueMemFillINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemFillINTEL, 7) => clEnqueueMemFillINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemcpyINTEL, 0) => clEnqueueMemcpyINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemcpyINTEL, 1) => clEnqueueMemcpyINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemcpyINTEL, 2) => clEnqueueMemcpyINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemcpyINTEL, 3) => clEnqueueMemcpyINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemcpyINTEL, 4) => clEnqueueMemcpyINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemcpyINTEL, 5) => clEnqueueMemcpyINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemcpyINTEL, 6) => clEnqueueMemcpyINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemcpyINTEL, 7) => clEnqueueMemcpyINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMigrateMemINTEL, 0) => clEnqueueMigrateMemINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMigrateMemINTEL, 1) => clEnqueueMigrateMemINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMigrateMemINTEL, 2) => clEnqueueMigrateMemINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMigrateMemINTEL, 3) => clEnqueueMigrateMemINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMigrateMemINTEL, 4) => clEnqueueMigrateMemINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMigrateMemINTEL, 5) => clEnqueueMigrateMemINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMigrateMemINTEL, 6) => clEnqueueMigrateMemINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMigrateMemINTEL, 7) => clEnqueueMigrateMemINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemAdviseINTEL, 0) => clEnqueueMemAdviseINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemAdviseINTEL, 1) => clEnqueueMemAdviseINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemAdviseINTEL, 2) => clEnqueueMemAdviseINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemAdviseINTEL, 3) => clEnqueueMemAdviseINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemAdviseINTEL, 4) => clEnqueueMemAdviseINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemAdviseINTEL, 5) => clEnqueueMemAdviseINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemAdviseINTEL, 6) => clEnqueueMemAdviseINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMemAdviseINTEL, 7) => clEnqueueMemAdviseINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clCreateBufferWithPropertiesINTEL, 0) => clCreateBufferWithPropertiesINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clCreateBufferWithPropertiesINTEL, 1) => clCreateBufferWithPropertiesINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clCreateBufferWithPropertiesINTEL, 2) => clCreateBufferWithPropertiesINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clCreateBufferWithPropertiesINTEL, 3) => clCreateBufferWithPropertiesINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clCreateBufferWithPropertiesINTEL, 4) => clCreateBufferWithPropertiesINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clCreateBufferWithPropertiesINTEL, 5) => clCreateBufferWithPropertiesINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clCreateBufferWithPropertiesINTEL, 6) => clCreateBufferWithPropertiesINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clCreateBufferWithPropertiesINTEL, 7) => clCreateBufferWithPropertiesINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceFunctionPointerINTEL, 0) => clGetDeviceFunctionPointerINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceFunctionPointerINTEL, 1) => clGetDeviceFunctionPointerINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceFunctionPointerINTEL, 2) => clGetDeviceFunctionPointerINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceFunctionPointerINTEL, 3) => clGetDeviceFunctionPointerINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceFunctionPointerINTEL, 4) => clGetDeviceFunctionPointerINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceFunctionPointerINTEL, 5) => clGetDeviceFunctionPointerINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceFunctionPointerINTEL, 6) => clGetDeviceFunctionPointerINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceFunctionPointerINTEL, 7) => clGetDeviceFunctionPointerINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 0) => clGetDeviceGlobalVariablePointerINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 1) => clGetDeviceGlobalVariablePointerINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 2) => clGetDeviceGlobalVariablePointerINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 3) => clGetDeviceGlobalVariablePointerINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 4) => clGetDeviceGlobalVariablePointerINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 5) => clGetDeviceGlobalVariablePointerINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 6) => clGetDeviceGlobalVariablePointerINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 7) => clGetDeviceGlobalVariablePointerINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 0) => clEnqueueWriteGlobalVariableINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 1) => clEnqueueWriteGlobalVariableINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 2) => clEnqueueWriteGlobalVariableINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 3) => clEnqueueWriteGlobalVariableINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 4) => clEnqueueWriteGlobalVariableINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 5) => clEnqueueWriteGlobalVariableINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 6) => clEnqueueWriteGlobalVariableINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 7) => clEnqueueWriteGlobalVariableINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadGlobalVariableINTEL, 0) => clEnqueueReadGlobalVariableINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadGlobalVariableINTEL, 1) => clEnqueueReadGlobalVariableINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadGlobalVariableINTEL, 2) => clEnqueueReadGlobalVariableINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadGlobalVariableINTEL, 3) => clEnqueueReadGlobalVariableINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadGlobalVariableINTEL, 4) => clEnqueueReadGlobalVariableINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadGlobalVariableINTEL, 5) => clEnqueueReadGlobalVariableINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadGlobalVariableINTEL, 6) => clEnqueueReadGlobalVariableINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadGlobalVariableINTEL, 7) => clEnqueueReadGlobalVariableINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadHostPipeINTEL, 0) => clEnqueueReadHostPipeINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadHostPipeINTEL, 1) => clEnqueueReadHostPipeINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadHostPipeINTEL, 2) => clEnqueueReadHostPipeINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadHostPipeINTEL, 3) => clEnqueueReadHostPipeINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadHostPipeINTEL, 4) => clEnqueueReadHostPipeINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadHostPipeINTEL, 5) => clEnqueueReadHostPipeINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadHostPipeINTEL, 6) => clEnqueueReadHostPipeINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReadHostPipeINTEL, 7) => clEnqueueReadHostPipeINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteHostPipeINTEL, 0) => clEnqueueWriteHostPipeINTEL::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteHostPipeINTEL, 1) => clEnqueueWriteHostPipeINTEL::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteHostPipeINTEL, 2) => clEnqueueWriteHostPipeINTEL::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteHostPipeINTEL, 3) => clEnqueueWriteHostPipeINTEL::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteHostPipeINTEL, 4) => clEnqueueWriteHostPipeINTEL::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteHostPipeINTEL, 5) => clEnqueueWriteHostPipeINTEL::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteHostPipeINTEL, 6) => clEnqueueWriteHostPipeINTEL::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWriteHostPipeINTEL, 7) => clEnqueueWriteHostPipeINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clCreateProgramWithILKHR, 0) => clCreateProgramWithILKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCreateProgramWithILKHR, 1) => clCreateProgramWithILKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCreateProgramWithILKHR, 2) => clCreateProgramWithILKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCreateProgramWithILKHR, 3) => clCreateProgramWithILKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCreateProgramWithILKHR, 4) => clCreateProgramWithILKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCreateProgramWithILKHR, 5) => clCreateProgramWithILKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCreateProgramWithILKHR, 6) => clCreateProgramWithILKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCreateProgramWithILKHR, 7) => clCreateProgramWithILKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandBufferKHR, 0) => clCreateCommandBufferKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandBufferKHR, 1) => clCreateCommandBufferKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandBufferKHR, 2) => clCreateCommandBufferKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandBufferKHR, 3) => clCreateCommandBufferKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandBufferKHR, 4) => clCreateCommandBufferKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandBufferKHR, 5) => clCreateCommandBufferKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandBufferKHR, 6) => clCreateCommandBufferKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandBufferKHR, 7) => clCreateCommandBufferKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clRetainCommandBufferKHR, 0) => clRetainCommandBufferKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clRetainCommandBufferKHR, 1) => clRetainCommandBufferKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clRetainCommandBufferKHR, 2) => clRetainCommandBufferKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clRetainCommandBufferKHR, 3) => clRetainCommandBufferKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clRetainCommandBufferKHR, 4) => clRetainCommandBufferKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clRetainCommandBufferKHR, 5) => clRetainCommandBufferKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clRetainCommandBufferKHR, 6) => clRetainCommandBufferKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clRetainCommandBufferKHR, 7) => clRetainCommandBufferKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clReleaseCommandBufferKHR, 0) => clReleaseCommandBufferKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clReleaseCommandBufferKHR, 1) => clReleaseCommandBufferKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clReleaseCommandBufferKHR, 2) => clReleaseCommandBufferKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clReleaseCommandBufferKHR, 3) => clReleaseCommandBufferKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clReleaseCommandBufferKHR, 4) => clReleaseCommandBufferKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clReleaseCommandBufferKHR, 5) => clReleaseCommandBufferKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clReleaseCommandBufferKHR, 6) => clReleaseCommandBufferKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clReleaseCommandBufferKHR, 7) => clReleaseCommandBufferKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clFinalizeCommandBufferKHR, 0) => clFinalizeCommandBufferKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clFinalizeCommandBufferKHR, 1) => clFinalizeCommandBufferKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clFinalizeCommandBufferKHR, 2) => clFinalizeCommandBufferKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clFinalizeCommandBufferKHR, 3) => clFinalizeCommandBufferKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clFinalizeCommandBufferKHR, 4) => clFinalizeCommandBufferKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clFinalizeCommandBufferKHR, 5) => clFinalizeCommandBufferKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clFinalizeCommandBufferKHR, 6) => clFinalizeCommandBufferKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clFinalizeCommandBufferKHR, 7) => clFinalizeCommandBufferKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueCommandBufferKHR, 0) => clEnqueueCommandBufferKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueCommandBufferKHR, 1) => clEnqueueCommandBufferKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueCommandBufferKHR, 2) => clEnqueueCommandBufferKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueCommandBufferKHR, 3) => clEnqueueCommandBufferKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueCommandBufferKHR, 4) => clEnqueueCommandBufferKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueCommandBufferKHR, 5) => clEnqueueCommandBufferKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueCommandBufferKHR, 6) => clEnqueueCommandBufferKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueCommandBufferKHR, 7) => clEnqueueCommandBufferKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandBarrierWithWaitListKHR, 0) => clCommandBarrierWithWaitListKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCommandBarrierWithWaitListKHR, 1) => clCommandBarrierWithWaitListKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCommandBarrierWithWaitListKHR, 2) => clCommandBarrierWithWaitListKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCommandBarrierWithWaitListKHR, 3) => clCommandBarrierWithWaitListKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCommandBarrierWithWaitListKHR, 4) => clCommandBarrierWithWaitListKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCommandBarrierWithWaitListKHR, 5) => clCommandBarrierWithWaitListKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCommandBarrierWithWaitListKHR, 6) => clCommandBarrierWithWaitListKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCommandBarrierWithWaitListKHR, 7) => clCommandBarrierWithWaitListKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferKHR, 0) => clCommandCopyBufferKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferKHR, 1) => clCommandCopyBufferKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferKHR, 2) => clCommandCopyBufferKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferKHR, 3) => clCommandCopyBufferKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferKHR, 4) => clCommandCopyBufferKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferKHR, 5) => clCommandCopyBufferKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferKHR, 6) => clCommandCopyBufferKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferKHR, 7) => clCommandCopyBufferKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferRectKHR, 0) => clCommandCopyBufferRectKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferRectKHR, 1) => clCommandCopyBufferRectKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferRectKHR, 2) => clCommandCopyBufferRectKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferRectKHR, 3) => clCommandCopyBufferRectKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferRectKHR, 4) => clCommandCopyBufferRectKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferRectKHR, 5) => clCommandCopyBufferRectKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferRectKHR, 6) => clCommandCopyBufferRectKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferRectKHR, 7) => clCommandCopyBufferRectKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferToImageKHR, 0) => clCommandCopyBufferToImageKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferToImageKHR, 1) => clCommandCopyBufferToImageKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferToImageKHR, 2) => clCommandCopyBufferToImageKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferToImageKHR, 3) => clCommandCopyBufferToImageKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferToImageKHR, 4) => clCommandCopyBufferToImageKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferToImageKHR, 5) => clCommandCopyBufferToImageKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferToImageKHR, 6) => clCommandCopyBufferToImageKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyBufferToImageKHR, 7) => clCommandCopyBufferToImageKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageKHR, 0) => clCommandCopyImageKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageKHR, 1) => clCommandCopyImageKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageKHR, 2) => clCommandCopyImageKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageKHR, 3) => clCommandCopyImageKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageKHR, 4) => clCommandCopyImageKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageKHR, 5) => clCommandCopyImageKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageKHR, 6) => clCommandCopyImageKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageKHR, 7) => clCommandCopyImageKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageToBufferKHR, 0) => clCommandCopyImageToBufferKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageToBufferKHR, 1) => clCommandCopyImageToBufferKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageToBufferKHR, 2) => clCommandCopyImageToBufferKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageToBufferKHR, 3) => clCommandCopyImageToBufferKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageToBufferKHR, 4) => clCommandCopyImageToBufferKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageToBufferKHR, 5) => clCommandCopyImageToBufferKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageToBufferKHR, 6) => clCommandCopyImageToBufferKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageToBufferKHR, 7) => clCommandCopyImageToBufferKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandFillBufferKHR, 0) => clCommandFillBufferKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCommandFillBufferKHR, 1) => clCommandFillBufferKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCommandFillBufferKHR, 2) => clCommandFillBufferKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCommandFillBufferKHR, 3) => clCommandFillBufferKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCommandFillBufferKHR, 4) => clCommandFillBufferKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCommandFillBufferKHR, 5) => clCommandFillBufferKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCommandFillBufferKHR, 6) => clCommandFillBufferKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCommandFillBufferKHR, 7) => clCommandFillBufferKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandFillImageKHR, 0) => clCommandFillImageKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCommandFillImageKHR, 1) => clCommandFillImageKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCommandFillImageKHR, 2) => clCommandFillImageKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCommandFillImageKHR, 3) => clCommandFillImageKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCommandFillImageKHR, 4) => clCommandFillImageKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCommandFillImageKHR, 5) => clCommandFillImageKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCommandFillImageKHR, 6) => clCommandFillImageKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCommandFillImageKHR, 7) => clCommandFillImageKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandNDRangeKernelKHR, 0) => clCommandNDRangeKernelKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCommandNDRangeKernelKHR, 1) => clCommandNDRangeKernelKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCommandNDRangeKernelKHR, 2) => clCommandNDRangeKernelKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCommandNDRangeKernelKHR, 3) => clCommandNDRangeKernelKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCommandNDRangeKernelKHR, 4) => clCommandNDRangeKernelKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCommandNDRangeKernelKHR, 5) => clCommandNDRangeKernelKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCommandNDRangeKernelKHR, 6) => clCommandNDRangeKernelKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCommandNDRangeKernelKHR, 7) => clCommandNDRangeKernelKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemcpyKHR, 0) => clCommandSVMMemcpyKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemcpyKHR, 1) => clCommandSVMMemcpyKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemcpyKHR, 2) => clCommandSVMMemcpyKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemcpyKHR, 3) => clCommandSVMMemcpyKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemcpyKHR, 4) => clCommandSVMMemcpyKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemcpyKHR, 5) => clCommandSVMMemcpyKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemcpyKHR, 6) => clCommandSVMMemcpyKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemcpyKHR, 7) => clCommandSVMMemcpyKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemFillKHR, 0) => clCommandSVMMemFillKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemFillKHR, 1) => clCommandSVMMemFillKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemFillKHR, 2) => clCommandSVMMemFillKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemFillKHR, 3) => clCommandSVMMemFillKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemFillKHR, 4) => clCommandSVMMemFillKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemFillKHR, 5) => clCommandSVMMemFillKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemFillKHR, 6) => clCommandSVMMemFillKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemFillKHR, 7) => clCommandSVMMemFillKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clGetCommandBufferInfoKHR, 0) => clGetCommandBufferInfoKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clGetCommandBufferInfoKHR, 1) => clGetCommandBufferInfoKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clGetCommandBufferInfoKHR, 2) => clGetCommandBufferInfoKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clGetCommandBufferInfoKHR, 3) => clGetCommandBufferInfoKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clGetCommandBufferInfoKHR, 4) => clGetCommandBufferInfoKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clGetCommandBufferInfoKHR, 5) => clGetCommandBufferInfoKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clGetCommandBufferInfoKHR, 6) => clGetCommandBufferInfoKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clGetCommandBufferInfoKHR, 7) => clGetCommandBufferInfoKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clUpdateMutableCommandsKHR, 0) => clUpdateMutableCommandsKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clUpdateMutableCommandsKHR, 1) => clUpdateMutableCommandsKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clUpdateMutableCommandsKHR, 2) => clUpdateMutableCommandsKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clUpdateMutableCommandsKHR, 3) => clUpdateMutableCommandsKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clUpdateMutableCommandsKHR, 4) => clUpdateMutableCommandsKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clUpdateMutableCommandsKHR, 5) => clUpdateMutableCommandsKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clUpdateMutableCommandsKHR, 6) => clUpdateMutableCommandsKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clUpdateMutableCommandsKHR, 7) => clUpdateMutableCommandsKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 0) => clGetKernelSuggestedLocalWorkSizeKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 1) => clGetKernelSuggestedLocalWorkSizeKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 2) => clGetKernelSuggestedLocalWorkSizeKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 3) => clGetKernelSuggestedLocalWorkSizeKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 4) => clGetKernelSuggestedLocalWorkSizeKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 5) => clGetKernelSuggestedLocalWorkSizeKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 6) => clGetKernelSuggestedLocalWorkSizeKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 7) => clGetKernelSuggestedLocalWorkSizeKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 0) => clCreateCommandQueueWithPropertiesKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 1) => clCreateCommandQueueWithPropertiesKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 2) => clCreateCommandQueueWithPropertiesKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 3) => clCreateCommandQueueWithPropertiesKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 4) => clCreateCommandQueueWithPropertiesKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 5) => clCreateCommandQueueWithPropertiesKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 6) => clCreateCommandQueueWithPropertiesKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 7) => clCreateCommandQueueWithPropertiesKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clTerminateContextKHR, 0) => clTerminateContextKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clTerminateContextKHR, 1) => clTerminateContextKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clTerminateContextKHR, 2) => clTerminateContextKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clTerminateContextKHR, 3) => clTerminateContextKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clTerminateContextKHR, 4) => clTerminateContextKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clTerminateContextKHR, 5) => clTerminateContextKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clTerminateContextKHR, 6) => clTerminateContextKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clTerminateContextKHR, 7) => clTerminateContextKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 0) => clEnqueueAcquireExternalMemObjectsKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 1) => clEnqueueAcquireExternalMemObjectsKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 2) => clEnqueueAcquireExternalMemObjectsKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 3) => clEnqueueAcquireExternalMemObjectsKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 4) => clEnqueueAcquireExternalMemObjectsKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 5) => clEnqueueAcquireExternalMemObjectsKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 6) => clEnqueueAcquireExternalMemObjectsKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 7) => clEnqueueAcquireExternalMemObjectsKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 0) => clEnqueueReleaseExternalMemObjectsKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 1) => clEnqueueReleaseExternalMemObjectsKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 2) => clEnqueueReleaseExternalMemObjectsKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 3) => clEnqueueReleaseExternalMemObjectsKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 4) => clEnqueueReleaseExternalMemObjectsKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 5) => clEnqueueReleaseExternalMemObjectsKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 6) => clEnqueueReleaseExternalMemObjectsKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 7) => clEnqueueReleaseExternalMemObjectsKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 0) => clCreateSemaphoreWithPropertiesKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 1) => clCreateSemaphoreWithPropertiesKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 2) => clCreateSemaphoreWithPropertiesKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 3) => clCreateSemaphoreWithPropertiesKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 4) => clCreateSemaphoreWithPropertiesKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 5) => clCreateSemaphoreWithPropertiesKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 6) => clCreateSemaphoreWithPropertiesKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 7) => clCreateSemaphoreWithPropertiesKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWaitSemaphoresKHR, 0) => clEnqueueWaitSemaphoresKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWaitSemaphoresKHR, 1) => clEnqueueWaitSemaphoresKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWaitSemaphoresKHR, 2) => clEnqueueWaitSemaphoresKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWaitSemaphoresKHR, 3) => clEnqueueWaitSemaphoresKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWaitSemaphoresKHR, 4) => clEnqueueWaitSemaphoresKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWaitSemaphoresKHR, 5) => clEnqueueWaitSemaphoresKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWaitSemaphoresKHR, 6) => clEnqueueWaitSemaphoresKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueWaitSemaphoresKHR, 7) => clEnqueueWaitSemaphoresKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueSignalSemaphoresKHR, 0) => clEnqueueSignalSemaphoresKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clEnqueueSignalSemaphoresKHR, 1) => clEnqueueSignalSemaphoresKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clEnqueueSignalSemaphoresKHR, 2) => clEnqueueSignalSemaphoresKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clEnqueueSignalSemaphoresKHR, 3) => clEnqueueSignalSemaphoresKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clEnqueueSignalSemaphoresKHR, 4) => clEnqueueSignalSemaphoresKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clEnqueueSignalSemaphoresKHR, 5) => clEnqueueSignalSemaphoresKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clEnqueueSignalSemaphoresKHR, 6) => clEnqueueSignalSemaphoresKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clEnqueueSignalSemaphoresKHR, 7) => clEnqueueSignalSemaphoresKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreInfoKHR, 0) => clGetSemaphoreInfoKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreInfoKHR, 1) => clGetSemaphoreInfoKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreInfoKHR, 2) => clGetSemaphoreInfoKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreInfoKHR, 3) => clGetSemaphoreInfoKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreInfoKHR, 4) => clGetSemaphoreInfoKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreInfoKHR, 5) => clGetSemaphoreInfoKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreInfoKHR, 6) => clGetSemaphoreInfoKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreInfoKHR, 7) => clGetSemaphoreInfoKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clReleaseSemaphoreKHR, 0) => clReleaseSemaphoreKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clReleaseSemaphoreKHR, 1) => clReleaseSemaphoreKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clReleaseSemaphoreKHR, 2) => clReleaseSemaphoreKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clReleaseSemaphoreKHR, 3) => clReleaseSemaphoreKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clReleaseSemaphoreKHR, 4) => clReleaseSemaphoreKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clReleaseSemaphoreKHR, 5) => clReleaseSemaphoreKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clReleaseSemaphoreKHR, 6) => clReleaseSemaphoreKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clReleaseSemaphoreKHR, 7) => clReleaseSemaphoreKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clRetainSemaphoreKHR, 0) => clRetainSemaphoreKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clRetainSemaphoreKHR, 1) => clRetainSemaphoreKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clRetainSemaphoreKHR, 2) => clRetainSemaphoreKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clRetainSemaphoreKHR, 3) => clRetainSemaphoreKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clRetainSemaphoreKHR, 4) => clRetainSemaphoreKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clRetainSemaphoreKHR, 5) => clRetainSemaphoreKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clRetainSemaphoreKHR, 6) => clRetainSemaphoreKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clRetainSemaphoreKHR, 7) => clRetainSemaphoreKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreHandleForTypeKHR, 0) => clGetSemaphoreHandleForTypeKHR::<0> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreHandleForTypeKHR, 1) => clGetSemaphoreHandleForTypeKHR::<1> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreHandleForTypeKHR, 2) => clGetSemaphoreHandleForTypeKHR::<2> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreHandleForTypeKHR, 3) => clGetSemaphoreHandleForTypeKHR::<3> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreHandleForTypeKHR, 4) => clGetSemaphoreHandleForTypeKHR::<4> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreHandleForTypeKHR, 5) => clGetSemaphoreHandleForTypeKHR::<5> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreHandleForTypeKHR, 6) => clGetSemaphoreHandleForTypeKHR::<6> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreHandleForTypeKHR, 7) => clGetSemaphoreHandleForTypeKHR::<7> as *mut core::ffi::c_void,
+            _ => return None,
+        })
     }
 }
