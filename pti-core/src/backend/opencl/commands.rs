@@ -129,21 +129,7 @@ pub(super) unsafe fn region_volume(region: *const usize) -> u64 {
 
 /// Size in bytes of one element of `image` (0 if the runtime does not say).
 pub(super) fn image_element_size(image: cl_mem) -> u64 {
-    let Some(get_info) = next::dispatch().clGetImageInfo else {
-        return 0;
-    };
-    let mut size = 0usize;
-    // SAFETY: room for the one `size_t` the query writes.
-    let status = unsafe {
-        get_info(
-            image,
-            CL_IMAGE_ELEMENT_SIZE,
-            size_of::<usize>(),
-            (&raw mut size).cast(),
-            core::ptr::null_mut(),
-        )
-    };
-    if status == CL_SUCCESS { size as u64 } else { 0 }
+    super::query::image::<usize>(image, CL_IMAGE_ELEMENT_SIZE).map_or(0, |s| s as u64)
 }
 
 /// One enqueue call, as its hook describes it to [`submit`].

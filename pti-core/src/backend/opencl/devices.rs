@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use pti_sys::opencl::*;
 
-use super::next;
+use super::{next, query};
 use crate::clock::{self, DeviceClock};
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::view::abi::{PTI_MAX_DEVICE_UUID_SIZE, PTI_MAX_PCI_ADDRESS_SIZE, pti_view_memory_type};
@@ -110,33 +110,14 @@ pub(super) fn get(handle: cl_device_id) -> Arc<Device> {
     probed
 }
 
-/// Reads a fixed-size device property.
-fn info<T: Copy>(device: cl_device_id, param: cl_device_info) -> Option<T> {
-    let get_info = next::dispatch().clGetDeviceInfo?;
-    let mut value = core::mem::MaybeUninit::<T>::uninit();
-    let mut size = 0usize;
-    // SAFETY: `value` has room for `size_of::<T>()` bytes; the runtime writes at most that many.
-    let status = unsafe {
-        get_info(
-            device,
-            param,
-            size_of::<T>(),
-            value.as_mut_ptr().cast::<c_void>(),
-            &mut size,
-        )
-    };
-    // SAFETY: the runtime wrote exactly a `T` (checked by size), and `T` is plain data.
-    (status == CL_SUCCESS && size == size_of::<T>()).then(|| unsafe { value.assume_init() })
-}
-
 fn probe(handle: cl_device_id) -> Device {
-    let device_type: cl_device_type = info(handle, CL_DEVICE_TYPE).unwrap_or(0);
+    let device_type: cl_device_type = query::device(handle, CL_DEVICE_TYPE).unwrap_or(0);
     let platform: cl_platform_id =
-        info(handle, CL_DEVICE_PLATFORM).unwrap_or(core::ptr::null_mut());
+        query::device(handle, CL_DEVICE_PLATFORM).unwrap_or(core::ptr::null_mut());
     let mut pci_address = [0 as c_char; PTI_MAX_PCI_ADDRESS_SIZE];
     // `cl_device_pci_bus_info_khr`: domain, bus, device, function.
     if let Some([domain, bus, dev, function]) =
-        info::<[cl_uint; 4]>(handle, CL_DEVICE_PCI_BUS_INFO_KHR)
+        query::device::<[cl_uint; 4]>(handle, CL_DEVICE_PCI_BUS_INFO_KHR)
     {
         let text = format!("{domain:04x}:{bus:02x}:{dev:02x}.{function:x}");
         for (dst, src) in pci_address
@@ -146,8 +127,8 @@ fn probe(handle: cl_device_id) -> Device {
             *dst = src as c_char;
         }
     }
-    let uuid =
-        info::<[u8; PTI_MAX_DEVICE_UUID_SIZE]>(handle, CL_DEVICE_UUID_KHR).unwrap_or_default();
+    let uuid = query::device::<[u8; PTI_MAX_DEVICE_UUID_SIZE]>(handle, CL_DEVICE_UUID_KHR)
+        .unwrap_or_default();
     Device {
         identity: DeviceIdentity {
             device: handle,

@@ -25,7 +25,7 @@ use super::commands::{
     submit,
 };
 use super::next::Next;
-use super::{errcode, extensions, kernels, pending, queues, retained};
+use super::{errcode, extensions, kernels, pending, query, queues, retained};
 use crate::api::ApiGroup;
 use crate::dispatch::CallScope;
 use crate::ids::opencl as ids;
@@ -72,7 +72,7 @@ fn profiling_refused(queue_kind: &str) {
 
 fn register_as_created(queue: cl_command_queue, context: cl_context, device: cl_device_id) {
     let properties: cl_command_queue_properties =
-        queues::info(queue, CL_QUEUE_PROPERTIES).unwrap_or(0);
+        query::queue(queue, CL_QUEUE_PROPERTIES).unwrap_or(0);
     let profiled = properties & CL_QUEUE_PROFILING_ENABLE != 0;
     queues::register(queue, context, device, profiled, false, None);
 }
@@ -321,7 +321,7 @@ pub(super) unsafe fn clReleaseCommandQueue(
     next_fn: Next<clReleaseCommandQueue_t>,
     command_queue: cl_command_queue,
 ) -> cl_int {
-    let last = queues::info::<cl_uint>(command_queue, CL_QUEUE_REFERENCE_COUNT) == Some(1);
+    let last = query::queue::<cl_uint>(command_queue, CL_QUEUE_REFERENCE_COUNT) == Some(1);
     // SAFETY: the program's argument, unchanged.
     let status = unsafe { next_fn(command_queue) };
     // A queue whose profiling libpti added stays known (until a new queue takes its address):
@@ -359,25 +359,7 @@ pub(super) unsafe fn clGetEventProfilingInfo(
 
 /// The queue of `event` (`None` for user events and on error).
 fn event_queue(event: cl_event) -> Option<cl_command_queue> {
-    event_info(event, CL_EVENT_COMMAND_QUEUE).filter(|q: &cl_command_queue| !q.is_null())
-}
-
-fn event_info<T: Copy>(event: cl_event, param: cl_event_info) -> Option<T> {
-    let get = super::next::dispatch().clGetEventInfo?;
-    let mut value = core::mem::MaybeUninit::<T>::uninit();
-    let mut size = 0usize;
-    // SAFETY: room for one `T`; the runtime writes at most that many bytes.
-    let status = unsafe {
-        get(
-            event,
-            param,
-            size_of::<T>(),
-            value.as_mut_ptr().cast(),
-            &mut size,
-        )
-    };
-    // SAFETY: exactly a `T` was written (checked by size); `T` is plain data.
-    (status == CL_SUCCESS && size == size_of::<T>()).then(|| unsafe { value.assume_init() })
+    query::event(event, CL_EVENT_COMMAND_QUEUE).filter(|q: &cl_command_queue| !q.is_null())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1921,7 +1903,7 @@ pub(super) unsafe fn clWaitForEvents(
             (core::ptr::null_mut(), core::ptr::null_mut())
         } else {
             (
-                event_info(first, CL_EVENT_CONTEXT).unwrap_or(core::ptr::null_mut()),
+                query::event(first, CL_EVENT_CONTEXT).unwrap_or(core::ptr::null_mut()),
                 event_queue(first).unwrap_or(core::ptr::null_mut()),
             )
         };

@@ -13,7 +13,8 @@
 //!   record then (harvested at the program's waits, at flushes, never with an added wait);
 //! - `devices`: device identity and the conversion of device timestamps to the host clock;
 //! - `retained`: the program's events libpti holds, hidden from its reference-count queries;
-//! - `kernels`: kernel names; `errcode`: statuses reported through `errcode_ret`.
+//! - `kernels`: kernel names; `errcode`: statuses reported through `errcode_ret`;
+//! - `query`: libpti's own queries of OpenCL objects.
 //!
 //! Handles that libpti passes to the runtime are ones the runtime returned, or ones the program
 //! passed to a call that reached libpti through the loader, which dereferenced them to find their
@@ -33,6 +34,7 @@ mod next;
 #[rustfmt::skip]
 pub mod params;
 mod pending;
+mod query;
 mod queues;
 mod retained;
 #[rustfmt::skip]

@@ -14,7 +14,7 @@ use pti_sys::opencl::*;
 
 use super::commands::{self, Work};
 use super::devices::DeviceTimes;
-use super::next;
+use super::query;
 use super::queues::QueueInfo;
 use crate::api::{ApiGroup, ApiId};
 use crate::result::ResultCode;
@@ -131,19 +131,7 @@ pub(crate) fn count() -> usize {
 
 /// The execution status of `event` (`CL_COMPLETE`, a negative error, or still running).
 fn status(event: cl_event) -> Option<cl_int> {
-    let get_info = next::dispatch().clGetEventInfo?;
-    let mut status: cl_int = CL_QUEUED;
-    // SAFETY: an event libpti holds a reference to, and room for one `cl_int`.
-    let rc = unsafe {
-        get_info(
-            event,
-            CL_EVENT_COMMAND_EXECUTION_STATUS,
-            size_of::<cl_int>(),
-            (&raw mut status).cast(),
-            core::ptr::null_mut(),
-        )
-    };
-    (rc == CL_SUCCESS).then_some(status)
+    query::event(event, CL_EVENT_COMMAND_EXECUTION_STATUS)
 }
 
 /// Writes the records of every pending command that has completed; never waits.
@@ -219,25 +207,6 @@ pub(super) fn abandon(why: &str) {
     );
 }
 
-/// Reads one profiling timestamp (0 if the runtime gives none).
-fn profiling(event: cl_event, what: cl_profiling_info) -> Result<u64, cl_int> {
-    let get = next::dispatch()
-        .clGetEventProfilingInfo
-        .ok_or(CL_INVALID_OPERATION)?;
-    let mut value: cl_ulong = 0;
-    // SAFETY: an event libpti holds a reference to, and room for one `cl_ulong`.
-    let rc = unsafe {
-        get(
-            event,
-            what,
-            size_of::<cl_ulong>(),
-            (&raw mut value).cast(),
-            core::ptr::null_mut(),
-        )
-    };
-    if rc == CL_SUCCESS { Ok(value) } else { Err(rc) }
-}
-
 /// Where a command stands, found with as few runtime calls as possible: its END timestamp
 /// exists exactly when it has completed (the profiling query fails before), so one query tells
 /// most commands apart; only when it fails is the execution status asked.
@@ -250,12 +219,12 @@ enum Check {
 }
 
 fn check(event: cl_event) -> Check {
-    match profiling(event, CL_PROFILING_COMMAND_END) {
+    match query::profiling(event, CL_PROFILING_COMMAND_END) {
         Ok(end) => Check::Ended(end),
         Err(code) => match status(event) {
             Some(s) if s < 0 => Check::NoTimes(s),
             // It may have completed between the two queries: ask for END once more.
-            Some(CL_COMPLETE) => match profiling(event, CL_PROFILING_COMMAND_END) {
+            Some(CL_COMPLETE) => match query::profiling(event, CL_PROFILING_COMMAND_END) {
                 Ok(end) => Check::Ended(end),
                 Err(_) => Check::NoTimes(code),
             },
@@ -267,9 +236,9 @@ fn check(event: cl_event) -> Check {
 /// The other timestamps of a command whose END is known.
 fn device_times(event: cl_event, end: u64) -> Result<DeviceTimes, cl_int> {
     Ok(DeviceTimes {
-        queued: profiling(event, CL_PROFILING_COMMAND_QUEUED).unwrap_or(0),
-        submit: profiling(event, CL_PROFILING_COMMAND_SUBMIT).unwrap_or(0),
-        start: profiling(event, CL_PROFILING_COMMAND_START)?,
+        queued: query::profiling(event, CL_PROFILING_COMMAND_QUEUED).unwrap_or(0),
+        submit: query::profiling(event, CL_PROFILING_COMMAND_SUBMIT).unwrap_or(0),
+        start: query::profiling(event, CL_PROFILING_COMMAND_START)?,
         end,
     })
 }

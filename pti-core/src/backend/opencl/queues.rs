@@ -17,7 +17,7 @@ use std::sync::Arc;
 use pti_sys::opencl::*;
 
 use super::devices::{self, Device};
-use super::next;
+use super::query;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 
 /// What libpti knows of one queue.
@@ -89,25 +89,6 @@ pub(super) fn forget(queue: cl_command_queue) {
     }
 }
 
-/// Reads a fixed-size queue property from the runtime.
-pub(super) fn info<T: Copy>(queue: cl_command_queue, param: cl_command_queue_info) -> Option<T> {
-    let get_info = next::dispatch().clGetCommandQueueInfo?;
-    let mut value = core::mem::MaybeUninit::<T>::uninit();
-    let mut size = 0usize;
-    // SAFETY: `value` has room for `size_of::<T>()` bytes; the runtime writes at most that many.
-    let status = unsafe {
-        get_info(
-            queue,
-            param,
-            size_of::<T>(),
-            value.as_mut_ptr().cast::<c_void>(),
-            &mut size,
-        )
-    };
-    // SAFETY: the runtime wrote exactly a `T` (checked by size), and `T` is plain data.
-    (status == CL_SUCCESS && size == size_of::<T>()).then(|| unsafe { value.assume_init() })
-}
-
 /// What libpti knows of `queue`, asking the runtime if the layer did not see it created.
 pub(super) fn lookup(queue: cl_command_queue) -> Option<Arc<QueueInfo>> {
     if queue.is_null() {
@@ -116,9 +97,10 @@ pub(super) fn lookup(queue: cl_command_queue) -> Option<Arc<QueueInfo>> {
     if let Some(info) = with_queues(|q| q.get(&(queue as usize)).cloned()) {
         return Some(info);
     }
-    let context: cl_context = info(queue, CL_QUEUE_CONTEXT)?;
-    let device: cl_device_id = info(queue, CL_QUEUE_DEVICE)?;
-    let properties: cl_command_queue_properties = info(queue, CL_QUEUE_PROPERTIES).unwrap_or(0);
+    let context: cl_context = query::queue(queue, CL_QUEUE_CONTEXT)?;
+    let device: cl_device_id = query::queue(queue, CL_QUEUE_DEVICE)?;
+    let properties: cl_command_queue_properties =
+        query::queue(queue, CL_QUEUE_PROPERTIES).unwrap_or(0);
     register(
         queue,
         context,
