@@ -4,6 +4,7 @@
 //!   `pti-core` and the C ID headers in `include/pti/`.
 //! - [`headers`] runs cbindgen over `pti-capi` to write the C API headers.
 //! - [`opencl`] writes the OpenCL layer's wrappers and parameter structs (Rust and C).
+//! - [`level_zero`] writes pti-sys's Level Zero bindings with bindgen.
 //! - [`generate`] collects both, so that `cargo xtask gen` writes them and the drift test
 //!   (`xtask/tests/generated_files.rs`) compares them with what is committed.
 //! - [`setup`] and [`run`] hold the two top-level commands (`cargo xtask demo`, `cargo xtask test`).
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 pub mod headers;
 pub mod ids;
+pub mod level_zero;
 pub mod opencl;
 pub mod run;
 pub mod setup;
@@ -38,6 +40,7 @@ pub fn generate() -> Result<Vec<GeneratedFile>, String> {
     let root = workspace_root();
     let mut files = ids::generate(&root)?;
     files.extend(opencl::generate(&root)?);
+    files.extend(level_zero::generate(&root)?);
     files.extend(headers::generate(&root)?);
     Ok(files)
 }

@@ -1,7 +1,8 @@
 //! The interception layers: one submodule per runtime, each turning the runtime's calls into
 //! traced calls of the dispatch entry and its device work into view records.
 //!
-//! - [`opencl`]: the OpenCL loader layer.
+//! - [`opencl`]: the OpenCL loader layer;
+//! - `timing`: device timestamps onto the host clock, shared by the backends.
 //!
 //! What the rest of libpti asks of the backends, through this file only: which functions submit
 //! or wait for device work ([`device_work_functions`], traced while a device view is enabled),
@@ -11,6 +12,7 @@
 use crate::api::{ApiGroup, ApiId};
 
 pub mod opencl;
+pub(crate) mod timing;
 
 /// Every backend's functions that submit or wait for device work.
 pub(crate) fn device_work_functions() -> impl Iterator<Item = (ApiGroup, ApiId)> {

@@ -13,10 +13,10 @@ use std::sync::Arc;
 use pti_sys::opencl::*;
 
 use super::commands::{self, Work};
-use super::devices::DeviceTimes;
 use super::query;
 use super::queues::QueueInfo;
 use crate::api::{ApiGroup, ApiId};
+use crate::backend::timing::DeviceTimes;
 use crate::result::ResultCode;
 use crate::sync::backoff::Backoff;
 use crate::sync::writer_lock::{ForkLock, WriterLock};

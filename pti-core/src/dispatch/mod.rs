@@ -18,6 +18,8 @@
 use core::ffi::{CStr, c_void};
 use core::ptr;
 
+pub mod open;
+
 use crate::api::{ApiGroup, ApiId, Site};
 use crate::callback::ApiCallbackData;
 use crate::callback::deliver::CallbackFrame;
@@ -143,8 +145,7 @@ pub fn trace_call<'a, R, C: ReturnCode>(
 }
 
 /// One traced call between its ENTER and its records: what EXIT needs from ENTER.
-struct TracedCall<'s> {
-    state: &'s ThreadState,
+struct TracedCall {
     group: ApiGroup,
     api_id: ApiId,
     interest: u8,
@@ -159,13 +160,13 @@ struct TracedCall<'s> {
     start: u64,
 }
 
-impl<'s> TracedCall<'s> {
+impl TracedCall {
     /// Everything before the traced function runs: correlation ID, ENTER callbacks, start time.
     /// `frame` (large, so never moved) keeps what the callbacks need until EXIT.
     #[inline(always)]
     fn enter<'a>(
         frame: &mut CallbackFrame,
-        state: &'s ThreadState,
+        state: &ThreadState,
         group: ApiGroup,
         api_id: ApiId,
         interest: u8,
@@ -178,7 +179,6 @@ impl<'s> TracedCall<'s> {
         let outer = state.runtime_correlation.get();
         let correlation_id = correlation::for_call(group, state);
         let mut call = TracedCall {
-            state,
             group,
             api_id,
             interest,
@@ -215,9 +215,14 @@ impl<'s> TracedCall<'s> {
 
     /// Everything after the traced function returned: EXIT callbacks, then the view records.
     #[inline(always)]
-    fn exit<C: ReturnCode>(&mut self, frame: &mut CallbackFrame, code: C, context: *mut c_void) {
+    fn exit<C: ReturnCode>(
+        &mut self,
+        frame: &mut CallbackFrame,
+        state: &ThreadState,
+        code: C,
+        context: *mut c_void,
+    ) {
         let end = if self.timed() { self.clock.now() } else { 0 };
-        let state = self.state;
         if let Some(data) = self.data.as_mut() {
             data.site = Site::Exit;
             data.context = context;
@@ -276,7 +281,7 @@ fn trace_slow<'a, R, C: ReturnCode>(
             let _runtime = RuntimeCallScope::enter(group, call.correlation_id, state);
             body(&mut scope)
         };
-        call.exit(&mut frame, code, scope.context);
+        call.exit(&mut frame, state, code, scope.context);
         Some(result)
     })
     .flatten();

@@ -1,0 +1,248 @@
+//! Device timestamps onto the host clock, as both backends convert them (see `DeviceClock` for
+//! the unwrapping and rate arithmetic underneath). Per device, in two steps:
+//!
+//! - a **base** mapping: synchronisation pairs (a host time and the device timer read together:
+//!   `clGetDeviceAndHostTimer`, `zeDeviceGetGlobalTimestamps`) in a [`DeviceClock`], refreshed at
+//!   most every [`RESYNC_NS`] when records are written; or, for a device without a timer (PoCL),
+//!   device nanoseconds as they are;
+//! - a **shift** from the commands themselves: a command cannot reach the device before the call
+//!   that submitted it began, so each command's earliest device timestamp, mapped, bounds the
+//!   shift from below. The shift is the largest bound of the last [`OFFSET_WINDOW_NS`] (older
+//!   bounds expire, so a drifting clock is followed). Without a timer the shift *is* the offset
+//!   between the clocks; with one it only corrects the base mapping forward, by the error of a
+//!   synchronisation pair and the drift since it.
+//!
+//! A command's times are converted after its own bound is applied, so no command appears to
+//! start before the call that submitted it. The backend owns the lock around a [`Timing`] and
+//! reads the pairs (runtime calls) without holding it.
+
+use crate::clock::{self, DeviceClock};
+
+/// How often, at most, a device with a timer gets a new synchronisation pair.
+pub(crate) const RESYNC_NS: u64 = 100_000_000;
+
+/// How long a lower bound from a command is trusted.
+pub(crate) const OFFSET_WINDOW_NS: u64 = 1_000_000_000;
+
+/// The base mapping of device timestamps (see the module docs).
+#[derive(Debug)]
+enum Base {
+    /// No pair read yet: the timer's nominal frequency and valid bits.
+    Unprobed {
+        ticks_per_second: u64,
+        valid_bits: u32,
+    },
+    /// The device has a timer: synchronisation pairs.
+    Timer { clock: DeviceClock, last_sync: u64 },
+    /// No device timer: device nanoseconds as they are.
+    Identity,
+}
+
+/// One device's conversion state.
+#[derive(Debug)]
+pub(crate) struct Timing {
+    base: Base,
+    /// Added to base-mapped times; the largest lower bound of the current window.
+    shift: i128,
+    /// When the window began (0: no bound yet).
+    shift_set_at: u64,
+}
+
+impl Timing {
+    /// A device whose timer counts `ticks_per_second` with `valid_bits` bits: its first
+    /// synchronisation pair decides between a timer and no timer.
+    pub(crate) fn new(ticks_per_second: u64, valid_bits: u32) -> Self {
+        Timing {
+            base: Base::Unprobed {
+                ticks_per_second,
+                valid_bits,
+            },
+            shift: 0,
+            shift_set_at: 0,
+        }
+    }
+
+    /// Whether a new synchronisation pair is due (none yet, or the last is old).
+    pub(crate) fn needs_pair(&self) -> bool {
+        match &self.base {
+            Base::Unprobed { .. } => true,
+            Base::Timer { last_sync, .. } => clock::now().saturating_sub(*last_sync) >= RESYNC_NS,
+            Base::Identity => false,
+        }
+    }
+
+    /// Takes a synchronisation pair `(host time, device ticks)`, or learns from `None` on the
+    /// first try that the device has no timer.
+    pub(crate) fn add_pair(&mut self, pair: Option<(u64, u64)>) {
+        self.base.add_pair(pair);
+    }
+}
+
+/// Device timestamps of one command, as the runtime reports them (0: not reported).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DeviceTimes {
+    pub(crate) queued: u64,
+    pub(crate) submit: u64,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+}
+
+/// The same times on the host clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HostTimes {
+    pub(crate) queued: Option<u64>,
+    pub(crate) submit: Option<u64>,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+}
+
+impl Base {
+    /// Takes a synchronisation pair (or learns, on the first try, that there is none).
+    fn add_pair(&mut self, pair: Option<(u64, u64)>) {
+        match (self, pair) {
+            (base @ Base::Unprobed { .. }, Some((host, ticks))) => {
+                let Base::Unprobed {
+                    ticks_per_second,
+                    valid_bits,
+                } = *base
+                else {
+                    return;
+                };
+                *base = match DeviceClock::new(ticks_per_second, valid_bits) {
+                    Ok(mut clock) => {
+                        clock.add_sync_point(host, ticks);
+                        Base::Timer {
+                            clock,
+                            last_sync: host,
+                        }
+                    }
+                    Err(_) => Base::Identity,
+                };
+            }
+            (base @ Base::Unprobed { .. }, None) => *base = Base::Identity,
+            (Base::Timer { clock, last_sync }, Some((host, ticks))) => {
+                clock.add_sync_point(host, ticks);
+                *last_sync = host;
+            }
+            _ => {}
+        }
+    }
+
+    fn map(&self, ticks: u64, near: u64) -> i128 {
+        match self {
+            Base::Timer { clock, .. } => clock.to_host_ns(ticks, near).unwrap_or(near) as i128,
+            Base::Unprobed { .. } | Base::Identity => ticks as i128,
+        }
+    }
+}
+
+impl Timing {
+    /// Converts one command's times; `enter` is the host time at which the call that submitted
+    /// it began.
+    pub(crate) fn convert(&mut self, t: &DeviceTimes, enter: u64) -> HostTimes {
+        let earliest = [t.queued, t.submit, t.start]
+            .into_iter()
+            .find(|v| *v != 0)
+            .unwrap_or(t.start);
+        // This command cannot have reached the device before its enqueue call began.
+        let bound = enter as i128 - self.base.map(earliest, enter);
+        let bound = match self.base {
+            // A device timer is believed except where a command proves it early.
+            Base::Timer { .. } => bound.max(0),
+            Base::Unprobed { .. } | Base::Identity => bound,
+        };
+        let now = clock::now();
+        let expired =
+            self.shift_set_at == 0 || now.saturating_sub(self.shift_set_at) >= OFFSET_WINDOW_NS;
+        if expired || bound > self.shift {
+            self.shift = bound;
+            self.shift_set_at = now;
+        }
+        let map = |v: u64| (self.base.map(v, enter) + self.shift).max(0) as u64;
+        let nonzero = |v: u64| (v != 0).then_some(v);
+        HostTimes {
+            queued: nonzero(t.queued).map(map),
+            submit: nonzero(t.submit).map(map),
+            start: map(t.start),
+            end: map(t.end),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timing(base: Base) -> Timing {
+        Timing {
+            base,
+            shift: 0,
+            shift_set_at: 0,
+        }
+    }
+
+    fn times(queued: u64, start: u64, end: u64) -> DeviceTimes {
+        DeviceTimes {
+            queued,
+            submit: queued,
+            start,
+            end,
+        }
+    }
+
+    #[test]
+    fn without_a_device_timer_commands_set_the_offset_from_below() {
+        let mut t = timing(Base::Identity);
+        // Device clock 1_000_000 ns behind the host's; queued 300 ns after the call began.
+        let h = t.convert(&times(9_000_300, 9_000_500, 9_001_000), 10_000_000);
+        assert_eq!(
+            (h.queued, h.start, h.end),
+            (Some(10_000_000), 10_000_200, 10_000_700)
+        );
+        // A command queued closer to its call moves the offset up; durations never change.
+        let h = t.convert(&times(9_100_100, 9_100_200, 9_100_900), 10_100_000);
+        assert_eq!(
+            (h.queued, h.start, h.end),
+            (Some(10_100_000), 10_100_100, 10_100_800)
+        );
+        // A command that proves nothing new keeps the offset.
+        let h = t.convert(&times(9_200_800, 9_201_000, 9_202_000), 10_200_000);
+        assert_eq!(h.start, 9_201_000 + 999_900);
+        assert!(h.queued.unwrap() >= 10_200_000);
+    }
+
+    #[test]
+    fn a_device_timer_is_corrected_only_where_a_command_proves_it_early() {
+        let mut clock = DeviceClock::new(1_000_000_000, 64).unwrap();
+        clock.add_sync_point(5_000_000, 2_000_000); // device = host - 3_000_000
+        let mut t = timing(Base::Timer {
+            clock,
+            last_sync: 5_000_000,
+        });
+        // Mapped late of its call: left as the timer says.
+        let h = t.convert(&times(2_000_500, 2_000_600, 2_000_700), 5_000_100);
+        assert_eq!((h.queued, h.start), (Some(5_000_500), 5_000_600));
+        // Mapped 200 ns before its call began: the timer is off, shifted forward.
+        let h = t.convert(&times(2_001_000, 2_001_100, 2_001_300), 5_001_200);
+        assert_eq!(
+            (h.queued, h.start, h.end),
+            (Some(5_001_200), 5_001_300, 5_001_500)
+        );
+    }
+
+    #[test]
+    fn a_command_without_queued_time_is_bounded_by_its_submit_or_start() {
+        let mut t = timing(Base::Identity);
+        let only_start = DeviceTimes {
+            queued: 0,
+            submit: 0,
+            start: 700,
+            end: 900,
+        };
+        let h = t.convert(&only_start, 1_000);
+        assert_eq!(
+            (h.queued, h.submit, h.start, h.end),
+            (None, None, 1_000, 1_200)
+        );
+    }
+}

@@ -1,0 +1,171 @@
+//! Calls that a backend sees as two events: a tracing layer's prologue and epilogue (Level Zero),
+//! a runtime's begin and end notifications (XPTI). [`begin`] does everything [`super::trace_call`]
+//! does before the traced function runs, and leaves the call *open* on this thread; [`end`] does
+//! the rest.
+//!
+//! Open calls live on a per-thread stack, because calls on one thread nest and never overlap.
+//! `begin` returns a token (the call's depth on the stack, 0 for a call that is not traced) that
+//! the backend keeps with the call (the tracing layer's per-call user data) and hands to `end`.
+//! The stack is never borrowed while tool code runs: a call is built, delivered, then pushed, and
+//! popped before its EXIT is delivered.
+
+use core::cell::RefCell;
+use core::ffi::c_void;
+
+use super::{CallInfo, ReturnCode, TracedCall};
+use crate::api::{ApiGroup, ApiId, Domain};
+use crate::callback::deliver::CallbackFrame;
+use crate::{interest, thread};
+
+/// A call whose ENTER was delivered and whose EXIT is still to come.
+struct OpenCall {
+    call: TracedCall,
+    frame: CallbackFrame,
+    /// The enclosing runtime call's correlation ID, restored at `end`.
+    previous_runtime: u32,
+}
+
+thread_local! {
+    static OPEN: RefCell<Vec<OpenCall>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Opens the traced call `(group, api_id)`: correlation ID, ENTER callbacks, start time. Returns
+/// the token to give to [`end`]; 0 when the call is not traced (nobody listens, or it is made
+/// from a callback). `info` is called only if the call is traced.
+#[inline(always)]
+pub fn begin<'a>(group: ApiGroup, api_id: ApiId, info: impl FnOnce() -> CallInfo<'a>) -> usize {
+    let interest = interest::load(group, api_id);
+    if interest == 0 {
+        return 0;
+    }
+    begin_slow(group, api_id, interest, info)
+}
+
+#[inline(never)]
+fn begin_slow<'a>(
+    group: ApiGroup,
+    api_id: ApiId,
+    interest: u8,
+    info: impl FnOnce() -> CallInfo<'a>,
+) -> usize {
+    thread::with(|state| {
+        if state.in_callback.get() {
+            return 0;
+        }
+        let mut frame = CallbackFrame::new();
+        let Some(call) = TracedCall::enter(&mut frame, state, group, api_id, interest, info) else {
+            return 0;
+        };
+        let previous_runtime = state.runtime_correlation.get();
+        if group.domain() == Domain::RuntimeApi {
+            state.runtime_correlation.set(call.correlation_id);
+        }
+        OPEN.try_with(|open| {
+            let mut open = open.borrow_mut();
+            open.push(OpenCall {
+                call,
+                frame,
+                previous_runtime,
+            });
+            open.len()
+        })
+        .unwrap_or(0)
+    })
+    .unwrap_or(0)
+}
+
+/// The correlation ID of the open call `token` (0 for none).
+pub fn correlation_id(token: usize) -> u32 {
+    if token == 0 {
+        return 0;
+    }
+    OPEN.try_with(|open| {
+        open.borrow()
+            .get(token - 1)
+            .map_or(0, |o| o.call.correlation_id)
+    })
+    .unwrap_or(0)
+}
+
+/// Closes the open call `token` with status `code`: EXIT callbacks, the call's records. Calls
+/// opened after it and never closed (a runtime that skipped their end) are dropped with it.
+pub fn end<C: ReturnCode>(token: usize, code: C, context: *mut c_void) {
+    if token == 0 {
+        return;
+    }
+    let open = OPEN
+        .try_with(|open| {
+            let mut open = open.borrow_mut();
+            if token > open.len() {
+                return None;
+            }
+            open.truncate(token);
+            open.pop()
+        })
+        .ok()
+        .flatten();
+    let Some(mut open) = open else { return };
+    thread::with(|state| {
+        state.runtime_correlation.set(open.previous_runtime);
+        open.call.exit(&mut open.frame, state, code, context);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::Site;
+    use crate::callback::{Event, Subscriber};
+    use crate::ids;
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn a_call_opened_and_closed_in_two_steps_delivers_enter_and_exit() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let sub = Subscriber::new(move |event| {
+            if let Event::ApiCall { api_id, data, .. } = event {
+                sink.lock().unwrap().push((
+                    api_id,
+                    data.site(),
+                    data.correlation_id(),
+                    data.return_code(),
+                ));
+            }
+        })
+        .unwrap();
+        let (outer_id, inner_id) = (
+            ids::level_zero::zeCommandListAppendLaunchKernel,
+            ids::level_zero::zeKernelCreate,
+        );
+        sub.enable(ApiGroup::LevelZero, outer_id, true).unwrap();
+        sub.enable(ApiGroup::LevelZero, inner_id, true).unwrap();
+        let outer = begin(ApiGroup::LevelZero, outer_id, CallInfo::default);
+        let inner = begin(ApiGroup::LevelZero, inner_id, CallInfo::default);
+        assert_eq!((outer, inner), (1, 2));
+        let (outer_corr, inner_corr) = (correlation_id(outer), correlation_id(inner));
+        assert!(outer_corr != 0 && inner_corr != 0 && outer_corr != inner_corr);
+        end(inner, 7i32, core::ptr::null_mut());
+        end(outer, 0i32, core::ptr::null_mut());
+        // An inner call whose end never comes is dropped with its outer call.
+        let outer = begin(ApiGroup::LevelZero, outer_id, CallInfo::default);
+        let _lost = begin(ApiGroup::LevelZero, inner_id, CallInfo::default);
+        end(outer, 0i32, core::ptr::null_mut());
+        assert_eq!(OPEN.with(|o| o.borrow().len()), 0);
+        drop(sub);
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen[0], (outer_id, Site::Enter, outer_corr, None));
+        assert_eq!(seen[1], (inner_id, Site::Enter, inner_corr, None));
+        assert_eq!(seen[2], (inner_id, Site::Exit, inner_corr, Some(7)));
+        assert_eq!(seen[3], (outer_id, Site::Exit, outer_corr, Some(0)));
+        assert_eq!(seen.len(), 7, "{seen:?}");
+        assert_eq!(
+            begin(
+                ApiGroup::LevelZero,
+                ids::level_zero::zeInit,
+                CallInfo::default
+            ),
+            0
+        );
+    }
+}

@@ -1,0 +1,72 @@
+//! The simulated device's timer: ticks at [`FREQUENCY`] from an origin far from the host clock.
+//!
+//! `ticks(h) = ORIGIN + (h - H0) * FREQUENCY / 1e9`, where `H0` is the host time when the driver
+//! started. The global timer keeps [`GLOBAL_BITS`] bits; kernel timestamps keep [`KERNEL_BITS`].
+//! `ORIGIN`'s low [`KERNEL_BITS`] bits are chosen so that kernel timestamps wrap
+//! `ZE_SIM_WRAP_MS` milliseconds (default 300) after the start.
+
+use std::sync::OnceLock;
+
+/// Timer frequency (Hz): 52.083 ns per tick, as on many Intel GPUs.
+pub(crate) const FREQUENCY: u64 = 19_200_000;
+/// Valid bits of `zeDeviceGetGlobalTimestamps`' device value.
+pub(crate) const GLOBAL_BITS: u32 = 48;
+/// Valid bits of kernel timestamps.
+pub(crate) const KERNEL_BITS: u32 = 32;
+
+/// High bits of the origin: far from anything the host clock reads.
+const ORIGIN_HIGH: u64 = 0x5A5A << KERNEL_BITS;
+
+struct Timer {
+    h0: u64,
+    origin: u64,
+}
+
+static TIMER: OnceLock<Timer> = OnceLock::new();
+
+/// CLOCK_MONOTONIC_RAW in nanoseconds.
+pub(crate) fn host_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn timer() -> &'static Timer {
+    TIMER.get_or_init(|| {
+        let wrap_ms: u64 = std::env::var("ZE_SIM_WRAP_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(300);
+        let to_wrap = FREQUENCY * wrap_ms / 1000;
+        let low = (1u64 << KERNEL_BITS) - to_wrap;
+        Timer {
+            h0: host_ns(),
+            origin: ORIGIN_HIGH | low,
+        }
+    })
+}
+
+/// Starts the timer (at driver initialisation).
+pub(crate) fn start() {
+    timer();
+}
+
+/// The device's full tick count at host time `host`.
+pub(crate) fn ticks_at(host: u64) -> u64 {
+    let t = timer();
+    let elapsed = host.saturating_sub(t.h0) as u128;
+    t.origin + (elapsed * FREQUENCY as u128 / 1_000_000_000) as u64
+}
+
+/// Masks `ticks` to `bits` valid bits.
+pub(crate) fn masked(ticks: u64, bits: u32) -> u64 {
+    if bits >= 64 {
+        ticks
+    } else {
+        ticks & ((1u64 << bits) - 1)
+    }
+}

@@ -1,0 +1,154 @@
+//! Commands and their execution on the calling thread: the fixture's kernels, copies, fills and
+//! barriers, each timed on the host clock (the ground truth) and on the device timer (what its
+//! signal event reports).
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+
+use pti_sys::level_zero::*;
+
+use crate::clock;
+use crate::objects::{Event, object};
+
+/// A command appended to a list: what it does, captured at append time as Level Zero requires.
+pub(crate) struct Command {
+    pub(crate) work: Work,
+    pub(crate) signal: ze_event_handle_t,
+}
+
+// SAFETY: the handles are plain pointers to the fixture's own objects, which are thread-safe.
+unsafe impl Send for Command {}
+
+pub(crate) enum Work {
+    Kernel {
+        name: String,
+        args: HashMap<u32, Vec<u8>>,
+        items: u64,
+    },
+    Copy {
+        dst: usize,
+        src: usize,
+        bytes: usize,
+    },
+    Fill {
+        dst: usize,
+        pattern: Vec<u8>,
+        bytes: usize,
+    },
+    Barrier,
+    /// Signals the event only (zeCommandListAppendSignalEvent).
+    Signal,
+    Reset(ze_event_handle_t),
+}
+
+static TRUTH: Mutex<Option<std::fs::File>> = Mutex::new(None);
+
+fn truth(line: &str) {
+    let Some(path) = std::env::var_os("ZE_SIM_TRUTH") else {
+        return;
+    };
+    let mut file = TRUTH.lock().unwrap();
+    if file.is_none() {
+        *file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .ok();
+    }
+    if let Some(f) = file.as_mut() {
+        let _ = writeln!(f, "{line}");
+    }
+}
+
+fn arg_ptr(args: &HashMap<u32, Vec<u8>>, i: u32) -> usize {
+    args.get(&i)
+        .and_then(|v| v.get(..8))
+        .map_or(0, |b| usize::from_ne_bytes(b.try_into().unwrap()))
+}
+
+fn arg_u32(args: &HashMap<u32, Vec<u8>>, i: u32) -> u32 {
+    args.get(&i)
+        .and_then(|v| v.get(..4))
+        .map_or(0, |b| u32::from_ne_bytes(b.try_into().unwrap()))
+}
+
+/// Runs a kernel the fixture defines: `vadd(a, b, c)`, `scale(c, k)`, `spin(microseconds)`.
+fn run_kernel(name: &str, args: &HashMap<u32, Vec<u8>>, items: u64) {
+    match name {
+        "vadd" => {
+            let (a, b, c) = (arg_ptr(args, 0), arg_ptr(args, 1), arg_ptr(args, 2));
+            for i in 0..items as usize {
+                // SAFETY: the test program passes buffers of at least `items` floats.
+                unsafe {
+                    let v = *(a as *const f32).add(i) + *(b as *const f32).add(i);
+                    *(c as *mut f32).add(i) = v;
+                }
+            }
+        }
+        "scale" => {
+            let c = arg_ptr(args, 0);
+            let k = f32::from_bits(arg_u32(args, 1));
+            for i in 0..items as usize {
+                // SAFETY: as for vadd.
+                unsafe { *(c as *mut f32).add(i) *= k };
+            }
+        }
+        "spin" => {
+            let until = clock::host_ns() + u64::from(arg_u32(args, 0)) * 1000;
+            while clock::host_ns() < until {
+                std::hint::spin_loop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Executes one command: does its work, stamps and signals its event, logs the ground truth.
+pub(crate) fn execute(command: &Command) {
+    let start = clock::host_ns();
+    let (kind, name, bytes) = match &command.work {
+        Work::Kernel { name, args, items } => {
+            run_kernel(name, args, *items);
+            ("KERNEL", name.clone(), 0)
+        }
+        Work::Copy { dst, src, bytes } => {
+            // SAFETY: the test program passes valid, non-overlapping buffers of `bytes` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(*src as *const u8, *dst as *mut u8, *bytes) };
+            ("COPY", "-".into(), *bytes)
+        }
+        Work::Fill {
+            dst,
+            pattern,
+            bytes,
+        } => {
+            for i in 0..*bytes {
+                // SAFETY: the destination holds `bytes` bytes.
+                unsafe { *(*dst as *mut u8).add(i) = pattern[i % pattern.len().max(1)] };
+            }
+            ("FILL", "-".into(), *bytes)
+        }
+        Work::Barrier => ("BARRIER", "-".into(), 0),
+        Work::Signal => ("SIGNAL", "-".into(), 0),
+        Work::Reset(event) => {
+            if !event.is_null() {
+                // SAFETY: an event handle of this fixture.
+                let e: &Event = unsafe { object(*event) };
+                e.signaled.store(false, Ordering::Release);
+                *e.span.lock().unwrap() = None;
+            }
+            ("RESET", "-".into(), 0)
+        }
+    };
+    let end = clock::host_ns();
+    if !command.signal.is_null() {
+        // SAFETY: an event handle of this fixture.
+        let e: &Event = unsafe { object(command.signal) };
+        *e.span.lock().unwrap() = Some((clock::ticks_at(start), clock::ticks_at(end)));
+        e.signaled.store(true, Ordering::Release);
+    }
+    if matches!(kind, "KERNEL" | "COPY" | "FILL" | "BARRIER") {
+        truth(&format!("TRUTH {kind} {name} {bytes} {start} {end}"));
+    }
+}

@@ -1,0 +1,30 @@
+//! # ze-sim: a simulated Level Zero driver — a TEST DOUBLE, not a driver
+//!
+//! libpti's Level Zero tests run the real Level Zero loader and its tracing layer; no GPU driver
+//! exists on the test machines, so this library stands in for one. The loader loads it through
+//! `ZE_ENABLE_ALT_DRIVERS=/abs/path/libze_sim.so`. It offers one CPU "device":
+//!
+//! - command lists (regular and immediate) and queues that really execute, on the calling
+//!   thread: memory copies and fills, and the kernels this fixture defines (`vadd`, `scale`,
+//!   `spin`; a module's binary is ignored);
+//! - event pools and events, with kernel timestamps in ticks of the fixture's own timer
+//!   ([`clock`]): 19.2 MHz, a global timer of 48 valid bits, kernel timestamps of only 32 valid
+//!   bits, and a start far from the host clock whose low 32 bits wrap a few hundred milliseconds
+//!   after the driver starts, so that a profiler's conversion and its wrap-around handling are
+//!   truly exercised;
+//! - `zeDeviceGetGlobalTimestamps` pairs (host CLOCK_MONOTONIC_RAW, device ticks), as the
+//!   specification defines them.
+//!
+//! For the tests it also writes, when asked through the environment:
+//! - `ZE_SIM_TRUTH=<file>`: one line per executed command with the host times (CLOCK_MONOTONIC_RAW
+//!   ns) at which it really started and ended, the ground truth for converted timestamps;
+//! - `ZE_SIM_REPORT=<file>`: at exit, how many objects of each kind are still alive (leaks).
+//!
+//! Execution is synchronous: a command has completed when the call that submits it returns.
+//! Whatever a test needs that this fixture lacks returns `ZE_RESULT_ERROR_UNSUPPORTED_FEATURE`.
+
+mod api;
+mod clock;
+mod exec;
+mod objects;
+pub mod tables;
