@@ -2,7 +2,8 @@
 //! traced calls of the dispatch entry and its device work into view records.
 //!
 //! - [`opencl`]: the OpenCL loader layer;
-//! - `timing`: device timestamps onto the host clock, shared by the backends.
+//! - shared by the backends: `timing` (device timestamps onto the host clock), `work` (what a
+//!   command does, and its record), `pending` (commands awaiting their records, and harvests).
 //!
 //! What the rest of libpti asks of the backends, through this file only: which functions submit
 //! or wait for device work ([`device_work_functions`], traced while a device view is enabled),
@@ -12,7 +13,9 @@
 use crate::api::{ApiGroup, ApiId};
 
 pub mod opencl;
+pub(crate) mod pending;
 pub(crate) mod timing;
+pub(crate) mod work;
 
 /// Every backend's functions that submit or wait for device work.
 pub(crate) fn device_work_functions() -> impl Iterator<Item = (ApiGroup, ApiId)> {
@@ -43,4 +46,5 @@ pub(crate) fn fork_parent() {
 /// After `fork()`, in the child.
 pub(crate) fn fork_child() {
     opencl::fork_child();
+    pending::fork_child();
 }

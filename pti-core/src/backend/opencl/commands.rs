@@ -6,87 +6,19 @@
 //! libpti injects and the program never sees), keeps a reference to it, and leaves the command
 //! pending until it completes (see `pending`). Otherwise it passes the call on untouched.
 
-use core::ffi::CStr;
 use std::sync::Arc;
 
 use pti_sys::opencl::*;
 
-use super::pending::{self, Pending};
+use super::pending::{self, ClCommand};
 use super::queues::{self, QueueInfo};
 use super::{next, retained};
 use crate::api::ApiId;
 use crate::dispatch::CallScope;
-use crate::intern::intern_str;
-use crate::view::abi::{
-    pti_view_kind, pti_view_memcpy_type, pti_view_memory_type, pti_view_synchronization_type,
-};
-use crate::view::{self, device::kernel_view};
-use crate::{clock, critical, ids, thread};
-
-/// What a command does, as its record needs to know.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Work {
-    /// A kernel (or native function) execution.
-    Kernel { name: &'static CStr },
-    /// A copy of `bytes` bytes between two kinds of memory.
-    Copy {
-        src: pti_view_memory_type,
-        dst: pti_view_memory_type,
-        bytes: u64,
-    },
-    /// A fill of `bytes` bytes with a pattern whose first 8 bytes are `value`.
-    Fill {
-        memory: pti_view_memory_type,
-        bytes: u64,
-        value: u64,
-    },
-    /// A barrier or marker: a synchronisation record with device times.
-    Barrier {
-        kind: pti_view_synchronization_type,
-        wait_events: u32,
-    },
-}
-
-impl Work {
-    /// The view that records this work on `device_is_cpu`'s kind of device.
-    pub(super) fn view(&self, device_is_cpu: bool) -> pti_view_kind {
-        match self {
-            Work::Kernel { .. } => kernel_view(device_is_cpu),
-            Work::Copy { .. } => pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY,
-            Work::Fill { .. } => pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_FILL,
-            Work::Barrier { .. } => pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION,
-        }
-    }
-
-    /// The record's name: the kernel's, or the API function's with the memory kinds, such as
-    /// `clEnqueueReadBuffer(D2M)` or `clEnqueueFillBuffer(D)`.
-    pub(super) fn name(&self, api_id: ApiId) -> &'static CStr {
-        let function = ids::name(crate::api::ApiGroup::OpenCl, api_id)
-            .map_or("clEnqueue".into(), CStr::to_string_lossy);
-        match self {
-            Work::Kernel { name } => name,
-            Work::Copy { src, dst, .. } => {
-                let kind = pti_view_memcpy_type::from_memory_types(*src, *dst);
-                let label = format!("{kind:?}");
-                let short = label.rsplit('_').next().unwrap_or("M2M");
-                intern_str(&format!("{function}({short})"))
-            }
-            Work::Fill { memory, .. } => {
-                intern_str(&format!("{function}({})", memory_letter(*memory)))
-            }
-            Work::Barrier { .. } => intern_str(&function),
-        }
-    }
-}
-
-fn memory_letter(m: pti_view_memory_type) -> char {
-    match m {
-        pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_MEMORY => 'M',
-        pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_HOST => 'H',
-        pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_DEVICE => 'D',
-        pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_SHARED => 'S',
-    }
-}
+use crate::view::abi::{pti_view_kind, pti_view_memory_type};
+pub(super) use crate::backend::work::Work;
+use crate::view;
+use crate::{clock, critical, thread};
 
 /// Memory of an OpenCL memory object (buffer or image).
 pub(super) const OBJECT: pti_view_memory_type = pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_DEVICE;
@@ -183,12 +115,12 @@ pub(super) fn submit<R>(
                 } else {
                     "an event that could not be retained"
                 },
-                work.name(call.api_id).to_string_lossy()
+                work.name(crate::api::ApiGroup::OpenCl, call.api_id).to_string_lossy()
             ),
         );
         return result;
     }
-    let pending = Pending {
+    let pending = ClCommand {
         event,
         injected,
         queue_handle: call.queue,

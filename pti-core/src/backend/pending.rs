@@ -1,0 +1,237 @@
+//! Commands submitted but not yet recorded, and their harvest: one [`Pending`] list per backend,
+//! of that backend's [`PendingCommand`]s.
+//!
+//! A harvest asks each command, without waiting, whether it has completed; completed ones get
+//! their record written on the harvesting thread and their event given back, exactly once,
+//! because a harvest takes the commands it looks at out of the list. Harvests run after the
+//! program's own waits, at every flush, and when a list has grown (never a wait the program did
+//! not ask for). A flush waits for the harvests other threads have under way, so that their
+//! records are in a buffer when it delivers them ([`wait_for_other_harvests`]).
+
+use core::cell::Cell;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::result::ResultCode;
+use crate::sync::backoff::Backoff;
+use crate::sync::writer_lock::{ForkLock, WriterLock};
+use crate::view::abi::pti_view_kind;
+use crate::{critical, view};
+
+/// A backend's command awaiting its record.
+pub(crate) trait PendingCommand: Send + Sized {
+    /// What [`PendingCommand::poll`] learns of a completed command, for [`PendingCommand::finish`].
+    type Outcome;
+
+    /// Where the command stands, without waiting: `None` while it runs.
+    fn poll(&self) -> Option<Self::Outcome>;
+
+    /// Writes the record of the completed command (or counts it lost, saying why) and gives back
+    /// its event.
+    fn finish(self, outcome: Self::Outcome);
+
+    /// The view its record belongs to, for counting it lost.
+    fn view(&self) -> pti_view_kind;
+}
+
+/// Harvests between taking commands out of a list and writing their records, on all threads.
+static HARVESTING: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's share of [`HARVESTING`]: a harvest may write a record whose buffer refill
+    /// runs tool code that flushes, and that flush must not wait for its own thread.
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Counts a harvest in [`HARVESTING`] and [`DEPTH`] while it lives.
+struct Harvesting;
+
+impl Harvesting {
+    fn begin() -> Self {
+        HARVESTING.fetch_add(1, Ordering::Acquire);
+        let _ = DEPTH.try_with(|d| d.set(d.get() + 1));
+        Harvesting
+    }
+}
+
+impl Drop for Harvesting {
+    fn drop(&mut self) {
+        let _ = DEPTH.try_with(|d| d.set(d.get().saturating_sub(1)));
+        HARVESTING.fetch_sub(1, Ordering::Release);
+    }
+}
+
+fn own_depth() -> usize {
+    DEPTH.try_with(Cell::get).unwrap_or(0)
+}
+
+/// Waits until the harvests of other threads have written their records. From tool code (a
+/// buffer or critical-event callback, which may run inside a harvest) it waits for nobody, as the
+/// buffer flush does.
+pub(crate) fn wait_for_other_harvests() {
+    if crate::thread::with(|s| s.in_callback.get()).unwrap_or(false) {
+        return;
+    }
+    let mut backoff = Backoff::default();
+    while HARVESTING.load(Ordering::Acquire) > own_depth() {
+        backoff.snooze();
+    }
+}
+
+/// In the child after `fork()`: harvests that other threads of the parent had under way do not
+/// exist here; one of the forking thread's own (a tool callback that forked) does.
+pub(crate) fn fork_child() {
+    HARVESTING.store(own_depth(), Ordering::Relaxed);
+}
+
+/// Size of a list at which adding to it harvests (doubles while commands stay unfinished).
+const MIN_HARVEST_AT: usize = 256;
+
+/// One backend's pending commands.
+pub(crate) struct Pending<C> {
+    list: WriterLock<Vec<C>>,
+    /// Commands in the list (read without the lock, to skip empty harvests).
+    count: AtomicUsize,
+    harvest_at: AtomicUsize,
+}
+
+impl<C: PendingCommand> Pending<C> {
+    pub(crate) const fn new() -> Self {
+        Pending {
+            list: WriterLock::new(Vec::new()),
+            count: AtomicUsize::new(0),
+            harvest_at: AtomicUsize::new(MIN_HARVEST_AT),
+        }
+    }
+
+    /// Number of commands awaiting their records.
+    pub(crate) fn count(&self) -> usize {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// The lock of the list, for the fork handlers.
+    pub(crate) fn fork_lock(&'static self) -> &'static dyn ForkLock {
+        &self.list
+    }
+
+    /// Leaves a command pending; harvests first if the list has grown.
+    pub(crate) fn add(&self, command: C) {
+        let count = {
+            let mut list = self.list.lock();
+            list.push(command);
+            self.count.store(list.len(), Ordering::Relaxed);
+            list.len()
+        };
+        if count >= self.harvest_at.load(Ordering::Relaxed) {
+            self.harvest();
+            let left = self.count.load(Ordering::Relaxed);
+            self.harvest_at
+                .store((left * 2).max(MIN_HARVEST_AT), Ordering::Relaxed);
+        }
+    }
+
+    /// Records a command whose call blocked until it completed; one the runtime does not report
+    /// complete yet (its event may lag the data) is left pending instead.
+    pub(crate) fn complete_now(&self, command: C) {
+        match command.poll() {
+            None => self.add(command),
+            Some(outcome) => {
+                let _harvesting = Harvesting::begin();
+                command.finish(outcome);
+            }
+        }
+    }
+
+    /// Writes the records of every pending command that has completed; never waits.
+    pub(crate) fn harvest(&self) {
+        self.harvest_where(|_| true);
+    }
+
+    /// As [`Pending::harvest`], for the commands `pick` selects (the others are not asked).
+    pub(crate) fn harvest_where(&self, pick: impl Fn(&C) -> bool) {
+        if self.count.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let _harvesting = Harvesting::begin();
+        let taken = core::mem::take(&mut *self.list.lock());
+        let mut kept = Vec::new();
+        let mut finished = Vec::new();
+        for command in taken {
+            if !pick(&command) {
+                kept.push(command);
+                continue;
+            }
+            match command.poll() {
+                None => kept.push(command),
+                Some(outcome) => finished.push((command, outcome)),
+            }
+        }
+        {
+            let mut list = self.list.lock();
+            list.append(&mut kept);
+            self.count.store(list.len(), Ordering::Relaxed);
+        }
+        for (command, outcome) in finished {
+            command.finish(outcome);
+        }
+    }
+
+    /// Takes out the commands `pick` selects, whatever their state (the caller decides what
+    /// becomes of them: a program about to reset or destroy their events).
+    pub(crate) fn take_where(&self, pick: impl Fn(&C) -> bool) -> Vec<C> {
+        if self.count.load(Ordering::Relaxed) == 0 {
+            return Vec::new();
+        }
+        let mut list = self.list.lock();
+        let (taken, kept): (Vec<C>, Vec<C>) = core::mem::take(&mut *list).into_iter().partition(&pick);
+        *list = kept;
+        self.count.store(list.len(), Ordering::Relaxed);
+        taken
+    }
+
+    /// Gives up on every pending command without asking the runtime anything (at loader
+    /// shutdown or process exit the runtime may be gone): each is counted as lost, per view when
+    /// the list can be had within a few milliseconds (a thread still running may hold it), and
+    /// one critical event says how many and why. The commands are forgotten, not finished.
+    pub(crate) fn abandon(&self, backend: &str, why: &str) {
+        let n = self.count.swap(0, Ordering::Relaxed);
+        if n == 0 {
+            return;
+        }
+        let mut counted = false;
+        for _ in 0..20 {
+            if let Some(mut list) = self.list.try_lock() {
+                for command in list.drain(..) {
+                    view::count_lost(command.view());
+                    core::mem::forget(command);
+                }
+                counted = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        critical::raise(
+            ResultCode::ErrorRecordsDropped,
+            format_args!(
+                "{why} with {n} {backend} commands whose records were not written (still \
+                 running, or not harvested by a flush or a wait since they completed); they are \
+                 lost{}",
+                if counted {
+                    " (counted in ptiViewGetDroppedRecordCount)"
+                } else {
+                    ", and not counted per view: another thread held the list"
+                }
+            ),
+        );
+    }
+
+    /// In the child after `fork()` (the lock released again): the pending commands and their
+    /// events are the parent's (it records them); the child forgets them without touching the
+    /// runtime.
+    pub(crate) fn fork_child(&self) {
+        let mut list = self.list.lock();
+        for command in list.drain(..) {
+            core::mem::forget(command);
+        }
+        self.count.store(0, Ordering::Relaxed);
+    }
+}
