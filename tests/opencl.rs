@@ -272,7 +272,7 @@ fn parse_traced(t: &[String]) -> Traced {
                 field(&p, 7, line),
             )),
             "CRITICAL" => out.criticals.push(line.clone()),
-            "PENDING" | "DROPPED" | "CRITICALS" | "CBOVERFLOW" | "PROBLEMS" => {
+            "PENDING" | "DROPPED" | "CRITICALS" | "CBOVERFLOW" | "PROBLEMS" | "INTERCEPTED" => {
                 out.counters.insert(p[0].into(), field(&p, 1, line));
             }
             other => panic!("unexpected tool line {other:?}: {line}"),
@@ -462,6 +462,15 @@ fn check_runtime_with(rt: &Runtime, tool_env: &[(&str, &str)]) {
         );
     }
 
+    // The layer wraps every entry the loader's dispatch table has (one per OpenCL 3.0 function
+    // it implements, 133 for ocl-icd's).
+    let intercepted = tr.counters.get("INTERCEPTED").copied().unwrap_or(0);
+    assert!(
+        intercepted >= 100,
+        "{}: only {intercepted} OpenCL functions intercepted",
+        rt.name
+    );
+
     // Callbacks: one ENTER and one EXIT per call, matching.
     let calls = check_callbacks(&tr, &ids);
 
@@ -647,7 +656,7 @@ fn check_runtime_with(rt: &Runtime, tool_env: &[(&str, &str)]) {
         );
     }
     println!(
-        "{}: {} calls traced ({} distinct functions), {} API records, {} kernel, {} copy, {} fill \
+        "{}: {intercepted} functions intercepted, {} calls traced ({} distinct functions), {} API records, {} kernel, {} copy, {} fill \
          and {} synchronisation records; program results unchanged; own kernel times {:?} ns, \
          records {:?} ns",
         rt.name,

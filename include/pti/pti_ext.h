@@ -58,6 +58,24 @@ pti_result ptiViewGetDroppedRecordCount(pti_view_kind kind, uint64_t *count);
 pti_result ptiViewGetPendingDeviceRecordCount(uint64_t *count);
 
 /**
+ * How many functions of `api_group_id` libpti intercepts in this process, so that a tool can
+ * tell what it will see: for LEVELZERO, the functions whose prologue and epilogue the loader's
+ * tracing layer accepted (every function the installed loader's tracing layer offers); for
+ * OPENCL, the entries of libpti's layer dispatch table (those the loader and the layers below
+ * provide; the USM extension functions, wrapped when the program asks for their address, are
+ * not counted). 0 while the group is not intercepted (its runtime not loaded or not initialised
+ * yet, or, for Level Zero, before a tool enabled something that attaches the tracer). SYCL is
+ * not intercepted in this version: 0.
+ *
+ * Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL or the group is not LEVELZERO, OPENCL or
+ * SYCL. Thread-safe.
+ *
+ * # Safety
+ * `count` must be NULL or point to writable storage for one `uint32_t`.
+ */
+pti_result ptiGetInterceptedFunctionCount(pti_api_group_id api_group_id, uint32_t *count);
+
+/**
  * Runs `body(user_data)` as if libpti had intercepted function `api_id` of `api_group_id`.
  *
  * Subscribers receive ENTER before the body and EXIT after it, with `_args`, `_kernel_name` and

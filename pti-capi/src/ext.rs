@@ -3,6 +3,7 @@
 //! - critical-event counts, so a tool can see what went wrong even without a subscriber;
 //! - dropped-record counts, so a tool can reconcile emitted = delivered + dropped;
 //! - the count of device commands whose records are still to come;
+//! - how many functions of each API group are intercepted;
 //! - simulated calls: a test backend that runs a function through the same dispatch as a real
 //!   intercepted call, so tools (and libpti's own tests) can exercise their callbacks without a
 //!   GPU runtime.
@@ -81,9 +82,39 @@ pub unsafe extern "C" fn ptiViewGetDroppedRecordCount(
 pub unsafe extern "C" fn ptiViewGetPendingDeviceRecordCount(count: *mut u64) -> pti_result {
     guard(|| {
         let out = out_ptr(count, "count must not be NULL")?;
-        let pending = pti_core::backend::opencl::pending_commands() as u64;
+        let pending = (pti_core::backend::opencl::pending_commands()
+            + pti_core::backend::level_zero::pending_commands()) as u64;
         // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
         unsafe { out.write(pending) };
+        Ok(())
+    })
+}
+
+/// How many functions of `api_group_id` libpti intercepts in this process, so that a tool can
+/// tell what it will see: for LEVELZERO, the functions whose prologue and epilogue the loader's
+/// tracing layer accepted (every function the installed loader's tracing layer offers); for
+/// OPENCL, the entries of libpti's layer dispatch table (those the loader and the layers below
+/// provide; the USM extension functions, wrapped when the program asks for their address, are
+/// not counted). 0 while the group is not intercepted (its runtime not loaded or not initialised
+/// yet, or, for Level Zero, before a tool enabled something that attaches the tracer). SYCL is
+/// not intercepted in this version: 0.
+///
+/// Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL or the group is not LEVELZERO, OPENCL or
+/// SYCL. Thread-safe.
+///
+/// # Safety
+/// `count` must be NULL or point to writable storage for one `uint32_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ptiGetInterceptedFunctionCount(
+    api_group_id: RawApiGroup,
+    count: *mut u32,
+) -> pti_result {
+    guard(|| {
+        let out = out_ptr(count, "count must not be NULL")?;
+        let group = traced_group(api_group_id)?;
+        let n = pti_core::backend::intercepted_functions(group);
+        // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint32_t.
+        unsafe { out.write(u32::try_from(n).unwrap_or(u32::MAX)) };
         Ok(())
     })
 }

@@ -15,6 +15,9 @@
 //! | [`ext`] | `pti_ext.h`: libpti's extensions (critical-event counts, simulated calls) |
 //! | [`layer`] | none: the OpenCL loader-layer entry points of Khronos's `CL/cl_layer.h` |
 //!
+//! `load` holds libpti's constructor, which prepares the runtimes' interception when the library
+//! is loaded.
+//!
 //! C enum parameters are received as the `u32` newtypes of [`raw`] and converted with checks,
 //! never as Rust enums: an unknown value from C must be an error code, not undefined behaviour.
 #![allow(non_camel_case_types, non_snake_case)]
@@ -23,6 +26,7 @@ mod boundary;
 pub mod callback;
 pub mod ext;
 pub mod layer;
+mod load;
 pub mod pti;
 pub mod raw;
 pub mod view;

@@ -138,6 +138,10 @@ pub enum Error {
     /// Level Zero local profiling is not available.
     #[error("Level Zero local profiling is not supported")]
     L0LocalProfilingNotSupported,
+    /// A backend's interception could not be set up (the setting is applied, but nothing of that
+    /// backend will be traced); the reason is also raised as a critical event.
+    #[error("tracing could not be set up: {0}")]
+    TracingNotInitialized(&'static str),
     /// An internal error (a bug in libpti).
     #[error("internal error: {0}")]
     Internal(&'static str),
@@ -152,6 +156,7 @@ impl Error {
             Error::TooManySubscribers => ResultCode::ErrorTooManySubscribers,
             Error::NoCallbacksSet => ResultCode::ErrorNoCallbacksSet,
             Error::ExternalIdQueueEmpty => ResultCode::ErrorExternalIdQueueEmpty,
+            Error::TracingNotInitialized(_) => ResultCode::ErrorTracingNotInitialized,
             Error::L0LocalProfilingNotSupported => ResultCode::ErrorL0LocalProfilingNotSupported,
             Error::Internal(_) => ResultCode::ErrorInternal,
         }

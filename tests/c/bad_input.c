@@ -153,6 +153,14 @@ static void bad_layer_arguments(void) {
   EXPECT(ptiViewGetPendingDeviceRecordCount(NULL), PTI_ERROR_BAD_ARGUMENT);
   EXPECT(ptiViewGetPendingDeviceRecordCount(&pending), PTI_SUCCESS);
   CHECK(pending == 0);
+  uint32_t intercepted = 99;
+  EXPECT(ptiGetInterceptedFunctionCount(PTI_API_GROUP_OPENCL, NULL), PTI_ERROR_BAD_ARGUMENT);
+  const uint32_t not_groups[] = {PTI_API_GROUP_RESERVED, PTI_API_GROUP_ALL, 6, 0xffffffffu};
+  for (size_t i = 0; i < sizeof not_groups / sizeof *not_groups; i++)
+    EXPECT(ptiGetInterceptedFunctionCount((pti_api_group_id)not_groups[i], &intercepted), PTI_ERROR_BAD_ARGUMENT);
+  CHECK(intercepted == 99); /* untouched on error */
+  EXPECT(ptiGetInterceptedFunctionCount(PTI_API_GROUP_SYCL, &intercepted), PTI_SUCCESS);
+  CHECK(intercepted == 0);
 }
 
 static void requested(unsigned char** buf, size_t* size) { *buf = NULL, *size = 0; }

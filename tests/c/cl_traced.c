@@ -193,6 +193,9 @@ int main(void) {
     if (ptiCallbackGetCriticalEventCount((pti_result)code, &n) == PTI_SUCCESS) criticals += n;
   }
   printf("T CRITICALS %llu\n", (unsigned long long)criticals);
+  uint32_t intercepted = 0;
+  OKAY(ptiGetInterceptedFunctionCount(PTI_API_GROUP_OPENCL, &intercepted));
+  printf("T INTERCEPTED %u\n", intercepted);
   printf("T CBOVERFLOW %d\n", cb_overflow);
   printf("T PROBLEMS %d\n", problems);
   return rc != 0 || problems != 0;

@@ -35,12 +35,13 @@ fn lib_dir(root: &Path) -> PathBuf {
     root.join("target/debug")
 }
 
-/// Builds `libpti.so` and `libpti.a` (debug) and links `libpti.so.0` (its SONAME, which the
+/// Builds `libpti.so` and `libpti.a` (debug) and the simulated Level Zero driver of the tests
+/// (`libze_sim.so`), and links `libpti.so.0` (its SONAME, which the
 /// runtime loader looks for) to it, so programs linked against the build directory run.
 fn build_libpti(root: &Path) -> Result<PathBuf, String> {
     step(
-        "build libpti",
-        &mut cargo(root, &["build", "-p", "pti-capi"]),
+        "build libpti and the simulated Level Zero driver",
+        &mut cargo(root, &["build", "-p", "pti-capi", "-p", "ze-sim"]),
     )?;
     let lib = lib_dir(root);
     let soname = lib.join("libpti.so.0");

@@ -33,6 +33,22 @@ const PACKAGES: &[(&str, &str)] = &[
         "clinfo",
         "lists the OpenCL platforms, to diagnose a runtime that is not found",
     ),
+    (
+        "libze1",
+        "the Level Zero loader and its tracing layer, which the Level Zero tests run through",
+    ),
+    (
+        "libze-dev",
+        "the Level Zero headers (pti-sys's bindings are generated from them) and libze_loader.so",
+    ),
+    (
+        "libclang1-15",
+        "libclang, which bindgen loads to generate the Level Zero bindings (drift test)",
+    ),
+    (
+        "libclang-common-15-dev",
+        "clang's own headers (stddef.h, ...), which libclang needs to parse the Level Zero headers",
+    ),
 ];
 
 /// The PyPI packages of `.venv`, pinned: `(requirement, why)`.

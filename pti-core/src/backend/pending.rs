@@ -182,7 +182,8 @@ impl<C: PendingCommand> Pending<C> {
             return Vec::new();
         }
         let mut list = self.list.lock();
-        let (taken, kept): (Vec<C>, Vec<C>) = core::mem::take(&mut *list).into_iter().partition(&pick);
+        let (taken, kept): (Vec<C>, Vec<C>) =
+            core::mem::take(&mut *list).into_iter().partition(&pick);
         *list = kept;
         self.count.store(list.len(), Ordering::Relaxed);
         taken

@@ -116,9 +116,7 @@ impl Finished<'_> {
         };
         let written = thread::with(|state| match self.work {
             Work::Kernel { .. } => device::kernel(state, self.device_is_cpu, &command),
-            Work::Copy { src, dst, bytes } => {
-                device::memory_copy(state, &command, src, dst, bytes)
-            }
+            Work::Copy { src, dst, bytes } => device::memory_copy(state, &command, src, dst, bytes),
             Work::Fill {
                 memory,
                 bytes,

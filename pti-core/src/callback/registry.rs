@@ -354,7 +354,12 @@ pub fn enable(id: SubscriberId, group: ApiGroup, api_id: ApiId, on: bool) -> Res
         SLOTS[id.slot()].set_enabled(cell, on);
         reg.recompute_cell(cell);
         Ok(())
-    })
+    })?;
+    // Outside the writers' lock: attaching calls into the Level Zero loader.
+    if on && group == ApiGroup::LevelZero {
+        crate::backend::attach_level_zero(true)?;
+    }
+    Ok(())
 }
 
 /// Enables or disables every function of `domain`'s groups, or critical events.
@@ -376,7 +381,11 @@ pub fn enable_domain(id: SubscriberId, domain: Domain, on: bool) -> Result<(), E
             }
         }
         Ok(())
-    })
+    })?;
+    if on && domain == Domain::DriverApi {
+        crate::backend::attach_level_zero(false)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

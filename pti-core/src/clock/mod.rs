@@ -77,6 +77,12 @@ impl Source {
     }
 }
 
+/// Whether records are stamped with the host clock (CLOCK_MONOTONIC_RAW), no tool clock being set:
+/// then a driver's CLOCK_MONOTONIC_RAW readings are on libpti's clock as they are.
+pub(crate) fn is_host_clock() -> bool {
+    TOOL_CLOCK.load(Ordering::Acquire).is_null()
+}
+
 /// The current time on the clock of every record (see the module docs).
 pub fn now() -> u64 {
     Source::current().now()

@@ -135,21 +135,21 @@ mod tests {
         })
         .unwrap();
         let (outer_id, inner_id) = (
-            ids::level_zero::zeCommandListAppendLaunchKernel,
-            ids::level_zero::zeKernelCreate,
+            ids::opencl::clEnqueueNDRangeKernel,
+            ids::opencl::clCreateKernel,
         );
-        sub.enable(ApiGroup::LevelZero, outer_id, true).unwrap();
-        sub.enable(ApiGroup::LevelZero, inner_id, true).unwrap();
-        let outer = begin(ApiGroup::LevelZero, outer_id, CallInfo::default);
-        let inner = begin(ApiGroup::LevelZero, inner_id, CallInfo::default);
+        sub.enable(ApiGroup::OpenCl, outer_id, true).unwrap();
+        sub.enable(ApiGroup::OpenCl, inner_id, true).unwrap();
+        let outer = begin(ApiGroup::OpenCl, outer_id, CallInfo::default);
+        let inner = begin(ApiGroup::OpenCl, inner_id, CallInfo::default);
         assert_eq!((outer, inner), (1, 2));
         let (outer_corr, inner_corr) = (correlation_id(outer), correlation_id(inner));
         assert!(outer_corr != 0 && inner_corr != 0 && outer_corr != inner_corr);
         end(inner, 7i32, core::ptr::null_mut());
         end(outer, 0i32, core::ptr::null_mut());
         // An inner call whose end never comes is dropped with its outer call.
-        let outer = begin(ApiGroup::LevelZero, outer_id, CallInfo::default);
-        let _lost = begin(ApiGroup::LevelZero, inner_id, CallInfo::default);
+        let outer = begin(ApiGroup::OpenCl, outer_id, CallInfo::default);
+        let _lost = begin(ApiGroup::OpenCl, inner_id, CallInfo::default);
         end(outer, 0i32, core::ptr::null_mut());
         assert_eq!(OPEN.with(|o| o.borrow().len()), 0);
         drop(sub);
@@ -161,8 +161,8 @@ mod tests {
         assert_eq!(seen.len(), 7, "{seen:?}");
         assert_eq!(
             begin(
-                ApiGroup::LevelZero,
-                ids::level_zero::zeInit,
+                ApiGroup::OpenCl,
+                ids::opencl::clGetPlatformInfo,
                 CallInfo::default
             ),
             0

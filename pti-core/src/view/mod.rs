@@ -194,7 +194,11 @@ fn set_enabled(kind: pti_view_kind, on: bool) -> Result<(), Error> {
 /// compatibility but no backend produces it. Queues created while a device view is enabled are
 /// created with profiling on, which device timestamps need.
 pub fn enable(kind: pti_view_kind) -> Result<(), Error> {
-    set_enabled(kind, true)
+    set_enabled(kind, true)?;
+    if kind == pti_view_kind::PTI_VIEW_DRIVER_API || DEVICE_VIEWS.contains(&kind) {
+        crate::backend::attach_level_zero(false)?;
+    }
+    Ok(())
 }
 
 /// Disables view `kind`. Records already written stay in their buffers until a flush.
@@ -283,14 +287,19 @@ pub fn enable_api(
             id: api_id,
         });
     }
-    let _config = CONFIG.lock();
-    for g in targets {
-        make_granular(g);
-        set_recorded(
-            interest::cell(g, api_id).expect("valid IDs have cells"),
-            enable,
-        );
-        refresh_api_interest(g);
+    {
+        let _config = CONFIG.lock();
+        for &g in &targets {
+            make_granular(g);
+            set_recorded(
+                interest::cell(g, api_id).expect("valid IDs have cells"),
+                enable,
+            );
+            refresh_api_interest(g);
+        }
+    }
+    if enable && targets.contains(&ApiGroup::LevelZero) {
+        crate::backend::attach_level_zero(group == pti_api_group_id::PTI_API_GROUP_LEVELZERO)?;
     }
     Ok(())
 }
@@ -313,18 +322,23 @@ pub fn enable_api_class(
             return Err(Error::BadArgument("not an API class"));
         }
     };
-    let _config = CONFIG.lock();
-    for &g in groups {
-        make_granular(g);
-        for &c in classes {
-            for &id in ids::class_members(g, c) {
-                set_recorded(
-                    interest::cell(g, id).expect("class members have cells"),
-                    enable,
-                );
+    {
+        let _config = CONFIG.lock();
+        for &g in groups {
+            make_granular(g);
+            for &c in classes {
+                for &id in ids::class_members(g, c) {
+                    set_recorded(
+                        interest::cell(g, id).expect("class members have cells"),
+                        enable,
+                    );
+                }
             }
+            refresh_api_interest(g);
         }
-        refresh_api_interest(g);
+    }
+    if enable && groups.contains(&ApiGroup::LevelZero) {
+        crate::backend::attach_level_zero(group == pti_api_group_id::PTI_API_GROUP_LEVELZERO)?;
     }
     Ok(())
 }

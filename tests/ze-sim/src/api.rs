@@ -113,7 +113,12 @@ pub(crate) unsafe extern "C" fn zeDeviceGetProperties(
 ) -> ze_result_t {
     // SAFETY: see the module docs.
     let p = unsafe { &mut *p };
-    p.type_ = ZE_DEVICE_TYPE_GPU;
+    // A CPU device, as it is one; `ZE_SIM_DEVICE_TYPE=gpu` presents it as a GPU, for a
+    // profiler's GPU paths.
+    p.type_ = match std::env::var("ZE_SIM_DEVICE_TYPE").as_deref() {
+        Ok("gpu") => ZE_DEVICE_TYPE_GPU,
+        _ => ZE_DEVICE_TYPE_CPU,
+    };
     p.vendorId = 0x8086;
     p.deviceId = 0x5151;
     p.coreClockRate = 1000;
@@ -718,7 +723,7 @@ pub(crate) unsafe extern "C" fn zeKernelSuggestGroupSize(
 ) -> ze_result_t {
     let size = [256, 128, 64, 32, 16, 8, 4, 2, 1]
         .into_iter()
-        .find(|s| gx % s == 0)
+        .find(|s| gx.is_multiple_of(*s))
         .unwrap_or(1);
     // SAFETY: see the module docs.
     unsafe {

@@ -3,7 +3,8 @@
 //! `ticks(h) = ORIGIN + (h - H0) * FREQUENCY / 1e9`, where `H0` is the host time when the driver
 //! started. The global timer keeps [`GLOBAL_BITS`] bits; kernel timestamps keep [`KERNEL_BITS`].
 //! `ORIGIN`'s low [`KERNEL_BITS`] bits are chosen so that kernel timestamps wrap
-//! `ZE_SIM_WRAP_MS` milliseconds (default 300) after the start.
+//! `ZE_SIM_WRAP_US` microseconds (default 500 000) after the start; the ground-truth file gets
+//! the host times of the start and of the wrap (`TRUTH START <ns>`, `TRUTH WRAP <ns>`).
 
 use std::sync::OnceLock;
 
@@ -37,14 +38,19 @@ pub(crate) fn host_ns() -> u64 {
 
 fn timer() -> &'static Timer {
     TIMER.get_or_init(|| {
-        let wrap_ms: u64 = std::env::var("ZE_SIM_WRAP_MS")
+        let wrap_us: u64 = std::env::var("ZE_SIM_WRAP_US")
             .ok()
             .and_then(|v| v.parse().ok())
-            .unwrap_or(300);
-        let to_wrap = FREQUENCY * wrap_ms / 1000;
+            .unwrap_or(500_000);
+        let to_wrap = (FREQUENCY * wrap_us / 1_000_000).clamp(1, (1 << KERNEL_BITS) - 1);
         let low = (1u64 << KERNEL_BITS) - to_wrap;
+        let h0 = host_ns();
+        // The first host time whose tick count has its low KERNEL_BITS bits back at 0.
+        let wrap = h0 + (to_wrap as u128 * 1_000_000_000).div_ceil(FREQUENCY as u128) as u64;
+        crate::exec::truth(&format!("TRUTH START {h0}"));
+        crate::exec::truth(&format!("TRUTH WRAP {wrap}"));
         Timer {
-            h0: host_ns(),
+            h0,
             origin: ORIGIN_HIGH | low,
         }
     })

@@ -45,7 +45,8 @@ pub(crate) enum Work {
 
 static TRUTH: Mutex<Option<std::fs::File>> = Mutex::new(None);
 
-fn truth(line: &str) {
+/// Appends `line` to the ground-truth file, if the test asked for one (`ZE_SIM_TRUTH`).
+pub(crate) fn truth(line: &str) {
     let Some(path) = std::env::var_os("ZE_SIM_TRUTH") else {
         return;
     };

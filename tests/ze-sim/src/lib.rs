@@ -2,22 +2,24 @@
 //!
 //! libpti's Level Zero tests run the real Level Zero loader and its tracing layer; no GPU driver
 //! exists on the test machines, so this library stands in for one. The loader loads it through
-//! `ZE_ENABLE_ALT_DRIVERS=/abs/path/libze_sim.so`. It offers one CPU "device":
+//! `ZE_ENABLE_ALT_DRIVERS=/abs/path/libze_sim.so`. It offers one device, the CPU itself (of type
+//! `ZE_DEVICE_TYPE_CPU`, or `ZE_DEVICE_TYPE_GPU` with `ZE_SIM_DEVICE_TYPE=gpu`):
 //!
 //! - command lists (regular and immediate) and queues that really execute, on the calling
 //!   thread: memory copies and fills, and the kernels this fixture defines (`vadd`, `scale`,
 //!   `spin`; a module's binary is ignored);
 //! - event pools and events, with kernel timestamps in ticks of the fixture's own timer
 //!   ([`clock`]): 19.2 MHz, a global timer of 48 valid bits, kernel timestamps of only 32 valid
-//!   bits, and a start far from the host clock whose low 32 bits wrap a few hundred milliseconds
-//!   after the driver starts, so that a profiler's conversion and its wrap-around handling are
-//!   truly exercised;
+//!   bits, and a start far from the host clock whose low 32 bits wrap half a second after the
+//!   driver starts (`ZE_SIM_WRAP_US` sets when), so that a profiler's conversion and
+//!   its wrap-around handling are truly exercised;
 //! - `zeDeviceGetGlobalTimestamps` pairs (host CLOCK_MONOTONIC_RAW, device ticks), as the
 //!   specification defines them.
 //!
 //! For the tests it also writes, when asked through the environment:
 //! - `ZE_SIM_TRUTH=<file>`: one line per executed command with the host times (CLOCK_MONOTONIC_RAW
-//!   ns) at which it really started and ended, the ground truth for converted timestamps;
+//!   ns) at which it really started and ended, the ground truth for converted timestamps, and
+//!   the host times of the driver's start and of the kernel timestamps' wrap;
 //! - `ZE_SIM_REPORT=<file>`: at exit, how many objects of each kind are still alive (leaks).
 //!
 //! Execution is synchronous: a command has completed when the call that submits it returns.

@@ -14,10 +14,10 @@ use super::pending::{self, ClCommand};
 use super::queues::{self, QueueInfo};
 use super::{next, retained};
 use crate::api::ApiId;
-use crate::dispatch::CallScope;
-use crate::view::abi::{pti_view_kind, pti_view_memory_type};
 pub(super) use crate::backend::work::Work;
+use crate::dispatch::CallScope;
 use crate::view;
+use crate::view::abi::{pti_view_kind, pti_view_memory_type};
 use crate::{clock, critical, thread};
 
 /// Memory of an OpenCL memory object (buffer or image).
@@ -115,7 +115,8 @@ pub(super) fn submit<R>(
                 } else {
                     "an event that could not be retained"
                 },
-                work.name(crate::api::ApiGroup::OpenCl, call.api_id).to_string_lossy()
+                work.name(crate::api::ApiGroup::OpenCl, call.api_id)
+                    .to_string_lossy()
             ),
         );
         return result;

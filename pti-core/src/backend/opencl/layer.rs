@@ -109,6 +109,21 @@ pub fn deinit_layer() -> cl_int {
     CL_SUCCESS
 }
 
+/// The entries of libpti's dispatch table (0 before a loader has initialised the layer).
+pub fn intercepted_entries() -> usize {
+    LAYER.get().map_or(0, |table| {
+        // SAFETY: the table is `TABLE_ENTRIES` pointer-sized fields (function pointers, NULL
+        // where the layer below has no entry), read as integers.
+        let words = unsafe {
+            core::slice::from_raw_parts(
+                (table as *const cl_icd_dispatch).cast::<usize>(),
+                next::TABLE_ENTRIES,
+            )
+        };
+        words.iter().filter(|w| **w != 0).count()
+    })
+}
+
 /// Whether a loader has initialised the layer in this process.
 pub fn is_initialized() -> bool {
     next::installed()

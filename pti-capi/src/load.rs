@@ -1,0 +1,118 @@
+//! What libpti does when it is loaded (its constructor), before the program's `main` for a
+//! linked or preloaded libpti: it arranges for the runtimes to be interceptable before they
+//! initialise, never overriding what the user set, and only while the process has one thread
+//! (changing the environment could otherwise race with other threads' reads of it; a launcher
+//! that loads libpti later sets the variables itself).
+//!
+//! - `OPENCL_LAYERS` gets libpti's own path appended (unless `PTI_OPENCL_LAYER=0`): the OpenCL
+//!   loader then loads libpti as a layer at the program's first OpenCL call.
+//! - `ZE_ENABLE_TRACING_LAYER=1` is set if unset (unless `PTI_LEVEL_ZERO=0`): the Level Zero
+//!   loader then loads its tracing layer at the program's first `zeInit`, which libpti's tracer
+//!   needs.
+//!
+//! Processes the program starts inherit these variables.
+
+use core::ffi::{CStr, c_void};
+use std::os::unix::ffi::OsStrExt;
+
+use pti_core::backend::opencl::layer;
+
+use crate::layer::clGetLayerInfo;
+
+/// The path of the file libpti was loaded from, if it is a shared object that exports the
+/// layer entry points (not so for a program that linked the static library).
+fn own_path() -> Option<String> {
+    let mut info = core::mem::MaybeUninit::<libc::Dl_info>::zeroed();
+    let here = clGetLayerInfo as *const c_void;
+    // SAFETY: `here` is an address inside this library; `info` is writable.
+    if unsafe { libc::dladdr(here, info.as_mut_ptr()) } == 0 {
+        return None;
+    }
+    // SAFETY: dladdr succeeded and filled `info`.
+    let info = unsafe { info.assume_init() };
+    if info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr returns a NUL-terminated path that lives as long as the object is loaded.
+    let path = unsafe { CStr::from_ptr(info.dli_fname) };
+    // The loader will dlopen this path: it must lead back to this very library.
+    // SAFETY: a NUL-terminated path; RTLD_NOLOAD only looks up an object already loaded.
+    let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+    if handle.is_null() {
+        return None;
+    }
+    // SAFETY: a live handle and a NUL-terminated symbol name.
+    let found = unsafe { libc::dlsym(handle, c"clGetLayerInfo".as_ptr()) };
+    // SAFETY: balances the reference RTLD_NOLOAD took.
+    unsafe { libc::dlclose(handle) };
+    if !core::ptr::eq(found, here) {
+        return None;
+    }
+    // A relative path (`LD_PRELOAD=./libpti.so`) would name another file after a chdir.
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::fs::canonicalize(path).ok()?
+    };
+    absolute.to_str().map(str::to_string)
+}
+
+/// Whether the process has one thread (the environment may be changed safely).
+fn single_threaded() -> bool {
+    std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| tasks.count() == 1)
+}
+
+fn same_file(a: &str, b: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// Adds libpti to `OPENCL_LAYERS` (keeping what is there), unless `PTI_OPENCL_LAYER=0` or the
+/// library is not a loadable layer.
+fn announce_layer() {
+    if std::env::var_os("PTI_OPENCL_LAYER").is_some_and(|v| v == "0") {
+        return;
+    }
+    let Some(path) = own_path() else { return };
+    let current = std::env::var("OPENCL_LAYERS").ok();
+    let Some(value) = layer::layers_with(current.as_deref(), &path, same_file) else {
+        return;
+    };
+    let Ok(value) = std::ffi::CString::new(value) else {
+        return;
+    };
+    // SAFETY: NUL-terminated name and value; the process has one thread, so nothing reads the
+    // environment concurrently.
+    unsafe { libc::setenv(c"OPENCL_LAYERS".as_ptr(), value.as_ptr(), 1) };
+}
+
+/// Sets `ZE_ENABLE_TRACING_LAYER=1` if it is unset, unless `PTI_LEVEL_ZERO=0`.
+fn enable_level_zero_tracing_layer() {
+    if std::env::var_os("PTI_LEVEL_ZERO").is_some_and(|v| v == "0")
+        || std::env::var_os("ZE_ENABLE_TRACING_LAYER").is_some()
+    {
+        return;
+    }
+    // SAFETY: NUL-terminated name and value; the process has one thread (checked by the
+    // caller), so nothing reads the environment concurrently.
+    unsafe { libc::setenv(c"ZE_ENABLE_TRACING_LAYER".as_ptr(), c"1".as_ptr(), 0) };
+}
+
+extern "C" fn on_load() {
+    let _ = std::panic::catch_unwind(|| {
+        if single_threaded() {
+            announce_layer();
+            enable_level_zero_tracing_layer();
+        }
+    });
+}
+
+/// Runs [`on_load`] when the library is loaded, before the program's `main` for a linked or
+/// preloaded libpti.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static ON_LOAD: extern "C" fn() = on_load;

@@ -1,0 +1,537 @@
+//! What the tracer does besides tracing, per function: `before_<function>` runs in the prologue
+//! (after the ENTER callbacks), `after_<function>` in the epilogue (before the EXIT callbacks);
+//! the generator calls every hook named here. Each gets the call's parameter struct (its fields
+//! point at the call's arguments; a `before_` hook may change them) and the call's token (0 when
+//! the call is not traced).
+//!
+//! - creation and destruction calls keep `objects` up to date (also untraced, but not for
+//!   libpti's own calls);
+//! - appends prepare and complete timed commands (`commands`);
+//! - executions of regular lists make their commands pending;
+//! - host waits harvest what has finished, and write synchronisation records;
+//! - resets and destruction of events, lists and contexts settle their commands first.
+
+#![allow(non_snake_case)]
+
+use core::cell::RefCell;
+use core::ffi::{CStr, c_void};
+
+use pti_sys::level_zero::*;
+
+use super::commands::{self, PENDING, memory_type};
+use super::objects;
+use super::tracer::is_internal;
+use crate::api::ApiGroup;
+use crate::backend::work::Work;
+use crate::dispatch::open;
+use crate::ids::level_zero as ids;
+use crate::view::abi::{pti_view_kind, pti_view_synchronization_type};
+use crate::view::device::{self, Synchronization};
+use crate::{clock, thread, view};
+
+thread_local! {
+    /// Host times at which traced calls began, by token (for synchronisation records and
+    /// executions).
+    static STARTED: RefCell<Vec<(usize, u64)>> = const { RefCell::new(Vec::new()) };
+}
+
+fn note_start(token: usize) {
+    if token != 0 {
+        let now = clock::now();
+        let _ = STARTED.try_with(|s| s.borrow_mut().push((token, now)));
+    }
+}
+
+fn take_start(token: usize) -> Option<u64> {
+    if token == 0 {
+        return None;
+    }
+    STARTED
+        .try_with(|s| {
+            let mut s = s.borrow_mut();
+            let i = s.iter().rposition(|(t, _)| *t == token)?;
+            Some(s.remove(i).1)
+        })
+        .ok()
+        .flatten()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Objects
+
+pub(super) fn after_zeKernelCreate(
+    p: &mut ze_kernel_create_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result != ZE_RESULT_SUCCESS || is_internal() {
+        return;
+    }
+    // SAFETY: the fields point at the call's arguments: a descriptor with the kernel's
+    // NUL-terminated name and the out-pointer the driver has just written.
+    unsafe {
+        let (kernel, desc) = (**p.pphKernel, *p.pdesc);
+        if !kernel.is_null() && !desc.is_null() && !(*desc).pKernelName.is_null() {
+            objects::kernel_created(kernel, CStr::from_ptr((*desc).pKernelName));
+        }
+    }
+}
+
+pub(super) fn before_zeKernelDestroy(p: &mut ze_kernel_destroy_params_t, _token: usize) {
+    // SAFETY: the field points at the call's argument.
+    objects::kernel_destroyed(unsafe { *p.phKernel });
+}
+
+pub(super) fn after_zeCommandListCreate(
+    p: &mut ze_command_list_create_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result == ZE_RESULT_SUCCESS && !is_internal() {
+        // SAFETY: the fields point at the call's arguments; the driver has written the list.
+        unsafe { objects::list_created(**p.pphCommandList, *p.phContext, *p.phDevice, false) };
+    }
+}
+
+pub(super) fn after_zeCommandListCreateImmediate(
+    p: &mut ze_command_list_create_immediate_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result == ZE_RESULT_SUCCESS && !is_internal() {
+        // SAFETY: the fields point at the call's arguments; the driver has written the list.
+        unsafe { objects::list_created(**p.pphCommandList, *p.phContext, *p.phDevice, true) };
+    }
+}
+
+pub(super) fn before_zeCommandListDestroy(p: &mut ze_command_list_destroy_params_t, _token: usize) {
+    // SAFETY: the field points at the call's argument.
+    if let Some(list) = objects::list_destroyed(unsafe { *p.phCommandList }) {
+        commands::forget_recorded(&list);
+    }
+}
+
+pub(super) fn before_zeCommandListReset(p: &mut ze_command_list_reset_params_t, _token: usize) {
+    // SAFETY: the field points at the call's argument.
+    if let Some(list) = objects::list(unsafe { *p.phCommandList }) {
+        commands::forget_recorded(&list);
+    }
+}
+
+pub(super) fn after_zeCommandQueueCreate(
+    p: &mut ze_command_queue_create_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result == ZE_RESULT_SUCCESS && !is_internal() {
+        // SAFETY: the fields point at the call's arguments; the driver has written the queue.
+        unsafe { objects::queue_created(**p.pphCommandQueue, *p.phContext, *p.phDevice) };
+    }
+}
+
+pub(super) fn before_zeCommandQueueDestroy(
+    p: &mut ze_command_queue_destroy_params_t,
+    _token: usize,
+) {
+    // SAFETY: the field points at the call's argument.
+    objects::queue_destroyed(unsafe { *p.phCommandQueue });
+}
+
+pub(super) fn after_zeEventPoolCreate(
+    p: &mut ze_event_pool_create_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result == ZE_RESULT_SUCCESS && !is_internal() {
+        // SAFETY: the fields point at the call's arguments; the driver has written the pool.
+        unsafe { objects::pool_created(**p.pphEventPool, (**p.pdesc).flags) };
+    }
+}
+
+pub(super) fn before_zeEventPoolDestroy(p: &mut ze_event_pool_destroy_params_t, _token: usize) {
+    if !is_internal() {
+        // SAFETY: the field points at the call's argument.
+        objects::pool_destroyed(unsafe { *p.phEventPool });
+    }
+}
+
+pub(super) fn after_zeEventCreate(
+    p: &mut ze_event_create_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result == ZE_RESULT_SUCCESS && !is_internal() {
+        // SAFETY: the fields point at the call's arguments; the driver has written the event.
+        unsafe { objects::event_created(**p.pphEvent, *p.phEventPool) };
+    }
+}
+
+pub(super) fn before_zeEventDestroy(p: &mut ze_event_destroy_params_t, _token: usize) {
+    if !is_internal() {
+        // SAFETY: the field points at the call's argument.
+        let event = unsafe { *p.phEvent };
+        commands::event_going(event);
+        objects::event_destroyed(event);
+    }
+}
+
+pub(super) fn before_zeEventHostReset(p: &mut ze_event_host_reset_params_t, _token: usize) {
+    if !is_internal() {
+        // SAFETY: the field points at the call's argument.
+        commands::event_going(unsafe { *p.phEvent });
+    }
+}
+
+pub(super) fn before_zeContextDestroy(p: &mut ze_context_destroy_params_t, _token: usize) {
+    // SAFETY: the field points at the call's argument.
+    commands::context_going(unsafe { *p.phContext });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Appends
+
+fn kernel(kernel: ze_kernel_handle_t) -> Work {
+    Work::Kernel {
+        name: objects::kernel_name(kernel).unwrap_or(c"<unnamed kernel>"),
+    }
+}
+
+fn copy(context: ze_context_handle_t, dst: *const c_void, src: *const c_void, bytes: u64) -> Work {
+    Work::Copy {
+        src: memory_type(context, src),
+        dst: memory_type(context, dst),
+        bytes,
+    }
+}
+
+fn barrier(kind: pti_view_synchronization_type, wait_events: u32) -> Work {
+    Work::Barrier { kind, wait_events }
+}
+
+/// Generates the prologue and epilogue hooks of an append whose signal-event parameter is
+/// `phSignalEvent`, describing its work with `$work` (given the list, and the parameters).
+macro_rules! append_hooks {
+    ($before:ident, $after:ident, $params:ty, $id:ident, |$list:ident, $p:ident| $work:expr) => {
+        pub(super) fn $before($p: &mut $params, token: usize) {
+            // SAFETY: the fields point at the call's arguments (the signal event may be
+            // replaced: the tracing layer passes what the prologue leaves there).
+            let (list_handle, signal) = unsafe { (*$p.phCommandList, &mut *$p.phSignalEvent) };
+            let params: &$params = $p;
+            commands::prepare(token, ids::$id, list_handle, signal, |$list| {
+                let $p = params;
+                // SAFETY: the fields point at the call's arguments.
+                unsafe { $work }
+            });
+        }
+
+        pub(super) fn $after($p: &mut $params, result: ze_result_t, token: usize) {
+            // SAFETY: the field points at the call's signal-event argument.
+            commands::complete(token, result, unsafe { &mut *$p.phSignalEvent });
+        }
+    };
+}
+
+append_hooks!(
+    before_zeCommandListAppendLaunchKernel,
+    after_zeCommandListAppendLaunchKernel,
+    ze_command_list_append_launch_kernel_params_t,
+    zeCommandListAppendLaunchKernel,
+    |_list, p| kernel(*p.phKernel)
+);
+
+append_hooks!(
+    before_zeCommandListAppendLaunchCooperativeKernel,
+    after_zeCommandListAppendLaunchCooperativeKernel,
+    ze_command_list_append_launch_cooperative_kernel_params_t,
+    zeCommandListAppendLaunchCooperativeKernel,
+    |_list, p| kernel(*p.phKernel)
+);
+
+append_hooks!(
+    before_zeCommandListAppendLaunchKernelIndirect,
+    after_zeCommandListAppendLaunchKernelIndirect,
+    ze_command_list_append_launch_kernel_indirect_params_t,
+    zeCommandListAppendLaunchKernelIndirect,
+    |_list, p| kernel(*p.phKernel)
+);
+
+append_hooks!(
+    before_zeCommandListAppendMemoryCopy,
+    after_zeCommandListAppendMemoryCopy,
+    ze_command_list_append_memory_copy_params_t,
+    zeCommandListAppendMemoryCopy,
+    |list, p| copy(list.context, *p.pdstptr, *p.psrcptr, *p.psize as u64)
+);
+
+append_hooks!(
+    before_zeCommandListAppendMemoryCopyFromContext,
+    after_zeCommandListAppendMemoryCopyFromContext,
+    ze_command_list_append_memory_copy_from_context_params_t,
+    zeCommandListAppendMemoryCopyFromContext,
+    |list, p| Work::Copy {
+        src: memory_type(*p.phContextSrc, *p.psrcptr),
+        dst: memory_type(list.context, *p.pdstptr),
+        bytes: *p.psize as u64,
+    }
+);
+
+append_hooks!(
+    before_zeCommandListAppendMemoryCopyRegion,
+    after_zeCommandListAppendMemoryCopyRegion,
+    ze_command_list_append_memory_copy_region_params_t,
+    zeCommandListAppendMemoryCopyRegion,
+    |list, p| {
+        let region = *p.pdstRegion;
+        let bytes = if region.is_null() {
+            0
+        } else {
+            u64::from((*region).width)
+                * u64::from((*region).height.max(1))
+                * u64::from((*region).depth.max(1))
+        };
+        copy(list.context, *p.pdstptr, *p.psrcptr, bytes)
+    }
+);
+
+append_hooks!(
+    before_zeCommandListAppendMemoryFill,
+    after_zeCommandListAppendMemoryFill,
+    ze_command_list_append_memory_fill_params_t,
+    zeCommandListAppendMemoryFill,
+    |list, p| {
+        let (pattern, size) = (*p.ppattern, *p.ppattern_size);
+        let mut value = [0u8; 8];
+        if !pattern.is_null() {
+            core::ptr::copy_nonoverlapping(pattern.cast::<u8>(), value.as_mut_ptr(), size.min(8));
+        }
+        Work::Fill {
+            memory: memory_type(list.context, *p.pptr),
+            bytes: *p.psize as u64,
+            value: u64::from_le_bytes(value),
+        }
+    }
+);
+
+append_hooks!(
+    before_zeCommandListAppendBarrier,
+    after_zeCommandListAppendBarrier,
+    ze_command_list_append_barrier_params_t,
+    zeCommandListAppendBarrier,
+    |_list, p| barrier(
+        pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_GPU_BARRIER_EXECUTION,
+        *p.pnumWaitEvents
+    )
+);
+
+append_hooks!(
+    before_zeCommandListAppendMemoryRangesBarrier,
+    after_zeCommandListAppendMemoryRangesBarrier,
+    ze_command_list_append_memory_ranges_barrier_params_t,
+    zeCommandListAppendMemoryRangesBarrier,
+    |_list, p| barrier(
+        pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_GPU_BARRIER_MEMORY,
+        *p.pnumWaitEvents
+    )
+);
+
+// ---------------------------------------------------------------------------------------------
+// Executions of regular lists
+
+/// The lists of an execute call.
+///
+/// # Safety
+/// `p` is the call's parameter struct.
+unsafe fn executed_lists(
+    p: &ze_command_queue_execute_command_lists_params_t,
+) -> Vec<std::sync::Arc<objects::List>> {
+    // SAFETY: the fields point at the call's arguments: a count and that many lists.
+    let (n, lists) = unsafe { (*p.pnumCommandLists, *p.pphCommandLists) };
+    if lists.is_null() {
+        return Vec::new();
+    }
+    (0..n as usize)
+        // SAFETY: as above.
+        .filter_map(|i| objects::list(unsafe { *lists.add(i) }))
+        .filter(|l| !l.immediate)
+        .collect()
+}
+
+pub(super) fn before_zeCommandQueueExecuteCommandLists(
+    p: &mut ze_command_queue_execute_command_lists_params_t,
+    token: usize,
+) {
+    if is_internal() {
+        return;
+    }
+    // SAFETY: the call's parameter struct.
+    for list in unsafe { executed_lists(p) } {
+        commands::executing(&list);
+    }
+    note_start(token);
+}
+
+pub(super) fn after_zeCommandQueueExecuteCommandLists(
+    p: &mut ze_command_queue_execute_command_lists_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    let Some(entered) = take_start(token) else {
+        return;
+    };
+    if result != ZE_RESULT_SUCCESS || !view::any_device_view() {
+        return;
+    }
+    // SAFETY: the call's parameter struct.
+    for list in unsafe { executed_lists(p) } {
+        commands::executed(&list, token, entered);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host waits
+
+/// Writes the synchronisation record of a host wait `token` that began at `start`.
+fn host_wait(token: usize, start: u64, sync: impl FnOnce() -> Synchronization) {
+    if !view::is_enabled(pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION) {
+        return;
+    }
+    let mut sync = sync();
+    sync.start = start;
+    sync.end = clock::now();
+    sync.correlation_id = open::correlation_id(token);
+    thread::with(|state| {
+        sync.thread_id = state.thread_id();
+        device::synchronization(state, &sync);
+    });
+}
+
+fn wait_record(
+    kind: pti_view_synchronization_type,
+    api_id: u32,
+    context: *mut c_void,
+    queue: *mut c_void,
+    event: *mut c_void,
+    result: ze_result_t,
+) -> Synchronization {
+    Synchronization {
+        kind,
+        group: ApiGroup::LevelZero,
+        api_id,
+        context,
+        queue,
+        event,
+        start: 0,
+        end: 0,
+        thread_id: 0,
+        correlation_id: 0,
+        wait_events: u32::from(!event.is_null()),
+        status: result,
+    }
+}
+
+pub(super) fn before_zeEventHostSynchronize(
+    _p: &mut ze_event_host_synchronize_params_t,
+    token: usize,
+) {
+    note_start(token);
+}
+
+pub(super) fn after_zeEventHostSynchronize(
+    p: &mut ze_event_host_synchronize_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    // SAFETY: the field points at the call's argument.
+    let event = unsafe { *p.phEvent };
+    if result == ZE_RESULT_SUCCESS && !is_internal() {
+        PENDING.harvest();
+    }
+    if let Some(start) = take_start(token) {
+        host_wait(token, start, || {
+            wait_record(
+                pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_EVENT,
+                ids::zeEventHostSynchronize,
+                core::ptr::null_mut(),
+                core::ptr::null_mut(),
+                event.cast(),
+                result,
+            )
+        });
+    }
+}
+
+pub(super) fn after_zeEventQueryStatus(
+    p: &mut ze_event_query_status_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result == ZE_RESULT_SUCCESS && !is_internal() {
+        // SAFETY: the field points at the call's argument.
+        let event = unsafe { *p.phEvent };
+        PENDING.harvest_where(|c| c.event() == event);
+    }
+}
+
+pub(super) fn before_zeCommandQueueSynchronize(
+    _p: &mut ze_command_queue_synchronize_params_t,
+    token: usize,
+) {
+    note_start(token);
+}
+
+pub(super) fn after_zeCommandQueueSynchronize(
+    p: &mut ze_command_queue_synchronize_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    if result == ZE_RESULT_SUCCESS {
+        PENDING.harvest();
+    }
+    // SAFETY: the field points at the call's argument.
+    let queue = unsafe { *p.phCommandQueue };
+    if let Some(start) = take_start(token) {
+        host_wait(token, start, || {
+            let mut sync = wait_record(
+                pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_QUEUE,
+                ids::zeCommandQueueSynchronize,
+                objects::queue_context(queue),
+                queue.cast(),
+                core::ptr::null_mut(),
+                result,
+            );
+            sync.wait_events = 0;
+            sync
+        });
+    }
+}
+
+pub(super) fn before_zeFenceHostSynchronize(
+    _p: &mut ze_fence_host_synchronize_params_t,
+    token: usize,
+) {
+    note_start(token);
+}
+
+pub(super) fn after_zeFenceHostSynchronize(
+    _p: &mut ze_fence_host_synchronize_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    if result == ZE_RESULT_SUCCESS {
+        PENDING.harvest();
+    }
+    if let Some(start) = take_start(token) {
+        host_wait(token, start, || {
+            let mut sync = wait_record(
+                pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_FENCE,
+                ids::zeFenceHostSynchronize,
+                core::ptr::null_mut(),
+                core::ptr::null_mut(),
+                core::ptr::null_mut(),
+                result,
+            );
+            sync.wait_events = 0;
+            sync
+        });
+    }
+}

@@ -1,0 +1,260 @@
+//! The connection to the Level Zero loader and its tracing layer.
+//!
+//! libpti does not link the loader: [`attach`] opens `libze_loader.so.1` (the one the program
+//! uses, or loads it), looks up the functions it needs, initialises Level Zero, creates a tracer
+//! and registers a prologue and an epilogue for every function the loader's tracing layer offers
+//! (`callbacks`). The tracing layer only exists if `ZE_ENABLE_TRACING_LAYER=1` was set before the
+//! loader's first `zeInit` in the process; libpti's constructor sets it when libpti is loaded
+//! first.
+//!
+//! libpti's own Level Zero calls (event pools, timestamps, queries) pass through the same
+//! tracing layer: they are made inside [`internal`], which makes their prologues and epilogues
+//! do nothing, so they are neither traced nor taken for the program's.
+
+#![allow(non_snake_case)] // the loader functions keep their C names
+
+use core::cell::Cell;
+use core::ffi::{CStr, c_void};
+use std::sync::OnceLock;
+
+use pti_sys::level_zero::*;
+
+use super::callbacks;
+use crate::api::{ApiGroup, ApiId};
+use crate::critical;
+use crate::dispatch::{CallInfo, open};
+use crate::result::ResultCode;
+
+/// The loader functions libpti calls itself.
+pub(super) struct Loader {
+    pub(super) zeDeviceGetProperties: zeDeviceGetProperties_t,
+    pub(super) zeDeviceGetGlobalTimestamps: zeDeviceGetGlobalTimestamps_t,
+    pub(super) zeEventPoolCreate: zeEventPoolCreate_t,
+    pub(super) zeEventPoolDestroy: zeEventPoolDestroy_t,
+    pub(super) zeEventCreate: zeEventCreate_t,
+    pub(super) zeEventDestroy: zeEventDestroy_t,
+    pub(super) zeEventHostReset: zeEventHostReset_t,
+    pub(super) zeEventQueryStatus: zeEventQueryStatus_t,
+    pub(super) zeEventQueryKernelTimestamp: zeEventQueryKernelTimestamp_t,
+    pub(super) zeCommandListAppendBarrier: zeCommandListAppendBarrier_t,
+    pub(super) zeMemGetAllocProperties: zeMemGetAllocProperties_t,
+    pub(super) zeKernelGetName: zeKernelGetName_t,
+}
+
+// SAFETY: function pointers into the loader, which stays loaded (libpti never closes it).
+unsafe impl Sync for Loader {}
+// SAFETY: as above.
+unsafe impl Send for Loader {}
+
+/// How the attempt to trace Level Zero ended.
+#[derive(Debug)]
+pub enum Attachment {
+    /// The tracer is enabled; `functions` functions have callbacks.
+    Attached {
+        /// Functions whose prologue and epilogue are registered.
+        functions: usize,
+    },
+    /// No Level Zero in this process (no loader, or no driver): nothing to trace.
+    Absent(String),
+    /// Level Zero is there but cannot be traced (the tracing layer is not loaded).
+    Failed(String),
+}
+
+struct State {
+    attachment: Attachment,
+    loader: Option<Loader>,
+}
+
+static STATE: OnceLock<State> = OnceLock::new();
+
+thread_local! {
+    static INTERNAL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` as libpti's own Level Zero calls: their callbacks do nothing.
+pub(super) fn internal<R>(f: impl FnOnce() -> R) -> R {
+    let previous = INTERNAL.try_with(|i| i.replace(true)).unwrap_or(false);
+    let result = f();
+    let _ = INTERNAL.try_with(|i| i.set(previous));
+    result
+}
+
+/// Whether the calling thread is inside [`internal`].
+pub(super) fn is_internal() -> bool {
+    INTERNAL.try_with(Cell::get).unwrap_or(false)
+}
+
+/// The loader functions, once attached.
+pub(super) fn loader() -> Option<&'static Loader> {
+    STATE.get().and_then(|s| s.loader.as_ref())
+}
+
+/// Attaches to Level Zero, once; later calls return the first outcome.
+pub fn attach() -> &'static Attachment {
+    &STATE
+        .get_or_init(|| {
+            let (attachment, loader) = internal(try_attach);
+            if let Attachment::Failed(why) = &attachment {
+                critical::raise(
+                    ResultCode::ErrorTracingNotInitialized,
+                    format_args!("Level Zero calls cannot be traced: {why}"),
+                );
+            }
+            State { attachment, loader }
+        })
+        .attachment
+}
+
+/// The outcome of an attempt so far, without attempting.
+pub fn attachment() -> Option<&'static Attachment> {
+    STATE.get().map(|s| &s.attachment)
+}
+
+fn symbol(handle: *mut c_void, name: &CStr) -> *mut c_void {
+    // SAFETY: a live handle from dlopen and a NUL-terminated name.
+    unsafe { libc::dlsym(handle, name.as_ptr()) }
+}
+
+/// A loader function typed by its `pti-sys` alias `F` (`None` if the loader lacks it).
+fn function<F: Copy>(handle: *mut c_void, name: &CStr) -> Option<F> {
+    const { assert!(size_of::<F>() == size_of::<*mut c_void>()) };
+    let address = symbol(handle, name);
+    // SAFETY: `F` is the `Option` of the function-pointer type the loader exports under this
+    // name (NULL is `None`); sizes are checked above.
+    (!address.is_null()).then(|| unsafe { core::mem::transmute_copy::<*mut c_void, F>(&address) })
+}
+
+fn try_attach() -> (Attachment, Option<Loader>) {
+    // SAFETY: a NUL-terminated library name; the loader, once loaded, is never closed.
+    let handle = unsafe {
+        libc::dlopen(
+            c"libze_loader.so.1".as_ptr(),
+            libc::RTLD_NOW | libc::RTLD_GLOBAL,
+        )
+    };
+    if handle.is_null() {
+        return (
+            Attachment::Absent("libze_loader.so.1 is not installed".into()),
+            None,
+        );
+    }
+    let init: zeInit_t = function::<zeInit_t>(handle, c"zeInit").flatten();
+    let create: zelTracerCreate_t =
+        function::<zelTracerCreate_t>(handle, c"zelTracerCreate").flatten();
+    let enable: zelTracerSetEnabled_t =
+        function::<zelTracerSetEnabled_t>(handle, c"zelTracerSetEnabled").flatten();
+    let (Some(init), Some(create), Some(enable)) = (init, create, enable) else {
+        return (
+            Attachment::Failed("the Level Zero loader lacks zeInit or the tracer functions".into()),
+            None,
+        );
+    };
+    // SAFETY: zeInit may be called any number of times; 0 asks for every driver type.
+    let status = unsafe { init(0) };
+    if status != ZE_RESULT_SUCCESS {
+        return (
+            Attachment::Absent(format!("zeInit found no Level Zero driver (0x{status:x})")),
+            None,
+        );
+    }
+    let desc = zel_tracer_desc_t {
+        stype: ZEL_STRUCTURE_TYPE_TRACER_DESC,
+        pNext: core::ptr::null(),
+        pUserData: core::ptr::null_mut(),
+    };
+    let mut tracer: zel_tracer_handle_t = core::ptr::null_mut();
+    // SAFETY: a valid descriptor and a writable handle.
+    let status = unsafe { create(&desc, &mut tracer) };
+    if status != ZE_RESULT_SUCCESS || tracer.is_null() {
+        return (
+            Attachment::Failed(format!(
+                "zelTracerCreate returned 0x{status:x}: the loader's tracing layer is not loaded. \
+                 ZE_ENABLE_TRACING_LAYER=1 must be set before the program's first zeInit \
+                 (libpti sets it when it is loaded before Level Zero is used)"
+            )),
+            None,
+        );
+    }
+    let mut functions = 0;
+    for (register, prologue, epilogue) in callbacks::callbacks() {
+        let address = symbol(handle, register);
+        if address.is_null() {
+            continue; // an older loader without this function
+        }
+        type Register = unsafe extern "C" fn(
+            zel_tracer_handle_t,
+            zel_tracer_reg_t,
+            *const c_void,
+        ) -> ze_result_t;
+        // SAFETY: every `zelTracer<F>RegisterCallback` takes (tracer, kind, callback pointer)
+        // and returns a status; the callback is passed as the pointer it is, which the C ABI
+        // passes exactly as the typed function pointer the header declares.
+        let register: Register = unsafe { core::mem::transmute::<*mut c_void, Register>(address) };
+        // SAFETY: the tracer just created, and callbacks with the signatures the layer expects.
+        let ok = unsafe {
+            register(tracer, ZEL_REGISTER_PROLOGUE, prologue) == ZE_RESULT_SUCCESS
+                && register(tracer, ZEL_REGISTER_EPILOGUE, epilogue) == ZE_RESULT_SUCCESS
+        };
+        functions += usize::from(ok);
+    }
+    // SAFETY: the tracer just created.
+    let status = unsafe { enable(tracer, 1) };
+    if status != ZE_RESULT_SUCCESS {
+        return (
+            Attachment::Failed(format!("zelTracerSetEnabled returned 0x{status:x}")),
+            None,
+        );
+    }
+    let loader = Loader {
+        zeDeviceGetProperties: function(handle, c"zeDeviceGetProperties").flatten(),
+        zeDeviceGetGlobalTimestamps: function(handle, c"zeDeviceGetGlobalTimestamps").flatten(),
+        zeEventPoolCreate: function(handle, c"zeEventPoolCreate").flatten(),
+        zeEventPoolDestroy: function(handle, c"zeEventPoolDestroy").flatten(),
+        zeEventCreate: function(handle, c"zeEventCreate").flatten(),
+        zeEventDestroy: function(handle, c"zeEventDestroy").flatten(),
+        zeEventHostReset: function(handle, c"zeEventHostReset").flatten(),
+        zeEventQueryStatus: function(handle, c"zeEventQueryStatus").flatten(),
+        zeEventQueryKernelTimestamp: function(handle, c"zeEventQueryKernelTimestamp").flatten(),
+        zeCommandListAppendBarrier: function(handle, c"zeCommandListAppendBarrier").flatten(),
+        zeMemGetAllocProperties: function(handle, c"zeMemGetAllocProperties").flatten(),
+        zeKernelGetName: function(handle, c"zeKernelGetName").flatten(),
+    };
+    (Attachment::Attached { functions }, Some(loader))
+}
+
+/// Opens the traced call `api_id` (see `dispatch::open`); 0 when it is not traced, or is one of
+/// libpti's own calls.
+#[inline(always)]
+pub(super) fn begin(
+    api_id: ApiId,
+    args: *const c_void,
+    context: impl FnOnce() -> *mut c_void,
+    kernel_name: impl FnOnce() -> Option<&'static CStr>,
+) -> usize {
+    if is_internal() {
+        return 0;
+    }
+    open::begin(ApiGroup::LevelZero, api_id, || CallInfo {
+        args,
+        kernel_name: kernel_name(),
+        context: context(),
+    })
+}
+
+/// Closes the call `token` with its status.
+#[inline(always)]
+pub(super) fn end(token: usize, result: ze_result_t, context: impl FnOnce() -> *mut c_void) {
+    if token != 0 {
+        open::end(token, result, context());
+    }
+}
+
+/// The token as the tracing layer's per-call instance slot keeps it.
+pub(super) fn to_slot(token: usize) -> *mut c_void {
+    token as *mut c_void
+}
+
+/// The token from the instance slot.
+pub(super) fn from_slot(slot: *mut c_void) -> usize {
+    slot as usize
+}

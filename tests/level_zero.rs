@@ -1,0 +1,837 @@
+//! The Level Zero tracer through the real Level Zero loader and its tracing layer (Debian's
+//! `libze1`, installed by `cargo xtask setup`), over the simulated driver `tests/ze-sim` (a test
+//! double the loader loads through `ZE_ENABLE_ALT_DRIVERS`).
+//!
+//! The same real Level Zero program (`tests/c/ze_workload.c`: kernels, copies and fills on an
+//! immediate list on one thread and on a regular list executed three times on another, events
+//! with and without kernel timestamps, barriers, and every host wait) runs alone (`ze_plain`) and
+//! under a tool on libpti's public API (`ze_traced`). The tool's output is checked against the
+//! program's own account of what it submitted, and every device record's times against the
+//! simulated driver's ground truth (the host times at which it really ran each command): they
+//! must agree within 1 µs, including commands that ran after the device's kernel timestamps
+//! wrapped around.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use pti_tests::{compile_c_with, lib_dir, out_dir, root};
+
+/// The largest error allowed between a record's times and the ground truth, in nanoseconds.
+const MAX_ERROR_NS: u64 = 1_000;
+
+/// How many times the workload executes its regular list, and the commands on it.
+const EXECUTIONS: usize = 3;
+const REGULAR_COMMANDS: usize = 7;
+
+/// The simulated driver, built with the workspace (`cargo build -p ze-sim`).
+fn simulated_driver() -> PathBuf {
+    let sim = lib_dir().join("libze_sim.so");
+    assert!(
+        sim.exists(),
+        "{} is missing: build it with `cargo build -p ze-sim` (`cargo xtask test` does)",
+        sim.display()
+    );
+    sim
+}
+
+/// The two programs, compiled once per test binary.
+fn programs() -> &'static (PathBuf, PathBuf) {
+    static PROGRAMS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    PROGRAMS.get_or_init(|| {
+        assert!(
+            Path::new("/usr/include/level_zero/ze_api.h").exists(),
+            "the Level Zero headers and loader are missing: run `cargo xtask setup`, which \
+             installs Debian's libze1 and libze-dev"
+        );
+        let plain = compile_c_with(
+            "ze_plain",
+            &["tests/c/ze_plain.c", "tests/c/ze_workload.c"],
+            &["-lze_loader"],
+        );
+        let traced = compile_c_with(
+            "ze_traced",
+            &["tests/c/ze_traced.c", "tests/c/ze_workload.c"],
+            &["-lpti", "-lze_loader"],
+        );
+        (plain, traced)
+    })
+}
+
+/// What the simulated driver says really happened.
+#[derive(Debug, Default)]
+struct Truth {
+    /// Host time at which the driver started.
+    start: u64,
+    /// Host time at which the device's kernel timestamps wrapped around.
+    wrap: u64,
+    /// Every command it executed: kind (KERNEL, COPY, FILL, BARRIER), name, bytes, start, end.
+    commands: Vec<(String, String, u64, u64, u64)>,
+    /// The objects still alive at exit, by kind.
+    live: Vec<(String, u64)>,
+}
+
+/// Output of one run: the program's ("W") and the tool's ("T") lines, and the driver's account.
+struct Run {
+    w: Vec<String>,
+    t: Vec<String>,
+    truth: Truth,
+}
+
+fn parse_truth(text: &str, report: &str) -> Truth {
+    let mut truth = Truth::default();
+    for line in text.lines() {
+        let p: Vec<&str> = line.split(' ').collect();
+        match p.as_slice() {
+            ["TRUTH", "START", t] => truth.start = t.parse().unwrap(),
+            ["TRUTH", "WRAP", t] => truth.wrap = t.parse().unwrap(),
+            ["TRUTH", kind, name, bytes, start, end] => truth.commands.push((
+                kind.to_string(),
+                name.to_string(),
+                bytes.parse().unwrap(),
+                start.parse().unwrap(),
+                end.parse().unwrap(),
+            )),
+            _ => panic!("unexpected ground-truth line {line:?}"),
+        }
+    }
+    let live = report
+        .strip_prefix("LIVE ")
+        .unwrap_or_else(|| panic!("no LIVE line in the driver's report: {report:?}"));
+    let words: Vec<&str> = live.split_whitespace().collect();
+    truth.live = words
+        .chunks(2)
+        .map(|kv| (kv[0].to_string(), kv[1].parse().unwrap()))
+        .collect();
+    truth
+}
+
+fn run(exe: &Path, env: &[(&str, &str)]) -> Run {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, Ordering::Relaxed);
+    let stem = format!("ze-{}-{n}", std::process::id());
+    let (truth_file, report_file) = (
+        out_dir().join(format!("{stem}.truth")),
+        out_dir().join(format!("{stem}.report")),
+    );
+    let mut cmd = Command::new(exe);
+    cmd.env("ZE_ENABLE_ALT_DRIVERS", simulated_driver())
+        .env("ZE_SIM_TRUTH", &truth_file)
+        .env("ZE_SIM_REPORT", &report_file)
+        .env_remove("ZE_ENABLE_TRACING_LAYER")
+        .env_remove("PTI_LEVEL_ZERO")
+        .env_remove("ZE_SIM_WRAP_US")
+        .env_remove("ZE_SIM_DEVICE_TYPE");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{} {env:?} failed ({})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        exe.display(),
+        out.status
+    );
+    let read = |p: &Path| {
+        let text = std::fs::read_to_string(p)
+            .unwrap_or_else(|e| panic!("the simulated driver wrote no {}: {e}", p.display()));
+        let _ = std::fs::remove_file(p);
+        text
+    };
+    let truth = parse_truth(&read(&truth_file), read(&report_file).trim());
+    let pick = |p: &str| {
+        stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(p).map(str::to_string))
+            .collect::<Vec<_>>()
+    };
+    Run {
+        w: pick("W "),
+        t: pick("T "),
+        truth,
+    }
+}
+
+/// Level Zero API IDs by name, from the generated C header.
+fn api_ids() -> HashMap<String, u32> {
+    let text = std::fs::read_to_string(root().join("include/pti/pti_driver_levelzero_api_ids.h"))
+        .expect("the Level Zero ID header");
+    text.lines()
+        .filter_map(|l| {
+            let (name, value) = l.trim().trim_end_matches(',').split_once(" = ")?;
+            Some((name.strip_suffix("_id")?.to_string(), value.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The `zelTracer*RegisterCallback` functions the installed loader exports: what its tracing
+/// layer offers.
+fn loader_register_functions() -> BTreeSet<String> {
+    let out = pti_tests::run_ok(Command::new("nm").args([
+        "-D",
+        "--defined-only",
+        "/usr/lib/x86_64-linux-gnu/libze_loader.so.1",
+    ]));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().last())
+        .filter(|s| s.starts_with("zelTracer") && s.ends_with("RegisterCallback"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The program's lines that must be the same with and without libpti.
+fn invariant_lines(w: &[String]) -> Vec<String> {
+    let mut lines: Vec<String> = w
+        .iter()
+        .filter(|l| l.starts_with("RESULT") || l.starts_with("DEVICE"))
+        .cloned()
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[derive(Debug, Clone)]
+struct ApiRecord {
+    id: u32,
+    tid: u32,
+    start: u64,
+    end: u64,
+}
+
+/// A device record (kernel, copy, fill, or barrier): what it is, its call and its times.
+#[derive(Debug, Clone)]
+struct DeviceRecord {
+    /// KERNEL, COPY, FILL or BARRIER (the ground truth's kinds).
+    kind: &'static str,
+    name: String,
+    detail: String,
+    bytes: u64,
+    corr: u32,
+    tid: u32,
+    append: u64,
+    submit: u64,
+    start: u64,
+    end: u64,
+}
+
+fn field<T: std::str::FromStr>(parts: &[&str], i: usize, line: &str) -> T {
+    parts
+        .get(i)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("field {i} of {line:?}"))
+}
+
+/// What the tool printed, parsed.
+#[derive(Default)]
+struct Traced {
+    enable: String,
+    /// (site, api id, correlation, thread, status, kernel name)
+    callbacks: Vec<(char, u32, u32, u32, i64, String)>,
+    api: HashMap<u32, ApiRecord>,
+    /// Kernels, copies, fills and barriers.
+    device: Vec<DeviceRecord>,
+    /// Kernel records of the CPU-kernel view.
+    cpu_kernels: usize,
+    waits: Vec<HostWait>,
+    counters: HashMap<String, u64>,
+    criticals: Vec<String>,
+}
+
+/// A host wait's synchronisation record.
+#[derive(Debug)]
+struct HostWait {
+    /// `pti_view_synchronization_type`.
+    kind: u32,
+    api_id: u32,
+    corr: u32,
+    tid: u32,
+    start: u64,
+    end: u64,
+    wait_events: u32,
+    status: i32,
+}
+
+/// `pti_view_synchronization_type` values.
+const GPU_BARRIER_EXECUTION: u32 = 1;
+const HOST_FENCE: u32 = 3;
+const HOST_EVENT: u32 = 4;
+const HOST_COMMAND_QUEUE: u32 = 6;
+
+fn device_record(kind: &'static str, p: &[&str], line: &str, at: usize) -> DeviceRecord {
+    DeviceRecord {
+        kind,
+        name: p[1].into(),
+        detail: String::new(),
+        bytes: 0,
+        corr: field(p, at, line),
+        tid: field(p, at + 1, line),
+        append: field(p, at + 2, line),
+        submit: field(p, at + 3, line),
+        start: field(p, at + 4, line),
+        end: field(p, at + 5, line),
+    }
+}
+
+fn parse_traced(t: &[String]) -> Traced {
+    let mut out = Traced::default();
+    for line in t {
+        let p: Vec<&str> = line.split(' ').collect();
+        match p[0] {
+            "ENABLE" => out.enable = p[1].into(),
+            "CB" => out.callbacks.push((
+                p[1].chars().next().unwrap(),
+                field(&p, 2, line),
+                field(&p, 3, line),
+                field(&p, 4, line),
+                field(&p, 5, line),
+                p[6].to_string(),
+            )),
+            "API" => {
+                let corr = field(&p, 2, line);
+                let old = out.api.insert(
+                    corr,
+                    ApiRecord {
+                        id: field(&p, 1, line),
+                        tid: field(&p, 3, line),
+                        start: field(&p, 4, line),
+                        end: field(&p, 5, line),
+                    },
+                );
+                assert!(old.is_none(), "two API records with correlation ID {corr}");
+            }
+            "KERNEL" => {
+                out.device.push(device_record("KERNEL", &p, line, 2));
+                out.cpu_kernels += usize::from(p[9] == "cpu");
+            }
+            "COPY" => out.device.push(DeviceRecord {
+                detail: p[2].into(),
+                bytes: field(&p, 3, line),
+                ..device_record("COPY", &p, line, 4)
+            }),
+            "FILL" => out.device.push(DeviceRecord {
+                bytes: field(&p, 2, line),
+                ..device_record("FILL", &p, line, 3)
+            }),
+            "SYNC" => {
+                let kind: u32 = field(&p, 1, line);
+                let api_id: u32 = field(&p, 2, line);
+                let (corr, tid, start, end) = (
+                    field(&p, 3, line),
+                    field(&p, 4, line),
+                    field(&p, 5, line),
+                    field(&p, 6, line),
+                );
+                if kind == GPU_BARRIER_EXECUTION {
+                    // A barrier's record has no append or submit time: its call's.
+                    out.device.push(DeviceRecord {
+                        kind: "BARRIER",
+                        name: format!("api{api_id}"),
+                        detail: String::new(),
+                        bytes: 0,
+                        corr,
+                        tid,
+                        append: 0,
+                        submit: 0,
+                        start,
+                        end,
+                    });
+                } else {
+                    out.waits.push(HostWait {
+                        kind,
+                        api_id,
+                        corr,
+                        tid,
+                        start,
+                        end,
+                        wait_events: field(&p, 7, line),
+                        status: field(&p, 8, line),
+                    });
+                }
+            }
+            "CRITICAL" => out.criticals.push(line.clone()),
+            "PENDING" | "DROPPED" | "CRITICALS" | "CBOVERFLOW" | "PROBLEMS" | "INTERCEPTED" => {
+                out.counters.insert(p[0].into(), field(&p, 1, line));
+            }
+            other => panic!("unexpected tool line {other:?}: {line}"),
+        }
+    }
+    out
+}
+
+/// Every ENTER has its EXIT on the same thread, with the same function and correlation ID,
+/// properly nested; returns the (id, correlation, thread) of every call.
+fn check_callbacks(tr: &Traced, ids: &HashMap<String, u32>) -> Vec<(u32, u32, u32)> {
+    let mut stacks: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+    let mut calls = Vec::new();
+    for (site, id, corr, tid, rc, kernel) in &tr.callbacks {
+        let stack = stacks.entry(*tid).or_default();
+        match site {
+            'E' => stack.push((*id, *corr)),
+            'X' => {
+                assert_eq!(
+                    stack.pop(),
+                    Some((*id, *corr)),
+                    "EXIT of {id}/{corr} on thread {tid} does not match the open ENTER"
+                );
+                assert_eq!(
+                    *rc, 0,
+                    "EXIT of {id}/{corr}: _return_code is not ZE_RESULT_SUCCESS"
+                );
+                calls.push((*id, *corr, *tid));
+            }
+            _ => panic!("bad site {site}"),
+        }
+        if *id == ids["zeCommandListAppendLaunchKernel"] {
+            assert!(
+                kernel == "vadd" || kernel == "spin",
+                "launch callback names kernel {kernel:?}"
+            );
+        }
+    }
+    for (tid, stack) in &stacks {
+        assert!(
+            stack.is_empty(),
+            "thread {tid} has ENTERs without EXIT: {stack:?}"
+        );
+    }
+    assert!(
+        !tr.callbacks
+            .iter()
+            .any(|c| c.1 == ids["zeKernelSetArgumentValue"]),
+        "callbacks for zeKernelSetArgumentValue, which the tool disabled"
+    );
+    for name in [
+        "zeInit",
+        "zeDriverGet",
+        "zeDeviceGetProperties",
+        "zeContextCreate",
+        "zeModuleCreate",
+        "zeKernelCreate",
+        "zeKernelSetGroupSize",
+        "zeMemAllocShared",
+        "zeEventPoolCreate",
+        "zeCommandListCreateImmediate",
+        "zeCommandListAppendLaunchKernel",
+        "zeCommandListAppendMemoryFill",
+        "zeCommandListClose",
+        "zeCommandQueueExecuteCommandLists",
+        "zeFenceHostSynchronize",
+        "zeFenceReset",
+        "zeEventHostSynchronize",
+        "zeEventQueryKernelTimestamp",
+        "zeCommandQueueSynchronize",
+        "zeMemFree",
+        "zeContextDestroy",
+    ] {
+        assert!(
+            calls.iter().any(|c| c.0 == ids[name]),
+            "no callbacks for {name}"
+        );
+    }
+    let threads: BTreeSet<u32> = calls.iter().map(|c| c.2).collect();
+    assert!(
+        threads.len() >= 3,
+        "calls on threads {threads:?}: expected the main thread and two workers"
+    );
+    calls
+}
+
+/// The multiset of `(name, bytes)` the program says it submitted, for one kind.
+fn expected(w: &[String], kind: &str) -> Vec<(String, u64)> {
+    let prefix = format!("EXPECT {kind} ");
+    let mut v: Vec<(String, u64)> = w
+        .iter()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .map(|rest| {
+            let mut p = rest.split(' ');
+            let name = p.next().unwrap().to_string();
+            (name, p.next().map_or(0, |b| b.parse().unwrap()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Matches every record with the command the driver ran (same kind, name and size), pairing the
+/// closest first, each command at most once; returns the worst error (ns) and the number of
+/// records that ran after the wrap-around.
+fn compare_with_truth(records: &[DeviceRecord], truth: &Truth) -> (u64, usize) {
+    let mut pairs = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        for (j, (kind, name, bytes, start, end)) in truth.commands.iter().enumerate() {
+            let same = kind == r.kind
+                && match r.kind {
+                    "KERNEL" => *name == r.name,
+                    "COPY" | "FILL" => *bytes == r.bytes,
+                    _ => true,
+                };
+            if same {
+                let error = r.start.abs_diff(*start).max(r.end.abs_diff(*end));
+                pairs.push((error, i, j));
+            }
+        }
+    }
+    pairs.sort();
+    let (mut record_done, mut truth_done) = (
+        vec![false; records.len()],
+        vec![false; truth.commands.len()],
+    );
+    let mut worst = 0;
+    let mut after_wrap = 0;
+    for (error, i, j) in pairs {
+        if record_done[i] || truth_done[j] {
+            continue;
+        }
+        record_done[i] = true;
+        truth_done[j] = true;
+        assert!(
+            error <= MAX_ERROR_NS,
+            "{:?} is {error} ns from the driver's ground truth {:?} (the closest command left)",
+            records[i],
+            truth.commands[j]
+        );
+        worst = worst.max(error);
+        after_wrap += usize::from(truth.commands[j].3 >= truth.wrap);
+    }
+    if let Some(i) = record_done.iter().position(|d| !d) {
+        panic!("{:?} matches no command the driver ran", records[i]);
+    }
+    // Every command of the program has its record; the driver ran one more barrier per program
+    // event without timestamps (libpti's, which signals it), and those have none.
+    for (j, done) in truth_done.iter().enumerate() {
+        assert!(
+            *done || truth.commands[j].0 == "BARRIER",
+            "the driver ran {:?}, which has no record",
+            truth.commands[j]
+        );
+    }
+    (worst, after_wrap)
+}
+
+/// Runs the workload alone and under the tool on the simulated device of type `device_type`
+/// (`cpu` or `gpu`), and checks everything the tool received.
+fn check_device(device_type: &str) {
+    let (plain_exe, traced_exe) = programs();
+    let ids = api_ids();
+    let plain = run(plain_exe, &[("ZE_SIM_DEVICE_TYPE", device_type)]);
+    let traced = run(traced_exe, &[("ZE_SIM_DEVICE_TYPE", device_type)]);
+
+    // The program computes the same with libpti as without, and nothing is leaked: libpti's
+    // event pools and events are gone with the program's context.
+    assert_eq!(invariant_lines(&plain.w), invariant_lines(&traced.w));
+    for run in [&plain, &traced] {
+        for (kind, n) in &run.truth.live {
+            assert_eq!(
+                *n, 0,
+                "{n} {kind} still alive at exit: {:?}",
+                run.truth.live
+            );
+        }
+    }
+
+    let tr = parse_traced(&traced.t);
+    assert_eq!(
+        tr.enable, "PTI_SUCCESS",
+        "ptiCallbackEnable(LEVELZERO): {:?}",
+        tr.criticals
+    );
+    for (counter, want) in [
+        ("PENDING", 0),
+        ("DROPPED", 0),
+        ("CRITICALS", 0),
+        ("CBOVERFLOW", 0),
+        ("PROBLEMS", 0),
+    ] {
+        assert_eq!(
+            tr.counters.get(counter).copied(),
+            Some(want),
+            "{counter}; critical events: {:?}",
+            tr.criticals
+        );
+    }
+    // Every function the loader's tracing layer offers has a prologue and an epilogue.
+    let offered = loader_register_functions().len() as u64;
+    assert!(
+        offered > 100,
+        "the loader exports only {offered} register functions"
+    );
+    assert_eq!(tr.counters.get("INTERCEPTED").copied(), Some(offered));
+
+    // Callbacks, and API records for the functions the tool enabled, each matching a call.
+    let calls = check_callbacks(&tr, &ids);
+    let name_of = |id: u32| {
+        ids.iter()
+            .find(|(_, v)| **v == id)
+            .map(|(k, _)| k.clone())
+            .unwrap()
+    };
+    let recorded_ok = |name: &str| {
+        name.starts_with("zeCommandListAppend")
+            || [
+                "zeCommandQueueExecuteCommandLists",
+                "zeMemAllocDevice",
+                "zeCommandQueueSynchronize",
+                "zeFenceHostSynchronize",
+                "zeEventHostSynchronize",
+            ]
+            .contains(&name)
+    };
+    for (corr, api) in &tr.api {
+        assert!(
+            recorded_ok(&name_of(api.id)),
+            "API record for {}, not enabled",
+            name_of(api.id)
+        );
+        assert!(
+            calls.contains(&(api.id, *corr, api.tid)),
+            "API record {corr} {api:?} has no matching callbacks"
+        );
+        assert!(api.start <= api.end);
+    }
+    for name in [
+        "zeCommandListAppendLaunchKernel",
+        "zeCommandListAppendMemoryCopy",
+        "zeCommandListAppendBarrier",
+        "zeCommandQueueExecuteCommandLists",
+        "zeMemAllocDevice",
+        "zeFenceHostSynchronize",
+    ] {
+        assert!(
+            tr.api.values().any(|a| a.id == ids[name]),
+            "no API record for {name}"
+        );
+    }
+
+    // Device records: one per command the program submitted (per execution of the regular
+    // list), of the right view, size and memory types.
+    let of_kind = |kind: &str| {
+        let mut v: Vec<(String, u64)> = tr
+            .device
+            .iter()
+            .filter(|r| r.kind == kind)
+            .map(|r| (r.name.clone(), r.bytes))
+            .collect();
+        v.sort();
+        v
+    };
+    let kernels = of_kind("KERNEL");
+    assert_eq!(
+        kernels.iter().map(|k| (k.0.clone(), 0)).collect::<Vec<_>>(),
+        expected(&traced.w, "KERNEL")
+    );
+    assert_eq!(of_kind("COPY"), expected(&traced.w, "COPY"));
+    assert_eq!(of_kind("FILL"), expected(&traced.w, "FILL"));
+    let want_cpu = if device_type == "cpu" {
+        kernels.len()
+    } else {
+        0
+    };
+    assert_eq!(
+        tr.cpu_kernels, want_cpu,
+        "kernel records of the CPU view on a {device_type} device"
+    );
+    for c in tr.device.iter().filter(|r| r.kind == "COPY") {
+        let suffix = c.name.split('(').nth(1).unwrap().trim_end_matches(')');
+        assert_eq!(
+            c.detail, suffix,
+            "{c:?}: ptiViewMemcpyTypeToString of its type"
+        );
+    }
+    let mut syncs: Vec<(String, u64)> = tr
+        .device
+        .iter()
+        .filter(|r| r.kind == "BARRIER")
+        .map(|_| ("zeCommandListAppendBarrier".to_string(), 0))
+        .chain(tr.waits.iter().map(|s| (name_of(s.api_id), 0)))
+        .collect();
+    syncs.sort();
+    assert_eq!(
+        syncs,
+        expected(&traced.w, "SYNC"),
+        "synchronisation records"
+    );
+
+    // Correlation: an immediate list's record carries its append call's ID; a regular list's
+    // records carry the ID of the execute call that ran them, one set per execution.
+    let execute = ids["zeCommandQueueExecuteCommandLists"];
+    let mut per_execution: HashMap<u32, usize> = HashMap::new();
+    for r in &tr.device {
+        let api = tr
+            .api
+            .get(&r.corr)
+            .unwrap_or_else(|| panic!("{r:?}: no API record with its correlation ID"));
+        assert_eq!(r.tid, api.tid, "{r:?}: thread differs from its call's");
+        assert!(r.start <= r.end, "{r:?}: ends before it starts");
+        assert!(
+            r.start >= api.start,
+            "{r:?} starts before its call {api:?} began"
+        );
+        if api.id == execute {
+            *per_execution.entry(r.corr).or_default() += 1;
+            if r.kind != "BARRIER" {
+                assert!(
+                    r.append < api.start && api.start <= r.submit && r.submit <= r.start,
+                    "{r:?}: appended before, submitted by its execute call {api:?}"
+                );
+                let appended_in = tr.api.values().any(|a| {
+                    a.tid == r.tid
+                        && name_of(a.id).starts_with("zeCommandListAppend")
+                        && a.start <= r.append
+                        && r.append <= a.end
+                });
+                assert!(appended_in, "{r:?}: its append time is in no append call");
+            }
+        } else {
+            let function = if r.kind == "BARRIER" {
+                "zeCommandListAppendBarrier"
+            } else if r.kind == "KERNEL" {
+                "zeCommandListAppendLaunchKernel"
+            } else {
+                r.name.split('(').next().unwrap()
+            };
+            assert_eq!(api.id, ids[function], "{r:?} correlates with {api:?}");
+            if r.kind != "BARRIER" {
+                assert!(
+                    api.start <= r.append && r.append == r.submit && r.submit <= r.start,
+                    "{r:?}: append and submit times are its call's {api:?}"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        per_execution.len(),
+        EXECUTIONS,
+        "executions with records: {per_execution:?}"
+    );
+    assert!(
+        per_execution.values().all(|n| *n == REGULAR_COMMANDS),
+        "records per execution: {per_execution:?}"
+    );
+
+    // Host waits span their calls.
+    for s in &tr.waits {
+        let api = &tr.api[&s.corr];
+        assert_eq!((api.id, api.tid), (s.api_id, s.tid), "{s:?}");
+        assert!(
+            api.start <= s.start && s.start <= s.end && s.end <= api.end,
+            "{s:?} outside its call {api:?}"
+        );
+        let want = match name_of(s.api_id).as_str() {
+            "zeEventHostSynchronize" => (HOST_EVENT, 1),
+            "zeFenceHostSynchronize" => (HOST_FENCE, 0),
+            "zeCommandQueueSynchronize" => (HOST_COMMAND_QUEUE, 0),
+            other => panic!("a host-wait record for {other}"),
+        };
+        assert_eq!(
+            (s.kind, s.wait_events, s.status),
+            (want.0, want.1, 0),
+            "{s:?}"
+        );
+    }
+
+    // The program's own measurement of its timed kernel equals the record's duration.
+    let own: u64 = traced
+        .w
+        .iter()
+        .find_map(|l| l.strip_prefix("OWNTIME "))
+        .expect("OWNTIME line")
+        .parse()
+        .unwrap();
+    let vadd_immediate = tr
+        .device
+        .iter()
+        .find(|r| r.name == "vadd" && tr.api[&r.corr].id != execute)
+        .expect("the immediate list's vadd record");
+    let duration = vadd_immediate.end - vadd_immediate.start;
+    assert!(
+        duration.abs_diff(own) <= 60,
+        "record {vadd_immediate:?} lasts {duration} ns, the program's event says {own} ns"
+    );
+
+    // Times: every record within 1 µs of when the driver really ran the command, on both sides of
+    // the kernel timestamps' wrap-around.
+    assert!(traced.truth.start < traced.truth.wrap);
+    let (worst, after_wrap) = compare_with_truth(&tr.device, &traced.truth);
+    let before_wrap = tr.device.len() - after_wrap;
+    assert!(
+        after_wrap > 0 && before_wrap > 0,
+        "the wrap-around (at {} ns) did not fall inside the workload: {before_wrap} records \
+         before it, {after_wrap} after",
+        traced.truth.wrap
+    );
+    println!(
+        "{device_type} device: {} calls traced ({} distinct functions) of {offered} intercepted; \
+         {} API records; {} device records ({before_wrap} before the kernel timestamps wrapped, \
+         {after_wrap} after), worst error against the driver's ground truth {worst} ns; {} host \
+         waits; nothing leaked",
+        calls.len(),
+        calls.iter().map(|c| c.0).collect::<BTreeSet<_>>().len(),
+        tr.api.len(),
+        tr.device.len(),
+        tr.waits.len(),
+    );
+}
+
+#[test]
+fn cpu_device_through_the_real_loader_and_tracing_layer() {
+    check_device("cpu");
+}
+
+#[test]
+fn gpu_device_through_the_real_loader_and_tracing_layer() {
+    check_device("gpu");
+}
+
+/// Without the tracing layer (`ZE_ENABLE_TRACING_LAYER=0` set before the program starts, or
+/// libpti told not to set it), naming Level Zero fails with PTI_ERROR_TRACING_NOT_INITIALIZED,
+/// a critical event says why, and the program runs unchanged.
+#[test]
+fn without_the_tracing_layer_the_tool_is_told_why() {
+    let (plain_exe, traced_exe) = programs();
+    let plain = run(plain_exe, &[]);
+    for env in [("ZE_ENABLE_TRACING_LAYER", "0"), ("PTI_LEVEL_ZERO", "0")] {
+        let traced = run(traced_exe, &[env]);
+        let tr = parse_traced(&traced.t);
+        assert_eq!(tr.enable, "PTI_ERROR_TRACING_NOT_INITIALIZED", "{env:?}");
+        assert_eq!(tr.criticals.len(), 1, "{env:?}: {:?}", tr.criticals);
+        assert!(
+            tr.criticals[0].contains("ZE_ENABLE_TRACING_LAYER"),
+            "{env:?}: the critical event does not say what to do: {}",
+            tr.criticals[0]
+        );
+        assert_eq!(tr.counters.get("CRITICALS"), Some(&1));
+        assert_eq!(tr.counters.get("INTERCEPTED"), Some(&0));
+        assert!(tr.callbacks.is_empty() && tr.device.is_empty());
+        assert_eq!(
+            invariant_lines(&plain.w),
+            invariant_lines(&traced.w),
+            "{env:?}"
+        );
+        for (kind, n) in &traced.truth.live {
+            assert_eq!(*n, 0, "{env:?}: {n} {kind} still alive at exit");
+        }
+    }
+}
+
+/// Explicit activation, as a launcher does it: it sets `ZE_ENABLE_TRACING_LAYER=1` itself and
+/// tells libpti's constructor to leave the environment alone.
+#[test]
+fn a_tracing_layer_enabled_by_a_launcher_is_used() {
+    let (_, traced_exe) = programs();
+    let traced = run(
+        traced_exe,
+        &[("PTI_LEVEL_ZERO", "0"), ("ZE_ENABLE_TRACING_LAYER", "1")],
+    );
+    let tr = parse_traced(&traced.t);
+    assert_eq!(tr.enable, "PTI_SUCCESS", "{:?}", tr.criticals);
+    assert!(!tr.callbacks.is_empty() && !tr.device.is_empty());
+    assert_eq!(tr.counters.get("PENDING"), Some(&0));
+    assert_eq!(tr.counters.get("CRITICALS"), Some(&0));
+}
