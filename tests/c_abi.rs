@@ -113,6 +113,8 @@ fn shared_library_has_a_soname_and_the_static_library_links() {
         dynamic.contains("Library soname: [libpti.so.0]"),
         "{dynamic}"
     );
+    // The loaders call into libpti until the process ends: a dlclose must not unmap it.
+    assert!(dynamic.contains("NODELETE"), "{dynamic}");
     // A layer that needed the loader would be loaded by it and load it: libpti needs no runtime.
     assert!(
         !dynamic.contains("libOpenCL") && !dynamic.contains("libze_loader"),

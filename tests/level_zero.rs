@@ -515,24 +515,33 @@ fn compare_with_truth(records: &[DeviceRecord], truth: &Truth) -> (u64, usize) {
     (worst, after_wrap)
 }
 
+/// The program's events whose pools lack host-visible timestamps (`plain`, `device_only` in
+/// `ze_workload.c`): with `PTI_LEVEL_ZERO_KEEP_EVENT_POOLS=1` each gets a barrier of libpti's.
+const EVENTS_WITHOUT_HOST_TIMESTAMPS: usize = 2;
+
 /// Runs the workload alone and under the tool on the simulated device of type `device_type`
-/// (`cpu` or `gpu`), and checks everything the tool received.
-fn check_device(device_type: &str) {
+/// (`cpu` or `gpu`), and checks everything the tool received. With `keep_pools`, libpti leaves
+/// the program's event pools as they are, and times with its own events and barriers instead.
+fn check_device(device_type: &str, keep_pools: bool) {
     let (plain_exe, traced_exe) = programs();
     let ids = api_ids();
     let plain = run(plain_exe, &[("ZE_SIM_DEVICE_TYPE", device_type)]);
-    let traced = run(traced_exe, &[("ZE_SIM_DEVICE_TYPE", device_type)]);
+    let keep = if keep_pools { "1" } else { "0" };
+    let traced = run(
+        traced_exe,
+        &[
+            ("ZE_SIM_DEVICE_TYPE", device_type),
+            ("PTI_LEVEL_ZERO_KEEP_EVENT_POOLS", keep),
+        ],
+    );
 
-    // The program computes the same with libpti as without, and nothing is leaked: libpti's
-    // event pools and events are gone with the program's context.
+    // The program computes the same with libpti as without, nothing is leaked (libpti's event
+    // pools and events are gone with the program's context), and no command waited for an event
+    // that was never to signal.
     assert_eq!(invariant_lines(&plain.w), invariant_lines(&traced.w));
     for run in [&plain, &traced] {
         for (kind, n) in &run.truth.live {
-            assert_eq!(
-                *n, 0,
-                "{n} {kind} still alive at exit: {:?}",
-                run.truth.live
-            );
+            assert_eq!(*n, 0, "at exit, {kind}: {n} ({:?})", run.truth.live);
         }
     }
 
@@ -759,6 +768,16 @@ fn check_device(device_type: &str) {
     // the kernel timestamps' wrap-around.
     assert!(traced.truth.start < traced.truth.wrap);
     let (worst, after_wrap) = compare_with_truth(&tr.device, &traced.truth);
+    // libpti's own barriers: one per program event without host-visible timestamps, only where
+    // libpti was told to leave the program's pools alone.
+    let barriers = |truth: &Truth| truth.commands.iter().filter(|c| c.0 == "BARRIER").count();
+    let extra = barriers(&traced.truth) - barriers(&plain.truth);
+    let want = if keep_pools {
+        EVENTS_WITHOUT_HOST_TIMESTAMPS
+    } else {
+        0
+    };
+    assert_eq!(extra, want, "barriers libpti appended");
     let before_wrap = tr.device.len() - after_wrap;
     assert!(
         after_wrap > 0 && before_wrap > 0,
@@ -767,10 +786,15 @@ fn check_device(device_type: &str) {
         traced.truth.wrap
     );
     println!(
-        "{device_type} device: {} calls traced ({} distinct functions) of {offered} intercepted; \
+        "{device_type} device{}: {} calls traced ({} distinct functions) of {offered} intercepted; \
          {} API records; {} device records ({before_wrap} before the kernel timestamps wrapped, \
          {after_wrap} after), worst error against the driver's ground truth {worst} ns; {} host \
          waits; nothing leaked",
+        if keep_pools {
+            ", program's pools kept"
+        } else {
+            ""
+        },
         calls.len(),
         calls.iter().map(|c| c.0).collect::<BTreeSet<_>>().len(),
         tr.api.len(),
@@ -781,12 +805,15 @@ fn check_device(device_type: &str) {
 
 #[test]
 fn cpu_device_through_the_real_loader_and_tracing_layer() {
-    check_device("cpu");
+    check_device("cpu", false);
 }
 
+/// The GPU paths, and libpti told to keep the program's event pools: its own events time the
+/// commands whose events the host cannot read timestamps from, and barriers signal the
+/// program's.
 #[test]
-fn gpu_device_through_the_real_loader_and_tracing_layer() {
-    check_device("gpu");
+fn gpu_device_keeping_the_programs_event_pools() {
+    check_device("gpu", true);
 }
 
 /// Without the tracing layer (`ZE_ENABLE_TRACING_LAYER=0` set before the program starts, or

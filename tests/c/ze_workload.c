@@ -140,16 +140,21 @@ static void meet_halfway(int waiter) {
   pthread_barrier_wait(&halfway);
 }
 
-/* Thread 0: an immediate list. */
+/* Thread 0: an asynchronous immediate list, and a synchronous one. */
 static void immediate(void) {
   ze_command_queue_desc_t qdesc = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, NULL, 0, 0, 0,
                                    ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
-  ze_command_list_handle_t list = NULL;
+  ze_command_list_handle_t list = NULL, sync_list = NULL;
   ZE(zeCommandListCreateImmediate(context, device, &qdesc, &list));
+  qdesc.mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
+  ZE(zeCommandListCreateImmediate(context, device, &qdesc, &sync_list));
   ze_kernel_handle_t vadd = kernel("vadd"), spin = kernel("spin");
   ze_event_pool_handle_t timed_pool = pool(ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
   ze_event_pool_handle_t plain_pool = pool(ZE_EVENT_POOL_FLAG_HOST_VISIBLE);
+  /* Timestamps the host cannot read: only the device waits for this pool's events. */
+  ze_event_pool_handle_t device_pool = pool(ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
   ze_event_handle_t timed = event(timed_pool, 0), plain = event(plain_pool, 0);
+  ze_event_handle_t device_only = event(device_pool, 0);
   const size_t bytes = N * sizeof(float);
   float *a = alloc_host(bytes), *b = alloc_host(bytes), *out = malloc(bytes);
   float *c = alloc_device(bytes), *d = alloc_device(bytes), *s = alloc_shared(bytes);
@@ -157,9 +162,9 @@ static void immediate(void) {
   const float zero = 0;
   ZE(zeCommandListAppendMemoryFill(list, d, &zero, sizeof zero, bytes, NULL, 0, NULL));
   say("EXPECT FILL zeCommandListAppendMemoryFill(D) %zu", bytes);
-  ZE(zeCommandListAppendMemoryCopy(list, c, a, bytes, NULL, 0, NULL));
+  ZE(zeCommandListAppendMemoryCopy(list, c, a, bytes, device_only, 0, NULL));
   say("EXPECT COPY zeCommandListAppendMemoryCopy(H2D) %zu", bytes);
-  ZE(zeCommandListAppendMemoryCopy(list, d, b, bytes, NULL, 0, NULL));
+  ZE(zeCommandListAppendMemoryCopy(list, d, b, bytes, NULL, 1, &device_only));
   say("EXPECT COPY zeCommandListAppendMemoryCopy(H2D) %zu", bytes);
   launch_vadd(list, vadd, c, d, s, timed);
   say("EXPECT KERNEL vadd");
@@ -172,6 +177,8 @@ static void immediate(void) {
   say("EXPECT SYNC zeCommandListAppendBarrier");
   ZE(zeCommandListAppendMemoryCopy(list, out, s, bytes, NULL, 0, NULL));
   say("EXPECT COPY zeCommandListAppendMemoryCopy(S2M) %zu", bytes);
+  ZE(zeCommandListAppendMemoryFill(sync_list, s, &zero, sizeof zero, bytes, NULL, 0, NULL));
+  say("EXPECT FILL zeCommandListAppendMemoryFill(S) %zu", bytes);
   ZE(zeEventHostSynchronize(timed, UINT64_MAX));
   say("EXPECT SYNC zeEventHostSynchronize");
   ze_kernel_timestamp_result_t ts;
@@ -182,11 +189,14 @@ static void immediate(void) {
   say("RESULT immediate %.1f", checksum(out, N));
   ZE(zeEventDestroy(timed));
   ZE(zeEventDestroy(plain));
+  ZE(zeEventDestroy(device_only));
   ZE(zeEventPoolDestroy(timed_pool));
   ZE(zeEventPoolDestroy(plain_pool));
+  ZE(zeEventPoolDestroy(device_pool));
   ZE(zeKernelDestroy(vadd));
   ZE(zeKernelDestroy(spin));
   ZE(zeCommandListDestroy(list));
+  ZE(zeCommandListDestroy(sync_list));
   ZE(zeMemFree(context, a));
   ZE(zeMemFree(context, b));
   ZE(zeMemFree(context, c));

@@ -3,7 +3,10 @@
 //!
 //! A harvest asks each command, without waiting, whether it has completed; completed ones get
 //! their record written on the harvesting thread and their event given back, exactly once,
-//! because a harvest takes the commands it looks at out of the list. Harvests run after the
+//! because a harvest takes the commands it looks at out of the list. It asks them under the
+//! list's poll lock, which [`Pending::take_where`] takes too: a program about to destroy an event
+//! always finds the command that uses it, in the list or finished, never in a harvest's hands
+//! while the runtime is asked about it. Harvests run after the
 //! program's own waits, at every flush, and when a list has grown (never a wait the program did
 //! not ask for). A flush waits for the harvests other threads have under way, so that their
 //! records are in a buffer when it delivers them ([`wait_for_other_harvests`]).
@@ -88,6 +91,9 @@ const MIN_HARVEST_AT: usize = 256;
 
 /// One backend's pending commands.
 pub(crate) struct Pending<C> {
+    /// Held from taking commands out of `list` to putting the unfinished ones back (the runtime
+    /// is asked about them meanwhile), and by [`Pending::take_where`]. Taken before `list`.
+    poll: WriterLock<()>,
     list: WriterLock<Vec<C>>,
     /// Commands in the list (read without the lock, to skip empty harvests).
     count: AtomicUsize,
@@ -97,6 +103,7 @@ pub(crate) struct Pending<C> {
 impl<C: PendingCommand> Pending<C> {
     pub(crate) const fn new() -> Self {
         Pending {
+            poll: WriterLock::new(()),
             list: WriterLock::new(Vec::new()),
             count: AtomicUsize::new(0),
             harvest_at: AtomicUsize::new(MIN_HARVEST_AT),
@@ -108,9 +115,9 @@ impl<C: PendingCommand> Pending<C> {
         self.count.load(Ordering::Relaxed)
     }
 
-    /// The lock of the list, for the fork handlers.
-    pub(crate) fn fork_lock(&'static self) -> &'static dyn ForkLock {
-        &self.list
+    /// The locks of the list, in the order they are taken, for the fork handlers.
+    pub(crate) fn fork_locks(&'static self) -> [&'static dyn ForkLock; 2] {
+        [&self.poll, &self.list]
     }
 
     /// Leaves a command pending; harvests first if the list has grown.
@@ -152,35 +159,41 @@ impl<C: PendingCommand> Pending<C> {
             return;
         }
         let _harvesting = Harvesting::begin();
-        let taken = core::mem::take(&mut *self.list.lock());
-        let mut kept = Vec::new();
         let mut finished = Vec::new();
-        for command in taken {
-            if !pick(&command) {
-                kept.push(command);
-                continue;
-            }
-            match command.poll() {
-                None => kept.push(command),
-                Some(outcome) => finished.push((command, outcome)),
-            }
-        }
         {
+            let _poll = self.poll.lock();
+            let taken = {
+                let mut list = self.list.lock();
+                let (taken, kept): (Vec<C>, Vec<C>) =
+                    core::mem::take(&mut *list).into_iter().partition(&pick);
+                *list = kept;
+                taken
+            };
+            let mut kept = Vec::new();
+            for command in taken {
+                match command.poll() {
+                    None => kept.push(command),
+                    Some(outcome) => finished.push((command, outcome)),
+                }
+            }
             let mut list = self.list.lock();
             list.append(&mut kept);
             self.count.store(list.len(), Ordering::Relaxed);
         }
+        // Records are written without the locks: writing may run tool code.
         for (command, outcome) in finished {
             command.finish(outcome);
         }
     }
 
     /// Takes out the commands `pick` selects, whatever their state (the caller decides what
-    /// becomes of them: a program about to reset or destroy their events).
+    /// becomes of them: a program about to reset or destroy their events). Waits for a harvest
+    /// that is asking the runtime about commands, so none is missed.
     pub(crate) fn take_where(&self, pick: impl Fn(&C) -> bool) -> Vec<C> {
         if self.count.load(Ordering::Relaxed) == 0 {
             return Vec::new();
         }
+        let _poll = self.poll.lock();
         let mut list = self.list.lock();
         let (taken, kept): (Vec<C>, Vec<C>) =
             core::mem::take(&mut *list).into_iter().partition(&pick);
@@ -234,5 +247,46 @@ impl<C: PendingCommand> Pending<C> {
             core::mem::forget(command);
         }
         self.count.store(0, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    /// A command that takes 100 ms to answer that it is still running.
+    struct Slow(&'static AtomicBool);
+
+    impl PendingCommand for Slow {
+        type Outcome = ();
+
+        fn poll(&self) -> Option<()> {
+            self.0.store(true, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(100));
+            None
+        }
+
+        fn finish(self, _: ()) {}
+
+        fn view(&self) -> pti_view_kind {
+            pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL
+        }
+    }
+
+    #[test]
+    fn a_command_being_polled_is_still_found_by_take_where() {
+        static LIST: Pending<Slow> = Pending::new();
+        static POLLING: AtomicBool = AtomicBool::new(false);
+        LIST.add(Slow(&POLLING));
+        let harvester = std::thread::spawn(|| LIST.harvest());
+        while !POLLING.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        // The harvest holds the command while it asks about it: taking waits for it.
+        assert_eq!(LIST.take_where(|_| true).len(), 1);
+        harvester.join().unwrap();
+        assert_eq!(LIST.count(), 0);
     }
 }

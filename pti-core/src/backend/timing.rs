@@ -120,11 +120,20 @@ impl Base {
                 };
             }
             (base @ Base::Unprobed { .. }, None) => *base = Base::Identity,
-            (Base::Timer { clock, last_sync }, Some((host, ticks))) => {
+            // Pairs read on several threads may arrive out of order: only newer ones are taken.
+            (Base::Timer { clock, last_sync }, Some((host, ticks))) if host > *last_sync => {
                 clock.add_sync_point(host, ticks);
                 *last_sync = host;
             }
             _ => {}
+        }
+    }
+
+    /// Nanoseconds from device timestamp `from` to the later `to`.
+    fn elapsed(&self, from: u64, to: u64) -> i128 {
+        match self {
+            Base::Timer { clock, .. } => clock.elapsed_ns(from, to) as i128,
+            Base::Unprobed { .. } | Base::Identity => to.saturating_sub(from) as i128,
         }
     }
 
@@ -158,13 +167,18 @@ impl Timing {
             self.shift = bound;
             self.shift_set_at = now;
         }
-        let map = |v: u64| (self.base.map(v, enter) + self.shift).max(0) as u64;
+        let shifted = |v: i128| (v + self.shift).max(0) as u64;
+        let map = |v: u64| shifted(self.base.map(v, enter));
         let nonzero = |v: u64| (v != 0).then_some(v);
+        // The end follows the start by the command's duration (a command may run longer than
+        // half a wrap period, so unwrapping its end near its call could put it before its start).
+        let start = self.base.map(t.start, enter);
+        let end = start + self.base.elapsed(t.start, t.end);
         HostTimes {
             queued: nonzero(t.queued).map(map),
             submit: nonzero(t.submit).map(map),
-            start: map(t.start),
-            end: map(t.end),
+            start: shifted(start),
+            end: shifted(end),
         }
     }
 }
@@ -244,5 +258,29 @@ mod tests {
             (h.queued, h.submit, h.start, h.end),
             (None, None, 1_000, 1_200)
         );
+    }
+
+    #[test]
+    fn a_long_command_ends_after_it_starts_across_a_wrap() {
+        // 16-bit kernel timestamps at 1 GHz wrap every 65_536 ns; a command that runs 40_000 ns
+        // (more than half a wrap) and starts right after its call.
+        let mut clock = DeviceClock::new(1_000_000_000, 16).unwrap();
+        clock.add_sync_point(1_000_000, 1_000_000 & 0xffff);
+        let mut t = timing(Base::Timer {
+            clock,
+            last_sync: 1_000_000,
+        });
+        let (start, end) = (1_000_100u64, 1_040_100u64);
+        let h = t.convert(&times(0, start & 0xffff, end & 0xffff), 1_000_000);
+        assert_eq!((h.start, h.end), (start, end));
+    }
+
+    #[test]
+    fn synchronisation_pairs_out_of_order_are_ignored() {
+        let mut t = Timing::new(1_000_000_000, 64);
+        t.add_pair(Some((2_000_000, 1_000_000)));
+        t.add_pair(Some((1_000_000, 999_999_999))); // older, and wrong: not taken
+        let h = t.convert(&times(0, 1_000_100, 1_000_200), 2_000_000);
+        assert_eq!((h.start, h.end), (2_000_100, 2_000_200));
     }
 }

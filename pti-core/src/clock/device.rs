@@ -135,6 +135,13 @@ impl DeviceClock {
         Some((pair.host_ns as i128 + delta_ns).max(0) as u64)
     }
 
+    /// The time from device timestamp `from` to the later timestamp `to`, in nanoseconds: less
+    /// than a wrap period, whatever the valid bits of either.
+    pub fn elapsed_ns(&self, from: u64, to: u64) -> u64 {
+        let ticks = (self.masked(to) - self.masked(from)).rem_euclid(self.modulus());
+        (ticks as f64 * self.ns_per_tick).round() as u64
+    }
+
     /// A duration of `ticks` device ticks, in nanoseconds, at the current rate.
     pub fn ticks_to_ns(&self, ticks: u64) -> u64 {
         (ticks as f64 * self.ns_per_tick).round() as u64

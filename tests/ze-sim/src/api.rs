@@ -327,14 +327,31 @@ pub(crate) unsafe extern "C" fn zeCommandListReset(h: ze_command_list_handle_t) 
 }
 
 /// Appends to a list: an immediate list executes at once, a regular one keeps it.
+/// The wait list of an append, copied.
+///
+/// # Safety
+/// `waits` holds `n` events (or is NULL when `n` is 0).
+unsafe fn wait_list(n: u32, waits: *mut ze_event_handle_t) -> Vec<ze_event_handle_t> {
+    if n == 0 || waits.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: the caller's contract.
+    unsafe { core::slice::from_raw_parts(waits, n as usize) }.to_vec()
+}
+
 unsafe fn append(
     h: ze_command_list_handle_t,
     work: Work,
     signal: ze_event_handle_t,
+    waits: Vec<ze_event_handle_t>,
 ) -> ze_result_t {
     // SAFETY: a list of this fixture.
     let list: &List = unsafe { object(h) };
-    let command = Command { work, signal };
+    let command = Command {
+        work,
+        signal,
+        waits,
+    };
     if list.immediate {
         execute(&command);
     } else {
@@ -346,11 +363,11 @@ unsafe fn append(
 pub(crate) unsafe extern "C" fn zeCommandListAppendBarrier(
     h: ze_command_list_handle_t,
     signal: ze_event_handle_t,
-    _: u32,
-    _: *mut ze_event_handle_t,
+    n_waits: u32,
+    waits: *mut ze_event_handle_t,
 ) -> ze_result_t {
     // SAFETY: see the module docs.
-    unsafe { append(h, Work::Barrier, signal) }
+    unsafe { append(h, Work::Barrier, signal, wait_list(n_waits, waits)) }
 }
 
 pub(crate) unsafe extern "C" fn zeCommandListAppendMemoryRangesBarrier(
@@ -359,11 +376,11 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendMemoryRangesBarrier(
     _: *const usize,
     _: *mut *const c_void,
     signal: ze_event_handle_t,
-    _: u32,
-    _: *mut ze_event_handle_t,
+    n_waits: u32,
+    waits: *mut ze_event_handle_t,
 ) -> ze_result_t {
     // SAFETY: see the module docs.
-    unsafe { append(h, Work::Barrier, signal) }
+    unsafe { append(h, Work::Barrier, signal, wait_list(n_waits, waits)) }
 }
 
 pub(crate) unsafe extern "C" fn zeCommandListAppendMemoryCopy(
@@ -372,8 +389,8 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendMemoryCopy(
     src: *const c_void,
     size: usize,
     signal: ze_event_handle_t,
-    _: u32,
-    _: *mut ze_event_handle_t,
+    n_waits: u32,
+    waits: *mut ze_event_handle_t,
 ) -> ze_result_t {
     let work = Work::Copy {
         dst: dst as usize,
@@ -381,7 +398,7 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendMemoryCopy(
         bytes: size,
     };
     // SAFETY: see the module docs.
-    unsafe { append(h, work, signal) }
+    unsafe { append(h, work, signal, wait_list(n_waits, waits)) }
 }
 
 pub(crate) unsafe extern "C" fn zeCommandListAppendMemoryFill(
@@ -391,8 +408,8 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendMemoryFill(
     pattern_size: usize,
     size: usize,
     signal: ze_event_handle_t,
-    _: u32,
-    _: *mut ze_event_handle_t,
+    n_waits: u32,
+    waits: *mut ze_event_handle_t,
 ) -> ze_result_t {
     // SAFETY: the pattern holds `pattern_size` bytes.
     let pattern =
@@ -403,7 +420,7 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendMemoryFill(
         bytes: size,
     };
     // SAFETY: see the module docs.
-    unsafe { append(h, work, signal) }
+    unsafe { append(h, work, signal, wait_list(n_waits, waits)) }
 }
 
 pub(crate) unsafe extern "C" fn zeCommandListAppendSignalEvent(
@@ -411,16 +428,23 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendSignalEvent(
     event: ze_event_handle_t,
 ) -> ze_result_t {
     // SAFETY: see the module docs.
-    unsafe { append(h, Work::Signal, event) }
+    unsafe { append(h, Work::Signal, event, Vec::new()) }
 }
 
 pub(crate) unsafe extern "C" fn zeCommandListAppendWaitOnEvents(
-    _: ze_command_list_handle_t,
-    _: u32,
-    _: *mut ze_event_handle_t,
+    h: ze_command_list_handle_t,
+    n_waits: u32,
+    waits: *mut ze_event_handle_t,
 ) -> ze_result_t {
-    // Execution is in order and synchronous: what was appended before has run.
-    OK
+    // SAFETY: see the module docs.
+    unsafe {
+        append(
+            h,
+            Work::Signal,
+            core::ptr::null_mut(),
+            wait_list(n_waits, waits),
+        )
+    }
 }
 
 pub(crate) unsafe extern "C" fn zeCommandListAppendEventReset(
@@ -428,7 +452,7 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendEventReset(
     event: ze_event_handle_t,
 ) -> ze_result_t {
     // SAFETY: see the module docs.
-    unsafe { append(h, Work::Reset(event), core::ptr::null_mut()) }
+    unsafe { append(h, Work::Reset(event), core::ptr::null_mut(), Vec::new()) }
 }
 
 pub(crate) unsafe extern "C" fn zeCommandListAppendLaunchKernel(
@@ -436,8 +460,8 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendLaunchKernel(
     kernel: ze_kernel_handle_t,
     groups: *const ze_group_count_t,
     signal: ze_event_handle_t,
-    _: u32,
-    _: *mut ze_event_handle_t,
+    n_waits: u32,
+    waits: *mut ze_event_handle_t,
 ) -> ze_result_t {
     // SAFETY: a kernel of this fixture and a group count, as the API requires.
     let (k, g): (&Kernel, &ze_group_count_t) = unsafe { (object(kernel), &*groups) };
@@ -451,7 +475,7 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendLaunchKernel(
         items,
     };
     // SAFETY: see the module docs.
-    unsafe { append(h, work, signal) }
+    unsafe { append(h, work, signal, wait_list(n_waits, waits)) }
 }
 
 pub(crate) unsafe extern "C" fn zeEventPoolCreate(

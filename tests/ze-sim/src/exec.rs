@@ -16,7 +16,13 @@ use crate::objects::{Event, object};
 pub(crate) struct Command {
     pub(crate) work: Work,
     pub(crate) signal: ze_event_handle_t,
+    /// Events that must have signalled before it runs.
+    pub(crate) waits: Vec<ze_event_handle_t>,
 }
+
+/// Commands that ran while an event they wait for had not signalled: a real device would have
+/// waited forever (execution here is synchronous, so nothing could signal it meanwhile).
+pub(crate) static STUCK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 // SAFETY: the handles are plain pointers to the fixture's own objects, which are thread-safe.
 unsafe impl Send for Command {}
@@ -106,8 +112,16 @@ fn run_kernel(name: &str, args: &HashMap<u32, Vec<u8>>, items: u64) {
     }
 }
 
-/// Executes one command: does its work, stamps and signals its event, logs the ground truth.
+/// Executes one command: checks its wait events, does its work, stamps and signals its event,
+/// logs the ground truth.
 pub(crate) fn execute(command: &Command) {
+    for wait in &command.waits {
+        // SAFETY: an event handle of this fixture.
+        let e: &Event = unsafe { object(*wait) };
+        if !e.signaled.load(Ordering::Acquire) {
+            STUCK.fetch_add(1, Ordering::Relaxed);
+        }
+    }
     let start = clock::host_ns();
     let (kind, name, bytes) = match &command.work {
         Work::Kernel { name, args, items } => {

@@ -20,9 +20,12 @@
 //! - `ZE_SIM_TRUTH=<file>`: one line per executed command with the host times (CLOCK_MONOTONIC_RAW
 //!   ns) at which it really started and ended, the ground truth for converted timestamps, and
 //!   the host times of the driver's start and of the kernel timestamps' wrap;
-//! - `ZE_SIM_REPORT=<file>`: at exit, how many objects of each kind are still alive (leaks).
+//! - `ZE_SIM_REPORT=<file>`: at exit, how many objects of each kind are still alive (leaks), and
+//!   how many commands ran while an event they wait for had not signalled (`stuck`: a real
+//!   device would have waited for ever).
 //!
-//! Execution is synchronous: a command has completed when the call that submits it returns.
+//! Execution is synchronous: a command has completed when the call that submits it returns, and
+//! wait lists are checked rather than waited on.
 //! Whatever a test needs that this fixture lacks returns `ZE_RESULT_ERROR_UNSUPPORTED_FEATURE`.
 
 mod api;

@@ -59,6 +59,11 @@ extern "C" fn report_at_exit() {
             LIVE[kind as usize].load(Ordering::Relaxed)
         ));
     }
+    // Not an object, but as bad as a leak: commands that would have waited forever.
+    line.push_str(&format!(
+        " stuck {}",
+        crate::exec::STUCK.load(Ordering::Relaxed)
+    ));
     if let Ok(mut f) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -1551,6 +1551,7 @@ unsafe extern "C" fn zeEventPoolCreate_prologue(params: *mut ze_event_pool_creat
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
+    hooks::before_zeEventPoolCreate(p, token);
     *instance = tracer::to_slot(token);
 }
 

@@ -3,16 +3,23 @@
 //!
 //! - An append is *prepared* in its prologue ([`prepare`]): when the call is traced and the
 //!   command's view is enabled, the command gets a timing event: the program's own if its pool has
-//!   kernel timestamps, else one of libpti's, put in the call's parameters (the program's event,
-//!   if any, is then signalled by a barrier appended right after, so it still fires). The
-//!   epilogue ([`complete`]) puts the program's argument back before the EXIT callbacks.
-//! - On an immediate list the command is pending at once; on a regular list it is kept with the
-//!   list (`objects::Recorded`) and becomes pending at each execution of the list
-//!   ([`executing`], [`executed`]), with the correlation ID of the execute call.
+//!   host-visible kernel timestamps (libpti adds those to the pools the program creates while a
+//!   device view is enabled, see `hooks`), else one of libpti's, put in the call's parameters
+//!   (the program's event, if any, is then signalled by a barrier appended right after, so it
+//!   still fires). On a regular list libpti's event is reset by the list itself before the
+//!   command, so every execution times afresh. The epilogue ([`complete`]) puts the program's
+//!   argument back before the EXIT callbacks.
+//! - On an immediate list the command is pending at once (recorded at once on a synchronous
+//!   one); on a regular list it is kept with the list (`objects::Recorded`) and becomes pending at
+//!   each execution of the list ([`executing`], [`executed`]), with the correlation ID of the
+//!   execute call.
 //! - A pending command is recorded when its event has signalled ([`ZeCommand`], harvested as in
-//!   `backend::pending`).
+//!   `backend::pending`), unless the event still holds the timestamps already recorded from it
+//!   (a previous execution's, not yet reset on the device): then it is not done yet.
 
 use core::cell::RefCell;
+use core::sync::atomic::{AtomicBool, Ordering};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use pti_sys::level_zero::*;
@@ -26,6 +33,7 @@ use crate::backend::pending::{Pending, PendingCommand};
 use crate::backend::work::{Finished, Work};
 use crate::dispatch::open;
 use crate::result::ResultCode;
+use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
 use crate::{clock, critical, thread, view};
 
@@ -34,6 +42,8 @@ pub(super) struct ZeCommand {
     event: ze_event_handle_t,
     /// Give `event` back to libpti's pool when recorded (an immediate list's injected event).
     give_back: bool,
+    /// The program's event that a barrier signals after `event` (NULL if none).
+    program: ze_event_handle_t,
     list: ze_command_list_handle_t,
     context: ze_context_handle_t,
     device: Arc<Device>,
@@ -53,10 +63,44 @@ unsafe impl Send for ZeCommand {}
 
 pub(super) static PENDING: Pending<ZeCommand> = Pending::new();
 
+/// The kernel timestamps last recorded from each event, with the event's context: an event that
+/// still holds them has not signalled again yet.
+static LAST_SEEN: WriterLock<Option<HashMap<usize, Seen>>> = WriterLock::new(None);
+
+/// What [`LAST_SEEN`] keeps of an event: its context, and the start and end last recorded.
+type Seen = (usize, u64, u64);
+
+/// The locks of this module, for the fork handlers (the pending list's two, then `LAST_SEEN`).
+pub(super) fn fork_locks() -> [&'static dyn ForkLock; 3] {
+    let [poll, list] = PENDING.fork_locks();
+    [poll, list, &LAST_SEEN]
+}
+
+/// In the child after `fork()`: the parent's commands and events are forgotten.
+pub(super) fn fork_child() {
+    PENDING.fork_child();
+    *LAST_SEEN.lock() = None;
+}
+
+fn already_seen(event: ze_event_handle_t, ts: &ze_kernel_timestamp_result_t) -> bool {
+    LAST_SEEN
+        .lock()
+        .as_ref()
+        .and_then(|m| m.get(&(event as usize)).copied())
+        .is_some_and(|(_, start, end)| (start, end) == (ts.global.kernelStart, ts.global.kernelEnd))
+}
+
+fn seen(event: ze_event_handle_t, context: ze_context_handle_t, ts: &ze_kernel_timestamp_result_t) {
+    LAST_SEEN.lock().get_or_insert_with(HashMap::new).insert(
+        event as usize,
+        (context as usize, ts.global.kernelStart, ts.global.kernelEnd),
+    );
+}
+
 impl ZeCommand {
-    /// The event that times the command.
-    pub(super) fn event(&self) -> ze_event_handle_t {
-        self.event
+    /// Whether this command is timed by, or signals, the program's `event`.
+    pub(super) fn uses(&self, event: ze_event_handle_t) -> bool {
+        self.event == event || self.program == event
     }
 }
 
@@ -75,19 +119,26 @@ impl PendingCommand for ZeCommand {
                 let mut ts: ze_kernel_timestamp_result_t = unsafe { core::mem::zeroed() };
                 // SAFETY: the same event, and a writable result.
                 let status = internal(|| unsafe { query(self.event, &mut ts) });
-                Some(if status == ZE_RESULT_SUCCESS {
-                    Ok(ts)
-                } else {
-                    Err(status)
-                })
+                match status {
+                    ZE_RESULT_SUCCESS if already_seen(self.event, &ts) => None,
+                    ZE_RESULT_SUCCESS => Some(Ok(ts)),
+                    error => Some(Err(error)),
+                }
             }
             error => Some(Err(error)),
         }
     }
 
     fn finish(self, outcome: Self::Outcome) {
+        if let Ok(ts) = &outcome {
+            seen(self.event, self.context, ts);
+        }
         if self.give_back {
-            events::give(self.context, self.event);
+            if self.program.is_null() {
+                events::give(self.context, self.event);
+            } else {
+                events::retire(self.context, self.event, self.program);
+            }
         }
         let ts = match outcome {
             Ok(ts) => ts,
@@ -163,7 +214,8 @@ pub(super) fn memory_type(
     context: ze_context_handle_t,
     ptr: *const core::ffi::c_void,
 ) -> pti_view_memory_type {
-    let Some(get) = loader().and_then(|l| l.zeMemGetAllocProperties) else {
+    let get = loader().and_then(|l| l.zeMemGetAllocProperties);
+    let Some(get) = get.filter(|_| !context.is_null()) else {
         return pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_MEMORY;
     };
     // SAFETY: all-zero bytes are a valid properties structure.
@@ -183,6 +235,35 @@ pub(super) fn memory_type(
     }
 }
 
+/// Counts a command whose record cannot be had; `why` goes into the critical event.
+fn lost(view: pti_view_kind, work: &Work, api_id: ApiId, why: &str) {
+    let total = view::count_lost(view);
+    critical::raise(
+        ResultCode::ErrorRecordsDropped,
+        format_args!(
+            "a Level Zero command ({}) is not timed: {why}; its {view:?} record is lost ({total} \
+             so far)",
+            work.name(ApiGroup::LevelZero, api_id).to_string_lossy()
+        ),
+    );
+}
+
+/// Commands on lists created before libpti attached: counted, reported once.
+fn unknown_list(view: pti_view_kind) {
+    static REPORTED: AtomicBool = AtomicBool::new(false);
+    let total = view::count_lost(view);
+    if !REPORTED.swap(true, Ordering::Relaxed) {
+        critical::raise(
+            ResultCode::ErrorRecordsDropped,
+            format_args!(
+                "Level Zero commands are appended to a command list created before libpti \
+                 attached to Level Zero, whose context and device it does not know: their \
+                 records are lost and counted per view ({total} so far in {view:?})"
+            ),
+        );
+    }
+}
+
 /// The prologue of an append (see the module docs). `signal` is the call's signal-event
 /// parameter, which may be replaced by libpti's event.
 pub(super) fn prepare(
@@ -190,15 +271,19 @@ pub(super) fn prepare(
     api_id: ApiId,
     list_handle: ze_command_list_handle_t,
     signal: &mut ze_event_handle_t,
-    work: impl FnOnce(&List) -> Work,
+    work: impl FnOnce(Option<&List>) -> Work,
 ) {
     if token == 0 || !view::any_device_view() {
         return;
     }
     let Some(list) = objects::list(list_handle) else {
+        let work = work(None);
+        if view::is_enabled(work.view(false)) {
+            unknown_list(work.view(false));
+        }
         return;
     };
-    let work = work(&list);
+    let work = work(Some(&list));
     let device = devices::get(list.device);
     let view = work.view(device.is_cpu);
     if !view::is_enabled(view) {
@@ -209,20 +294,28 @@ pub(super) fn prepare(
         None
     } else {
         let Some(event) = events::take(list.context) else {
-            let total = view::count_lost(view);
-            critical::raise(
-                ResultCode::ErrorDriver,
-                format_args!(
-                    "libpti could not create a timestamp event for a Level Zero command ({}): its \
-                     {view:?} record is lost ({total} so far)",
-                    work.name(ApiGroup::LevelZero, api_id).to_string_lossy()
-                ),
+            lost(
+                view,
+                &work,
+                api_id,
+                "libpti could not create a timestamp event",
             );
             return;
         };
-        *signal = event;
+        // A regular list runs again: the event is reset by the list itself, before the command.
+        if !list.immediate && !reset_in_list(list.handle, event) {
+            events::give(list.context, event);
+            lost(
+                view,
+                &work,
+                api_id,
+                "libpti could not append the reset of its event",
+            );
+            return;
+        }
         Some(event)
     };
+    let (immediate, context) = (list.immediate, list.context);
     let prepared = Prepared {
         token,
         list,
@@ -232,7 +325,23 @@ pub(super) fn prepare(
         program,
         entered: clock::now(),
     };
-    let _ = PREPARED.try_with(|p| p.borrow_mut().push(prepared));
+    // The argument changes only once the epilogue is sure to find what to put back.
+    let kept = PREPARED.try_with(|p| p.borrow_mut().push(prepared)).is_ok();
+    match (kept, ours) {
+        (true, Some(event)) => *signal = event,
+        // A regular list holds the reset appended for it: the event goes with the list.
+        (false, Some(event)) if immediate => events::give(context, event),
+        _ => {}
+    }
+}
+
+/// Appends the reset of libpti's `event` to a regular list.
+fn reset_in_list(list: ze_command_list_handle_t, event: ze_event_handle_t) -> bool {
+    let Some(append) = loader().and_then(|l| l.zeCommandListAppendEventReset) else {
+        return false;
+    };
+    // SAFETY: the program's list, being appended to by this thread, and an event of libpti's.
+    internal(|| unsafe { append(list, event) }) == ZE_RESULT_SUCCESS
 }
 
 /// The epilogue of an append: the program's argument back, and the command pending (immediate
@@ -253,21 +362,30 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
     if prepared.ours.is_some() {
         *signal = prepared.program;
     }
+    let list = &prepared.list;
     if result != ZE_RESULT_SUCCESS {
         if let Some(ours) = prepared.ours {
-            events::give(prepared.list.context, ours);
+            // A regular list may hold the reset appended before the failed command: the event
+            // goes with the list, not back to the pool.
+            if list.immediate {
+                events::give(list.context, ours);
+            }
         }
         return;
     }
-    let list = &prepared.list;
-    if let (Some(ours), false) = (prepared.ours, prepared.program.is_null()) {
-        signal_after(list.handle, prepared.program, ours);
-    }
+    let paired = match prepared.ours {
+        Some(ours) if !prepared.program.is_null() => {
+            signal_after(list.handle, prepared.program, ours);
+            prepared.program
+        }
+        _ => core::ptr::null_mut(),
+    };
     let event = prepared.ours.unwrap_or(prepared.program);
     if list.immediate {
-        PENDING.add(ZeCommand {
+        let command = ZeCommand {
             event,
             give_back: prepared.ours.is_some(),
+            program: paired,
             list: list.handle,
             context: list.context,
             device: devices::get(list.device),
@@ -277,12 +395,18 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
             thread_id: thread::with(|s| s.thread_id()).unwrap_or(0),
             appended: prepared.entered,
             submitted: prepared.entered,
-        });
-    } else if let Ok(mut recorded) = list.recorded.lock() {
-        recorded.push(Recorded {
+        };
+        if list.synchronous {
+            PENDING.complete_now(command);
+        } else {
+            PENDING.add(command);
+        }
+    } else {
+        list.recorded().push(Recorded {
             work: prepared.work,
             api_id: prepared.api_id,
             event,
+            program: paired,
             owned: prepared.ours.is_some(),
             appended: prepared.entered,
         });
@@ -300,21 +424,23 @@ fn signal_after(
         return;
     };
     let mut wait = ours;
-    // SAFETY: the program's list and event, and one event to wait for.
+    // SAFETY: the program's list, and one event to wait for.
     let status = internal(|| unsafe { barrier(list, program, 1, &mut wait) });
     if status != ZE_RESULT_SUCCESS {
         critical::raise(
             ResultCode::ErrorDriver,
             format_args!(
                 "libpti could not append the barrier that signals the program's event after its \
-                 command (0x{status:x}); the program's event will not be signalled"
+                 command (0x{status:x}); the program's event will not be signalled. Set \
+                 PTI_LEVEL_ZERO=0 and leave ZE_ENABLE_TRACING_LAYER unset to run without libpti's \
+                 Level Zero tracing"
             ),
         );
     }
 }
 
-/// Before a regular list runs again: the records of its previous execution are written (or
-/// counted lost if it has not completed), and libpti's events reset for this one.
+/// Before a regular list runs again: the records of its previous execution are written, or
+/// counted lost if it has not completed (its events are about to be reset by the list).
 pub(super) fn executing(list: &List) {
     let handle = list.handle;
     PENDING.harvest_where(|c| c.list == handle);
@@ -327,95 +453,128 @@ pub(super) fn executing(list: &List) {
         critical::raise(
             ResultCode::ErrorRecordsDropped,
             format_args!(
-                "a Level Zero command list was executed again before its previous execution \
-                 completed: {n} records of that execution are lost"
+                "a Level Zero command list was executed again before libpti saw its previous \
+                 execution complete: {n} records of that execution are lost (wait for an \
+                 execution, or flush, before running the list again to keep them)"
             ),
         );
     }
-    if let Ok(recorded) = list.recorded.lock() {
-        for r in recorded.iter().filter(|r| r.owned) {
-            events::reset(r.event);
-        }
-    }
 }
 
-/// After a regular list was submitted: each of its commands is pending, with the execute call's
-/// correlation ID.
-pub(super) fn executed(list: &List, token: usize, entered: u64) {
-    let Ok(recorded) = list.recorded.lock() else {
-        return;
-    };
+/// After a regular list was submitted `times` times by one execute call: each of its commands is
+/// pending once, with the execute call's correlation ID (an event holds one execution's
+/// timestamps: the records of the other executions are counted lost).
+pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize) {
+    let recorded: Vec<(Work, ApiId, ze_event_handle_t, ze_event_handle_t, u64)> = list
+        .recorded()
+        .iter()
+        .map(|r| (r.work, r.api_id, r.event, r.program, r.appended))
+        .collect();
     let device = devices::get(list.device);
     let correlation_id = open::correlation_id(token);
     let thread_id = thread::with(|s| s.thread_id()).unwrap_or(0);
-    for r in recorded.iter() {
+    if times > 1 && !recorded.is_empty() {
+        for (work, ..) in &recorded {
+            for _ in 1..times {
+                view::count_lost(work.view(device.is_cpu));
+            }
+        }
+        critical::raise(
+            ResultCode::ErrorRecordsDropped,
+            format_args!(
+                "a Level Zero command list was passed {times} times to one \
+                 zeCommandQueueExecuteCommandLists: its commands are recorded once, {} records \
+                 are lost",
+                (times - 1) * recorded.len()
+            ),
+        );
+    }
+    for (work, api_id, event, program, appended) in recorded {
         PENDING.add(ZeCommand {
-            event: r.event,
+            event,
             give_back: false,
+            program,
             list: list.handle,
             context: list.context,
             device: device.clone(),
-            work: r.work,
-            api_id: r.api_id,
+            work,
+            api_id,
             correlation_id,
             thread_id,
-            appended: r.appended,
+            appended,
             submitted: entered,
         });
     }
 }
 
-/// A list being reset or destroyed: its recorded commands go, libpti's events back to the pool.
-pub(super) fn forget_recorded(list: &List) {
-    PENDING.harvest_where(|c| c.list == list.handle);
-    let handle = list.handle;
-    for c in PENDING.take_where(|c| c.list == handle) {
+/// Takes out the pending commands `pick` selects after a last harvest, and counts those that
+/// have not completed as lost, with a critical event saying `why` ("{n} records lost" follows).
+/// Their events of libpti's are not reused: the device may still signal them.
+fn settle(pick: impl Fn(&ZeCommand) -> bool, why: &str) -> usize {
+    PENDING.harvest_where(&pick);
+    let lost = PENDING.take_where(&pick);
+    let n = lost.len();
+    for c in lost {
         view::count_lost(c.view());
     }
-    if let Ok(mut recorded) = list.recorded.lock() {
-        for r in recorded.drain(..).filter(|r| r.owned) {
-            events::give(list.context, r.event);
+    if n > 0 {
+        critical::raise(
+            ResultCode::ErrorRecordsDropped,
+            format_args!("{why}: {n} record(s) of commands not completed are lost"),
+        );
+    }
+    n
+}
+
+/// A list being reset or destroyed: its pending commands are settled, and a regular list's
+/// commands forgotten (libpti's events back to the pool, unless one may still be in use).
+pub(super) fn forget_recorded(list: &List) {
+    let handle = list.handle;
+    let unfinished = settle(
+        |c| c.list == handle,
+        "the program reset or destroyed a Level Zero command list before libpti saw its \
+         commands complete",
+    );
+    let recorded: Vec<Recorded> = list.recorded().drain(..).collect();
+    if unfinished == 0 {
+        for r in recorded.iter().filter(|r| r.owned) {
+            if r.program.is_null() {
+                events::give(list.context, r.event);
+            } else {
+                events::retire(list.context, r.event, r.program);
+            }
         }
     }
 }
 
-/// The program is about to reset or destroy `event`: its command's record is written now if it
-/// has completed, else counted lost.
+/// The program is about to reset or destroy its `event`: the record of a command it times (or
+/// that signals it) is written now if the command has completed, else counted lost.
 pub(super) fn event_going(event: ze_event_handle_t) {
-    PENDING.harvest_where(|c| c.event == event);
-    let lost = PENDING.take_where(|c| c.event == event);
-    if !lost.is_empty() {
-        for c in &lost {
-            view::count_lost(c.view());
-        }
-        critical::raise(
-            ResultCode::ErrorRecordsDropped,
-            format_args!(
-                "the program reset or destroyed a Level Zero event before its command completed: \
-                 {} record(s) lost",
-                lost.len()
-            ),
-        );
+    settle(
+        |c| c.uses(event),
+        "the program reset or destroyed a Level Zero event before libpti saw its command \
+         complete",
+    );
+    events::program_event_going(event);
+    if let Some(m) = LAST_SEEN.lock().as_mut() {
+        m.remove(&(event as usize));
     }
 }
 
 /// The program is about to destroy `context`: records of completed commands are written, those
 /// of the others counted lost, and libpti's events in it destroyed.
 pub(super) fn context_going(context: ze_context_handle_t) {
-    PENDING.harvest_where(|c| c.context == context);
-    let lost = PENDING.take_where(|c| c.context == context);
-    for c in &lost {
-        view::count_lost(c.view());
-    }
-    if !lost.is_empty() {
-        critical::raise(
-            ResultCode::ErrorRecordsDropped,
-            format_args!(
-                "a Level Zero context was destroyed with {} commands not completed: their records \
-                 are lost",
-                lost.len()
-            ),
-        );
+    settle(
+        |c| c.context == context,
+        "a Level Zero context was destroyed before libpti saw its commands complete",
+    );
+    // Harvests on other threads may still be giving back events of this context.
+    crate::backend::pending::wait_for_other_harvests();
+    for list in objects::lists_in(context) {
+        list.recorded().clear();
     }
     events::destroy_context(context);
+    if let Some(m) = LAST_SEEN.lock().as_mut() {
+        m.retain(|_, v| v.0 != context as usize);
+    }
 }

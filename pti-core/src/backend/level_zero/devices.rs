@@ -70,11 +70,14 @@ fn probe(handle: ze_device_handle_t) -> Device {
         .and_then(|l| l.zeDeviceGetProperties)
         // SAFETY: a device the program passed to a call, and a writable properties structure.
         .is_some_and(|get| internal(|| unsafe { get(handle, &mut props) }) == ZE_RESULT_SUCCESS);
+    // A driver that leaves the kernel timestamps' width at 0 gives the global timer's.
+    let bits = match (props.kernelTimestampValidBits, props.timestampValidBits) {
+        (0, 0) => 64,
+        (0, global) => global.min(64),
+        (kernel, _) => kernel.min(64),
+    };
     let (hz, bits) = if ok && props.timerResolution > 0 {
-        (
-            props.timerResolution,
-            props.kernelTimestampValidBits.clamp(1, 64),
-        )
+        (props.timerResolution, bits)
     } else {
         (1_000_000_000, 64)
     };

@@ -5,7 +5,9 @@
 //! the call is not traced).
 //!
 //! - creation and destruction calls keep `objects` up to date (also untraced, but not for
-//!   libpti's own calls);
+//!   libpti's own calls); event pools created while a device view is enabled get host-visible
+//!   kernel timestamps, so that the program's own events time its commands (unless
+//!   `PTI_LEVEL_ZERO_KEEP_EVENT_POOLS=1`);
 //! - appends prepare and complete timed commands (`commands`);
 //! - executions of regular lists make their commands pending;
 //! - host waits harvest what has finished, and write synchronisation records;
@@ -19,8 +21,8 @@ use core::ffi::{CStr, c_void};
 use pti_sys::level_zero::*;
 
 use super::commands::{self, PENDING, memory_type};
-use super::objects;
-use super::tracer::is_internal;
+use super::objects::{self, List};
+use super::tracer::{self, is_internal};
 use crate::api::ApiGroup;
 use crate::backend::work::Work;
 use crate::dispatch::open;
@@ -89,7 +91,9 @@ pub(super) fn after_zeCommandListCreate(
 ) {
     if result == ZE_RESULT_SUCCESS && !is_internal() {
         // SAFETY: the fields point at the call's arguments; the driver has written the list.
-        unsafe { objects::list_created(**p.pphCommandList, *p.phContext, *p.phDevice, false) };
+        unsafe {
+            objects::list_created(**p.pphCommandList, *p.phContext, *p.phDevice, false, false)
+        };
     }
 }
 
@@ -99,8 +103,19 @@ pub(super) fn after_zeCommandListCreateImmediate(
     _token: usize,
 ) {
     if result == ZE_RESULT_SUCCESS && !is_internal() {
-        // SAFETY: the fields point at the call's arguments; the driver has written the list.
-        unsafe { objects::list_created(**p.pphCommandList, *p.phContext, *p.phDevice, true) };
+        // SAFETY: the fields point at the call's arguments; the driver has written the list, and
+        // the queue descriptor (NULL-checked) is the program's.
+        unsafe {
+            let desc = *p.paltdesc;
+            let synchronous = !desc.is_null() && (*desc).mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
+            objects::list_created(
+                **p.pphCommandList,
+                *p.phContext,
+                *p.phDevice,
+                true,
+                synchronous,
+            );
+        }
     }
 }
 
@@ -137,14 +152,81 @@ pub(super) fn before_zeCommandQueueDestroy(
     objects::queue_destroyed(unsafe { *p.phCommandQueue });
 }
 
+/// The flags a pool created now gets from libpti: host-visible kernel timestamps added to a pool
+/// of known flags that lacks them, while a device view is enabled (not for IPC pools, nor when the
+/// user asked libpti to keep the program's pools).
+fn upgraded_flags(flags: ze_event_pool_flags_t) -> Option<ze_event_pool_flags_t> {
+    let known = ZE_EVENT_POOL_FLAG_HOST_VISIBLE
+        | ZE_EVENT_POOL_FLAG_IPC
+        | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
+    let wanted = ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
+    let upgrade = tracer::upgrades_event_pools()
+        && view::any_device_view()
+        && flags & !known == 0
+        && flags & ZE_EVENT_POOL_FLAG_IPC == 0
+        && flags & wanted != wanted;
+    upgrade.then_some(flags | wanted)
+}
+
+/// A program's pool descriptor replaced by libpti's copy: (the program's, the copy).
+type ReplacedDesc = (*const ze_event_pool_desc_t, Box<ze_event_pool_desc_t>);
+
+thread_local! {
+    /// Per `zeEventPoolCreate` in progress on this thread (innermost last): the descriptor
+    /// replaced, if it was.
+    static POOL_DESCS: RefCell<Vec<Option<ReplacedDesc>>> = const { RefCell::new(Vec::new()) };
+}
+
+pub(super) fn before_zeEventPoolCreate(p: &mut ze_event_pool_create_params_t, _token: usize) {
+    if is_internal() {
+        return;
+    }
+    // SAFETY: the field points at the call's descriptor argument (NULL-checked before use).
+    let original = unsafe { *p.pdesc };
+    // SAFETY: a non-NULL descriptor of the program's, read once.
+    let copy = (!original.is_null())
+        .then(|| unsafe { *original })
+        .and_then(|desc| {
+            upgraded_flags(desc.flags).map(|flags| Box::new(ze_event_pool_desc_t { flags, ..desc }))
+        });
+    let replacement: Option<*const ze_event_pool_desc_t> = copy.as_deref().map(|d| d as *const _);
+    let pushed = POOL_DESCS
+        .try_with(|d| d.borrow_mut().push(copy.map(|c| (original, c))))
+        .is_ok();
+    if let (true, Some(replacement)) = (pushed, replacement) {
+        // SAFETY: the field points at the call's descriptor argument; the copy lives in
+        // POOL_DESCS (on the heap) until the epilogue puts the program's back.
+        unsafe { *p.pdesc = replacement };
+    }
+}
+
 pub(super) fn after_zeEventPoolCreate(
     p: &mut ze_event_pool_create_params_t,
     result: ze_result_t,
     _token: usize,
 ) {
-    if result == ZE_RESULT_SUCCESS && !is_internal() {
-        // SAFETY: the fields point at the call's arguments; the driver has written the pool.
-        unsafe { objects::pool_created(**p.pphEventPool, (**p.pdesc).flags) };
+    if is_internal() {
+        return;
+    }
+    let replaced = POOL_DESCS
+        .try_with(|d| d.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .flatten();
+    // SAFETY: the fields point at the call's arguments; the descriptor is the program's or
+    // libpti's copy (alive in `replaced`), and the driver has written the pool on success.
+    unsafe {
+        let flags = match &replaced {
+            Some((original, copy)) => {
+                *p.pdesc = *original;
+                copy.flags
+            }
+            None if !(*p.pdesc).is_null() => (**p.pdesc).flags,
+            None => return,
+        };
+        if result == ZE_RESULT_SUCCESS {
+            objects::pool_created(**p.pphEventPool, flags);
+        }
     }
 }
 
@@ -209,19 +291,27 @@ fn barrier(kind: pti_view_synchronization_type, wait_events: u32) -> Work {
 }
 
 /// Generates the prologue and epilogue hooks of an append whose signal-event parameter is
-/// `phSignalEvent`, describing its work with `$work` (given the list, and the parameters).
+/// `phSignalEvent`, describing its work with `$work` (given the list's context, NULL for a list
+/// libpti does not know, and the parameters).
 macro_rules! append_hooks {
-    ($before:ident, $after:ident, $params:ty, $id:ident, |$list:ident, $p:ident| $work:expr) => {
+    ($before:ident, $after:ident, $params:ty, $id:ident, |$context:ident, $p:ident| $work:expr) => {
         pub(super) fn $before($p: &mut $params, token: usize) {
             // SAFETY: the fields point at the call's arguments (the signal event may be
             // replaced: the tracing layer passes what the prologue leaves there).
             let (list_handle, signal) = unsafe { (*$p.phCommandList, &mut *$p.phSignalEvent) };
             let params: &$params = $p;
-            commands::prepare(token, ids::$id, list_handle, signal, |$list| {
-                let $p = params;
-                // SAFETY: the fields point at the call's arguments.
-                unsafe { $work }
-            });
+            commands::prepare(
+                token,
+                ids::$id,
+                list_handle,
+                signal,
+                |list: Option<&List>| {
+                    let $context = list.map_or(core::ptr::null_mut(), |l| l.context);
+                    let $p = params;
+                    // SAFETY: the fields point at the call's arguments.
+                    unsafe { $work }
+                },
+            );
         }
 
         pub(super) fn $after($p: &mut $params, result: ze_result_t, token: usize) {
@@ -236,7 +326,7 @@ append_hooks!(
     after_zeCommandListAppendLaunchKernel,
     ze_command_list_append_launch_kernel_params_t,
     zeCommandListAppendLaunchKernel,
-    |_list, p| kernel(*p.phKernel)
+    |_context, p| kernel(*p.phKernel)
 );
 
 append_hooks!(
@@ -244,7 +334,7 @@ append_hooks!(
     after_zeCommandListAppendLaunchCooperativeKernel,
     ze_command_list_append_launch_cooperative_kernel_params_t,
     zeCommandListAppendLaunchCooperativeKernel,
-    |_list, p| kernel(*p.phKernel)
+    |_context, p| kernel(*p.phKernel)
 );
 
 append_hooks!(
@@ -252,7 +342,7 @@ append_hooks!(
     after_zeCommandListAppendLaunchKernelIndirect,
     ze_command_list_append_launch_kernel_indirect_params_t,
     zeCommandListAppendLaunchKernelIndirect,
-    |_list, p| kernel(*p.phKernel)
+    |_context, p| kernel(*p.phKernel)
 );
 
 append_hooks!(
@@ -260,7 +350,7 @@ append_hooks!(
     after_zeCommandListAppendMemoryCopy,
     ze_command_list_append_memory_copy_params_t,
     zeCommandListAppendMemoryCopy,
-    |list, p| copy(list.context, *p.pdstptr, *p.psrcptr, *p.psize as u64)
+    |context, p| copy(context, *p.pdstptr, *p.psrcptr, *p.psize as u64)
 );
 
 append_hooks!(
@@ -268,9 +358,9 @@ append_hooks!(
     after_zeCommandListAppendMemoryCopyFromContext,
     ze_command_list_append_memory_copy_from_context_params_t,
     zeCommandListAppendMemoryCopyFromContext,
-    |list, p| Work::Copy {
+    |context, p| Work::Copy {
         src: memory_type(*p.phContextSrc, *p.psrcptr),
-        dst: memory_type(list.context, *p.pdstptr),
+        dst: memory_type(context, *p.pdstptr),
         bytes: *p.psize as u64,
     }
 );
@@ -280,7 +370,7 @@ append_hooks!(
     after_zeCommandListAppendMemoryCopyRegion,
     ze_command_list_append_memory_copy_region_params_t,
     zeCommandListAppendMemoryCopyRegion,
-    |list, p| {
+    |context, p| {
         let region = *p.pdstRegion;
         let bytes = if region.is_null() {
             0
@@ -289,7 +379,7 @@ append_hooks!(
                 * u64::from((*region).height.max(1))
                 * u64::from((*region).depth.max(1))
         };
-        copy(list.context, *p.pdstptr, *p.psrcptr, bytes)
+        copy(context, *p.pdstptr, *p.psrcptr, bytes)
     }
 );
 
@@ -298,14 +388,14 @@ append_hooks!(
     after_zeCommandListAppendMemoryFill,
     ze_command_list_append_memory_fill_params_t,
     zeCommandListAppendMemoryFill,
-    |list, p| {
+    |context, p| {
         let (pattern, size) = (*p.ppattern, *p.ppattern_size);
         let mut value = [0u8; 8];
         if !pattern.is_null() {
             core::ptr::copy_nonoverlapping(pattern.cast::<u8>(), value.as_mut_ptr(), size.min(8));
         }
         Work::Fill {
-            memory: memory_type(list.context, *p.pptr),
+            memory: memory_type(context, *p.pptr),
             bytes: *p.psize as u64,
             value: u64::from_le_bytes(value),
         }
@@ -317,7 +407,7 @@ append_hooks!(
     after_zeCommandListAppendBarrier,
     ze_command_list_append_barrier_params_t,
     zeCommandListAppendBarrier,
-    |_list, p| barrier(
+    |_context, p| barrier(
         pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_GPU_BARRIER_EXECUTION,
         *p.pnumWaitEvents
     )
@@ -328,7 +418,7 @@ append_hooks!(
     after_zeCommandListAppendMemoryRangesBarrier,
     ze_command_list_append_memory_ranges_barrier_params_t,
     zeCommandListAppendMemoryRangesBarrier,
-    |_list, p| barrier(
+    |_context, p| barrier(
         pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_GPU_BARRIER_MEMORY,
         *p.pnumWaitEvents
     )
@@ -337,23 +427,32 @@ append_hooks!(
 // ---------------------------------------------------------------------------------------------
 // Executions of regular lists
 
-/// The lists of an execute call.
+/// The regular lists of an execute call, each with the number of times the call passes it.
 ///
 /// # Safety
 /// `p` is the call's parameter struct.
 unsafe fn executed_lists(
     p: &ze_command_queue_execute_command_lists_params_t,
-) -> Vec<std::sync::Arc<objects::List>> {
+) -> Vec<(std::sync::Arc<List>, usize)> {
     // SAFETY: the fields point at the call's arguments: a count and that many lists.
     let (n, lists) = unsafe { (*p.pnumCommandLists, *p.pphCommandLists) };
     if lists.is_null() {
         return Vec::new();
     }
-    (0..n as usize)
+    let mut out: Vec<(std::sync::Arc<List>, usize)> = Vec::new();
+    for i in 0..n as usize {
         // SAFETY: as above.
-        .filter_map(|i| objects::list(unsafe { *lists.add(i) }))
-        .filter(|l| !l.immediate)
-        .collect()
+        let handle = unsafe { *lists.add(i) };
+        match out.iter_mut().find(|(l, _)| l.handle == handle) {
+            Some((_, times)) => *times += 1,
+            None => out.extend(
+                objects::list(handle)
+                    .filter(|l| !l.immediate)
+                    .map(|l| (l, 1)),
+            ),
+        }
+    }
+    out
 }
 
 pub(super) fn before_zeCommandQueueExecuteCommandLists(
@@ -364,7 +463,7 @@ pub(super) fn before_zeCommandQueueExecuteCommandLists(
         return;
     }
     // SAFETY: the call's parameter struct.
-    for list in unsafe { executed_lists(p) } {
+    for (list, _) in unsafe { executed_lists(p) } {
         commands::executing(&list);
     }
     note_start(token);
@@ -382,8 +481,8 @@ pub(super) fn after_zeCommandQueueExecuteCommandLists(
         return;
     }
     // SAFETY: the call's parameter struct.
-    for list in unsafe { executed_lists(p) } {
-        commands::executed(&list, token, entered);
+    for (list, times) in unsafe { executed_lists(p) } {
+        commands::executed(&list, token, entered, times);
     }
 }
 
@@ -468,7 +567,7 @@ pub(super) fn after_zeEventQueryStatus(
     if result == ZE_RESULT_SUCCESS && !is_internal() {
         // SAFETY: the field points at the call's argument.
         let event = unsafe { *p.phEvent };
-        PENDING.harvest_where(|c| c.event() == event);
+        PENDING.harvest_where(|c| c.uses(event));
     }
 }
 

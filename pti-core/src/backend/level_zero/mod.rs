@@ -66,14 +66,17 @@ pub(crate) fn at_exit() {
     commands::PENDING.abandon("Level Zero", "the process exits");
 }
 
-fn fork_locks() -> [&'static dyn ForkLock; 5] {
+fn fork_locks() -> [&'static dyn ForkLock; 7] {
     let [devices, timings] = devices::fork_locks();
+    let [poll, pending, seen] = commands::fork_locks();
     [
         objects::fork_lock(),
         events::fork_lock(),
         devices,
         timings,
-        commands::PENDING.fork_lock(),
+        poll,
+        pending,
+        seen,
     ]
 }
 
@@ -90,11 +93,14 @@ pub(crate) fn fork_parent() {
     }
 }
 
-/// After `fork()`, in the child: the locks released, the parent's pending commands forgotten.
+/// After `fork()`, in the child: the locks released, and the parent's objects, events and
+/// pending commands forgotten (the child has no use of the parent's driver state).
 pub(crate) fn fork_child() {
     for lock in fork_locks().iter().rev() {
         // SAFETY: as in fork_parent.
         unsafe { lock.release_after_fork() };
     }
-    commands::PENDING.fork_child();
+    commands::fork_child();
+    events::fork_child();
+    objects::fork_child();
 }

@@ -1,13 +1,14 @@
 //! What libpti learns of the program's Level Zero objects from their creation calls: kernel names,
-//! command lists (context, device, immediate or regular, and the commands recorded on a regular
-//! list), queues, and which events come from pools with kernel timestamps.
+//! command lists (context, device, immediate or regular, synchronous or not, and the commands
+//! recorded on a regular list), queues, and which events the host can read kernel timestamps
+//! from.
 //!
 //! Entries are made in the creation calls' epilogues, also while nothing is traced (so a later
 //! enable knows the objects), and removed in the destruction calls' prologues.
 
 use core::ffi::{CStr, c_void};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use pti_sys::level_zero::*;
 
@@ -22,6 +23,8 @@ pub(super) struct Recorded {
     pub(super) api_id: u32,
     /// The event that times it (libpti's, or the program's when it has kernel timestamps).
     pub(super) event: ze_event_handle_t,
+    /// The program's event that a barrier signals after `event` (NULL if none).
+    pub(super) program: ze_event_handle_t,
     /// `event` is libpti's (given back when the list is reset or destroyed).
     pub(super) owned: bool,
     /// Host time of the append call.
@@ -38,8 +41,19 @@ pub(super) struct List {
     pub(super) context: ze_context_handle_t,
     pub(super) device: ze_device_handle_t,
     pub(super) immediate: bool,
+    /// An immediate list in synchronous mode: its commands have completed when the append
+    /// returns.
+    pub(super) synchronous: bool,
     /// Commands of a regular list, in order.
-    pub(super) recorded: Mutex<Vec<Recorded>>,
+    recorded: Mutex<Vec<Recorded>>,
+}
+
+impl List {
+    /// The commands recorded on a regular list. Never held while calling the driver or tool
+    /// code; nothing panics while holding it, and a poisoned lock is used as it is.
+    pub(super) fn recorded(&self) -> MutexGuard<'_, Vec<Recorded>> {
+        self.recorded.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 // SAFETY: as for `Recorded`; the mutable part is behind a mutex.
@@ -52,9 +66,9 @@ struct Registry {
     kernels: HashMap<usize, &'static CStr>,
     lists: HashMap<usize, Arc<List>>,
     queues: HashMap<usize, (usize, usize)>,
-    /// Pools whose events carry kernel timestamps.
+    /// Pools whose events the host can read kernel timestamps from.
     timestamp_pools: HashMap<usize, bool>,
-    /// Events of pools with kernel timestamps.
+    /// Events of those pools.
     timestamp_events: HashMap<usize, bool>,
 }
 
@@ -106,18 +120,20 @@ pub(super) fn kernel_name(kernel: ze_kernel_handle_t) -> Option<&'static CStr> {
     with(|r| r.kernels.get(&(kernel as usize)).copied())
 }
 
-/// A command list was created.
+/// A command list was created (`immediate`, and then `synchronous` or not).
 pub(super) fn list_created(
     handle: ze_command_list_handle_t,
     context: ze_context_handle_t,
     device: ze_device_handle_t,
     immediate: bool,
+    synchronous: bool,
 ) {
     let list = Arc::new(List {
         handle,
         context,
         device,
         immediate,
+        synchronous,
         recorded: Mutex::new(Vec::new()),
     });
     with(|r| r.lists.insert(handle as usize, list));
@@ -126,6 +142,17 @@ pub(super) fn list_created(
 /// The list `handle`, if its creation was seen.
 pub(super) fn list(handle: ze_command_list_handle_t) -> Option<Arc<List>> {
     with(|r| r.lists.get(&(handle as usize)).cloned())
+}
+
+/// The lists of `context`.
+pub(super) fn lists_in(context: ze_context_handle_t) -> Vec<Arc<List>> {
+    with(|r| {
+        r.lists
+            .values()
+            .filter(|l| l.context == context)
+            .cloned()
+            .collect()
+    })
 }
 
 /// Forgets a list being destroyed, and returns it.
@@ -161,9 +188,15 @@ pub(super) fn queue_destroyed(handle: ze_command_queue_handle_t) {
     with(|r| r.queues.remove(&(handle as usize)));
 }
 
+/// Whether events of a pool with `flags` give the host kernel timestamps.
+pub(super) fn timed_flags(flags: ze_event_pool_flags_t) -> bool {
+    let needed = ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
+    flags & needed == needed
+}
+
 /// An event pool was created with `flags`.
 pub(super) fn pool_created(pool: ze_event_pool_handle_t, flags: ze_event_pool_flags_t) {
-    let timestamps = flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP != 0;
+    let timestamps = timed_flags(flags);
     with(|r| r.timestamp_pools.insert(pool as usize, timestamps));
 }
 
@@ -189,7 +222,7 @@ pub(super) fn event_destroyed(event: ze_event_handle_t) {
     with(|r| r.timestamp_events.remove(&(event as usize)));
 }
 
-/// Whether the program's `event` comes from a pool with kernel timestamps.
+/// Whether the program's `event` comes from a host-visible pool with kernel timestamps.
 pub(super) fn event_has_timestamps(event: ze_event_handle_t) -> bool {
     with(|r| {
         r.timestamp_events
@@ -197,4 +230,9 @@ pub(super) fn event_has_timestamps(event: ze_event_handle_t) -> bool {
             .copied()
             .unwrap_or(false)
     })
+}
+
+/// In the child after `fork()`: the parent's objects are not the child's to use.
+pub(super) fn fork_child() {
+    *REGISTRY.lock() = None;
 }

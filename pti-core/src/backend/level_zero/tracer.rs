@@ -15,6 +15,7 @@
 
 use core::cell::Cell;
 use core::ffi::{CStr, c_void};
+use core::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use pti_sys::level_zero::*;
@@ -37,6 +38,7 @@ pub(super) struct Loader {
     pub(super) zeEventQueryStatus: zeEventQueryStatus_t,
     pub(super) zeEventQueryKernelTimestamp: zeEventQueryKernelTimestamp_t,
     pub(super) zeCommandListAppendBarrier: zeCommandListAppendBarrier_t,
+    pub(super) zeCommandListAppendEventReset: zeCommandListAppendEventReset_t,
     pub(super) zeMemGetAllocProperties: zeMemGetAllocProperties_t,
     pub(super) zeKernelGetName: zeKernelGetName_t,
 }
@@ -60,12 +62,20 @@ pub enum Attachment {
     Failed(String),
 }
 
-struct State {
-    attachment: Attachment,
-    loader: Option<Loader>,
+static STATE: OnceLock<Attachment> = OnceLock::new();
+
+/// `PTI_LEVEL_ZERO_KEEP_EVENT_POOLS=1`, read at attach: the program's event pools stay as it
+/// creates them.
+static KEEP_EVENT_POOLS: AtomicBool = AtomicBool::new(false);
+
+/// Whether event pools the program creates while a device view is enabled get host-visible kernel
+/// timestamps (see `hooks`).
+pub(super) fn upgrades_event_pools() -> bool {
+    !KEEP_EVENT_POOLS.load(Ordering::Relaxed)
 }
 
-static STATE: OnceLock<State> = OnceLock::new();
+/// Published before the tracer is enabled, so that the first traced calls find it.
+static LOADER: OnceLock<Loader> = OnceLock::new();
 
 thread_local! {
     static INTERNAL: Cell<bool> = const { Cell::new(false) };
@@ -86,28 +96,26 @@ pub(super) fn is_internal() -> bool {
 
 /// The loader functions, once attached.
 pub(super) fn loader() -> Option<&'static Loader> {
-    STATE.get().and_then(|s| s.loader.as_ref())
+    LOADER.get()
 }
 
 /// Attaches to Level Zero, once; later calls return the first outcome.
 pub fn attach() -> &'static Attachment {
-    &STATE
-        .get_or_init(|| {
-            let (attachment, loader) = internal(try_attach);
-            if let Attachment::Failed(why) = &attachment {
-                critical::raise(
-                    ResultCode::ErrorTracingNotInitialized,
-                    format_args!("Level Zero calls cannot be traced: {why}"),
-                );
-            }
-            State { attachment, loader }
-        })
-        .attachment
+    STATE.get_or_init(|| {
+        let attachment = internal(try_attach);
+        if let Attachment::Failed(why) = &attachment {
+            critical::raise(
+                ResultCode::ErrorTracingNotInitialized,
+                format_args!("Level Zero calls cannot be traced: {why}"),
+            );
+        }
+        attachment
+    })
 }
 
 /// The outcome of an attempt so far, without attempting.
 pub fn attachment() -> Option<&'static Attachment> {
-    STATE.get().map(|s| &s.attachment)
+    STATE.get()
 }
 
 fn symbol(handle: *mut c_void, name: &CStr) -> *mut c_void {
@@ -124,7 +132,9 @@ fn function<F: Copy>(handle: *mut c_void, name: &CStr) -> Option<F> {
     (!address.is_null()).then(|| unsafe { core::mem::transmute_copy::<*mut c_void, F>(&address) })
 }
 
-fn try_attach() -> (Attachment, Option<Loader>) {
+fn try_attach() -> Attachment {
+    let keep = std::env::var_os("PTI_LEVEL_ZERO_KEEP_EVENT_POOLS").is_some_and(|v| v == "1");
+    KEEP_EVENT_POOLS.store(keep, Ordering::Relaxed);
     // SAFETY: a NUL-terminated library name; the loader, once loaded, is never closed.
     let handle = unsafe {
         libc::dlopen(
@@ -133,10 +143,7 @@ fn try_attach() -> (Attachment, Option<Loader>) {
         )
     };
     if handle.is_null() {
-        return (
-            Attachment::Absent("libze_loader.so.1 is not installed".into()),
-            None,
-        );
+        return Attachment::Absent("libze_loader.so.1 is not installed".into());
     }
     let init: zeInit_t = function::<zeInit_t>(handle, c"zeInit").flatten();
     let create: zelTracerCreate_t =
@@ -144,18 +151,14 @@ fn try_attach() -> (Attachment, Option<Loader>) {
     let enable: zelTracerSetEnabled_t =
         function::<zelTracerSetEnabled_t>(handle, c"zelTracerSetEnabled").flatten();
     let (Some(init), Some(create), Some(enable)) = (init, create, enable) else {
-        return (
-            Attachment::Failed("the Level Zero loader lacks zeInit or the tracer functions".into()),
-            None,
+        return Attachment::Failed(
+            "the Level Zero loader lacks zeInit or the tracer functions".into(),
         );
     };
     // SAFETY: zeInit may be called any number of times; 0 asks for every driver type.
     let status = unsafe { init(0) };
     if status != ZE_RESULT_SUCCESS {
-        return (
-            Attachment::Absent(format!("zeInit found no Level Zero driver (0x{status:x})")),
-            None,
-        );
+        return Attachment::Absent(format!("zeInit found no Level Zero driver (0x{status:x})"));
     }
     let desc = zel_tracer_desc_t {
         stype: ZEL_STRUCTURE_TYPE_TRACER_DESC,
@@ -166,14 +169,11 @@ fn try_attach() -> (Attachment, Option<Loader>) {
     // SAFETY: a valid descriptor and a writable handle.
     let status = unsafe { create(&desc, &mut tracer) };
     if status != ZE_RESULT_SUCCESS || tracer.is_null() {
-        return (
-            Attachment::Failed(format!(
-                "zelTracerCreate returned 0x{status:x}: the loader's tracing layer is not loaded. \
-                 ZE_ENABLE_TRACING_LAYER=1 must be set before the program's first zeInit \
-                 (libpti sets it when it is loaded before Level Zero is used)"
-            )),
-            None,
-        );
+        return Attachment::Failed(format!(
+            "zelTracerCreate returned 0x{status:x}: the loader's tracing layer is not loaded. \
+             ZE_ENABLE_TRACING_LAYER=1 must be set before the program's first zeInit \
+             (libpti sets it when it is loaded before Level Zero is used)"
+        ));
     }
     let mut functions = 0;
     for (register, prologue, epilogue) in callbacks::callbacks() {
@@ -197,15 +197,8 @@ fn try_attach() -> (Attachment, Option<Loader>) {
         };
         functions += usize::from(ok);
     }
-    // SAFETY: the tracer just created.
-    let status = unsafe { enable(tracer, 1) };
-    if status != ZE_RESULT_SUCCESS {
-        return (
-            Attachment::Failed(format!("zelTracerSetEnabled returned 0x{status:x}")),
-            None,
-        );
-    }
-    let loader = Loader {
+    // Published before the first traced call can need it.
+    let _ = LOADER.set(Loader {
         zeDeviceGetProperties: function(handle, c"zeDeviceGetProperties").flatten(),
         zeDeviceGetGlobalTimestamps: function(handle, c"zeDeviceGetGlobalTimestamps").flatten(),
         zeEventPoolCreate: function(handle, c"zeEventPoolCreate").flatten(),
@@ -216,10 +209,16 @@ fn try_attach() -> (Attachment, Option<Loader>) {
         zeEventQueryStatus: function(handle, c"zeEventQueryStatus").flatten(),
         zeEventQueryKernelTimestamp: function(handle, c"zeEventQueryKernelTimestamp").flatten(),
         zeCommandListAppendBarrier: function(handle, c"zeCommandListAppendBarrier").flatten(),
+        zeCommandListAppendEventReset: function(handle, c"zeCommandListAppendEventReset").flatten(),
         zeMemGetAllocProperties: function(handle, c"zeMemGetAllocProperties").flatten(),
         zeKernelGetName: function(handle, c"zeKernelGetName").flatten(),
-    };
-    (Attachment::Attached { functions }, Some(loader))
+    });
+    // SAFETY: the tracer just created.
+    let status = unsafe { enable(tracer, 1) };
+    if status != ZE_RESULT_SUCCESS {
+        return Attachment::Failed(format!("zelTracerSetEnabled returned 0x{status:x}"));
+    }
+    Attachment::Attached { functions }
 }
 
 /// Opens the traced call `api_id` (see `dispatch::open`); 0 when it is not traced, or is one of

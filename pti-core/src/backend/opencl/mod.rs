@@ -84,16 +84,19 @@ pub(crate) const DEVICE_WORK: &[ApiId] = &[
     ids::clWaitForEvents,
 ];
 
-/// The backend's locks, in the one order the fork handlers take them (no code holds two).
-fn fork_locks() -> [&'static dyn ForkLock; 8] {
+/// The backend's locks, in the one order the fork handlers take them (no code holds two, but
+/// for the pending list's poll and list locks, taken in that order).
+fn fork_locks() -> [&'static dyn ForkLock; 9] {
     let [devices, timings] = devices::fork_locks();
+    let [poll, pending] = pending::fork_locks();
     [
         extensions::fork_lock(),
         commands::fork_lock(),
         queues::fork_lock(),
         devices,
         timings,
-        pending::fork_lock(),
+        poll,
+        pending,
         retained::fork_lock(),
         crate::intern::fork_lock(),
     ]

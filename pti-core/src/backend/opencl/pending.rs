@@ -221,8 +221,8 @@ pub(crate) fn count() -> usize {
 }
 
 /// The lock of the list, for the fork handlers.
-pub(super) fn fork_lock() -> &'static dyn ForkLock {
-    PENDING.fork_lock()
+pub(super) fn fork_locks() -> [&'static dyn ForkLock; 2] {
+    PENDING.fork_locks()
 }
 
 /// In the child after `fork()`.
