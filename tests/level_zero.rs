@@ -862,3 +862,35 @@ fn a_tracing_layer_enabled_by_a_launcher_is_used() {
     assert_eq!(tr.counters.get("PENDING"), Some(&0));
     assert_eq!(tr.counters.get("CRITICALS"), Some(&0));
 }
+
+/// The overhead benchmark (`benches/ze_overhead.c`, see `docs/BENCHMARKS.md`) builds and runs in
+/// every mode, so the documented command keeps working; its figures come from release builds.
+#[test]
+fn the_overhead_benchmark_runs_in_every_mode() {
+    let exe = compile_c_with(
+        "ze_overhead",
+        &["benches/ze_overhead.c"],
+        &["-lpti", "-lze_loader"],
+    );
+    for mode in ["off", "layer", "tracer", "attached", "callbacks", "views"] {
+        let mut cmd = Command::new(&exe);
+        cmd.args([mode, "1000", "200"])
+            .env("ZE_ENABLE_ALT_DRIVERS", simulated_driver())
+            .env_remove("ZE_ENABLE_TRACING_LAYER")
+            .env_remove("PTI_LEVEL_ZERO");
+        if mode == "off" {
+            cmd.env("PTI_LEVEL_ZERO", "0");
+        }
+        let out = pti_tests::run_ok(&mut cmd);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let records: u64 = stdout
+            .split_whitespace()
+            .skip_while(|w| *w != "records")
+            .nth(1)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{mode}: {stdout}"));
+        // views: an API record per call, a kernel record per launch, a sync record per wait.
+        let want_at_least = if mode == "views" { 1000 + 2 * 200 } else { 0 };
+        assert!(records >= want_at_least, "{mode}: {stdout}");
+    }
+}

@@ -791,3 +791,28 @@ fn without_the_layer_nothing_is_intercepted() {
     let plain = run(&rt, &programs().0, &[]);
     assert_eq!(invariant_lines(&plain.w), invariant_lines(&traced.w));
 }
+
+/// The overhead benchmark (`benches/cl_overhead.c`, see `docs/BENCHMARKS.md`) builds and runs in
+/// every mode on PoCL, so the documented command keeps working; its figures come from release
+/// builds.
+#[test]
+fn the_overhead_benchmark_runs_in_every_mode() {
+    let exe = compile_c_with(
+        "cl_overhead",
+        &["benches/cl_overhead.c"],
+        &["-lpti", "-lOpenCL"],
+    );
+    for mode in ["off", "layer", "callbacks", "views"] {
+        let mut cmd = Command::new(&exe);
+        cmd.args([mode, "1000", "100"])
+            .env("PTI_TEST_PLATFORM", "Portable Computing Language")
+            .env_remove("OPENCL_LAYERS")
+            .env_remove("PTI_OPENCL_LAYER");
+        if mode == "off" {
+            cmd.env("PTI_OPENCL_LAYER", "0");
+        }
+        let out = pti_tests::run_ok(&mut cmd);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(&format!("RESULT {mode} ")), "{stdout}");
+    }
+}
