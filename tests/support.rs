@@ -71,8 +71,22 @@ pub fn compile_c(name: &str, sources: &[&str]) -> PathBuf {
 /// As [`compile_c`], with `link` (libraries, `-l...`) instead of libpti alone; `tests/c` is on
 /// the include path.
 pub fn compile_c_with(name: &str, sources: &[&str], link: &[&str]) -> PathBuf {
+    compile(out_dir().join(name), &[], sources, link)
+}
+
+/// Compiles C sources into the shared library `target/pti-tests/lib<name>.so` (a tool to
+/// preload), linked with `link`.
+pub fn compile_shared(name: &str, sources: &[&str], link: &[&str]) -> PathBuf {
+    compile(
+        out_dir().join(format!("lib{name}.so")),
+        &["-shared", "-fPIC"],
+        sources,
+        link,
+    )
+}
+
+fn compile(exe: PathBuf, flags: &[&str], sources: &[&str], link: &[&str]) -> PathBuf {
     let lib = lib_dir();
-    let exe = out_dir().join(name);
     let mut cc = Command::new("cc");
     cc.current_dir(root())
         .args([
@@ -84,6 +98,7 @@ pub fn compile_c_with(name: &str, sources: &[&str], link: &[&str]) -> PathBuf {
             "-Iinclude",
             "-Itests/c",
         ])
+        .args(flags)
         .args(sources)
         .arg("-o")
         .arg(&exe)

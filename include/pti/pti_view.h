@@ -39,7 +39,7 @@ enum pti_view_kind
    */
   PTI_VIEW_DEVICE_GPU_KERNEL = 1,
   /**
-   * Kernels executed on a CPU device (not produced by libpti).
+   * Kernels executed on a CPU device: pti_view_record_kernel (v2 layout).
    */
   PTI_VIEW_DEVICE_CPU_KERNEL = 2,
   /**
@@ -82,6 +82,12 @@ enum pti_view_kind
    * Collective communication (not produced by libpti).
    */
   PTI_VIEW_COMMUNICATION = 12,
+  /**
+   * libpti extension (`pti_ext.h`): memory allocations and releases of the SYCL runtime,
+   * pti_view_record_memory_allocation. Extensions take values from 0x10000 on, away from
+   * the published kinds.
+   */
+  PTI_VIEW_EXT_MEMORY_ALLOCATION = 65537,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -14,6 +14,7 @@
 //! | [`callback`] | `pti_callback.h`: the Callback API |
 //! | [`ext`] | `pti_ext.h`: libpti's extensions (critical-event counts, simulated calls) |
 //! | [`layer`] | none: the OpenCL loader-layer entry points of Khronos's `CL/cl_layer.h` |
+//! | [`xpti`] | none: the XPTI subscriber entry points of XPTI's `xpti_data_types.h` |
 //!
 //! `load` holds libpti's constructor, which prepares the runtimes' interception when the library
 //! is loaded.
@@ -30,3 +31,4 @@ mod load;
 pub mod pti;
 pub mod raw;
 pub mod view;
+pub mod xpti;

@@ -9,6 +9,12 @@
 //! - `ZE_ENABLE_TRACING_LAYER=1` is set if unset (unless `PTI_LEVEL_ZERO=0`): the Level Zero
 //!   loader then loads its tracing layer at the program's first `zeInit`, which libpti's tracer
 //!   needs.
+//! - `XPTI_SUBSCRIBERS` gets libpti's path if it is unset (unless `PTI_SYCL=0`), with
+//!   `XPTI_TRACE_ENABLE=1`, `XPTI_FRAMEWORK_DISPATCHER=libxptifw.so.1` (found next to the SYCL
+//!   runtime) if unset and `UR_LAYER_TRACING` added to `UR_ENABLE_LAYERS`: the SYCL runtime then
+//!   loads libpti as its XPTI subscriber, and the Unified Runtime reports its calls. If another
+//!   subscriber is configured, libpti leaves it alone and a critical event says so when a tool
+//!   asks for SYCL data.
 //!
 //! Processes the program starts inherit these variables.
 
@@ -16,6 +22,7 @@ use core::ffi::{CStr, c_void};
 use std::os::unix::ffi::OsStrExt;
 
 use pti_core::backend::opencl::layer;
+use pti_core::backend::sycl::{self, Setup};
 
 use crate::layer::clGetLayerInfo;
 
@@ -102,12 +109,59 @@ fn enable_level_zero_tracing_layer() {
     unsafe { libc::setenv(c"ZE_ENABLE_TRACING_LAYER".as_ptr(), c"1".as_ptr(), 0) };
 }
 
+/// Sets `name` to `value` if it is unset.
+fn set_if_unset(name: &CStr, value: &CStr) {
+    // SAFETY: NUL-terminated name and value; the process has one thread (checked by the
+    // caller), so nothing reads the environment concurrently. 0: an existing value stays.
+    unsafe { libc::setenv(name.as_ptr(), value.as_ptr(), 0) };
+}
+
+/// Makes libpti the XPTI subscriber of a SYCL runtime the process loads later (see the module
+/// docs), and says what it found; with `may_write` false (other threads run), only looks.
+fn subscribe_to_xpti(may_write: bool) -> Setup {
+    if std::env::var_os("PTI_SYCL").is_some_and(|v| v == "0") {
+        return Setup::NotConfigured;
+    }
+    let Some(own) = own_path() else {
+        return Setup::NotConfigured;
+    };
+    match std::env::var("XPTI_SUBSCRIBERS") {
+        Ok(list) if list.split(',').any(|p| same_file(p.trim(), &own)) => {}
+        Ok(list) if !list.trim().is_empty() => return Setup::OtherSubscriber(list),
+        _ if !may_write => return Setup::NotConfigured,
+        _ => {
+            let Ok(own) = std::ffi::CString::new(own) else {
+                return Setup::NotConfigured;
+            };
+            // SAFETY: as in set_if_unset; 1: an empty value is replaced.
+            unsafe { libc::setenv(c"XPTI_SUBSCRIBERS".as_ptr(), own.as_ptr(), 1) };
+        }
+    }
+    if !may_write {
+        return Setup::Subscribed;
+    }
+    set_if_unset(c"XPTI_TRACE_ENABLE", c"1");
+    set_if_unset(c"XPTI_FRAMEWORK_DISPATCHER", c"libxptifw.so.1");
+    let layers = match std::env::var("UR_ENABLE_LAYERS") {
+        Ok(l) if l.split(';').any(|x| x.trim() == "UR_LAYER_TRACING") => None,
+        Ok(l) if !l.trim().is_empty() => Some(format!("{l};UR_LAYER_TRACING")),
+        _ => Some("UR_LAYER_TRACING".to_string()),
+    };
+    if let Some(Ok(layers)) = layers.map(std::ffi::CString::new) {
+        // SAFETY: as in set_if_unset; 1: libpti's layer joins the user's.
+        unsafe { libc::setenv(c"UR_ENABLE_LAYERS".as_ptr(), layers.as_ptr(), 1) };
+    }
+    Setup::Subscribed
+}
+
 extern "C" fn on_load() {
     let _ = std::panic::catch_unwind(|| {
-        if single_threaded() {
+        let alone = single_threaded();
+        if alone {
             announce_layer();
             enable_level_zero_tracing_layer();
         }
+        sycl::set_setup(subscribe_to_xpti(alone));
     });
 }
 

@@ -6,9 +6,10 @@
 //!   `opencl-sys` crate rather than retyped;
 //! - [`opencl_extra`]: the few extension functions libpti traces that `opencl-sys` lacks;
 //! - [`level_zero`]: the Level Zero core, tools and sysman types, DDI tables, the tracing layer,
-//!   and a function-pointer alias per function (generated with bindgen by `cargo xtask gen`).
-//!
-//! The plain-C XPTI entry points join this crate with the SYCL backend.
+//!   and a function-pointer alias per function (generated with bindgen by `cargo xtask gen`);
+//! - [`xpti`]: the few plain-C XPTI entry points and data types the SYCL backend needs, written by
+//!   hand, and the C++ accessor of XPTI's event metadata (`cpp/xpti_metadata.cpp`, built by
+//!   `build.rs`).
 
 pub use opencl_sys as opencl;
 pub mod opencl_extra;
@@ -16,3 +17,4 @@ pub mod opencl_extra;
 #[rustfmt::skip]
 #[allow(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 pub mod level_zero;
+pub mod xpti;

@@ -14,6 +14,10 @@
 #include "pti/pti_runtime_sycl_api_ids.h"
 #include "pti/pti_view.h"
 
+/* The XPTI subscriber entry points libpti exports (declared by XPTI's headers, not libpti's). */
+void xptiTraceInit(unsigned int major, unsigned int minor, const char* version, const char* stream);
+void xptiTraceFinish(const char* stream);
+
 #include "check.h"
 
 #define SENTINEL ((pti_callback_subscriber)(uintptr_t)0x5eed)
@@ -149,6 +153,11 @@ static void bad_layer_arguments(void) {
   CHECK(clInitLayerWithProperties(160, NULL, &entries, &layer, NULL) == CL_INVALID_VALUE_);
   CHECK(entries == 7 && layer == NULL);
   CHECK(clDeinitLayer() == CL_SUCCESS_); /* nothing was initialised: nothing to do */
+  /* The XPTI subscriber entry points ignore what they do not know (no framework is loaded). */
+  xptiTraceInit(0, 0, NULL, NULL);
+  xptiTraceInit(1, 0, "1.0", "no.such.stream");
+  xptiTraceFinish(NULL);
+  xptiTraceFinish("no.such.stream");
   uint64_t pending = 99;
   EXPECT(ptiViewGetPendingDeviceRecordCount(NULL), PTI_ERROR_BAD_ARGUMENT);
   EXPECT(ptiViewGetPendingDeviceRecordCount(&pending), PTI_SUCCESS);

@@ -3,7 +3,8 @@
 //!
 //! Packages are installed with apt-get only when `dpkg-query` says they are missing, so a set-up
 //! machine pays one quick query per package; the virtual environment is made and filled only
-//! when a file it should hold is missing. Nothing here is ever installed by hand.
+//! when a file it should hold is missing or the pinned list changed (`.venv/pti-packages.txt`
+//! records what was installed). Nothing here is ever installed by hand.
 
 use std::path::Path;
 use std::process::Command;
@@ -34,6 +35,10 @@ const PACKAGES: &[(&str, &str)] = &[
         "lists the OpenCL platforms, to diagnose a runtime that is not found",
     ),
     (
+        "python3-venv",
+        "python3 -m venv, which makes .venv (Intel's OpenCL and SYCL runtimes, dpctl)",
+    ),
+    (
         "libze1",
         "the Level Zero loader and its tracing layer, which the Level Zero tests run through",
     ),
@@ -61,10 +66,30 @@ const PYTHON_PACKAGES: &[(&str, &str)] = &[
         "intel-cmplr-lib-rt==2026.2.0",
         "the compiler runtime libintelocl.so needs (libsvml, libimf, libirng, libintlc)",
     ),
+    (
+        "intel-sycl-rt==2026.2.0",
+        "the SYCL runtime, its XPTI framework (lib/libxptifw.so) and, through intel-cmplr-lib-ur, \
+         the Unified Runtime",
+    ),
+    (
+        "dpctl==0.22.1",
+        "SYCL from Python (queues, USM memory, dpctl.program): the SYCL tests' program",
+    ),
+    (
+        "numpy==2.4.6",
+        "the SYCL test program's host arrays (a dpctl dependency, pinned)",
+    ),
 ];
 
 /// Files whose presence says `.venv` is complete.
-const VENV_MARKERS: &[&str] = &["lib/libintelocl.so", "lib/libOpenCL.so.1", "lib/libsvml.so"];
+const VENV_MARKERS: &[&str] = &[
+    "lib/libintelocl.so",
+    "lib/libOpenCL.so.1",
+    "lib/libsvml.so",
+    "lib/libsycl.so",
+    "lib/libxptifw.so",
+    "lib/libur_loader.so.0",
+];
 
 fn installed(package: &str) -> bool {
     Command::new("dpkg-query")
@@ -122,7 +147,15 @@ pub fn system_packages() -> Result<(), String> {
 /// complete already.
 pub fn python_venv(root: &Path) -> Result<(), String> {
     let venv = root.join(".venv");
-    if VENV_MARKERS.iter().all(|m| venv.join(m).exists()) {
+    // What was installed, as pip was asked: a change of the pins installs again.
+    let stamp = venv.join("pti-packages.txt");
+    let wanted: String = PYTHON_PACKAGES
+        .iter()
+        .map(|(p, _)| format!("{p}\n"))
+        .collect();
+    if VENV_MARKERS.iter().all(|m| venv.join(m).exists())
+        && std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted)
+    {
         return Ok(());
     }
     eprintln!(
@@ -164,7 +197,8 @@ pub fn python_venv(root: &Path) -> Result<(), String> {
             "{} lacks {missing} after pip install: the packages' layout changed",
             venv.display()
         )),
-        None => Ok(()),
+        None => std::fs::write(&stamp, wanted)
+            .map_err(|e| format!("cannot write {}: {e}", stamp.display())),
     }
 }
 

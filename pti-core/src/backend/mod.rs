@@ -3,6 +3,7 @@
 //!
 //! - [`opencl`]: the OpenCL loader layer;
 //! - [`level_zero`]: a tracer on the Level Zero loader's tracing layer;
+//! - [`sycl`]: an XPTI subscriber of the SYCL runtime and its Unified Runtime;
 //! - shared by the backends: `timing` (device timestamps onto the host clock), `work` (what a
 //!   command does, and its record), `pending` (commands awaiting their records, and harvests).
 //!
@@ -17,6 +18,7 @@ use crate::api::{ApiGroup, ApiId};
 pub mod level_zero;
 pub mod opencl;
 pub(crate) mod pending;
+pub mod sycl;
 pub(crate) mod timing;
 pub(crate) mod work;
 
@@ -46,10 +48,12 @@ pub(crate) fn at_exit() {
 pub(crate) fn fork_prepare() {
     opencl::fork_prepare();
     level_zero::fork_prepare();
+    sycl::fork_prepare();
 }
 
 /// After `fork()`, in the parent.
 pub(crate) fn fork_parent() {
+    sycl::fork_parent();
     level_zero::fork_parent();
     opencl::fork_parent();
 }
@@ -58,14 +62,15 @@ pub(crate) fn fork_parent() {
 pub(crate) fn fork_child() {
     opencl::fork_child();
     level_zero::fork_child();
+    sycl::fork_child();
     pending::fork_child();
 }
 
 /// How many functions of `group` libpti intercepts in this process: for Level Zero, those whose
 /// prologue and epilogue the loader's tracing layer accepted; for OpenCL, the dispatch-table
 /// entries of the layer (those the layer below provides; extension functions are wrapped as the
-/// program asks for them, and not counted). 0 while the backend is not attached; SYCL is not
-/// intercepted yet.
+/// program asks for them, and not counted); for SYCL, the table's functions once the Unified
+/// Runtime's calls reach libpti. 0 while the backend is not attached.
 pub fn intercepted_functions(group: ApiGroup) -> usize {
     match group {
         ApiGroup::LevelZero => match level_zero::attachment() {
@@ -73,7 +78,7 @@ pub fn intercepted_functions(group: ApiGroup) -> usize {
             _ => 0,
         },
         ApiGroup::OpenCl => opencl::layer::intercepted_entries(),
-        ApiGroup::Sycl => 0,
+        ApiGroup::Sycl => sycl::intercepted_functions(),
     }
 }
 

@@ -10,7 +10,7 @@ use crate::result::ResultCode;
 use crate::view::abi::{
     pti_view_kind, pti_view_memcpy_type, pti_view_memory_type, pti_view_synchronization_type,
 };
-use crate::view::device::{self, Command, DeviceIdentity, Synchronization, kernel_view};
+use crate::view::device::{self, Command, DeviceIdentity, SyclTag, Synchronization, kernel_view};
 use crate::{critical, ids, thread, view};
 
 /// What a command does, as its record needs to know.
@@ -95,6 +95,8 @@ pub(crate) struct Finished<'a> {
     pub(crate) submit: u64,
     pub(crate) start: u64,
     pub(crate) end: u64,
+    /// What SYCL said of the task that submitted the command, if SYCL did.
+    pub(crate) sycl: Option<SyclTag>,
 }
 
 impl Finished<'_> {
@@ -113,6 +115,7 @@ impl Finished<'_> {
             submit: self.submit,
             start: self.start,
             end: self.end,
+            sycl: self.sycl,
         };
         let written = thread::with(|state| match self.work {
             Work::Kernel { .. } => device::kernel(state, self.device_is_cpu, &command),

@@ -359,6 +359,9 @@ pub fn enable(id: SubscriberId, group: ApiGroup, api_id: ApiId, on: bool) -> Res
     if on && group == ApiGroup::LevelZero {
         crate::backend::attach_level_zero(true)?;
     }
+    if on && group == ApiGroup::Sycl {
+        crate::backend::sycl::check_setup();
+    }
     Ok(())
 }
 
@@ -384,6 +387,9 @@ pub fn enable_domain(id: SubscriberId, domain: Domain, on: bool) -> Result<(), E
     })?;
     if on && domain == Domain::DriverApi {
         crate::backend::attach_level_zero(false)?;
+    }
+    if on && domain == Domain::RuntimeApi {
+        crate::backend::sycl::check_setup();
     }
     Ok(())
 }

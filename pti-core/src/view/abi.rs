@@ -47,7 +47,7 @@ pub enum pti_view_kind {
     PTI_VIEW_INVALID = 0,
     /// Kernels executed on a GPU: pti_view_record_kernel (v2 layout).
     PTI_VIEW_DEVICE_GPU_KERNEL = 1,
-    /// Kernels executed on a CPU device (not produced by libpti).
+    /// Kernels executed on a CPU device: pti_view_record_kernel (v2 layout).
     PTI_VIEW_DEVICE_CPU_KERNEL = 2,
     /// Driver API calls (Level Zero, OpenCL): pti_view_record_api.
     PTI_VIEW_DRIVER_API = 3,
@@ -69,6 +69,10 @@ pub enum pti_view_kind {
     PTI_VIEW_DEVICE_SYNCHRONIZATION = 11,
     /// Collective communication (not produced by libpti).
     PTI_VIEW_COMMUNICATION = 12,
+    /// libpti extension (`pti_ext.h`): memory allocations and releases of the SYCL runtime,
+    /// pti_view_record_memory_allocation. Extensions take values from 0x10000 on, away from
+    /// the published kinds.
+    PTI_VIEW_EXT_MEMORY_ALLOCATION = 0x10001,
 }
 
 impl pti_view_kind {
@@ -88,11 +92,31 @@ impl pti_view_kind {
         pti_view_kind::PTI_VIEW_COMMUNICATION,
     ];
 
+    /// libpti's extension kinds.
+    ///
+    /// cbindgen:ignore
+    pub const EXTENSIONS: [pti_view_kind; 1] = [pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION];
+
+    /// Number of [`pti_view_kind::index`] values.
+    ///
+    /// cbindgen:ignore
+    pub const COUNT: usize = 14;
+
     /// The kind with C value `raw`, INVALID included; `None` for unknown values.
     pub fn from_raw(raw: u32) -> Option<Self> {
         match raw {
             0 => Some(pti_view_kind::PTI_VIEW_INVALID),
+            0x10001 => Some(pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION),
             _ => Self::ALL.get(raw as usize - 1).copied(),
+        }
+    }
+
+    /// A dense index of the kind (0 to [`pti_view_kind::COUNT`] - 1), for per-kind tables: the
+    /// published kinds' values, then the extensions.
+    pub const fn index(self) -> usize {
+        match self {
+            pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION => 13,
+            kind => kind as usize,
         }
     }
 
@@ -123,6 +147,9 @@ impl pti_view_kind {
                 size_of::<pti_view_record_synchronization>()
             }
             pti_view_kind::PTI_VIEW_COMMUNICATION => size_of::<pti_view_record_comms>(),
+            pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION => {
+                size_of::<pti_view_record_memory_allocation>()
+            }
         })
     }
 }
@@ -862,6 +889,51 @@ pub struct pti_view_record_api {
     pub _return_code: u32,
 }
 
+/// What happened to memory (libpti extension, `pti_ext.h`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum pti_view_memory_operation {
+    /// Not an operation.
+    PTI_VIEW_MEMORY_OPERATION_INVALID = 0,
+    /// Memory was allocated.
+    PTI_VIEW_MEMORY_OPERATION_ALLOCATION = 1,
+    /// Memory was released.
+    PTI_VIEW_MEMORY_OPERATION_RELEASE = 2,
+}
+
+/// A memory allocation or release by the SYCL runtime (libpti extension, `pti_ext.h`:
+/// PTI_VIEW_EXT_MEMORY_ALLOCATION), from its `sycl.experimental.mem_alloc` XPTI stream.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct pti_view_record_memory_allocation {
+    /// PTI_VIEW_EXT_MEMORY_ALLOCATION.
+    pub _view_kind: pti_view_record_base,
+    /// Allocation or release.
+    pub _operation: pti_view_memory_operation,
+    /// The kind of memory: HOST, DEVICE or SHARED for USM; MEMORY when not known.
+    pub _mem_type: pti_view_memory_type,
+    /// Unused, 0.
+    pub _reserved: u32,
+    /// When the runtime began the operation (ns).
+    pub _start_timestamp: u64,
+    /// When it ended (ns).
+    pub _end_timestamp: u64,
+    /// The memory's address.
+    pub _address: u64,
+    /// Its size in bytes (for a release, the size it was allocated with; 0 if not known).
+    pub _bytes: u64,
+    /// The runtime's name for the operation ("alignedAlloc", "free", ...); valid for the life of
+    /// the library. NULL if none.
+    pub _name: *const c_char,
+    /// The SYCL device's name, when the runtime gave it; valid for the life of the library.
+    pub _device_name: *const c_char,
+    /// Thread that made the call.
+    pub _thread_id: u32,
+    /// The correlation ID of the runtime call that did the work (the Unified Runtime's allocation
+    /// or free function), when it was traced; else 0.
+    pub _correlation_id: u32,
+}
+
 /// Collective communication (declared for compatibility; libpti produces none).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -996,13 +1068,25 @@ pub const LAYOUTS: [RecordLayout; 14] = [
     }),
 ];
 
+/// The layouts of libpti's extension records (`pti_ext.h` asserts them as `pti_view.h` does
+/// [`LAYOUTS`]).
+#[doc(hidden)]
+pub const EXT_LAYOUTS: [RecordLayout; 1] = [layout!(pti_view_record_memory_allocation = 72 {
+    _view_kind @ 0, _operation @ 4, _mem_type @ 8, _reserved @ 12, _start_timestamp @ 16,
+    _end_timestamp @ 24, _address @ 32, _bytes @ 40, _name @ 48, _device_name @ 56,
+    _thread_id @ 64, _correlation_id @ 68,
+})];
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn records_the_library_writes_keep_buffers_aligned() {
-        for kind in pti_view_kind::ALL {
+        for kind in pti_view_kind::ALL
+            .into_iter()
+            .chain(pti_view_kind::EXTENSIONS)
+        {
             if let Some(size) = kind.record_size() {
                 assert_eq!(size % 8, 0, "{kind:?}");
             }
@@ -1038,8 +1122,12 @@ mod tests {
 
     #[test]
     fn kinds_and_copy_types_convert() {
-        for kind in pti_view_kind::ALL {
+        for kind in pti_view_kind::ALL
+            .into_iter()
+            .chain(pti_view_kind::EXTENSIONS)
+        {
             assert_eq!(pti_view_kind::from_raw(kind as u32), Some(kind));
+            assert!(kind.index() < pti_view_kind::COUNT);
         }
         assert_eq!(
             pti_view_kind::from_raw(0),

@@ -165,19 +165,20 @@ pub(super) fn set_callbacks(callbacks: Arc<dyn BufferCallbacks>) {
 }
 
 /// Records dropped per kind, indexed by the kind's value.
-static DROPPED: [AtomicU64; 13] = [const { AtomicU64::new(0) }; 13];
+static DROPPED: [AtomicU64; pti_view_kind::COUNT] =
+    [const { AtomicU64::new(0) }; pti_view_kind::COUNT];
 
 /// Records of `kind` dropped since the process started: because no buffer could be had, or
 /// because the data of a record could not be collected (a device command whose queue has no
 /// profiling, or whose timestamps the runtime would not give).
 pub fn dropped_count(kind: pti_view_kind) -> u64 {
-    DROPPED[kind as usize].load(Ordering::Relaxed)
+    DROPPED[kind.index()].load(Ordering::Relaxed)
 }
 
 /// Counts one record of `kind` whose data could not be collected, and returns the new total.
 /// The caller raises the critical event that says why.
 pub(crate) fn count_lost(kind: pti_view_kind) -> u64 {
-    DROPPED[kind as usize].fetch_add(1, Ordering::Relaxed) + 1
+    DROPPED[kind.index()].fetch_add(1, Ordering::Relaxed) + 1
 }
 
 /// One thread's buffer, shared between the thread (the only writer) and flushers.
@@ -310,7 +311,7 @@ fn request(size: usize) -> Result<FilledBuffer, String> {
 }
 
 fn record_dropped(kind: pti_view_kind, why: &str, state: &ThreadState) {
-    let total = DROPPED[kind as usize].fetch_add(1, Ordering::Relaxed) + 1;
+    let total = DROPPED[kind.index()].fetch_add(1, Ordering::Relaxed) + 1;
     if !state.dropping_records.replace(true) {
         critical::raise(
             ResultCode::ErrorRecordsDropped,

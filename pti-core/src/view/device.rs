@@ -1,7 +1,8 @@
-//! The records of device work: kernels, memory copies and fills, and synchronisation. Backends
-//! call these once a command has completed and its times are on the host clock; each record goes
-//! into the calling thread's buffer, carrying the correlation ID and thread of the call that
-//! submitted the work.
+//! The records of device work: kernels, memory copies and fills, and synchronisation, and the
+//! SYCL runtime's memory allocations (a libpti extension). Backends call these once a command has
+//! completed and its times are on the host clock; each record goes into the calling thread's
+//! buffer, carrying the correlation ID and thread of the call that submitted the work, and what
+//! the SYCL runtime said of it ([`SyclTag`]) when SYCL submitted it.
 
 use core::ffi::{CStr, c_char, c_void};
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -20,6 +21,24 @@ pub(crate) struct DeviceIdentity {
     pub(crate) uuid: [u8; PTI_MAX_DEVICE_UUID_SIZE],
 }
 
+/// What the SYCL runtime said of the task that submitted a command (its `sycl` XPTI stream).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SyclTag {
+    /// The task-graph node (the event's unique ID).
+    pub(crate) node_id: u64,
+    /// The instance of the node this submission is.
+    pub(crate) invocation_id: u32,
+    /// The SYCL queue's ID ([`PTI_INVALID_QUEUE_ID`] if not known).
+    pub(crate) queue_id: u64,
+    /// When the runtime began the task, and began enqueuing its kernel (host ns; 0 if not seen).
+    pub(crate) task_begin: u64,
+    pub(crate) enqueue_begin: u64,
+    /// Where the command group was submitted from, and the SYCL kernel name.
+    pub(crate) source_file: Option<&'static CStr>,
+    pub(crate) line: u64,
+    pub(crate) kernel_name: Option<&'static CStr>,
+}
+
 /// What every device-work record shares: where it ran, who submitted it, and when.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Command<'a> {
@@ -34,6 +53,14 @@ pub(crate) struct Command<'a> {
     pub(crate) submit: u64,
     pub(crate) start: u64,
     pub(crate) end: u64,
+    /// What SYCL said of the task that submitted it, if SYCL did.
+    pub(crate) sycl: Option<SyclTag>,
+}
+
+impl Command<'_> {
+    fn sycl_queue_id(&self) -> u64 {
+        self.sycl.map_or(PTI_INVALID_QUEUE_ID, |s| s.queue_id)
+    }
 }
 
 /// IDs of kernel executions and of memory operations, unique in the process.
@@ -55,6 +82,13 @@ pub(crate) fn kernel(state: &ThreadState, cpu: bool, c: &Command<'_>) {
     if !is_enabled(kind) {
         return;
     }
+    let sycl = c.sycl.as_ref();
+    // The driver's name names the kernel that ran; SYCL's (a lambda's type, or the function
+    // that submitted it) only stands in where the driver had none.
+    let name = match sycl.and_then(|s| s.kernel_name) {
+        Some(sycl_name) if c.name.is_empty() => sycl_name,
+        _ => c.name,
+    };
     append(
         state,
         kind,
@@ -62,9 +96,11 @@ pub(crate) fn kernel(state: &ThreadState, cpu: bool, c: &Command<'_>) {
             _view_kind: pti_view_record_base::of(kind),
             _queue_handle: c.queue,
             _context_handle: c.context,
-            _name: c.name.as_ptr(),
-            _source_file_name: core::ptr::null(),
-            _source_line_number: 0,
+            _name: name.as_ptr(),
+            _source_file_name: sycl
+                .and_then(|s| s.source_file)
+                .map_or(core::ptr::null(), CStr::as_ptr),
+            _source_line_number: sycl.map_or(0, |s| s.line),
             _kernel_id: KERNEL_IDS.fetch_add(1, Ordering::Relaxed),
             _correlation_id: c.correlation_id,
             _thread_id: c.thread_id,
@@ -74,11 +110,11 @@ pub(crate) fn kernel(state: &ThreadState, cpu: bool, c: &Command<'_>) {
             _start_timestamp: c.start,
             _end_timestamp: c.end,
             _submit_timestamp: c.submit,
-            _sycl_task_begin_timestamp: 0,
-            _sycl_enqk_begin_timestamp: 0,
-            _sycl_node_id: 0,
-            _sycl_queue_id: PTI_INVALID_QUEUE_ID,
-            _sycl_invocation_id: 0,
+            _sycl_task_begin_timestamp: sycl.map_or(0, |s| s.task_begin),
+            _sycl_enqk_begin_timestamp: sycl.map_or(0, |s| s.enqueue_begin),
+            _sycl_node_id: sycl.map_or(0, |s| s.node_id),
+            _sycl_queue_id: c.sycl_queue_id(),
+            _sycl_invocation_id: sycl.map_or(0, |s| s.invocation_id),
             _device_handle: c.device.device,
             _engine_ordinal: 0,
             _engine_index: 0,
@@ -119,7 +155,7 @@ pub(crate) fn memory_copy(
             _end_timestamp: c.end,
             _submit_timestamp: c.submit,
             _bytes: bytes,
-            _sycl_queue_id: PTI_INVALID_QUEUE_ID,
+            _sycl_queue_id: c.sycl_queue_id(),
             _device_handle: c.device.device,
             _engine_ordinal: 0,
             _engine_index: 0,
@@ -159,7 +195,7 @@ pub(crate) fn memory_fill(
             _submit_timestamp: c.submit,
             _bytes: bytes,
             _value_for_set: value,
-            _sycl_queue_id: PTI_INVALID_QUEUE_ID,
+            _sycl_queue_id: c.sycl_queue_id(),
             _device_handle: c.device.device,
             _engine_ordinal: 0,
             _engine_index: 0,
@@ -207,6 +243,47 @@ pub(crate) fn synchronization(state: &ThreadState, s: &Synchronization) {
             _return_code: s.status,
             _api_id: s.api_id,
             _api_group: s.group.into(),
+        },
+    );
+}
+
+/// A memory allocation or release by the SYCL runtime.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MemoryEvent {
+    pub(crate) operation: pti_view_memory_operation,
+    pub(crate) memory: pti_view_memory_type,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) address: u64,
+    pub(crate) bytes: u64,
+    pub(crate) name: Option<&'static CStr>,
+    pub(crate) device_name: Option<&'static CStr>,
+    pub(crate) thread_id: u32,
+    pub(crate) correlation_id: u32,
+}
+
+/// Writes a memory-allocation record, if that (extension) view is enabled.
+pub(crate) fn memory_allocation(state: &ThreadState, m: &MemoryEvent) {
+    let kind = pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION;
+    if !is_enabled(kind) {
+        return;
+    }
+    append(
+        state,
+        kind,
+        pti_view_record_memory_allocation {
+            _view_kind: pti_view_record_base::of(kind),
+            _operation: m.operation,
+            _mem_type: m.memory,
+            _reserved: 0,
+            _start_timestamp: m.start,
+            _end_timestamp: m.end.max(m.start),
+            _address: m.address,
+            _bytes: m.bytes,
+            _name: m.name.map_or(core::ptr::null(), CStr::as_ptr),
+            _device_name: m.device_name.map_or(core::ptr::null(), CStr::as_ptr),
+            _thread_id: m.thread_id,
+            _correlation_id: m.correlation_id,
         },
     );
 }

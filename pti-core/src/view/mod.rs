@@ -72,7 +72,7 @@ static ENABLED: AtomicU32 = AtomicU32::new(0);
 /// Whether view `kind` is enabled. One relaxed load.
 #[inline(always)]
 pub fn is_enabled(kind: pti_view_kind) -> bool {
-    ENABLED.load(Ordering::Relaxed) & (1 << kind as u32) != 0
+    ENABLED.load(Ordering::Relaxed) & (1 << kind.index()) != 0
 }
 
 /// Per interest cell: the API views record this function (see the module docs).
@@ -170,7 +170,7 @@ fn set_enabled(kind: pti_view_kind, on: bool) -> Result<(), Error> {
     if on && !buffer::callbacks_set() {
         return Err(Error::NoCallbacksSet);
     }
-    let bit = 1u32 << kind as u32;
+    let bit = 1u32 << kind.index();
     if on {
         ENABLED.fetch_or(bit, Ordering::Relaxed);
     } else {
@@ -197,6 +197,12 @@ pub fn enable(kind: pti_view_kind) -> Result<(), Error> {
     set_enabled(kind, true)?;
     if kind == pti_view_kind::PTI_VIEW_DRIVER_API || DEVICE_VIEWS.contains(&kind) {
         crate::backend::attach_level_zero(false)?;
+    }
+    if matches!(
+        kind,
+        pti_view_kind::PTI_VIEW_RUNTIME_API | pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION
+    ) {
+        crate::backend::sycl::check_setup();
     }
     Ok(())
 }

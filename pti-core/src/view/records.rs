@@ -116,6 +116,8 @@ pub enum Record<'a> {
     Overhead(&'a pti_view_record_overhead),
     /// `PTI_VIEW_COMMUNICATION`.
     Communication(&'a pti_view_record_comms),
+    /// `PTI_VIEW_EXT_MEMORY_ALLOCATION` (libpti extension).
+    MemoryAllocation(&'a pti_view_record_memory_allocation),
 }
 
 /// The records of a buffer libpti filled, in order.
@@ -188,6 +190,7 @@ impl<'a> Iterator for Records<'a> {
                 PTI_VIEW_EXTERNAL_CORRELATION => Record::ExternalCorrelation(self.typed(at)),
                 PTI_VIEW_COLLECTION_OVERHEAD => Record::Overhead(self.typed(at)),
                 PTI_VIEW_COMMUNICATION => Record::Communication(self.typed(at)),
+                PTI_VIEW_EXT_MEMORY_ALLOCATION => Record::MemoryAllocation(self.typed(at)),
                 PTI_VIEW_INVALID | PTI_VIEW_RESERVED => {
                     self.done = true;
                     return None;

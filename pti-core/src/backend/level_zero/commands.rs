@@ -35,6 +35,7 @@ use crate::dispatch::open;
 use crate::result::ResultCode;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
+use crate::view::device::SyclTag;
 use crate::{clock, critical, thread, view};
 
 /// A command waiting for its event.
@@ -55,6 +56,8 @@ pub(super) struct ZeCommand {
     /// and the start of that call (the lower bound of its device times).
     appended: u64,
     submitted: u64,
+    /// What SYCL said of the task that submitted it, if SYCL did.
+    sycl: Option<SyclTag>,
 }
 
 // SAFETY: handles are opaque values passed back to the driver, which allows Level Zero objects
@@ -183,6 +186,7 @@ impl PendingCommand for ZeCommand {
             submit: self.submitted,
             start: h.start,
             end: h.end,
+            sycl: self.sycl,
         }
         .record();
     }
@@ -395,6 +399,7 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
             thread_id: thread::with(|s| s.thread_id()).unwrap_or(0),
             appended: prepared.entered,
             submitted: prepared.entered,
+            sycl: crate::backend::sycl::current_tag(),
         };
         if list.synchronous {
             PENDING.complete_now(command);
@@ -473,6 +478,7 @@ pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize) {
     let device = devices::get(list.device);
     let correlation_id = open::correlation_id(token);
     let thread_id = thread::with(|s| s.thread_id()).unwrap_or(0);
+    let sycl = crate::backend::sycl::current_tag();
     if times > 1 && !recorded.is_empty() {
         for (work, ..) in &recorded {
             for _ in 1..times {
@@ -503,6 +509,7 @@ pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize) {
             thread_id,
             appended,
             submitted: entered,
+            sycl,
         });
     }
 }

@@ -131,6 +131,7 @@ pub(super) fn submit<R>(
         correlation_id: call.scope.correlation_id(),
         thread_id: thread::with(|s| s.thread_id()).unwrap_or(0),
         enter,
+        sycl: crate::backend::sycl::current_tag(),
     };
     if call.blocking {
         pending::complete_now(pending);

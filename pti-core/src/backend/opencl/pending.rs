@@ -31,6 +31,8 @@ pub(super) struct ClCommand {
     pub(super) thread_id: u32,
     /// Host time at which the enqueue call began.
     pub(super) enter: u64,
+    /// What SYCL said of the task that submitted it, if SYCL did.
+    pub(super) sycl: Option<crate::view::device::SyclTag>,
 }
 
 // SAFETY: the handles are opaque values passed back to the runtime, which allows OpenCL objects
@@ -139,6 +141,7 @@ impl PendingCommand for ClCommand {
             submit,
             start: h.start,
             end: h.end,
+            sycl: self.sycl,
         }
         .record();
     }

@@ -1,0 +1,174 @@
+//! The `sycl` stream: queues, whose IDs the records name, and tasks, whose node, instance,
+//! queue, source location and times the device records of their commands carry ([`SyclTag`]).
+//!
+//! A task is open on the thread that enqueues it, from `task_begin` to `task_end`; the Unified
+//! Runtime enqueue call inside it (`calls`) completes its tag (queue, enqueue time), and the
+//! OpenCL or Level Zero command the backend submits meanwhile takes the tag ([`current`]).
+
+use core::cell::RefCell;
+use core::ffi::CStr;
+use std::collections::HashMap;
+
+use pti_sys::xpti::trace_event_data_t;
+
+use super::framework::{self, Value};
+use crate::clock;
+use crate::intern::intern;
+use crate::sync::writer_lock::{ForkLock, WriterLock};
+use crate::view;
+use crate::view::abi::PTI_INVALID_QUEUE_ID;
+use crate::view::device::SyclTag;
+
+/// SYCL queue IDs by the Unified Runtime handle of their queue (queues come and go, and a
+/// handle may be reused by a later queue).
+static QUEUES: WriterLock<Option<HashMap<usize, u64>>> = WriterLock::new(None);
+
+thread_local! {
+    /// Tasks being enqueued on this thread (innermost last), by instance.
+    static TASKS: RefCell<Vec<(u64, SyclTag)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The lock of this module, for the fork handlers.
+pub(super) fn fork_lock() -> &'static dyn ForkLock {
+    &QUEUES
+}
+
+/// A queue's `queue_handle` and `queue_id` metadata.
+///
+/// # Safety
+/// `event` is the event of a running notification.
+unsafe fn queue_of(event: *mut trace_event_data_t) -> Option<(usize, u64)> {
+    let fw = framework::get()?;
+    let (mut handle, mut id) = (None, None);
+    // SAFETY: the caller's contract.
+    unsafe {
+        fw.metadata(event, |key, value| match key.to_bytes() {
+            b"queue_handle" => handle = value.number(),
+            b"queue_id" => id = value.number(),
+            _ => {}
+        })
+    };
+    Some((handle? as usize, id?))
+}
+
+/// `queue_create`.
+///
+/// # Safety
+/// As [`queue_of`].
+pub(super) unsafe fn queue_created(event: *mut trace_event_data_t) {
+    // SAFETY: the caller's contract.
+    if let Some((handle, id)) = unsafe { queue_of(event) } {
+        QUEUES
+            .lock()
+            .get_or_insert_with(HashMap::new)
+            .insert(handle, id);
+    }
+}
+
+/// `queue_destroy`.
+///
+/// # Safety
+/// As [`queue_of`].
+pub(super) unsafe fn queue_destroyed(event: *mut trace_event_data_t) {
+    // SAFETY: the caller's contract.
+    if let Some((handle, id)) = unsafe { queue_of(event) } {
+        if let Some(queues) = QUEUES.lock().as_mut() {
+            if queues.get(&handle) == Some(&id) {
+                queues.remove(&handle);
+            }
+        }
+    }
+}
+
+/// The SYCL ID of the queue whose Unified Runtime handle is `handle`.
+fn queue_id(handle: usize) -> Option<u64> {
+    QUEUES.lock().as_ref()?.get(&handle).copied()
+}
+
+fn interned(text: &[u8]) -> Option<&'static CStr> {
+    let text = std::str::from_utf8(text).ok()?;
+    (!text.is_empty()).then(|| crate::intern::intern_str(text))
+}
+
+/// `task_begin`: the task's tag, kept while it is enqueued (only while a device view could use
+/// it).
+///
+/// # Safety
+/// As [`queue_of`].
+pub(super) unsafe fn task_begun(event: *mut trace_event_data_t, instance: u64) {
+    if !view::any_device_view() || event.is_null() {
+        return;
+    }
+    let Some(fw) = framework::get() else { return };
+    let now = clock::now();
+    // SAFETY: the caller's contract: the event is valid during the notification.
+    let node_id = unsafe { (*event).unique_id };
+    let mut tag = SyclTag {
+        node_id,
+        invocation_id: instance as u32,
+        queue_id: PTI_INVALID_QUEUE_ID,
+        task_begin: now,
+        enqueue_begin: 0,
+        source_file: None,
+        line: 0,
+        kernel_name: None,
+    };
+    // SAFETY: as above.
+    if let Some(origin) = unsafe { fw.origin(event) } {
+        tag.kernel_name = origin.name.map(intern);
+        tag.source_file = origin.source_file.map(intern);
+        tag.line = u64::from(origin.line);
+    }
+    // Metadata, where present, is more precise than the payload.
+    // SAFETY: as above.
+    unsafe {
+        fw.metadata(event, |key, value| match (key.to_bytes(), value) {
+            (b"kernel_name", Value::Text(t)) => tag.kernel_name = interned(t).or(tag.kernel_name),
+            (b"sym_source_file_name", Value::Text(t)) => {
+                tag.source_file = interned(t).or(tag.source_file)
+            }
+            (b"sym_line_no", Value::Number(n)) => tag.line = n,
+            (b"queue_id", Value::Number(n)) => tag.queue_id = n,
+            _ => {}
+        })
+    };
+    let _ = TASKS.try_with(|t| t.borrow_mut().push((instance, tag)));
+}
+
+/// `task_end`.
+pub(super) fn task_ended(instance: u64) {
+    let _ = TASKS.try_with(|t| {
+        let mut t = t.borrow_mut();
+        if let Some(i) = t.iter().rposition(|(n, _)| *n == instance) {
+            t.truncate(i);
+        }
+    });
+}
+
+/// A Unified Runtime enqueue call begins on queue `handle` inside the current task: the task's
+/// enqueue time and queue.
+pub(super) fn enqueue_begun(handle: usize) {
+    let _ = TASKS.try_with(|t| {
+        if let Some((_, tag)) = t.borrow_mut().last_mut() {
+            if tag.enqueue_begin == 0 {
+                tag.enqueue_begin = clock::now();
+            }
+            if tag.queue_id == PTI_INVALID_QUEUE_ID {
+                tag.queue_id = queue_id(handle).unwrap_or(PTI_INVALID_QUEUE_ID);
+            }
+        }
+    });
+}
+
+/// The tag of the task being enqueued on this thread, if any.
+pub(crate) fn current() -> Option<SyclTag> {
+    TASKS
+        .try_with(|t| t.borrow().last().map(|(_, tag)| *tag))
+        .ok()
+        .flatten()
+}
+
+/// In the child after `fork()`.
+pub(super) fn fork_child() {
+    *QUEUES.lock() = None;
+}
