@@ -125,9 +125,11 @@ fn subscribe_to_xpti(may_write: bool) -> Setup {
     let Some(own) = own_path() else {
         return Setup::NotConfigured;
     };
-    match std::env::var("XPTI_SUBSCRIBERS") {
-        Ok(list) if list.split(',').any(|p| same_file(p.trim(), &own)) => {}
-        Ok(list) if !list.trim().is_empty() => return Setup::OtherSubscriber(list),
+    let subscribers =
+        std::env::var_os("XPTI_SUBSCRIBERS").map(|v| v.to_string_lossy().into_owned());
+    match subscribers {
+        Some(list) if list.split(',').any(|p| same_file(p.trim(), &own)) => {}
+        Some(list) if !list.trim().is_empty() => return Setup::OtherSubscriber(list),
         _ if !may_write => return Setup::NotConfigured,
         _ => {
             let Ok(own) = std::ffi::CString::new(own) else {
@@ -142,10 +144,15 @@ fn subscribe_to_xpti(may_write: bool) -> Setup {
     }
     set_if_unset(c"XPTI_TRACE_ENABLE", c"1");
     set_if_unset(c"XPTI_FRAMEWORK_DISPATCHER", c"libxptifw.so.1");
-    let layers = match std::env::var("UR_ENABLE_LAYERS") {
-        Ok(l) if l.split(';').any(|x| x.trim() == "UR_LAYER_TRACING") => None,
-        Ok(l) if !l.trim().is_empty() => Some(format!("{l};UR_LAYER_TRACING")),
-        _ => Some("UR_LAYER_TRACING".to_string()),
+    let layers = match std::env::var_os("UR_ENABLE_LAYERS") {
+        // A value that is not UTF-8 is the user's own business: left alone.
+        Some(l) => match l.to_str() {
+            Some(l) if l.split(';').any(|x| x.trim() == "UR_LAYER_TRACING") => None,
+            Some(l) if !l.trim().is_empty() => Some(format!("{l};UR_LAYER_TRACING")),
+            Some(_) => Some("UR_LAYER_TRACING".to_string()),
+            None => None,
+        },
+        None => Some("UR_LAYER_TRACING".to_string()),
     };
     if let Some(Ok(layers)) = layers.map(std::ffi::CString::new) {
         // SAFETY: as in set_if_unset; 1: libpti's layer joins the user's.

@@ -35,6 +35,12 @@ pub(crate) fn device_work_functions() -> impl Iterator<Item = (ApiGroup, ApiId)>
 pub(crate) fn harvest_finished() {
     opencl::harvest_finished();
     level_zero::harvest_finished();
+    // A tool that asked for SYCL data hears, at its flush, why none comes if the runtime runs
+    // without libpti.
+    use crate::view::{abi::pti_view_kind::*, is_enabled};
+    if is_enabled(PTI_VIEW_RUNTIME_API) || is_enabled(PTI_VIEW_EXT_MEMORY_ALLOCATION) {
+        sycl::check_setup();
+    }
 }
 
 /// At process exit, after the last flush: device work not yet recorded is counted as lost;

@@ -93,17 +93,28 @@ pub fn end<C: ReturnCode>(token: usize, code: C, context: *mut c_void) {
     if token == 0 {
         return;
     }
+    let mut skipped = 0;
     let open = OPEN
         .try_with(|open| {
             let mut open = open.borrow_mut();
             if token > open.len() {
                 return None;
             }
+            skipped = open.len() - token;
             open.truncate(token);
             open.pop()
         })
         .ok()
         .flatten();
+    if skipped > 0 {
+        crate::critical::raise(
+            crate::result::ResultCode::ErrorRecordsDropped,
+            format_args!(
+                "{skipped} traced call(s) opened inside another never ended (their runtime did \
+                 not report the end): their EXIT callbacks and API records are lost"
+            ),
+        );
+    }
     let Some(mut open) = open else { return };
     thread::with(|state| {
         state.runtime_correlation.set(open.previous_runtime);

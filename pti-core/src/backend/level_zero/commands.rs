@@ -414,6 +414,7 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
             program: paired,
             owned: prepared.ours.is_some(),
             appended: prepared.entered,
+            sycl: crate::backend::sycl::current_tag(),
         });
     }
 }
@@ -470,19 +471,15 @@ pub(super) fn executing(list: &List) {
 /// pending once, with the execute call's correlation ID (an event holds one execution's
 /// timestamps: the records of the other executions are counted lost).
 pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize) {
-    let recorded: Vec<(Work, ApiId, ze_event_handle_t, ze_event_handle_t, u64)> = list
-        .recorded()
-        .iter()
-        .map(|r| (r.work, r.api_id, r.event, r.program, r.appended))
-        .collect();
+    let recorded: Vec<Recorded> = list.recorded().to_vec();
     let device = devices::get(list.device);
     let correlation_id = open::correlation_id(token);
     let thread_id = thread::with(|s| s.thread_id()).unwrap_or(0);
     let sycl = crate::backend::sycl::current_tag();
     if times > 1 && !recorded.is_empty() {
-        for (work, ..) in &recorded {
+        for r in &recorded {
             for _ in 1..times {
-                view::count_lost(work.view(device.is_cpu));
+                view::count_lost(r.work.view(device.is_cpu));
             }
         }
         critical::raise(
@@ -495,21 +492,22 @@ pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize) {
             ),
         );
     }
-    for (work, api_id, event, program, appended) in recorded {
+    for r in recorded {
         PENDING.add(ZeCommand {
-            event,
+            event: r.event,
             give_back: false,
-            program,
+            program: r.program,
             list: list.handle,
             context: list.context,
             device: device.clone(),
-            work,
-            api_id,
+            work: r.work,
+            api_id: r.api_id,
             correlation_id,
             thread_id,
-            appended,
+            appended: r.appended,
             submitted: entered,
-            sycl,
+            // The task that appended it; else the one that runs the list.
+            sycl: r.sycl.or(sycl),
         });
     }
 }

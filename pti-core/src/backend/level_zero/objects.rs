@@ -18,6 +18,7 @@ use crate::intern::intern;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 
 /// A command recorded on a regular list: it runs each time the list is executed.
+#[derive(Clone, Copy)]
 pub(super) struct Recorded {
     pub(super) work: Work,
     pub(super) api_id: u32,
@@ -29,6 +30,8 @@ pub(super) struct Recorded {
     pub(super) owned: bool,
     /// Host time of the append call.
     pub(super) appended: u64,
+    /// What SYCL said of the task that appended it, if SYCL did.
+    pub(super) sycl: Option<crate::view::device::SyclTag>,
 }
 
 // SAFETY: handles are opaque values passed back to the driver, which allows Level Zero objects

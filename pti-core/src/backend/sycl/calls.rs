@@ -8,8 +8,10 @@
 //! notification's instance number, on the thread that makes the call.
 
 use core::cell::RefCell;
-use core::ffi::c_void;
+use core::ffi::{CStr, c_void};
+use core::sync::atomic::{AtomicU64, Ordering};
 use std::collections::HashSet;
+use std::sync::OnceLock;
 
 use pti_sys::xpti::function_with_args_t;
 
@@ -24,20 +26,74 @@ use crate::sync::writer_lock::{ForkLock, WriterLock};
 thread_local! {
     /// Calls open on this thread: (instance, token).
     static OPEN: RefCell<Vec<(u64, usize)>> = const { RefCell::new(Vec::new()) };
+    /// `urEnqueue*` calls open on this thread (traced or not), by instance.
+    static ENQUEUES: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
-/// UR function IDs outside libpti's table that were reported already.
-static UNKNOWN: WriterLock<Option<HashSet<u32>>> = WriterLock::new(None);
+/// IDs below this are looked up in bitsets; the table's IDs all are.
+const BITSET_IDS: usize = 512;
+
+/// One bit per UR function ID.
+struct IdSet([u64; BITSET_IDS / 64]);
+
+impl IdSet {
+    fn of(pick: impl Fn(&[u8]) -> bool) -> Self {
+        let mut bits = [0u64; BITSET_IDS / 64];
+        for (id, name) in ids::iter(ApiGroup::Sycl) {
+            if (id as usize) < BITSET_IDS && pick(name.to_bytes()) {
+                bits[id as usize / 64] |= 1 << (id % 64);
+            }
+        }
+        IdSet(bits)
+    }
+
+    fn contains(&self, id: ApiId) -> bool {
+        (id as usize) < BITSET_IDS && self.0[id as usize / 64] & (1 << (id % 64)) != 0
+    }
+}
+
+/// The `urEnqueue*` functions, whose parameter struct starts with the queue
+/// (`ur_queue_handle_t* phQueue`), and among them the kernel launches.
+fn enqueues() -> &'static (IdSet, IdSet) {
+    static SETS: OnceLock<(IdSet, IdSet)> = OnceLock::new();
+    SETS.get_or_init(|| {
+        (
+            IdSet::of(|n| n.starts_with(b"urEnqueue")),
+            IdSet::of(|n| n.starts_with(b"urEnqueueKernelLaunch")),
+        )
+    })
+}
+
+/// Whether anyone listens to a kernel-launch function (so its `_kernel_name` is of use).
+pub(super) fn launches_listened() -> bool {
+    static LAUNCHES: OnceLock<Vec<ApiId>> = OnceLock::new();
+    LAUNCHES
+        .get_or_init(|| {
+            ids::iter(ApiGroup::Sycl)
+                .filter(|(id, _)| enqueues().1.contains(*id))
+                .map(|(id, _)| id)
+                .collect()
+        })
+        .iter()
+        .any(|id| crate::interest::load(ApiGroup::Sycl, *id) != 0)
+}
+
+/// UR function IDs outside libpti's table that were reported already (one bit each; the few
+/// beyond the bitset in a set).
+static UNKNOWN: [AtomicU64; BITSET_IDS / 64] = [const { AtomicU64::new(0) }; BITSET_IDS / 64];
+static UNKNOWN_HIGH: WriterLock<Option<HashSet<u32>>> = WriterLock::new(None);
 
 /// The lock of this module, for the fork handlers.
 pub(super) fn fork_lock() -> &'static dyn ForkLock {
-    &UNKNOWN
+    &UNKNOWN_HIGH
 }
 
-/// Whether `id` is one of the `urEnqueue*` functions, whose parameter struct starts with the
-/// queue (`ur_queue_handle_t* phQueue`).
-fn is_enqueue(id: ApiId) -> bool {
-    ids::name(ApiGroup::Sycl, id).is_some_and(|n| n.to_bytes().starts_with(b"urEnqueue"))
+/// Whether a `urEnqueue*` call is open on this thread: commands submitted now belong to the
+/// SYCL task that made it.
+pub(super) fn in_enqueue() -> bool {
+    ENQUEUES
+        .try_with(|e| !e.borrow().is_empty())
+        .unwrap_or(false)
 }
 
 /// The queue handle of an enqueue call's parameter struct.
@@ -55,25 +111,37 @@ unsafe fn queue_of(args: *const c_void) -> usize {
     }
 }
 
-fn unknown(id: u32, data: &function_with_args_t) {
-    let mut known = UNKNOWN.lock();
-    if !known.get_or_insert_with(HashSet::new).insert(id) {
-        return;
-    }
-    drop(known);
-    let name = if data.function_name.is_null() {
-        Default::default()
+/// The runtime's name of the called function.
+fn function_name(data: &function_with_args_t) -> &CStr {
+    if data.function_name.is_null() {
+        c""
     } else {
-        // SAFETY: the runtime's NUL-terminated function name.
-        unsafe { core::ffi::CStr::from_ptr(data.function_name) }.to_string_lossy()
+        // SAFETY: the runtime's NUL-terminated function name, valid during the notification.
+        unsafe { CStr::from_ptr(data.function_name) }
+    }
+}
+
+/// Reports, once per ID, a UR function the table does not know.
+fn unknown(id: u32, data: &function_with_args_t) {
+    let first = if (id as usize) < BITSET_IDS {
+        let bit = 1u64 << (id % 64);
+        UNKNOWN[id as usize / 64].fetch_or(bit, Ordering::Relaxed) & bit == 0
+    } else {
+        UNKNOWN_HIGH
+            .lock()
+            .get_or_insert_with(HashSet::new)
+            .insert(id)
     };
-    critical::raise(
-        ResultCode::ErrorTracingNotInitialized,
-        format_args!(
-            "the Unified Runtime function {name} (ID {id}) is newer than libpti's SYCL API-ID \
-             table: its calls are not traced"
-        ),
-    );
+    if first {
+        critical::raise(
+            ResultCode::ErrorTracingNotInitialized,
+            format_args!(
+                "the Unified Runtime function {} (ID {id}) is newer than libpti's SYCL API-ID \
+                 table: its calls are not traced",
+                function_name(data).to_string_lossy()
+            ),
+        );
+    }
 }
 
 /// `function_with_args_begin`.
@@ -87,22 +155,36 @@ pub(super) unsafe fn begun(instance: u64, data: *const function_with_args_t) {
     // SAFETY: the caller's contract.
     let data = unsafe { &*data };
     let id = data.function_id;
-    if !ids::is_valid(ApiGroup::Sycl, id) {
+    let known = ids::is_valid(ApiGroup::Sycl, id);
+    let (enqueue_ids, launch_ids) = enqueues();
+    let (enqueue, launch) = if known {
+        (enqueue_ids.contains(id), launch_ids.contains(id))
+    } else {
         unknown(id, data);
-        return;
+        let name = function_name(data).to_bytes();
+        (
+            name.starts_with(b"urEnqueue"),
+            name.starts_with(b"urEnqueueKernelLaunch"),
+        )
+    };
+    if enqueue {
+        let _ = ENQUEUES.try_with(|e| e.borrow_mut().push(instance));
     }
-    let token = open::begin(ApiGroup::Sycl, id, || CallInfo {
-        args: data.args_data,
-        kernel_name: tasks::current().and_then(|t| t.kernel_name).filter(|_| {
-            ids::name(ApiGroup::Sycl, id)
-                .is_some_and(|n| n.to_bytes().starts_with(b"urEnqueueKernelLaunch"))
-        }),
-        context: core::ptr::null_mut(),
-    });
-    // The task's enqueue time is taken inside the call (after its start time).
-    if is_enqueue(id) {
+    let token = if known {
+        open::begin(ApiGroup::Sycl, id, || CallInfo {
+            args: data.args_data,
+            kernel_name: tasks::current()
+                .and_then(|t| t.kernel_name)
+                .filter(|_| launch),
+            context: core::ptr::null_mut(),
+        })
+    } else {
+        0
+    };
+    // The task's enqueue time and queue are taken inside the call (after its start time).
+    if enqueue {
         // SAFETY: an enqueue call's parameter struct.
-        tasks::enqueue_begun(unsafe { queue_of(data.args_data) });
+        tasks::enqueue_begun(unsafe { queue_of(data.args_data) }, launch);
     }
     memory::call_begun(id, token);
     if token != 0 {
@@ -115,6 +197,12 @@ pub(super) unsafe fn begun(instance: u64, data: *const function_with_args_t) {
 /// # Safety
 /// As [`begun`]; `ret_data` points at the call's `ur_result_t` (or is NULL).
 pub(super) unsafe fn ended(instance: u64, data: *const function_with_args_t) {
+    let _ = ENQUEUES.try_with(|e| {
+        let mut e = e.borrow_mut();
+        if let Some(i) = e.iter().rposition(|n| *n == instance) {
+            e.truncate(i);
+        }
+    });
     let token = OPEN
         .try_with(|o| {
             let mut o = o.borrow_mut();

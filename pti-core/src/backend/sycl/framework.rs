@@ -134,8 +134,14 @@ impl Framework {
 
     /// Calls `each(key, value)` for the metadata entries of `event` that can be read.
     ///
+    /// The map is read without the framework's lock. The runtime adds an event's metadata when it
+    /// makes the event, before notifying; an event that several submissions share (one source
+    /// location) gets no new keys later, as `xptiAddMetadata` refuses duplicates. What remains
+    /// is the first submissions from one location on two threads at once, one adding keys while
+    /// the other's notification reads them: libpti accepts that window (see ARCHITECTURE.md).
+    ///
     /// # Safety
-    /// As [`Framework::origin`]; the runtime adds metadata before it notifies, never during.
+    /// As [`Framework::origin`], and no thread adds keys to the event's metadata meanwhile.
     pub(super) unsafe fn metadata<'a>(
         &self,
         event: *mut trace_event_data_t,
@@ -148,8 +154,8 @@ impl Framework {
         let map = unsafe { (self.xptiQueryMetadata)(event) };
         let mut keys = [0 as string_id_t; MAX_ENTRIES];
         let mut values = [0 as object_id_t; MAX_ENTRIES];
-        // SAFETY: the event's metadata map (or NULL), not changed while its notification runs;
-        // room for MAX_ENTRIES entries.
+        // SAFETY: the event's metadata map (or NULL), not changed meanwhile (the caller's
+        // contract); room for MAX_ENTRIES entries.
         let n = unsafe {
             pti_xpti_metadata_entries(map, keys.as_mut_ptr(), values.as_mut_ptr(), MAX_ENTRIES)
         };

@@ -72,6 +72,9 @@ const STREAMS: [(&str, &[u16]); 3] = [
 /// `ur.call` is subscribed: every Unified Runtime call passes libpti.
 static CALLS_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
 
+/// The framework initialised a stream with libpti: libpti is a subscriber.
+static STREAM_SEEN: AtomicBool = AtomicBool::new(false);
+
 /// The XPTI framework opened `stream`: libpti registers its callbacks if it is one of
 /// [`STREAMS`]. Called by libpti's `xptiTraceInit`.
 pub fn stream_initialised(stream: &CStr) {
@@ -105,7 +108,8 @@ pub fn stream_initialised(stream: &CStr) {
             ),
         );
     }
-    if name == "ur.call" {
+    STREAM_SEEN.store(true, Ordering::Relaxed);
+    if name == "ur.call" && all {
         CALLS_SUBSCRIBED.store(true, Ordering::Relaxed);
     }
 }
@@ -159,6 +163,18 @@ unsafe fn dispatch(
     instance: u64,
     user_data: *const c_void,
 ) {
+    // What a tool does from its own callbacks is not the program's (as for traced calls): its
+    // calls, tasks and allocations are not begun; ends find nothing to close.
+    let begin = matches!(
+        trace_type,
+        trace_point::FUNCTION_WITH_ARGS_BEGIN
+            | trace_point::TASK_BEGIN
+            | trace_point::MEM_ALLOC_BEGIN
+            | trace_point::MEM_RELEASE_BEGIN
+    );
+    if begin && crate::thread::with(|s| s.in_callback.get()).unwrap_or(false) {
+        return;
+    }
     let call = user_data.cast::<function_with_args_t>();
     use pti_view_memory_operation::*;
     match trace_type {
@@ -207,16 +223,55 @@ pub fn set_setup(setup: Setup) {
     let _ = SETUP.set(setup);
 }
 
-/// A tool asked for SYCL data: if another XPTI subscriber keeps libpti out, a critical event
-/// says so, once.
+/// A tool asked for data, or flushes: if the SYCL runtime runs without libpti as its
+/// subscriber, a critical event says why, once. Quiet once the framework has called libpti.
 pub(crate) fn check_setup() {
+    if STREAM_SEEN.load(Ordering::Relaxed) || REPORTED.load(Ordering::Relaxed) {
+        return;
+    }
     if let Some(Setup::OtherSubscriber(other)) = SETUP.get() {
         report_once(&format!(
             "XPTI_SUBSCRIBERS names another subscriber ({other}) and not libpti: SYCL and Unified \
              Runtime calls are not traced (add libpti's path to XPTI_SUBSCRIBERS, separated by a \
              comma)"
         ));
+    } else if sycl_runtime_loaded() {
+        report_once(
+            "the SYCL runtime is loaded but its XPTI framework has not called libpti: SYCL and \
+             Unified Runtime calls are not traced (it needs XPTI_TRACE_ENABLE=1, \
+             XPTI_FRAMEWORK_DISPATCHER naming libxptifw and XPTI_SUBSCRIBERS naming libpti \
+             before the runtime starts; libpti sets them when it is loaded first, in a process \
+             with one thread)",
+        );
     }
+}
+
+/// Whether a SYCL runtime library (`libsycl.so.*`) is loaded in the process.
+fn sycl_runtime_loaded() -> bool {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        found: *mut c_void,
+    ) -> i32 {
+        // SAFETY: dl_iterate_phdr passes a valid info whose name is NULL or NUL-terminated, and
+        // the `bool` it was given.
+        unsafe {
+            let name = (*info).dlpi_name;
+            if !name.is_null() {
+                let name = CStr::from_ptr(name).to_bytes();
+                let file = name.rsplit(|b| *b == b'/').next().unwrap_or(name);
+                if file.starts_with(b"libsycl.so") {
+                    *found.cast::<bool>() = true;
+                    return 1;
+                }
+            }
+        }
+        0
+    }
+    let mut found = false;
+    // SAFETY: a callback with the signature dl_iterate_phdr expects, and a `bool` it writes.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut found).cast()) };
+    found
 }
 
 fn report_once(why: &str) {

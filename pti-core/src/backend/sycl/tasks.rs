@@ -90,13 +90,23 @@ fn interned(text: &[u8]) -> Option<&'static CStr> {
     (!text.is_empty()).then(|| crate::intern::intern_str(text))
 }
 
-/// `task_begin`: the task's tag, kept while it is enqueued (only while a device view could use
-/// it).
+/// Whether tags are of use: a device view is enabled (records), or a tool listens to the kernel
+/// launches (their `_kernel_name`).
+fn wanted() -> bool {
+    view::any_device_view() || super::calls::launches_listened()
+}
+
+/// A line number as records give it: 0 when unknown (XPTI's is `u32::MAX` then).
+fn line(n: u64) -> u64 {
+    if n >= u64::from(u32::MAX) { 0 } else { n }
+}
+
+/// `task_begin`: the task's tag, kept while it is enqueued (only while something could use it).
 ///
 /// # Safety
 /// As [`queue_of`].
 pub(super) unsafe fn task_begun(event: *mut trace_event_data_t, instance: u64) {
-    if !view::any_device_view() || event.is_null() {
+    if event.is_null() || !wanted() {
         return;
     }
     let Some(fw) = framework::get() else { return };
@@ -117,7 +127,7 @@ pub(super) unsafe fn task_begun(event: *mut trace_event_data_t, instance: u64) {
     if let Some(origin) = unsafe { fw.origin(event) } {
         tag.kernel_name = origin.name.map(intern);
         tag.source_file = origin.source_file.map(intern);
-        tag.line = u64::from(origin.line);
+        tag.line = line(u64::from(origin.line));
     }
     // Metadata, where present, is more precise than the payload.
     // SAFETY: as above.
@@ -127,7 +137,7 @@ pub(super) unsafe fn task_begun(event: *mut trace_event_data_t, instance: u64) {
             (b"sym_source_file_name", Value::Text(t)) => {
                 tag.source_file = interned(t).or(tag.source_file)
             }
-            (b"sym_line_no", Value::Number(n)) => tag.line = n,
+            (b"sym_line_no", Value::Number(n)) => tag.line = line(n),
             (b"queue_id", Value::Number(n)) => tag.queue_id = n,
             _ => {}
         })
@@ -145,23 +155,29 @@ pub(super) fn task_ended(instance: u64) {
     });
 }
 
-/// A Unified Runtime enqueue call begins on queue `handle` inside the current task: the task's
-/// enqueue time and queue.
-pub(super) fn enqueue_begun(handle: usize) {
+/// A Unified Runtime enqueue call (a kernel `launch` or not) begins on queue `handle` inside
+/// the current task: the task's queue (the handle's, which names the queue that really
+/// submits; the event's metadata may be a shared event's), and for a launch its enqueue time.
+pub(super) fn enqueue_begun(handle: usize, launch: bool) {
     let _ = TASKS.try_with(|t| {
         if let Some((_, tag)) = t.borrow_mut().last_mut() {
-            if tag.enqueue_begin == 0 {
+            if launch && tag.enqueue_begin == 0 {
                 tag.enqueue_begin = clock::now();
             }
-            if tag.queue_id == PTI_INVALID_QUEUE_ID {
-                tag.queue_id = queue_id(handle).unwrap_or(PTI_INVALID_QUEUE_ID);
+            if let Some(id) = queue_id(handle) {
+                tag.queue_id = id;
             }
         }
     });
 }
 
-/// The tag of the task being enqueued on this thread, if any.
+/// The tag of the task being enqueued on this thread: the innermost open task, while one of its
+/// `urEnqueue*` calls is open (work submitted outside such a call, or after a task whose end the
+/// runtime skipped, is not the task's).
 pub(crate) fn current() -> Option<SyclTag> {
+    if !super::calls::in_enqueue() {
+        return None;
+    }
     TASKS
         .try_with(|t| t.borrow().last().map(|(_, tag)| *tag))
         .ok()
