@@ -8,7 +8,12 @@
 //! - [`dispatch`]: the entry every backend wrapper calls around a traced function;
 //! - [`critical`]: critical events, counted always and delivered to those who listen;
 //! - [`view`]: the view API: buffered records in the published PTI layouts;
-//! - [`clock`]: the host clock of every timestamp, and device-to-host conversion.
+//! - [`clock`]: the host clock of every timestamp, and device-to-host conversion;
+//! - [`backend`]: the interception layers (OpenCL loader layer, Level Zero tracer, XPTI
+//!   subscriber) and what they share.
+//!
+//! `examples/callbacks.rs` and `examples/records.rs` show the Rust API; `docs/activation.md` says
+//! what a Rust tool that links this crate can see.
 //!
 //! Internals: `interest` (the one byte per function the fast path reads), `thread` (per-thread
 //! state), `correlation` (correlation IDs), `sync` (the asymmetric barrier of the lock-free

@@ -281,6 +281,30 @@ pub(crate) fn with<R>(f: impl FnOnce(&ThreadState) -> R) -> Option<R> {
     STATE.try_with(f).ok()
 }
 
+/// A state for threads whose own is gone: records completed there (a tool's flush from an
+/// `atexit` handler runs after the main thread's locals were destroyed) are written into its
+/// buffer, which flushes deliver like any exited thread's.
+static ORPHAN: crate::sync::writer_lock::WriterLock<Option<ThreadState>> =
+    crate::sync::writer_lock::WriterLock::new(None);
+
+/// As [`with`], falling back on the state of threads whose own is gone. `None` only if that
+/// state stays busy for a millisecond (a record written from tool code that runs inside it
+/// would otherwise wait for itself).
+pub(crate) fn with_any<R>(f: impl FnOnce(&ThreadState) -> R) -> Option<R> {
+    let mut f = Some(f);
+    if let Ok(r) = STATE.try_with(|s| (f.take().expect("called once"))(s)) {
+        return Some(r);
+    }
+    let f = f?;
+    for _ in 0..1000 {
+        if let Some(mut orphan) = ORPHAN.try_lock() {
+            return Some(f(orphan.get_or_insert_with(ThreadState::new)));
+        }
+        std::thread::sleep(std::time::Duration::from_micros(1));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

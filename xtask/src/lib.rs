@@ -8,11 +8,13 @@
 //! - [`generate`] collects both, so that `cargo xtask gen` writes them and the drift test
 //!   (`xtask/tests/generated_files.rs`) compares them with what is committed.
 //! - [`setup`] and [`run`] hold the two top-level commands (`cargo xtask demo`, `cargo xtask test`).
+//! - [`install`] lays out an installed tree for C and C++ users (`cargo xtask install`).
 
 use std::path::{Path, PathBuf};
 
 pub mod headers;
 pub mod ids;
+pub mod install;
 pub mod level_zero;
 pub mod opencl;
 pub mod run;

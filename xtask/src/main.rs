@@ -8,7 +8,10 @@ usage: cargo xtask <command>
   test       set up the machine, build, lint and run every test (the README's second command)
   setup      install the Debian packages and the Python virtual environment (.venv) the project needs
   gen        regenerate the API-ID tables and the C headers
-  check-gen  fail if a committed generated file differs from what the generators produce";
+  check-gen  fail if a committed generated file differs from what the generators produce
+  install --prefix P [--debug]
+             build (release, unless --debug) and install libpti, its headers, pkg-config and CMake
+             files, and pti-trace under P";
 
 fn main() -> ExitCode {
     let command = std::env::args().nth(1).unwrap_or_default();
@@ -18,6 +21,7 @@ fn main() -> ExitCode {
         "setup" => xtask::setup::all(&xtask::workspace_root()),
         "gen" => generate(),
         "check-gen" => check_gen(),
+        "install" => install(std::env::args().skip(2).collect()),
         "help" | "-h" | "--help" => {
             println!("{HELP}");
             Ok(())
@@ -53,4 +57,31 @@ fn check_gen() -> Result<(), String> {
             "stale generated files (run `cargo xtask gen`): {stale:?}"
         )),
     }
+}
+
+fn install(args: Vec<String>) -> Result<(), String> {
+    let mut prefix = None;
+    let mut profile = xtask::install::Profile::Release;
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--prefix" => prefix = args.next(),
+            "--debug" => profile = xtask::install::Profile::Debug,
+            other => return Err(format!("install: unknown argument {other:?}\n{HELP}")),
+        }
+    }
+    let prefix = prefix.ok_or_else(|| format!("install needs --prefix P\n{HELP}"))?;
+    let prefix = std::path::absolute(&prefix).map_err(|e| format!("{prefix}: {e}"))?;
+    xtask::run::build(profile == xtask::install::Profile::Release)?;
+    let root = xtask::workspace_root();
+    let written = xtask::install::install(&root, &prefix, profile)?;
+    eprintln!(
+        "xtask: installed {} files under {}; use `PKG_CONFIG_PATH={}/lib/pkgconfig pkg-config \
+         --cflags --libs pti` or `find_package(Pti)` with CMAKE_PREFIX_PATH={}",
+        written.len(),
+        prefix.display(),
+        prefix.display(),
+        prefix.display()
+    );
+    Ok(())
 }

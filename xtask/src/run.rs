@@ -30,26 +30,53 @@ fn cargo(root: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-/// Where the debug build puts `libpti.so`; the tests find it through `PTI_LIB_DIR`.
-fn lib_dir(root: &Path) -> PathBuf {
-    root.join("target/debug")
-}
+/// The packages of what is shipped: libpti, pti-trace and its collector.
+const SHIPPED: [&str; 6] = [
+    "-p",
+    "pti-capi",
+    "-p",
+    "pti-trace",
+    "-p",
+    "pti-trace-collector",
+];
 
-/// Builds `libpti.so` and `libpti.a` (debug) and the simulated Level Zero driver of the tests
-/// (`libze_sim.so`), and links `libpti.so.0` (its SONAME, which the
-/// runtime loader looks for) to it, so programs linked against the build directory run.
-fn build_libpti(root: &Path) -> Result<PathBuf, String> {
+/// Builds what is shipped (`--release` or debug) and links `libpti.so.0` (libpti's SONAME, which
+/// the runtime loader looks for) to `libpti.so` in the build directory, so programs linked there
+/// run. Returns that directory.
+pub fn build(release: bool) -> Result<PathBuf, String> {
+    let root = workspace_root();
+    let mut args = vec!["build"];
+    if release {
+        args.push("--release");
+    }
+    args.extend(SHIPPED);
     step(
-        "build libpti and the simulated Level Zero driver",
-        &mut cargo(root, &["build", "-p", "pti-capi", "-p", "ze-sim"]),
+        &format!(
+            "build libpti and pti-trace ({})",
+            if release { "release" } else { "debug" }
+        ),
+        &mut cargo(&root, &args),
     )?;
-    let lib = lib_dir(root);
+    let lib = root
+        .join("target")
+        .join(if release { "release" } else { "debug" });
     let soname = lib.join("libpti.so.0");
     if std::fs::read_link(&soname).is_err() {
         let _ = std::fs::remove_file(&soname);
         std::os::unix::fs::symlink("libpti.so", &soname)
             .map_err(|e| format!("cannot link {}: {e}", soname.display()))?;
     }
+    Ok(lib)
+}
+
+/// Builds what is shipped (debug) and the simulated Level Zero driver of the tests
+/// (`libze_sim.so`); returns the build directory.
+fn build_libpti(root: &Path) -> Result<PathBuf, String> {
+    let lib = build(false)?;
+    step(
+        "build the simulated Level Zero driver",
+        &mut cargo(root, &["build", "-p", "ze-sim"]),
+    )?;
     Ok(lib)
 }
 
@@ -88,32 +115,35 @@ pub fn test() -> Result<(), String> {
     Ok(())
 }
 
-/// Set up, build, and run the main job.
-///
-/// Until pti-trace exists, the main job is the two C samples on libpti's simulated-call test
-/// backend: `callback_demo.c` (subscribes, enables, prints every callback) and `view_dump.c`
-/// (enables views, flushes, prints every record).
+/// Set up, build, and run the main job: pti-trace on the bundled OpenCL sample
+/// (`samples/c/vector_add.c`, the first real OpenCL device it finds: a GPU if there is one).
 pub fn demo() -> Result<(), String> {
     let root = workspace_root();
     setup::all(&root)?;
-    let lib = build_libpti(&root)?;
+    let lib = build(false)?;
     let out = root.join("target/samples");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
-    for sample in ["callback_demo", "view_dump"] {
-        let exe = out.join(sample);
-        step(
-            &format!("compile samples/c/{sample}.c"),
-            Command::new("cc")
-                .current_dir(&root)
-                .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-Iinclude"])
-                .arg(format!("samples/c/{sample}.c"))
-                .arg("-o")
-                .arg(&exe)
-                .arg(format!("-L{}", lib.display()))
-                .arg(format!("-Wl,-rpath,{}", lib.display()))
-                .args(["-lpti", "-lpthread"]),
-        )?;
-        step(&format!("run {sample}"), &mut Command::new(&exe))?;
-    }
+    let exe = out.join("vector_add");
+    step(
+        "compile samples/c/vector_add.c",
+        Command::new("cc")
+            .current_dir(&root)
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2"])
+            .args(["samples/c/vector_add.c", "samples/c/workload.c", "-o"])
+            .arg(&exe)
+            .arg("-lOpenCL"),
+    )?;
+    step(
+        "pti-trace on vector_add",
+        Command::new(lib.join("pti-trace"))
+            .current_dir(&root)
+            .arg("-o")
+            .arg(out.join("vector_add.%p.json"))
+            .arg("--")
+            .arg(&exe),
+    )?;
+    eprintln!(
+        "xtask: open the timeline written above in https://ui.perfetto.dev (or chrome://tracing)"
+    );
     Ok(())
 }

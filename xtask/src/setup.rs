@@ -35,6 +35,14 @@ const PACKAGES: &[(&str, &str)] = &[
         "lists the OpenCL platforms, to diagnose a runtime that is not found",
     ),
     (
+        "cmake",
+        "builds the C and C++ samples against an installed tree (find_package(Pti))",
+    ),
+    (
+        "pkg-config",
+        "builds the C samples against an installed tree (pkg-config pti)",
+    ),
+    (
         "python3-venv",
         "python3 -m venv, which makes .venv (Intel's OpenCL and SYCL runtimes, dpctl)",
     ),

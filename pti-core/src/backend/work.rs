@@ -117,7 +117,7 @@ impl Finished<'_> {
             end: self.end,
             sycl: self.sycl,
         };
-        let written = thread::with(|state| match self.work {
+        let written = thread::with_any(|state| match self.work {
             Work::Kernel { .. } => device::kernel(state, self.device_is_cpu, &command),
             Work::Copy { src, dst, bytes } => device::memory_copy(state, &command, src, dst, bytes),
             Work::Fill {

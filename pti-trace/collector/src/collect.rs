@@ -1,0 +1,295 @@
+//! The records libpti hands the collector, copied into plain data as they arrive (buffers are
+//! given back at once), and the critical events it hears.
+
+use core::ffi::{CStr, c_char, c_void};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use crate::abi::*;
+use crate::pti::{self, Pti};
+
+/// An API call (driver or runtime view).
+#[derive(Debug, Clone)]
+pub(crate) struct ApiCall {
+    pub(crate) group: u32,
+    pub(crate) id: u32,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) thread: u32,
+    pub(crate) correlation: u32,
+    pub(crate) status: u32,
+}
+
+/// What a device operation is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum DeviceKind {
+    Kernel,
+    /// A copy, with its memcpy type ("H2D", ...).
+    Copy(String),
+    Fill,
+    Barrier,
+}
+
+/// A kernel, copy, fill or barrier on a device queue.
+#[derive(Debug, Clone)]
+pub(crate) struct DeviceOp {
+    pub(crate) kind: DeviceKind,
+    pub(crate) name: String,
+    pub(crate) queue: u64,
+    pub(crate) device: u64,
+    pub(crate) append: u64,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) thread: u32,
+    pub(crate) correlation: u32,
+    pub(crate) bytes: u64,
+    pub(crate) sycl_queue: u64,
+}
+
+/// A memory allocation or release of the SYCL runtime.
+#[derive(Debug, Clone)]
+pub(crate) struct Memory {
+    pub(crate) allocation: bool,
+    pub(crate) bytes: u64,
+}
+
+/// Everything received.
+#[derive(Default)]
+pub(crate) struct Collected {
+    pub(crate) apis: Vec<ApiCall>,
+    pub(crate) device: Vec<DeviceOp>,
+    pub(crate) memory: Vec<Memory>,
+    /// External correlation IDs by correlation ID.
+    pub(crate) externals: HashMap<u32, Vec<u64>>,
+    pub(crate) criticals: Vec<String>,
+}
+
+impl Collected {
+    /// Barrier records name no device: theirs is their queue's.
+    pub(crate) fn fill_in_devices(&mut self) {
+        let known: HashMap<u64, u64> = self
+            .device
+            .iter()
+            .filter(|op| op.device != 0)
+            .map(|op| (op.queue, op.device))
+            .collect();
+        for op in self.device.iter_mut().filter(|op| op.device == 0) {
+            op.device = known.get(&op.queue).copied().unwrap_or(0);
+        }
+    }
+}
+
+pub(crate) static COLLECTED: Mutex<Option<Collected>> = Mutex::new(None);
+pub(crate) static PTI: OnceLock<Pti> = OnceLock::new();
+
+/// Runs `f` on the collected data.
+pub(crate) fn with<R>(f: impl FnOnce(&mut Collected) -> R) -> R {
+    let mut guard = COLLECTED.lock().unwrap_or_else(PoisonError::into_inner);
+    f(guard.get_or_insert_with(Collected::default))
+}
+
+const BUFFER_SIZE: usize = 4 << 20;
+
+/// `buffer_requested`: a fresh 4 MiB buffer.
+///
+/// The first request also registers the collector's exit work again (see `lib.rs`): runtimes
+/// register their own teardown when they start, after the collector was loaded, and `atexit`
+/// runs the last registered first, so the collector's flush comes before their teardown.
+pub(crate) unsafe extern "C" fn requested(buffer: *mut *mut u8, size: *mut usize) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: a function with the signature atexit expects.
+        unsafe { libc::atexit(crate::finish) };
+    });
+    let memory: Box<[u8]> = vec![0u8; BUFFER_SIZE].into_boxed_slice();
+    // SAFETY: libpti passes writable pointers.
+    unsafe {
+        *buffer = Box::into_raw(memory).cast::<u8>();
+        *size = BUFFER_SIZE;
+    }
+}
+
+/// `buffer_completed`: copies the records out and frees the buffer.
+pub(crate) unsafe extern "C" fn completed(buffer: *mut u8, size: usize, used: usize) {
+    if buffer.is_null() {
+        return;
+    }
+    if let Some(pti) = PTI.get() {
+        let _ = std::panic::catch_unwind(|| {
+            let mut record: *mut pti_view_record_base = core::ptr::null_mut();
+            with(|c| {
+                // SAFETY: a buffer libpti filled with `used` bytes of records.
+                while unsafe { (pti.ptiViewGetNextRecord)(buffer, used, &mut record) }
+                    == pti::PTI_SUCCESS
+                {
+                    // SAFETY: libpti hands out whole records of the kind their first field names.
+                    unsafe { take(pti, c, record) };
+                }
+            });
+        });
+    }
+    // SAFETY: the buffer `requested` made, of `size` bytes.
+    drop(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(buffer, size)) });
+}
+
+fn text(p: *const c_char) -> String {
+    if p.is_null() {
+        String::new()
+    } else {
+        // SAFETY: libpti's strings are NUL-terminated and live as long as the library.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
+
+/// Copies one record.
+///
+/// # Safety
+/// `record` is a whole record libpti wrote.
+unsafe fn take(pti: &Pti, c: &mut Collected, record: *mut pti_view_record_base) {
+    // The kind is read as a number: a kind this collector does not know is skipped.
+    // SAFETY: every record starts with its 4-byte kind.
+    let kind = unsafe { record.cast::<u32>().read() };
+    const DRIVER: u32 = pti_view_kind::PTI_VIEW_DRIVER_API as u32;
+    const RUNTIME: u32 = pti_view_kind::PTI_VIEW_RUNTIME_API as u32;
+    const GPU_KERNEL: u32 = pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL as u32;
+    const CPU_KERNEL: u32 = pti_view_kind::PTI_VIEW_DEVICE_CPU_KERNEL as u32;
+    const COPY: u32 = pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY as u32;
+    const FILL: u32 = pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_FILL as u32;
+    const SYNC: u32 = pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION as u32;
+    const EXTERNAL: u32 = pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION as u32;
+    const MEMORY: u32 = pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION as u32;
+    match kind {
+        DRIVER | RUNTIME => {
+            // SAFETY: the caller's contract; the kind names the record's type.
+            let a = unsafe { &*record.cast::<pti_view_record_api>() };
+            c.apis.push(ApiCall {
+                group: a._api_group as u32,
+                id: a._api_id,
+                start: a._start_timestamp,
+                end: a._end_timestamp,
+                thread: a._thread_id,
+                correlation: a._correlation_id,
+                status: a._return_code,
+            });
+        }
+        GPU_KERNEL | CPU_KERNEL => {
+            // SAFETY: the caller's contract; the kind names the record's type.
+            let k = unsafe { &*record.cast::<pti_view_record_kernel_v2>() };
+            c.device.push(DeviceOp {
+                kind: DeviceKind::Kernel,
+                name: text(k._name),
+                queue: k._queue_handle as u64,
+                device: k._device_handle as u64,
+                append: k._append_timestamp,
+                start: k._start_timestamp,
+                end: k._end_timestamp,
+                thread: k._thread_id,
+                correlation: k._correlation_id,
+                bytes: 0,
+                sycl_queue: k._sycl_queue_id,
+            });
+        }
+        COPY => {
+            // SAFETY: the caller's contract; the kind names the record's type.
+            let m = unsafe { &*record.cast::<pti_view_record_memory_copy_v2>() };
+            // SAFETY: libpti returns a static string for every copy type.
+            let kind = text(unsafe { (pti.ptiViewMemcpyTypeToString)(m._memcpy_type) });
+            c.device.push(DeviceOp {
+                kind: DeviceKind::Copy(kind),
+                name: text(m._name),
+                queue: m._queue_handle as u64,
+                device: m._device_handle as u64,
+                append: m._append_timestamp,
+                start: m._start_timestamp,
+                end: m._end_timestamp,
+                thread: m._thread_id,
+                correlation: m._correlation_id,
+                bytes: m._bytes,
+                sycl_queue: m._sycl_queue_id,
+            });
+        }
+        FILL => {
+            // SAFETY: the caller's contract; the kind names the record's type.
+            let f = unsafe { &*record.cast::<pti_view_record_memory_fill_v2>() };
+            c.device.push(DeviceOp {
+                kind: DeviceKind::Fill,
+                name: text(f._name),
+                queue: f._queue_handle as u64,
+                device: f._device_handle as u64,
+                append: f._append_timestamp,
+                start: f._start_timestamp,
+                end: f._end_timestamp,
+                thread: f._thread_id,
+                correlation: f._correlation_id,
+                bytes: f._bytes,
+                sycl_queue: f._sycl_queue_id,
+            });
+        }
+        SYNC => {
+            // SAFETY: the caller's contract; the kind names the record's type.
+            let s = unsafe { &*record.cast::<pti_view_record_synchronization>() };
+            use pti_view_synchronization_type::*;
+            // Host waits are API calls already; device barriers are device work.
+            if matches!(
+                s._synch_type,
+                PTI_VIEW_SYNCHRONIZATION_TYPE_GPU_BARRIER_EXECUTION
+                    | PTI_VIEW_SYNCHRONIZATION_TYPE_GPU_BARRIER_MEMORY
+            ) {
+                c.device.push(DeviceOp {
+                    kind: DeviceKind::Barrier,
+                    name: pti
+                        .api_name(s._api_group, s._api_id)
+                        .unwrap_or("barrier")
+                        .to_string(),
+                    queue: s._queue_handle as u64,
+                    device: 0,
+                    append: s._start_timestamp,
+                    start: s._start_timestamp,
+                    end: s._end_timestamp,
+                    thread: s._thread_id,
+                    correlation: s._correlation_id,
+                    bytes: 0,
+                    sycl_queue: PTI_INVALID_QUEUE_ID,
+                });
+            }
+        }
+        EXTERNAL => {
+            // SAFETY: the caller's contract; the kind names the record's type.
+            let e = unsafe { &*record.cast::<pti_view_record_external_correlation>() };
+            c.externals
+                .entry(e._correlation_id)
+                .or_default()
+                .push(e._external_id);
+        }
+        MEMORY => {
+            // SAFETY: the caller's contract; the kind names the record's type.
+            let m = unsafe { &*record.cast::<pti_view_record_memory_allocation>() };
+            c.memory.push(Memory {
+                allocation: m._operation
+                    == pti_view_memory_operation::PTI_VIEW_MEMORY_OPERATION_ALLOCATION,
+                bytes: m._bytes,
+            });
+        }
+        _ => {}
+    }
+}
+
+/// The critical-event callback: keeps the message.
+pub(crate) unsafe extern "C" fn on_critical(
+    _user: *mut c_void,
+    domain: u32,
+    _group: u32,
+    _id: u32,
+    data: *mut c_void,
+) {
+    if domain != pti::DOMAIN_CRITICAL_EVENT || data.is_null() {
+        return;
+    }
+    // SAFETY: libpti passes a pti_critical_event_callback_data for this domain.
+    let data = unsafe { &*data.cast::<pti::CriticalEventData>() };
+    let message = text(data.message);
+    let name = PTI
+        .get()
+        .map_or_else(|| data.event.to_string(), |p| p.result_name(data.event));
+    let _ = std::panic::catch_unwind(|| with(|c| c.criticals.push(format!("{name}: {message}"))));
+}

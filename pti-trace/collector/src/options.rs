@@ -1,0 +1,124 @@
+//! What the collector records and writes, from the environment `pti-trace` sets:
+//!
+//! | variable | meaning |
+//! | --- | --- |
+//! | `PTI_TRACE_OUTPUT` | timeline file; `%p` becomes the process ID (default `pti-trace.%p.json`) |
+//! | `PTI_TRACE_SUMMARY_ONLY=1` | write no timeline |
+//! | `PTI_TRACE_BACKENDS` | comma list of `opencl`, `level-zero`, `sycl` (default: all) |
+//! | `PTI_TRACE_VIEWS` | comma list of `api`, `device`, `memory` (default: all) |
+//! | `PTI_TRACE_API` | comma list of API function patterns (`*` matches any run of characters) to record; default: every function |
+
+use std::path::PathBuf;
+
+/// The collector's settings.
+#[derive(Debug, Clone)]
+pub(crate) struct Options {
+    pub(crate) output: Option<PathBuf>,
+    pub(crate) opencl: bool,
+    pub(crate) level_zero: bool,
+    pub(crate) sycl: bool,
+    pub(crate) api: bool,
+    pub(crate) device: bool,
+    pub(crate) memory: bool,
+    pub(crate) api_patterns: Vec<String>,
+}
+
+impl Options {
+    /// The settings of this process.
+    pub(crate) fn from_env() -> Result<Options, String> {
+        let get = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let summary_only = get("PTI_TRACE_SUMMARY_ONLY").is_some_and(|v| v == "1");
+        let output = (!summary_only).then(|| {
+            let pattern = get("PTI_TRACE_OUTPUT").unwrap_or_else(|| "pti-trace.%p.json".into());
+            PathBuf::from(pattern.replace("%p", &std::process::id().to_string()))
+        });
+        let backends = list(get("PTI_TRACE_BACKENDS"), &["opencl", "level-zero", "sycl"])?;
+        let views = list(get("PTI_TRACE_VIEWS"), &["api", "device", "memory"])?;
+        let api_patterns = get("PTI_TRACE_API")
+            .map(|v| {
+                v.split(',')
+                    .map(|p| p.trim().to_string())
+                    .filter(|p| !p.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Options {
+            output,
+            opencl: backends.contains(&"opencl"),
+            level_zero: backends.contains(&"level-zero"),
+            sycl: backends.contains(&"sycl"),
+            api: views.contains(&"api"),
+            device: views.contains(&"device"),
+            memory: views.contains(&"memory"),
+            api_patterns,
+        })
+    }
+
+    /// Whether API function `name` is to be recorded.
+    pub(crate) fn records(&self, name: &str) -> bool {
+        self.api_patterns.is_empty() || self.api_patterns.iter().any(|p| matches(p, name))
+    }
+}
+
+/// The items of a comma list, each one of `known` (all of them when the list is absent).
+fn list(value: Option<String>, known: &[&'static str]) -> Result<Vec<&'static str>, String> {
+    let Some(value) = value else {
+        return Ok(known.to_vec());
+    };
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| {
+            known
+                .iter()
+                .find(|k| **k == v)
+                .copied()
+                .ok_or_else(|| format!("unknown item {v:?} (known: {})", known.join(", ")))
+        })
+        .collect()
+}
+
+/// Whether `name` matches `pattern`, where `*` matches any run of characters.
+pub(crate) fn matches(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for middle in &parts[1..parts.len() - 1] {
+        match rest.find(middle) {
+            Some(i) => rest = &rest[i + middle.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_match_with_wildcards() {
+        assert!(matches("clEnqueue*", "clEnqueueNDRangeKernel"));
+        assert!(matches("*Kernel", "clEnqueueNDRangeKernel"));
+        assert!(matches("cl*Range*", "clEnqueueNDRangeKernel"));
+        assert!(matches("clFinish", "clFinish"));
+        assert!(!matches("clFinish", "clFinishX"));
+        assert!(!matches("ze*", "clFinish"));
+        assert!(!matches("a*a", "a"));
+        assert!(matches("*", ""));
+    }
+
+    #[test]
+    fn lists_accept_known_items_only() {
+        assert_eq!(list(None, &["a", "b"]).unwrap(), ["a", "b"]);
+        assert_eq!(list(Some("b, a".into()), &["a", "b"]).unwrap(), ["b", "a"]);
+        assert!(list(Some("c".into()), &["a", "b"]).is_err());
+    }
+}

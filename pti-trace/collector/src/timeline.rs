@@ -1,0 +1,345 @@
+//! The timeline: Chrome's trace-event JSON (the "JSON object format"), which Perfetto and
+//! chrome://tracing load.
+//!
+//! One process (this one), with tracks:
+//! - one per host thread (tid = the thread's ID): its API calls, nested as they ran;
+//! - one per device queue (or command list), named for it and its device: its kernels, copies,
+//!   fills and barriers; work that overlaps on a queue goes to extra lanes of that queue, since a
+//!   track's slices must nest;
+//! - one per submitting thread ("work submitted by thread N"): the same device work again, so
+//!   each thread's device work can be read beside its calls.
+//!
+//! A flow arrow joins each device operation to the API call that submitted it (the call of its
+//! correlation ID on its thread, a driver call where there is one). Times are microseconds with
+//! nanosecond decimals; every slice carries its correlation ID in `args`.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use crate::collect::{ApiCall, Collected, DeviceKind, DeviceOp};
+use crate::pti::Pti;
+
+/// First track ID of the queue lanes, and of the submitting threads' tracks (above any thread ID
+/// Linux hands out, which stays below 2^22).
+const QUEUE_TRACKS: u64 = 1 << 30;
+const SUBMITTER_TRACKS: u64 = 1 << 29;
+/// Lanes per queue, per submitting thread.
+const QUEUE_LANES: u64 = 64;
+const SUBMITTER_LANES: u64 = 8;
+
+/// A JSON string literal.
+pub(crate) fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Nanoseconds as trace-event microseconds.
+fn us(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
+}
+
+/// The group of an API call, as a category.
+pub(crate) fn category(group: u32) -> &'static str {
+    match group {
+        1 => "Level Zero",
+        2 => "OpenCL",
+        3 => "SYCL runtime",
+        _ => "API",
+    }
+}
+
+/// The name of an API call.
+pub(crate) fn api_name(pti: &Pti, call: &ApiCall) -> String {
+    use crate::abi::pti_api_group_id::*;
+    let group = match call.group {
+        1 => Some(PTI_API_GROUP_LEVELZERO),
+        2 => Some(PTI_API_GROUP_OPENCL),
+        3 => Some(PTI_API_GROUP_SYCL),
+        _ => None,
+    };
+    group.and_then(|g| pti.api_name(g, call.id)).map_or_else(
+        || format!("API {} of group {}", call.id, call.group),
+        str::to_string,
+    )
+}
+
+/// The name of a device operation in the timeline and the summary.
+pub(crate) fn op_name(op: &DeviceOp) -> String {
+    match &op.kind {
+        DeviceKind::Kernel => op.name.clone(),
+        DeviceKind::Copy(kind) => format!("copy {kind}"),
+        DeviceKind::Fill => "fill".to_string(),
+        DeviceKind::Barrier => "barrier".to_string(),
+    }
+}
+
+fn op_category(op: &DeviceOp) -> &'static str {
+    match op.kind {
+        DeviceKind::Kernel => "kernel",
+        DeviceKind::Copy(_) => "memcpy",
+        DeviceKind::Fill => "memfill",
+        DeviceKind::Barrier => "barrier",
+    }
+}
+
+/// Places slices that may overlap onto lanes where they do not: returns each slice's lane.
+fn lanes(spans: &[(u64, u64)], most: u64) -> Vec<u64> {
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by_key(|&i| spans[i]);
+    let mut ends: Vec<u64> = Vec::new();
+    let mut lane = vec![0; spans.len()];
+    for i in order {
+        let (start, end) = spans[i];
+        let free = ends.iter().position(|e| *e <= start);
+        let l = match free {
+            Some(l) => l,
+            None if (ends.len() as u64) < most => {
+                ends.push(0);
+                ends.len() - 1
+            }
+            None => ends.len() - 1,
+        };
+        ends[l] = ends[l].max(end);
+        lane[i] = l as u64;
+    }
+    lane
+}
+
+/// What the timeline holds, for the summary and the tests.
+pub(crate) struct Written {
+    pub(crate) events: usize,
+    pub(crate) flows: usize,
+}
+
+/// Writes the timeline of `c` to `out`.
+pub(crate) fn write(
+    out: &mut impl std::io::Write,
+    c: &Collected,
+    pti: &Pti,
+    process: &str,
+) -> std::io::Result<Written> {
+    let pid = std::process::id();
+    let mut events: Vec<String> = Vec::new();
+    let meta = |tid: u64, key: &str, value: String| {
+        format!(
+            "{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"name\":{},\"args\":{{\"{}\":{value}}}}}",
+            quoted(key),
+            if key.ends_with("sort_index") {
+                "sort_index"
+            } else {
+                "name"
+            }
+        )
+    };
+    events.push(format!(
+        "{{\"ph\":\"M\",\"pid\":{pid},\"name\":\"process_name\",\"args\":{{\"name\":{}}}}}",
+        quoted(&format!("{process} (pid {pid})"))
+    ));
+
+    // Host threads and their API calls.
+    let mut threads: Vec<u32> = c
+        .apis
+        .iter()
+        .map(|a| a.thread)
+        .chain(c.device.iter().map(|d| d.thread))
+        .collect();
+    threads.sort_unstable();
+    threads.dedup();
+    for &t in &threads {
+        let name = if t == pid {
+            format!("main thread {t}")
+        } else {
+            format!("thread {t}")
+        };
+        events.push(meta(u64::from(t), "thread_name", quoted(&name)));
+        events.push(meta(u64::from(t), "thread_sort_index", t.to_string()));
+    }
+    for call in &c.apis {
+        let mut args = format!(
+            "\"correlation_id\":{},\"api_id\":{},\"return_code\":{}",
+            call.correlation, call.id, call.status as i32
+        );
+        if let Some(ext) = c.externals.get(&call.correlation) {
+            let ids: Vec<String> = ext.iter().map(u64::to_string).collect();
+            let _ = write!(args, ",\"external_ids\":[{}]", ids.join(","));
+        }
+        events.push(format!(
+            "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{},\"ts\":{},\"dur\":{},\"name\":{},\"cat\":{},\"args\":{{{args}}}}}",
+            call.thread,
+            us(call.start),
+            us(call.end.saturating_sub(call.start)),
+            quoted(&api_name(pti, call)),
+            quoted(category(call.group)),
+        ));
+    }
+
+    // Device work per queue (in order of first appearance), in lanes.
+    let mut queues: Vec<(u64, u64)> = Vec::new();
+    for op in &c.device {
+        if !queues.iter().any(|q| q.0 == op.queue) {
+            queues.push((op.queue, op.device));
+        }
+    }
+    let mut queue_track = vec![0u64; c.device.len()];
+    for (qi, &(queue, device)) in queues.iter().enumerate() {
+        let members: Vec<usize> = (0..c.device.len())
+            .filter(|&i| c.device[i].queue == queue)
+            .collect();
+        let spans: Vec<(u64, u64)> = members
+            .iter()
+            .map(|&i| (c.device[i].start, c.device[i].end))
+            .collect();
+        let lane = lanes(&spans, QUEUE_LANES);
+        let used = lane.iter().max().map_or(1, |m| m + 1);
+        for l in 0..used {
+            let tid = QUEUE_TRACKS + qi as u64 * QUEUE_LANES + l;
+            let suffix = if l == 0 {
+                String::new()
+            } else {
+                format!(" (overlap {l})")
+            };
+            events.push(meta(
+                tid,
+                "thread_name",
+                quoted(&format!("queue {queue:#x} on device {device:#x}{suffix}")),
+            ));
+            events.push(meta(tid, "thread_sort_index", tid.to_string()));
+        }
+        for (k, &i) in members.iter().enumerate() {
+            queue_track[i] = QUEUE_TRACKS + qi as u64 * QUEUE_LANES + lane[k];
+        }
+    }
+    // The same work on its submitting thread's tracks.
+    let mut submitter_track = vec![0u64; c.device.len()];
+    for &t in &threads {
+        let members: Vec<usize> = (0..c.device.len())
+            .filter(|&i| c.device[i].thread == t)
+            .collect();
+        if members.is_empty() {
+            continue;
+        }
+        let spans: Vec<(u64, u64)> = members
+            .iter()
+            .map(|&i| (c.device[i].start, c.device[i].end))
+            .collect();
+        let lane = lanes(&spans, SUBMITTER_LANES);
+        let used = lane.iter().max().map_or(1, |m| m + 1);
+        let base = SUBMITTER_TRACKS + (u64::from(t) % (1 << 22)) * SUBMITTER_LANES;
+        for l in 0..used {
+            events.push(meta(
+                base + l,
+                "thread_name",
+                quoted(&format!("device work submitted by thread {t}")),
+            ));
+            events.push(meta(base + l, "thread_sort_index", (base + l).to_string()));
+        }
+        for (k, &i) in members.iter().enumerate() {
+            submitter_track[i] = base + lane[k];
+        }
+    }
+
+    // The API call of each correlation ID on each thread: the driver call where there is one.
+    let mut by_correlation: HashMap<(u32, u32), Vec<&ApiCall>> = HashMap::new();
+    for call in &c.apis {
+        by_correlation
+            .entry((call.correlation, call.thread))
+            .or_default()
+            .push(call);
+    }
+    let mut flows = 0;
+    for (i, op) in c.device.iter().enumerate() {
+        let mut args = format!(
+            "\"correlation_id\":{},\"queue\":\"{:#x}\",\"device\":\"{:#x}\",\"thread\":{}",
+            op.correlation, op.queue, op.device, op.thread
+        );
+        if op.bytes != 0 {
+            let _ = write!(args, ",\"bytes\":{}", op.bytes);
+        }
+        if op.sycl_queue != crate::abi::PTI_INVALID_QUEUE_ID {
+            let _ = write!(args, ",\"sycl_queue_id\":{}", op.sycl_queue);
+        }
+        let name = quoted(&op_name(op));
+        let cat = quoted(op_category(op));
+        for tid in [queue_track[i], submitter_track[i]] {
+            events.push(format!(
+                "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"dur\":{},\"name\":{name},\"cat\":{cat},\"args\":{{{args}}}}}",
+                us(op.start),
+                us(op.end.saturating_sub(op.start)),
+            ));
+        }
+        let submitter = by_correlation
+            .get(&(op.correlation, op.thread))
+            .and_then(|calls| {
+                calls
+                    .iter()
+                    .filter(|a| a.group != 3)
+                    .filter(|a| op.append == 0 || a.start <= op.append)
+                    .max_by_key(|a| a.start)
+                    .or_else(|| calls.iter().max_by_key(|a| a.start))
+            });
+        if let Some(call) = submitter {
+            flows += 1;
+            // Each end sits inside its slice (a flow binds to the slice around its time).
+            let from = call.start + (call.end.saturating_sub(call.start)) / 2;
+            let to = op.start + (op.end.saturating_sub(op.start)) / 2;
+            events.push(format!(
+                "{{\"ph\":\"s\",\"pid\":{pid},\"tid\":{},\"ts\":{},\"id\":{flows},\"name\":\"submission\",\"cat\":\"correlation\"}}",
+                call.thread,
+                us(from)
+            ));
+            events.push(format!(
+                "{{\"ph\":\"f\",\"bp\":\"e\",\"pid\":{pid},\"tid\":{},\"ts\":{},\"id\":{flows},\"name\":\"submission\",\"cat\":\"correlation\"}}",
+                queue_track[i],
+                us(to)
+            ));
+        }
+    }
+
+    writeln!(out, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")?;
+    for (i, e) in events.iter().enumerate() {
+        let sep = if i + 1 == events.len() { "" } else { "," };
+        writeln!(out, "{e}{sep}")?;
+    }
+    writeln!(out, "]}}")?;
+    Ok(Written {
+        events: events.len(),
+        flows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_slices_get_lanes_of_their_own() {
+        assert_eq!(
+            lanes(&[(0, 10), (10, 20), (5, 15), (30, 40)], 4),
+            [0, 0, 1, 0]
+        );
+        // Beyond the last lane, the rest share it.
+        assert_eq!(lanes(&[(0, 10), (1, 10), (2, 10)], 2), [0, 1, 1]);
+    }
+
+    #[test]
+    fn strings_and_times_are_valid_json() {
+        assert_eq!(quoted("a\"b\\c\nd\u{1}"), "\"a\\\"b\\\\c\\nd\\u0001\"");
+        assert_eq!(us(1_234_567), "1234.567");
+        assert_eq!(us(5), "0.005");
+    }
+}

@@ -1,0 +1,267 @@
+//! # pti-trace
+//!
+//! ```text
+//! pti-trace [options] -- program [args...]
+//! ```
+//!
+//! Runs `program` with `libpti.so` and the pti-trace collector injected (`LD_PRELOAD`), so that
+//! every process it starts is traced too. At the exit of each process the collector prints a
+//! summary on stderr and writes that process's timeline (Chrome trace-event JSON, for Perfetto or
+//! chrome://tracing). pti-trace itself only prepares the environment and waits: all the tracing
+//! is libpti's, reached through its public C API (see `pti-trace/collector`).
+//!
+//! The libraries are looked for in `$PTI_TRACE_LIB_DIR`, beside the executable, then in
+//! `../lib` from it (an installed tree).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+const USAGE: &str = "\
+usage: pti-trace [options] -- program [args...]
+
+Runs program with libpti injected; at exit, each process of it prints a summary on stderr and
+writes its timeline (Chrome trace-event JSON: open it in https://ui.perfetto.dev).
+
+options:
+  -o, --output PATH      timeline file of each process; %p becomes its process ID
+                         (default: pti-trace.%p.json)
+  -s, --summary-only     print the summaries, write no timeline
+  -b, --backends LIST    backends to trace: opencl,level-zero,sycl (default: all)
+  -v, --views LIST       what to record: api (driver and runtime calls), device (kernels,
+                         copies, fills, barriers), memory (SYCL allocations) (default: all)
+  -a, --api PATTERNS     record only the API functions matching these comma-separated patterns
+                         (* matches any run of characters), e.g. 'clEnqueue*,ze*Launch*'
+  -h, --help             this text
+  -V, --version          pti-trace's version";
+
+/// What the command line asks for.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Args {
+    output: Option<String>,
+    summary_only: bool,
+    backends: Option<String>,
+    views: Option<String>,
+    api: Option<String>,
+    program: Vec<OsString>,
+}
+
+enum Parsed {
+    Run(Args),
+    Help,
+    Version,
+}
+
+/// Checks a comma list against `known`.
+fn checked_list(value: &str, known: &[&str], option: &str) -> Result<String, String> {
+    for item in value.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+        if !known.contains(&item) {
+            return Err(format!(
+                "{option}: unknown item {item:?} (known: {})",
+                known.join(", ")
+            ));
+        }
+    }
+    Ok(value.to_string())
+}
+
+fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
+    let mut args = args.into_iter();
+    let mut out = Args::default();
+    while let Some(arg) = args.next() {
+        let text = arg.to_string_lossy().into_owned();
+        let mut value = |name: &str| {
+            args.next()
+                .map(|v| v.to_string_lossy().into_owned())
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match text.as_str() {
+            "--" => {
+                out.program = args.collect();
+                break;
+            }
+            "-h" | "--help" => return Ok(Parsed::Help),
+            "-V" | "--version" => return Ok(Parsed::Version),
+            "-o" | "--output" => out.output = Some(value(&text)?),
+            "-s" | "--summary-only" => out.summary_only = true,
+            "-b" | "--backends" => {
+                out.backends = Some(checked_list(
+                    &value(&text)?,
+                    &["opencl", "level-zero", "sycl"],
+                    &text,
+                )?)
+            }
+            "-v" | "--views" => {
+                out.views = Some(checked_list(
+                    &value(&text)?,
+                    &["api", "device", "memory"],
+                    &text,
+                )?)
+            }
+            "-a" | "--api" => out.api = Some(value(&text)?),
+            other if other.starts_with('-') => return Err(format!("unknown option {other}")),
+            _ => {
+                // The program without `--`.
+                out.program = std::iter::once(arg).chain(args).collect();
+                break;
+            }
+        }
+    }
+    if out.program.is_empty() {
+        return Err("no program to run".into());
+    }
+    Ok(Parsed::Run(out))
+}
+
+/// The directory holding libpti and the collector.
+fn lib_dir() -> Result<PathBuf, String> {
+    let has_both =
+        |d: &Path| d.join("libpti.so.0").exists() && d.join("libpti_trace_collector.so").exists();
+    if let Some(dir) = std::env::var_os("PTI_TRACE_LIB_DIR") {
+        let dir = PathBuf::from(dir);
+        return if has_both(&dir) {
+            Ok(dir)
+        } else {
+            Err(format!(
+                "PTI_TRACE_LIB_DIR={} lacks libpti.so.0 or libpti_trace_collector.so",
+                dir.display()
+            ))
+        };
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find pti-trace itself: {e}"))?;
+    let here = exe.parent().unwrap_or(Path::new("."));
+    [here.to_path_buf(), here.join("../lib")]
+        .into_iter()
+        .find(|d| has_both(d))
+        .map(|d| d.canonicalize().unwrap_or(d))
+        .ok_or_else(|| {
+            format!(
+                "libpti.so.0 and libpti_trace_collector.so are neither beside {} nor in ../lib \
+                 (set PTI_TRACE_LIB_DIR)",
+                exe.display()
+            )
+        })
+}
+
+/// The command that runs the program traced.
+fn command(args: &Args, libs: &Path) -> Command {
+    let mut cmd = Command::new(&args.program[0]);
+    cmd.args(&args.program[1..]);
+    let mut preload = OsString::from(libs.join("libpti.so.0"));
+    preload.push(":");
+    preload.push(libs.join("libpti_trace_collector.so"));
+    if let Some(existing) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+        preload.push(":");
+        preload.push(existing);
+    }
+    cmd.env("LD_PRELOAD", preload);
+    let mut set = |name: &str, value: &Option<String>| match value {
+        Some(v) => {
+            cmd.env(name, v);
+        }
+        None => {
+            cmd.env_remove(name);
+        }
+    };
+    set("PTI_TRACE_OUTPUT", &args.output);
+    set("PTI_TRACE_BACKENDS", &args.backends);
+    set("PTI_TRACE_VIEWS", &args.views);
+    set("PTI_TRACE_API", &args.api);
+    set(
+        "PTI_TRACE_SUMMARY_ONLY",
+        &args.summary_only.then(|| "1".to_string()),
+    );
+    // A backend left out is left alone by libpti's constructor too.
+    if let Some(list) = &args.backends {
+        for (backend, opt_out) in [
+            ("opencl", "PTI_OPENCL_LAYER"),
+            ("level-zero", "PTI_LEVEL_ZERO"),
+            ("sycl", "PTI_SYCL"),
+        ] {
+            if !list.split(',').any(|b| b.trim() == backend) {
+                cmd.env(opt_out, "0");
+            }
+        }
+    }
+    cmd
+}
+
+fn main() -> ExitCode {
+    let parsed = match parse(std::env::args_os().skip(1)) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("pti-trace: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let args = match parsed {
+        Parsed::Help => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Parsed::Version => {
+            println!("pti-trace {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Parsed::Run(args) => args,
+    };
+    let libs = match lib_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("pti-trace: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let status = match command(&args, &libs).status() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "pti-trace: cannot run {}: {e}",
+                args.program[0].to_string_lossy()
+            );
+            return ExitCode::from(127);
+        }
+    };
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ExitCode::from(code as u8),
+        (None, Some(signal)) => {
+            eprintln!("pti-trace: the program was killed by signal {signal}");
+            ExitCode::from(128 + signal as u8)
+        }
+        _ => ExitCode::FAILURE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_args(list: &[&str]) -> Result<Args, String> {
+        match parse(list.iter().map(OsString::from))? {
+            Parsed::Run(a) => Ok(a),
+            _ => Err("not a run".into()),
+        }
+    }
+
+    #[test]
+    fn options_then_program() {
+        let a = run_args(&["-o", "t.%p.json", "-b", "opencl,sycl", "--", "prog", "-x"]).unwrap();
+        assert_eq!(a.output.as_deref(), Some("t.%p.json"));
+        assert_eq!(a.backends.as_deref(), Some("opencl,sycl"));
+        assert_eq!(a.program, ["prog", "-x"]);
+        let a = run_args(&["-s", "prog", "--", "x"]).unwrap();
+        assert!(a.summary_only);
+        assert_eq!(a.program, ["prog", "--", "x"]);
+    }
+
+    #[test]
+    fn bad_command_lines_are_refused() {
+        assert!(run_args(&[]).is_err());
+        assert!(run_args(&["--"]).is_err());
+        assert!(run_args(&["-o"]).is_err());
+        assert!(run_args(&["-b", "cuda", "--", "p"]).is_err());
+        assert!(run_args(&["-v", "api,kernels", "--", "p"]).is_err());
+        assert!(run_args(&["--frobnicate", "--", "p"]).is_err());
+    }
+}

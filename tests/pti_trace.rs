@@ -1,0 +1,380 @@
+//! pti-trace on real programs: the OpenCL test program on PoCL, the Python SYCL program on
+//! Intel's CPU runtime, and a shell that starts two traced processes. Each timeline must be
+//! well-formed JSON in Chrome's trace-event format, with a track per device queue, non-negative
+//! durations, and a flow from an API call with the same correlation ID to every device operation;
+//! the summary's counts must equal the timeline's records.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use pti_tests::{compile_c_with, lib_dir, out_dir, root};
+use serde_json::Value;
+
+/// Device operations sit on tracks from this ID on (the queue tracks; see the collector).
+const QUEUE_TRACKS: u64 = 1 << 30;
+
+fn pti_trace() -> PathBuf {
+    let exe = lib_dir().join("pti-trace");
+    assert!(
+        exe.exists() && lib_dir().join("libpti_trace_collector.so").exists(),
+        "{} or its collector is missing: build them with `cargo build -p pti-trace -p \
+         pti-trace-collector` (`cargo xtask test` does)",
+        exe.display()
+    );
+    exe
+}
+
+fn opencl_program() -> &'static PathBuf {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| {
+        compile_c_with(
+            "cl_plain",
+            &["tests/c/cl_plain.c", "tests/c/cl_workload.c"],
+            &["-lOpenCL"],
+        )
+    })
+}
+
+/// A fresh directory for one test's timelines.
+fn scratch(name: &str) -> PathBuf {
+    let dir = out_dir().join(format!("pti-trace-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({})\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The timelines a run wrote, as pti-trace's lines name them.
+fn timelines(stderr: &str) -> Vec<PathBuf> {
+    stderr
+        .lines()
+        .filter_map(|l| l.split(" written to ").nth(1))
+        .map(|rest| PathBuf::from(rest.split(" (").next().unwrap()))
+        .collect()
+}
+
+/// One process's summary: rows by name, per section ("API calls", "Device work").
+fn summaries(stderr: &str) -> Vec<HashMap<&'static str, BTreeMap<String, u64>>> {
+    let mut out: Vec<HashMap<&'static str, BTreeMap<String, u64>>> = Vec::new();
+    let mut section: Option<&'static str> = None;
+    for line in stderr.lines() {
+        if line.starts_with("pti-trace: summary of process") {
+            out.push(HashMap::new());
+            section = None;
+        } else if line.starts_with("API calls ") {
+            section = Some("api");
+        } else if line.starts_with("Device work ") {
+            section = Some("device");
+        } else if let (Some(s), Some(row)) = (section, line.strip_prefix("  ")) {
+            // "  name [group]   count total avg min max share": the count is the 6th field from
+            // the end.
+            let fields: Vec<&str> = row.split_whitespace().collect();
+            let n = fields.len();
+            let name = fields[..n - 6].join(" ");
+            let count: u64 = fields[n - 6].parse().unwrap();
+            out.last_mut()
+                .unwrap()
+                .entry(s)
+                .or_default()
+                .insert(name, count);
+        } else {
+            section = None;
+        }
+    }
+    out
+}
+
+/// What a timeline shows, checked.
+struct Checked {
+    api_events: usize,
+    device_events: usize,
+    queues: usize,
+}
+
+/// Checks one timeline against its process's summary rows.
+fn check_timeline(path: &Path, summary: &HashMap<&'static str, BTreeMap<String, u64>>) -> Checked {
+    let text = std::fs::read_to_string(path).unwrap();
+    let json: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+    let events = json["traceEvents"].as_array().expect("traceEvents");
+    let num = |e: &Value, k: &str| e[k].as_f64().unwrap_or_else(|| panic!("{k} of {e}"));
+    let is_api = |e: &Value| {
+        e["ph"] == "X"
+            && ["OpenCL", "Level Zero", "SYCL runtime"].contains(&e["cat"].as_str().unwrap_or(""))
+    };
+    let on_queue = |e: &Value| e["ph"] == "X" && e["tid"].as_u64().unwrap() >= QUEUE_TRACKS;
+
+    // Durations are never negative; every slice has a correlation ID.
+    for e in events.iter().filter(|e| e["ph"] == "X") {
+        assert!(num(e, "dur") >= 0.0, "negative duration: {e}");
+        assert!(
+            e["args"]["correlation_id"].is_u64(),
+            "no correlation ID: {e}"
+        );
+    }
+    // A named track per queue that has device work.
+    let names: HashMap<u64, String> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .map(|e| {
+            (
+                e["tid"].as_u64().unwrap(),
+                e["args"]["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let device: Vec<&Value> = events.iter().filter(|e| on_queue(e)).collect();
+    let mut queues = HashSet::new();
+    for d in &device {
+        let track = &names[&d["tid"].as_u64().unwrap()];
+        let queue = d["args"]["queue"].as_str().unwrap();
+        assert!(
+            track.starts_with(&format!("queue {queue}")),
+            "{d} on track {track:?}"
+        );
+        queues.insert(queue.to_string());
+    }
+    // Every device slice is the end of a flow that starts inside an API slice of its
+    // correlation ID.
+    let starts: HashMap<u64, &Value> = events
+        .iter()
+        .filter(|e| e["ph"] == "s")
+        .map(|e| (e["id"].as_u64().unwrap(), e))
+        .collect();
+    let apis: Vec<&Value> = events.iter().filter(|e| is_api(e)).collect();
+    let inside = |e: &Value, slice: &Value| {
+        e["tid"] == slice["tid"]
+            && num(slice, "ts") <= num(e, "ts")
+            && num(e, "ts") <= num(slice, "ts") + num(slice, "dur")
+    };
+    let finishes: Vec<&Value> = events.iter().filter(|e| e["ph"] == "f").collect();
+    for d in &device {
+        let corr = &d["args"]["correlation_id"];
+        let flow = finishes
+            .iter()
+            .find(|f| inside(f, d))
+            .unwrap_or_else(|| panic!("no flow arrives at {d}"));
+        let start = starts[&flow["id"].as_u64().unwrap()];
+        assert!(
+            apis.iter()
+                .any(|a| inside(start, a) && &a["args"]["correlation_id"] == corr),
+            "the flow to {d} starts in no API call of correlation ID {corr}"
+        );
+    }
+    // The summary counts what the timeline holds.
+    let count = |filter: &dyn Fn(&Value) -> bool, key: &dyn Fn(&Value) -> String| {
+        let mut m: BTreeMap<String, u64> = BTreeMap::new();
+        for e in events.iter().filter(|e| filter(e)) {
+            *m.entry(key(e)).or_default() += 1;
+        }
+        m
+    };
+    let api_counts = count(&is_api, &|e| {
+        format!(
+            "{} [{}]",
+            e["name"].as_str().unwrap(),
+            e["cat"].as_str().unwrap()
+        )
+    });
+    let device_counts = count(&on_queue, &|e| e["name"].as_str().unwrap().to_string());
+    assert_eq!(
+        summary.get("api").cloned().unwrap_or_default(),
+        api_counts,
+        "API rows of the summary"
+    );
+    assert_eq!(
+        summary.get("device").cloned().unwrap_or_default(),
+        device_counts,
+        "device rows of the summary"
+    );
+    Checked {
+        api_events: apis.len(),
+        device_events: device.len(),
+        queues: queues.len(),
+    }
+}
+
+/// The program's own lines, which tracing must not change.
+fn program_lines(stdout: &[u8]) -> Vec<String> {
+    let mut v: Vec<String> = String::from_utf8_lossy(stdout)
+        .lines()
+        .filter(|l| l.starts_with("W RESULT") || l.starts_with("W EVENTS"))
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn opencl_program_under_pti_trace() {
+    let dir = scratch("opencl");
+    let plain = run(Command::new(opencl_program()).env("PTI_TEST_PLATFORM", "Portable"));
+    let out = run(Command::new(pti_trace())
+        .args(["-o"])
+        .arg(dir.join("trace.%p.json"))
+        .arg("--")
+        .arg(opencl_program())
+        .env("PTI_TEST_PLATFORM", "Portable")
+        .env_remove("OPENCL_LAYERS"));
+    assert_eq!(program_lines(&plain.stdout), program_lines(&out.stdout));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("records dropped: 0"), "{stderr}");
+    assert!(!stderr.contains("critical event"), "{stderr}");
+    let files = timelines(&stderr);
+    let sums = summaries(&stderr);
+    assert_eq!((files.len(), sums.len()), (1, 1), "{stderr}");
+    let c = check_timeline(&files[0], &sums[0]);
+    assert!(
+        c.api_events > 100 && c.device_events > 20 && c.queues >= 4,
+        "{} {} {}",
+        c.api_events,
+        c.device_events,
+        c.queues
+    );
+    println!(
+        "OpenCL: {} API slices, {} device slices on {} queue tracks, each with its flow",
+        c.api_events, c.device_events, c.queues
+    );
+}
+
+#[test]
+fn sycl_program_under_pti_trace() {
+    let venv = root().join(".venv");
+    let lib = venv.join("lib");
+    assert!(
+        lib.join("libsycl.so").exists(),
+        "{} lacks the SYCL runtime: run `cargo xtask setup`",
+        venv.display()
+    );
+    let dir = scratch("sycl");
+    let out = run(Command::new(pti_trace())
+        .arg("-o")
+        .arg(dir.join("trace.%p.json"))
+        .arg("--")
+        .arg(venv.join("bin/python"))
+        .arg(root().join("tests/python/sycl_workload.py"))
+        .env("OCL_ICD_FILENAMES", lib.join("libintelocl.so"))
+        .env("LD_LIBRARY_PATH", &lib)
+        .env_remove("XPTI_SUBSCRIBERS")
+        .env_remove("OPENCL_LAYERS"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("W RESULT 8386560.0"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("records dropped: 0"), "{stderr}");
+    // The Python process is the one with device work (processes it starts are traced too).
+    let files = timelines(&stderr);
+    let sums = summaries(&stderr);
+    assert_eq!(files.len(), sums.len(), "{stderr}");
+    let mut device = 0;
+    for (file, sum) in files.iter().zip(&sums) {
+        let c = check_timeline(file, sum);
+        device += c.device_events;
+    }
+    assert_eq!(device, 6, "two kernels, three copies, a fill");
+    let python = sums
+        .iter()
+        .find(|s| s.contains_key("device"))
+        .expect("a summary with device work");
+    assert!(
+        python["api"]
+            .keys()
+            .any(|k| k.starts_with("urEnqueueKernelLaunch") && k.ends_with("[SYCL runtime]")),
+        "{:?}",
+        python["api"]
+    );
+    assert_eq!(python["device"]["vadd"], 1);
+    assert_eq!(python["device"]["scale"], 1);
+}
+
+#[test]
+fn child_processes_get_a_timeline_each() {
+    let dir = scratch("children");
+    let program = opencl_program().display().to_string();
+    let out = run(Command::new(pti_trace())
+        .arg("-o")
+        .arg(dir.join("trace.%p.json"))
+        .args(["--", "sh", "-c"])
+        .arg(format!("{program} >/dev/null && {program} >/dev/null"))
+        .env("PTI_TEST_PLATFORM", "Portable"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let files = timelines(&stderr);
+    let sums = summaries(&stderr);
+    assert_eq!(files.len(), sums.len());
+    let distinct: HashSet<&PathBuf> = files.iter().collect();
+    assert_eq!(distinct.len(), files.len(), "one file per process");
+    let with_device: Vec<_> = files
+        .iter()
+        .zip(&sums)
+        .map(|(f, s)| check_timeline(f, s))
+        .filter(|c| c.device_events > 0)
+        .collect();
+    assert_eq!(
+        with_device.len(),
+        2,
+        "both runs of the program traced: {stderr}"
+    );
+}
+
+#[test]
+fn summary_only_options_and_exit_codes() {
+    let dir = scratch("options");
+    let out = run(Command::new(pti_trace())
+        .current_dir(&dir)
+        .args([
+            "--summary-only",
+            "--views",
+            "api",
+            "--api",
+            "clEnqueue*",
+            "--",
+        ])
+        .arg(opencl_program())
+        .env("PTI_TEST_PLATFORM", "Portable"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(timelines(&stderr).is_empty(), "{stderr}");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "a file was written"
+    );
+    let sums = summaries(&stderr);
+    let api = &sums[0]["api"];
+    assert!(
+        !api.is_empty() && api.keys().all(|k| k.starts_with("clEnqueue")),
+        "{api:?}"
+    );
+    assert!(
+        !sums[0].contains_key("device"),
+        "device work recorded without the device view"
+    );
+
+    let status = |args: &[&str]| {
+        Command::new(pti_trace())
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(status(&["--", "sh", "-c", "exit 3"]), Some(3));
+    assert_eq!(status(&["--backends", "cuda", "--", "true"]), Some(2));
+    assert_eq!(status(&["--no-such-option", "--", "true"]), Some(2));
+    assert_eq!(status(&[]), Some(2));
+    assert_eq!(status(&["--", "/no/such/program"]), Some(127));
+    assert_eq!(status(&["--help"]), Some(0));
+}
