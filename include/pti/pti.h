@@ -131,7 +131,7 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * The version as a static NUL-terminated string, "<major>.<minor>.<patch>".
+ * The version as a static NUL-terminated string, `"<major>.<minor>.<patch>"`.
  * Never NULL; the string lives as long as the library is loaded. Thread-safe.
  */
 const char *ptiVersionString(void);

@@ -1,7 +1,7 @@
 //! # libpti's C ABI
 //!
 //! `libpti.so` / `libpti.a`: thin `extern "C"` shells over `pti-core`. Every export has the same
-//! shape (see [`boundary`]): catch panics, check pointers and enum values, make one call into the
+//! shape (see `boundary`): catch panics, check pointers and enum values, make one call into the
 //! core, map its error to a `pti_result`. Anything longer belongs in the core.
 //!
 //! One source file per public header; cbindgen writes each header from its file alone

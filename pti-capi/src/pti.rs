@@ -109,7 +109,7 @@ const VERSION: pti_version = pti_version {
     _patch: PTI_VERSION_PATCH,
 };
 
-/// The version as a static NUL-terminated string, "<major>.<minor>.<patch>".
+/// The version as a static NUL-terminated string, `"<major>.<minor>.<patch>"`.
 /// Never NULL; the string lives as long as the library is loaded. Thread-safe.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiVersionString() -> *const c_char {

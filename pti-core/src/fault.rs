@@ -1,6 +1,6 @@
 //! Fault injection for the tests of the C boundary: with the `fault-injection` feature, a test
-//! can make the next [`point`] reached on its thread panic, to prove that every export turns a
-//! panic into `PTI_ERROR_INTERNAL` instead of unwinding into C. Without the feature, [`point`]
+//! can make the next `point` reached on its thread panic, to prove that every export turns a
+//! panic into `PTI_ERROR_INTERNAL` instead of unwinding into C. Without the feature, `point`
 //! is an empty inline function.
 
 #[cfg(feature = "fault-injection")]

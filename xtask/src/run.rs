@@ -133,17 +133,73 @@ pub fn demo() -> Result<(), String> {
             .arg(&exe)
             .arg("-lOpenCL"),
     )?;
-    step(
-        "pti-trace on vector_add",
-        Command::new(lib.join("pti-trace"))
-            .current_dir(&root)
-            .arg("-o")
-            .arg(out.join("vector_add.%p.json"))
-            .arg("--")
-            .arg(&exe),
-    )?;
+    let mut trace = Command::new(lib.join("pti-trace"));
+    trace
+        .current_dir(&root)
+        .arg("-o")
+        .arg(out.join("vector_add.%p.json"))
+        .arg("--")
+        .arg(&exe);
+    if let Some(vendors) = register_nvidia_opencl(&out)? {
+        eprintln!(
+            "xtask: NVIDIA's OpenCL driver is installed but not registered with the OpenCL \
+             loader: registered for this run with OCL_ICD_VENDORS={}",
+            vendors.display()
+        );
+        trace.env("OCL_ICD_VENDORS", &vendors);
+        // ocl-icd (which loads layers) before CUDA's own libOpenCL.so.1 (which does not).
+        let system = Path::new("/lib/x86_64-linux-gnu");
+        if system.join("libOpenCL.so.1").exists() {
+            let mut path = std::ffi::OsString::from(system);
+            if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|p| !p.is_empty()) {
+                path.push(":");
+                path.push(old);
+            }
+            trace.env("LD_LIBRARY_PATH", path);
+        }
+    }
+    step("pti-trace on vector_add", &mut trace)?;
     eprintln!(
         "xtask: open the timeline written above in https://ui.perfetto.dev (or chrome://tracing)"
     );
     Ok(())
+}
+
+/// Where NVIDIA's OpenCL driver is installed without an ICD file (as on the GPU machines, see
+/// `../shared/RUNTIMES.md`), a vendors directory under `out` with the registered ICDs and
+/// NVIDIA's, for `OCL_ICD_VENDORS`; `None` when there is nothing to add.
+fn register_nvidia_opencl(out: &Path) -> Result<Option<PathBuf>, String> {
+    let registered = Path::new("/etc/OpenCL/vendors");
+    let icds: Vec<PathBuf> = std::fs::read_dir(registered)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    let mentions_nvidia =
+        |p: &PathBuf| std::fs::read_to_string(p).is_ok_and(|t| t.contains("nvidia"));
+    if icds.iter().any(mentions_nvidia) {
+        return Ok(None);
+    }
+    let Some(library) = [
+        "/usr/local/nvidia/lib64",
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib64",
+    ]
+    .iter()
+    .map(|d| Path::new(d).join("libnvidia-opencl.so.1"))
+    .find(|p| p.exists()) else {
+        return Ok(None);
+    };
+    let vendors = out.join("icd");
+    std::fs::create_dir_all(&vendors).map_err(|e| e.to_string())?;
+    for icd in icds
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "icd"))
+    {
+        std::fs::copy(icd, vendors.join(icd.file_name().unwrap())).map_err(|e| e.to_string())?;
+    }
+    std::fs::write(
+        vendors.join("nvidia.icd"),
+        format!("{}\n", library.display()),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Some(vendors))
 }

@@ -8,9 +8,9 @@
 //!   command does, and its record), `pending` (commands awaiting their records, and harvests).
 //!
 //! What the rest of libpti asks of the backends, through this file only: which functions submit
-//! or wait for device work ([`device_work_functions`], traced while a device view is enabled),
-//! to write the records of finished device work before a flush ([`harvest_finished`]), to give
-//! up at exit ([`at_exit`]), the fork handlers, and what is intercepted
+//! or wait for device work (`device_work_functions`, traced while a device view is enabled),
+//! to write the records of finished device work before a flush (`harvest_finished`), to give
+//! up at exit (`at_exit`), the fork handlers, and what is intercepted
 //! ([`intercepted_functions`]).
 
 use crate::api::{ApiGroup, ApiId};

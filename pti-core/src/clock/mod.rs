@@ -25,7 +25,7 @@ pub type TimestampSource = Box<dyn Fn() -> u64 + Send + Sync + 'static>;
 static TOOL_CLOCK: AtomicPtr<TimestampSource> = AtomicPtr::new(ptr::null_mut());
 
 /// CLOCK_MONOTONIC_RAW in nanoseconds: read from the calibrated TSC where the kernel's clock is
-/// the TSC (see [`tsc`]), else from `clock_gettime`.
+/// the TSC (see `tsc`), else from `clock_gettime`.
 #[inline]
 pub fn host_ns() -> u64 {
     tsc::now()

@@ -1,9 +1,11 @@
 //! The records libpti hands the collector, copied into plain data as they arrive (buffers are
 //! given back at once), and the critical events it hears.
 
+use core::cell::UnsafeCell;
 use core::ffi::{CStr, c_char, c_void};
+use core::sync::atomic::{AtomicBool, Ordering};
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::OnceLock;
 
 use crate::abi::*;
 use crate::pti::{self, Pti};
@@ -79,13 +81,76 @@ impl Collected {
     }
 }
 
-pub(crate) static COLLECTED: Mutex<Option<Collected>> = Mutex::new(None);
+/// The collected data, behind a lock that the fork handlers hold across `fork()` (a child of a
+/// program that forks without `exec` starts with no records: its parent's are the parent's).
+struct Store {
+    locked: AtomicBool,
+    data: UnsafeCell<Option<Collected>>,
+}
+
+// SAFETY: `data` is only reached while `locked` is held (see `with` and the fork handlers).
+unsafe impl Sync for Store {}
+
+static STORE: Store = Store {
+    locked: AtomicBool::new(false),
+    data: UnsafeCell::new(None),
+};
+
+fn lock() {
+    while STORE
+        .locked
+        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        std::thread::yield_now();
+    }
+}
+
+fn unlock() {
+    STORE.locked.store(false, Ordering::Release);
+}
+
 pub(crate) static PTI: OnceLock<Pti> = OnceLock::new();
 
 /// Runs `f` on the collected data.
 pub(crate) fn with<R>(f: impl FnOnce(&mut Collected) -> R) -> R {
-    let mut guard = COLLECTED.lock().unwrap_or_else(PoisonError::into_inner);
-    f(guard.get_or_insert_with(Collected::default))
+    struct Unlock;
+    impl Drop for Unlock {
+        fn drop(&mut self) {
+            unlock();
+        }
+    }
+    lock();
+    let _unlock = Unlock;
+    // SAFETY: the lock is held until `_unlock` drops; `f` cannot reach `with` again (the
+    // collector's code calls it from no callback of its own).
+    f(unsafe { &mut *STORE.data.get() }.get_or_insert_with(Collected::default))
+}
+
+extern "C" fn before_fork() {
+    lock();
+}
+
+extern "C" fn after_fork_in_parent() {
+    unlock();
+}
+
+extern "C" fn after_fork_in_child() {
+    // SAFETY: the forking thread holds the lock (before_fork), the only thread of the child.
+    unsafe { *STORE.data.get() = None };
+    unlock();
+}
+
+/// Installs the fork handlers (once, when the collector starts).
+pub(crate) fn install_fork_handlers() {
+    // SAFETY: three functions with the signature pthread_atfork expects.
+    unsafe {
+        libc::pthread_atfork(
+            Some(before_fork),
+            Some(after_fork_in_parent),
+            Some(after_fork_in_child),
+        );
+    }
 }
 
 const BUFFER_SIZE: usize = 4 << 20;

@@ -149,6 +149,7 @@ fn start() {
     }
     filter_apis(pti, &options);
     let _ = OPTIONS.set(options);
+    collect::install_fork_handlers();
     // SAFETY: a function with the signature atexit expects.
     unsafe { libc::atexit(finish) };
 }

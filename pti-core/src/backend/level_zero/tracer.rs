@@ -8,7 +8,7 @@
 //! first.
 //!
 //! libpti's own Level Zero calls (event pools, timestamps, queries) pass through the same
-//! tracing layer: they are made inside [`internal`], which makes their prologues and epilogues
+//! tracing layer: they are made inside `internal`, which makes their prologues and epilogues
 //! do nothing, so they are neither traced nor taken for the program's.
 
 #![allow(non_snake_case)] // the loader functions keep their C names

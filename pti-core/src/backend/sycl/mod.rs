@@ -7,7 +7,7 @@
 //! - `ur.call` (`calls`): every Unified Runtime call as a traced runtime-API call, whose
 //!   correlation ID the OpenCL and Level Zero calls inside it inherit;
 //! - `sycl` (`tasks`): queues and tasks, whose SYCL details go on the device records of the
-//!   commands a task submits ([`current_tag`]);
+//!   commands a task submits (`current_tag`);
 //! - `sycl.experimental.mem_alloc` (`memory`): USM allocations and releases, as records of
 //!   libpti's extension view.
 //!
@@ -76,7 +76,7 @@ static CALLS_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
 static STREAM_SEEN: AtomicBool = AtomicBool::new(false);
 
 /// The XPTI framework opened `stream`: libpti registers its callbacks if it is one of
-/// [`STREAMS`]. Called by libpti's `xptiTraceInit`.
+/// `STREAMS`. Called by libpti's `xptiTraceInit`.
 pub fn stream_initialised(stream: &CStr) {
     let Ok(name) = stream.to_str() else { return };
     let Some((_, types)) = STREAMS.iter().find(|(s, _)| *s == name) else {
