@@ -2,9 +2,11 @@
 //! Intel's CPU runtime, and a shell that starts two traced processes. Each timeline must be
 //! well-formed JSON in Chrome's trace-event format, with a track per device queue, non-negative
 //! durations, and a flow from an API call with the same correlation ID to every device operation;
-//! the summary's counts must equal the timeline's records.
+//! the summary's counts must equal the timeline's records. Also: exit codes and signals passed
+//! on, and relative paths that hold when the program changes directory.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -149,33 +151,37 @@ fn check_timeline(path: &Path, summary: &HashMap<&'static str, BTreeMap<String, 
         );
         queues.insert(queue.to_string());
     }
-    // Every device slice is the end of a flow that starts inside an API slice of its
-    // correlation ID.
-    let starts: HashMap<u64, &Value> = events
-        .iter()
-        .filter(|e| e["ph"] == "s")
-        .map(|e| (e["id"].as_u64().unwrap(), e))
-        .collect();
+    // Every device slice names the flow that ends inside it; that flow starts inside an API
+    // slice of the same correlation ID.
+    let ends = |ph: &str| -> HashMap<u64, &Value> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == ph)
+            .map(|e| (e["id"].as_u64().unwrap(), e))
+            .collect()
+    };
+    let (starts, finishes) = (ends("s"), ends("f"));
     let apis: Vec<&Value> = events.iter().filter(|e| is_api(e)).collect();
     let inside = |e: &Value, slice: &Value| {
         e["tid"] == slice["tid"]
             && num(slice, "ts") <= num(e, "ts")
             && num(e, "ts") <= num(slice, "ts") + num(slice, "dur")
     };
-    let finishes: Vec<&Value> = events.iter().filter(|e| e["ph"] == "f").collect();
     for d in &device {
         let corr = &d["args"]["correlation_id"];
-        let flow = finishes
-            .iter()
-            .find(|f| inside(f, d))
-            .unwrap_or_else(|| panic!("no flow arrives at {d}"));
-        let start = starts[&flow["id"].as_u64().unwrap()];
+        let id = d["args"]["flow_id"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no flow_id on {d}"));
+        let finish = finishes[&id];
+        assert!(inside(finish, d), "flow {id} ends outside {d}");
+        let start = starts[&id];
         assert!(
             apis.iter()
                 .any(|a| inside(start, a) && &a["args"]["correlation_id"] == corr),
             "the flow to {d} starts in no API call of correlation ID {corr}"
         );
     }
+    assert_eq!(finishes.len(), device.len(), "one flow per device slice");
     // The summary counts what the timeline holds.
     let count = |filter: &dyn Fn(&Value) -> bool, key: &dyn Fn(&Value) -> String| {
         let mut m: BTreeMap<String, u64> = BTreeMap::new();
@@ -235,6 +241,7 @@ fn opencl_program_under_pti_trace() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("records dropped: 0"), "{stderr}");
     assert!(!stderr.contains("critical event"), "{stderr}");
+    assert!(!stderr.contains("end before"), "{stderr}");
     let files = timelines(&stderr);
     let sums = summaries(&stderr);
     assert_eq!((files.len(), sums.len()), (1, 1), "{stderr}");
@@ -276,6 +283,8 @@ fn sycl_program_under_pti_trace() {
     assert!(stdout.contains("W RESULT 8386560.0"), "{stdout}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("records dropped: 0"), "{stderr}");
+    assert!(!stderr.contains("critical event"), "{stderr}");
+    assert!(!stderr.contains("end before"), "{stderr}");
     // The Python process is the one with device work (processes it starts are traced too).
     let files = timelines(&stderr);
     let sums = summaries(&stderr);
@@ -363,18 +372,46 @@ fn summary_only_options_and_exit_codes() {
         "device work recorded without the device view"
     );
 
+    // Programs that run are run where they cannot leave files among the sources.
     let status = |args: &[&str]| {
-        Command::new(pti_trace())
+        let out = Command::new(pti_trace())
+            .current_dir(&dir)
             .args(args)
             .output()
-            .unwrap()
-            .status
-            .code()
+            .unwrap();
+        (out.status.code(), out.status.signal())
     };
-    assert_eq!(status(&["--", "sh", "-c", "exit 3"]), Some(3));
-    assert_eq!(status(&["--backends", "cuda", "--", "true"]), Some(2));
-    assert_eq!(status(&["--no-such-option", "--", "true"]), Some(2));
-    assert_eq!(status(&[]), Some(2));
-    assert_eq!(status(&["--", "/no/such/program"]), Some(127));
-    assert_eq!(status(&["--help"]), Some(0));
+    assert_eq!(status(&["-s", "--", "sh", "-c", "exit 3"]), (Some(3), None));
+    assert_eq!(
+        status(&["--backends", "cuda", "--", "true"]),
+        (Some(2), None)
+    );
+    assert_eq!(status(&["--no-such-option", "--", "true"]), (Some(2), None));
+    assert_eq!(status(&[]), (Some(2), None));
+    assert_eq!(status(&["-s", "--", "/no/such/program"]), (Some(127), None));
+    assert_eq!(status(&["--help"]), (Some(0), None));
+    // A program killed by a signal: pti-trace dies of the same signal.
+    assert_eq!(
+        status(&["-s", "--", "sh", "-c", "kill -TERM $$"]),
+        (None, Some(15)) // SIGTERM
+    );
+}
+
+#[test]
+fn relative_paths_hold_when_the_program_changes_directory() {
+    let dir = scratch("relative");
+    let program = opencl_program().display().to_string();
+    let out = run(Command::new(pti_trace())
+        .current_dir(&dir)
+        .args(["-o", "rel.%p.json", "--", "sh", "-c"])
+        .arg(format!("cd / && exec {program} >/dev/null"))
+        .env("PTI_TEST_PLATFORM", "Portable"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let files = timelines(&stderr);
+    assert!(!files.is_empty(), "{stderr}");
+    let dir = dir.canonicalize().unwrap();
+    for f in &files {
+        assert_eq!(f.parent(), Some(dir.as_path()), "{stderr}");
+        assert!(f.exists(), "{}", f.display());
+    }
 }

@@ -11,8 +11,10 @@ use pti_core::Error;
 
 use crate::pti::pti_result;
 
-/// Runs an export's body at the C boundary.
+/// Runs an export's body at the C boundary (after libpti's load-time work, see
+/// `load::ensure_loaded`).
 pub(crate) fn guard(body: impl FnOnce() -> Result<(), Error>) -> pti_result {
+    crate::load::ensure_loaded();
     match std::panic::catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => pti_result::PTI_SUCCESS,
         Ok(Err(error)) => error.code().into(),
@@ -22,6 +24,7 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Error>) -> pti_result {
 
 /// Runs an export's body that may succeed with a status other than PTI_SUCCESS.
 pub(crate) fn guard_status(body: impl FnOnce() -> Result<pti_result, Error>) -> pti_result {
+    crate::load::ensure_loaded();
     match std::panic::catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(status)) => status,
         Ok(Err(error)) => error.code().into(),
@@ -31,6 +34,7 @@ pub(crate) fn guard_status(body: impl FnOnce() -> Result<pti_result, Error>) -> 
 
 /// Runs the body of an export that returns a value; a panic yields `fallback`.
 pub(crate) fn guard_or<T>(fallback: T, body: impl FnOnce() -> T) -> T {
+    crate::load::ensure_loaded();
     std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
 }
 

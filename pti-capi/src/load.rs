@@ -6,9 +6,9 @@
 //!
 //! - `OPENCL_LAYERS` gets libpti's own path appended (unless `PTI_OPENCL_LAYER=0`): the OpenCL
 //!   loader then loads libpti as a layer at the program's first OpenCL call.
-//! - `ZE_ENABLE_TRACING_LAYER=1` is set if unset (unless `PTI_LEVEL_ZERO=0`): the Level Zero
-//!   loader then loads its tracing layer at the program's first `zeInit`, which libpti's tracer
-//!   needs.
+//! - `ZE_ENABLE_TRACING_LAYER=1` is set if unset (unless `PTI_LEVEL_ZERO=0`, which also keeps
+//!   libpti's tracer from attaching): the Level Zero loader then loads its tracing layer at the
+//!   program's first `zeInit`, which libpti's tracer needs.
 //! - `XPTI_SUBSCRIBERS` gets libpti's path if it is unset (unless `PTI_SYCL=0`), with
 //!   `XPTI_TRACE_ENABLE=1`, `XPTI_FRAMEWORK_DISPATCHER=libxptifw.so.1` (found next to the SYCL
 //!   runtime) if unset and `UR_LAYER_TRACING` added to `UR_ENABLE_LAYERS`: the SYCL runtime then
@@ -161,15 +161,35 @@ fn subscribe_to_xpti(may_write: bool) -> Setup {
     Setup::Subscribed
 }
 
-extern "C" fn on_load() {
-    let _ = std::panic::catch_unwind(|| {
-        let alone = single_threaded();
-        if alone {
-            announce_layer();
-            enable_level_zero_tracing_layer();
-        }
-        sycl::set_setup(subscribe_to_xpti(alone));
+/// The load-time work, once: from libpti's constructor, or from the first call into libpti if
+/// that comes first. It can: glibc runs the constructors of libraries preloaded together in the
+/// reverse of their order, so a tool preloaded after libpti (`LD_PRELOAD=libpti.so.0:tool.so`)
+/// runs its constructor, and calls libpti, before libpti's constructor ran.
+///
+/// The work re-enters itself: its `dlopen(RTLD_NOLOAD)` of libpti's own path makes glibc run
+/// libpti's constructor if it has not run yet, on this thread, inside the `Once`. That inner
+/// call must return at once rather than wait for the `Once` it is part of (a deadlock).
+pub(crate) fn ensure_loaded() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    thread_local!(static RUNNING_HERE: core::cell::Cell<bool> = const { core::cell::Cell::new(false) });
+    if ONCE.is_completed() || RUNNING_HERE.with(|r| r.replace(true)) {
+        return;
+    }
+    ONCE.call_once(|| {
+        let _ = std::panic::catch_unwind(|| {
+            let alone = single_threaded();
+            if alone {
+                announce_layer();
+                enable_level_zero_tracing_layer();
+            }
+            sycl::set_setup(subscribe_to_xpti(alone));
+        });
     });
+    RUNNING_HERE.with(|r| r.set(false));
+}
+
+extern "C" fn on_load() {
+    ensure_loaded();
 }
 
 /// Runs [`on_load`] when the library is loaded, before the program's `main` for a linked or

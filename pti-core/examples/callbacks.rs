@@ -5,16 +5,17 @@
 //!
 //! Run: `cargo run -p pti-core --example callbacks`
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 use pti_core::dispatch::{CallInfo, simulate_call};
 use pti_core::ids::opencl::{clEnqueueNDRangeKernel, clFinish, clGetPlatformInfo};
 use pti_core::{ApiGroup, Domain, Event, Site, Subscriber};
 
+/// Nanoseconds on a monotonic clock (the wall clock can step backwards mid-call).
 fn now_ns() -> u64 {
-    std::time::UNIX_EPOCH
-        .elapsed()
-        .map_or(0, |d| d.as_nanos() as u64)
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    ORIGIN.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
 fn main() -> Result<(), pti_core::Error> {

@@ -11,7 +11,12 @@
 //! is libpti's, reached through its public C API (see `pti-trace/collector`).
 //!
 //! The libraries are looked for in `$PTI_TRACE_LIB_DIR`, beside the executable, then in
-//! `../lib` from it (an installed tree).
+//! `../lib` from it (an installed tree). Paths handed to the program (the libraries, the
+//! timeline pattern) are made absolute, since the program may change directory.
+//!
+//! While the program runs, pti-trace ignores Ctrl-C and Ctrl-\ (the program gets them and decides);
+//! when the program dies of a signal, pti-trace dies of the same one, so that its caller sees
+//! what the program's own caller would.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -113,27 +118,40 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
     Ok(Parsed::Run(out))
 }
 
-/// The directory holding libpti and the collector.
-fn lib_dir() -> Result<PathBuf, String> {
-    let has_both =
-        |d: &Path| d.join("libpti.so.0").exists() && d.join("libpti_trace_collector.so").exists();
+/// libpti's file in `dir`: its soname, or the development link where only that is there.
+fn libpti_in(dir: &Path) -> Option<PathBuf> {
+    ["libpti.so.0", "libpti.so"]
+        .into_iter()
+        .map(|name| dir.join(name))
+        .find(|p| p.exists())
+}
+
+/// The directory holding libpti and the collector, absolute, with libpti's file in it.
+fn lib_dir() -> Result<(PathBuf, PathBuf), String> {
+    let usable = |d: &Path| {
+        let libpti = libpti_in(d)?;
+        d.join("libpti_trace_collector.so").exists().then(|| {
+            let dir = d.canonicalize().unwrap_or_else(|_| d.to_path_buf());
+            let name = libpti.file_name().map(PathBuf::from).unwrap_or_default();
+            (dir.join(&name), dir)
+        })
+    };
     if let Some(dir) = std::env::var_os("PTI_TRACE_LIB_DIR") {
         let dir = PathBuf::from(dir);
-        return if has_both(&dir) {
-            Ok(dir)
-        } else {
-            Err(format!(
-                "PTI_TRACE_LIB_DIR={} lacks libpti.so.0 or libpti_trace_collector.so",
+        return usable(&dir).map(|(lib, d)| (d, lib)).ok_or_else(|| {
+            format!(
+                "PTI_TRACE_LIB_DIR={} lacks libpti.so.0 (or libpti.so) or \
+                 libpti_trace_collector.so",
                 dir.display()
-            ))
-        };
+            )
+        });
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find pti-trace itself: {e}"))?;
     let here = exe.parent().unwrap_or(Path::new("."));
     [here.to_path_buf(), here.join("../lib")]
         .into_iter()
-        .find(|d| has_both(d))
-        .map(|d| d.canonicalize().unwrap_or(d))
+        .find_map(|d| usable(&d))
+        .map(|(lib, d)| (d, lib))
         .ok_or_else(|| {
             format!(
                 "libpti.so.0 and libpti_trace_collector.so are neither beside {} nor in ../lib \
@@ -143,11 +161,19 @@ fn lib_dir() -> Result<PathBuf, String> {
         })
 }
 
+/// `path` made absolute against the current directory (left as it is if that is unknown).
+fn absolute(path: &str) -> String {
+    match std::env::current_dir() {
+        Ok(cwd) if !Path::new(path).is_absolute() => cwd.join(path).to_string_lossy().into_owned(),
+        _ => path.to_string(),
+    }
+}
+
 /// The command that runs the program traced.
-fn command(args: &Args, libs: &Path) -> Command {
+fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
     let mut cmd = Command::new(&args.program[0]);
     cmd.args(&args.program[1..]);
-    let mut preload = OsString::from(libs.join("libpti.so.0"));
+    let mut preload = OsString::from(libpti);
     preload.push(":");
     preload.push(libs.join("libpti_trace_collector.so"));
     if let Some(existing) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
@@ -163,7 +189,7 @@ fn command(args: &Args, libs: &Path) -> Command {
             cmd.env_remove(name);
         }
     };
-    set("PTI_TRACE_OUTPUT", &args.output);
+    set("PTI_TRACE_OUTPUT", &args.output.as_deref().map(absolute));
     set("PTI_TRACE_BACKENDS", &args.backends);
     set("PTI_TRACE_VIEWS", &args.views);
     set("PTI_TRACE_API", &args.api);
@@ -205,15 +231,15 @@ fn main() -> ExitCode {
         }
         Parsed::Run(args) => args,
     };
-    let libs = match lib_dir() {
+    let (libs, libpti) = match lib_dir() {
         Ok(d) => d,
         Err(e) => {
             eprintln!("pti-trace: {e}");
             return ExitCode::from(2);
         }
     };
-    let status = match command(&args, &libs).status() {
-        Ok(s) => s,
+    let mut child = match command(&args, &libs, &libpti).spawn() {
+        Ok(c) => c,
         Err(e) => {
             eprintln!(
                 "pti-trace: cannot run {}: {e}",
@@ -222,14 +248,48 @@ fn main() -> ExitCode {
             return ExitCode::from(127);
         }
     };
+    // The terminal's Ctrl-C and Ctrl-\ reach the program too; it decides what they do, and
+    // pti-trace waits for its verdict (and its timeline) instead of leaving first.
+    // SAFETY: setting two signals' dispositions to "ignore"; no handler runs.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+    }
+    let status = match child.wait() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("pti-trace: cannot wait for the program: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => ExitCode::from(code as u8),
         (None, Some(signal)) => {
             eprintln!("pti-trace: the program was killed by signal {signal}");
+            die_of(signal);
             ExitCode::from(128 + signal as u8)
         }
         _ => ExitCode::FAILURE,
+    }
+}
+
+/// Ends pti-trace by `signal`, as the program ended (returns only if the signal does not end it).
+fn die_of(signal: i32) {
+    // SAFETY: plain libc calls: no core file for pti-trace (the program's is the one that
+    // matters), the default action restored, the signal unblocked and raised.
+    unsafe {
+        let none = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::setrlimit(libc::RLIMIT_CORE, &none);
+        libc::signal(signal, libc::SIG_DFL);
+        let mut set: libc::sigset_t = core::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, core::ptr::null_mut());
+        libc::raise(signal);
     }
 }
 

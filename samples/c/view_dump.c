@@ -1,6 +1,6 @@
 /* The View API on a real OpenCL program: buffers given to libpti, views enabled, the workload
- * run, a flush, and every record printed, API calls and the device work they caused side by
- * side by correlation ID. Dropped records are reported.
+ * run, a flush, and every record printed with its correlation ID, the number that ties each
+ * piece of device work to the API call that caused it. Dropped records are reported.
  *
  * Build: cc -Iinclude samples/c/view_dump.c samples/c/workload.c -lpti -lOpenCL */
 #include <inttypes.h>
@@ -51,7 +51,9 @@ static void buffer_completed(unsigned char* buffer, size_t size, size_t used) {
       case PTI_VIEW_DEVICE_CPU_KERNEL: {
         pti_view_record_kernel_v2* k = (pti_view_record_kernel_v2*)r;
         printf("kernel  %-5u %-26s %9.3f us  queued %.3f us before it started\n", k->_correlation_id, k->_name,
-               (k->_end_timestamp - k->_start_timestamp) / 1e3, (k->_start_timestamp - k->_append_timestamp) / 1e3);
+               (k->_end_timestamp - k->_start_timestamp) / 1e3,
+               /* signed: a device clock may put start a little before append */
+               ((double)k->_start_timestamp - (double)k->_append_timestamp) / 1e3);
         break;
       }
       case PTI_VIEW_DEVICE_GPU_MEM_COPY: {

@@ -31,6 +31,7 @@ static int pick_device(cl_device_id* device) {
   cl_platform_id platforms[16];
   cl_uint n = 0;
   TRY(clGetPlatformIDs(16, platforms, &n));
+  if (n > 16) n = 16; /* n counts every platform; only 16 were written */
   for (int want_gpu = 1; want_gpu >= 0; --want_gpu) {
     for (cl_uint i = 0; i < n; ++i) {
       cl_device_type type = want_gpu ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_ALL;

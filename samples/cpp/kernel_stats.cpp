@@ -1,5 +1,6 @@
 // A C++ tool on libpti: kernel statistics (count, total, shortest, longest device time per
-// kernel) from the kernel views, with the subscription and the views held by RAII types.
+// kernel) from the kernel views, with the enabled views held by an RAII type
+// (on for its lifetime, flushed and off at its end).
 //
 // Build: cc -c samples/c/workload.c && c++ -std=c++17 -Iinclude samples/cpp/kernel_stats.cpp workload.o -lpti -lOpenCL
 #include <algorithm>

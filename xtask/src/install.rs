@@ -70,7 +70,7 @@ fn pkg_config() -> String {
          Description: libpti, a profiling SDK for Level Zero, OpenCL and SYCL\n\
          Version: {VERSION}\n\
          Libs: -L${{libdir}} -lpti\n\
-         Libs.private: -lpthread -ldl -lm\n\
+         Libs.private: -lgcc_s -lutil -lrt -lpthread -lm -ldl\n\
          Cflags: -I${{includedir}}\n"
     )
 }

@@ -39,7 +39,7 @@ pub(crate) fn harvest_finished() {
     // without libpti.
     use crate::view::{abi::pti_view_kind::*, is_enabled};
     if is_enabled(PTI_VIEW_RUNTIME_API) || is_enabled(PTI_VIEW_EXT_MEMORY_ALLOCATION) {
-        sycl::check_setup();
+        sycl::check_setup(true);
     }
 }
 
@@ -93,12 +93,17 @@ pub fn intercepted_functions(group: ApiGroup) -> usize {
 /// `level_zero::attach`). Without Level Zero in the process (no loader, or no driver) there is
 /// nothing to trace, and no error: the enable stands, and simulated calls still reach it. Level
 /// Zero that is there but cannot be traced has raised a critical event saying why; an explicit
-/// request also gets the error.
+/// request also gets the error, as it does when `PTI_LEVEL_ZERO=0` keeps libpti out.
 pub(crate) fn attach_level_zero(explicit: bool) -> Result<(), crate::result::Error> {
     match level_zero::attach() {
         level_zero::Attachment::Failed(_) if explicit => {
             Err(crate::result::Error::TracingNotInitialized(
                 "the Level Zero tracing layer is not loaded (see the critical event)",
+            ))
+        }
+        level_zero::Attachment::Disabled if explicit => {
+            Err(crate::result::Error::TracingNotInitialized(
+                "PTI_LEVEL_ZERO=0 keeps libpti out of Level Zero",
             ))
         }
         _ => Ok(()),

@@ -360,7 +360,7 @@ pub fn enable(id: SubscriberId, group: ApiGroup, api_id: ApiId, on: bool) -> Res
         crate::backend::attach_level_zero(true)?;
     }
     if on && group == ApiGroup::Sycl {
-        crate::backend::sycl::check_setup();
+        crate::backend::sycl::check_setup(false);
     }
     Ok(())
 }
@@ -389,7 +389,7 @@ pub fn enable_domain(id: SubscriberId, domain: Domain, on: bool) -> Result<(), E
         crate::backend::attach_level_zero(false)?;
     }
     if on && domain == Domain::RuntimeApi {
-        crate::backend::sycl::check_setup();
+        crate::backend::sycl::check_setup(false);
     }
     Ok(())
 }

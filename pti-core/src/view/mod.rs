@@ -202,7 +202,7 @@ pub fn enable(kind: pti_view_kind) -> Result<(), Error> {
         kind,
         pti_view_kind::PTI_VIEW_RUNTIME_API | pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION
     ) {
-        crate::backend::sycl::check_setup();
+        crate::backend::sycl::check_setup(false);
     }
     Ok(())
 }

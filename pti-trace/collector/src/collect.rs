@@ -3,7 +3,7 @@
 
 use core::cell::UnsafeCell;
 use core::ffi::{CStr, c_char, c_void};
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -46,6 +46,9 @@ pub(crate) struct DeviceOp {
     pub(crate) correlation: u32,
     pub(crate) bytes: u64,
     pub(crate) sycl_queue: u64,
+    /// For a barrier, the API function that enqueued it (its flow starts at a call of that
+    /// function); None for the rest.
+    pub(crate) api: Option<(u32, u32)>,
 }
 
 /// A memory allocation or release of the SYCL runtime.
@@ -81,14 +84,15 @@ impl Collected {
     }
 }
 
-/// The collected data, behind a lock that the fork handlers hold across `fork()` (a child of a
-/// program that forks without `exec` starts with no records: its parent's are the parent's).
+/// The collected data, behind a spin lock (the collector's own code is the only user and never
+/// holds it across a call into libpti or the program).
 struct Store {
     locked: AtomicBool,
     data: UnsafeCell<Option<Collected>>,
 }
 
-// SAFETY: `data` is only reached while `locked` is held (see `with` and the fork handlers).
+// SAFETY: `data` is only reached while `locked` is held (see `with`), or by the only thread of a
+// child just forked (see `after_fork_in_child`).
 unsafe impl Sync for Store {}
 
 static STORE: Store = Store {
@@ -112,6 +116,13 @@ fn unlock() {
 
 pub(crate) static PTI: OnceLock<Pti> = OnceLock::new();
 
+/// Set (under the store's lock) once the exit work has taken the records: buffers completed after
+/// it are only counted.
+pub(crate) static FINISHED: AtomicBool = AtomicBool::new(false);
+
+/// Records that arrived after the exit work had written the timeline (reported at unload).
+pub(crate) static LATE_RECORDS: AtomicU64 = AtomicU64::new(0);
+
 /// Runs `f` on the collected data.
 pub(crate) fn with<R>(f: impl FnOnce(&mut Collected) -> R) -> R {
     struct Unlock;
@@ -127,29 +138,28 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Collected) -> R) -> R {
     f(unsafe { &mut *STORE.data.get() }.get_or_insert_with(Collected::default))
 }
 
-extern "C" fn before_fork() {
-    lock();
-}
-
-extern "C" fn after_fork_in_parent() {
-    unlock();
-}
-
+/// In a child of a program that forks without `exec`: start with no records (the parent's are
+/// the parent's to write) and an open lock.
+///
+/// Nothing is taken before the fork (a lock taken there could wait on a thread the fork is
+/// about to lose); so another parent thread may have been inside `with` at the fork, and the
+/// child's copy of the data may be half-updated. It is abandoned, never read or freed.
 extern "C" fn after_fork_in_child() {
-    // SAFETY: the forking thread holds the lock (before_fork), the only thread of the child.
-    unsafe { *STORE.data.get() = None };
+    // SAFETY: the child has one thread, this one; no other code of the child runs until the
+    // handler returns. The old value is forgotten, not dropped (see above).
+    unsafe {
+        let old = core::ptr::replace(STORE.data.get(), None);
+        core::mem::forget(old);
+    }
+    LATE_RECORDS.store(0, Ordering::Relaxed);
     unlock();
 }
 
-/// Installs the fork handlers (once, when the collector starts).
+/// Installs the fork handler (once, when the collector starts).
 pub(crate) fn install_fork_handlers() {
-    // SAFETY: three functions with the signature pthread_atfork expects.
+    // SAFETY: a function with the signature pthread_atfork expects.
     unsafe {
-        libc::pthread_atfork(
-            Some(before_fork),
-            Some(after_fork_in_parent),
-            Some(after_fork_in_child),
-        );
+        libc::pthread_atfork(None, None, Some(after_fork_in_child));
     }
 }
 
@@ -183,12 +193,20 @@ pub(crate) unsafe extern "C" fn completed(buffer: *mut u8, size: usize, used: us
         let _ = std::panic::catch_unwind(|| {
             let mut record: *mut pti_view_record_base = core::ptr::null_mut();
             with(|c| {
+                // Checked under the lock the exit work holds while it sets the flag: a buffer
+                // is either in the timeline or counted as late, never lost between.
+                let late = FINISHED.load(Ordering::Acquire);
                 // SAFETY: a buffer libpti filled with `used` bytes of records.
                 while unsafe { (pti.ptiViewGetNextRecord)(buffer, used, &mut record) }
                     == pti::PTI_SUCCESS
                 {
-                    // SAFETY: libpti hands out whole records of the kind their first field names.
-                    unsafe { take(pti, c, record) };
+                    if late {
+                        LATE_RECORDS.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        // SAFETY: libpti hands out whole records of the kind their first field
+                        // names.
+                        unsafe { take(pti, c, record) };
+                    }
                 }
             });
         });
@@ -252,6 +270,7 @@ unsafe fn take(pti: &Pti, c: &mut Collected, record: *mut pti_view_record_base) 
                 correlation: k._correlation_id,
                 bytes: 0,
                 sycl_queue: k._sycl_queue_id,
+                api: None,
             });
         }
         COPY => {
@@ -271,6 +290,7 @@ unsafe fn take(pti: &Pti, c: &mut Collected, record: *mut pti_view_record_base) 
                 correlation: m._correlation_id,
                 bytes: m._bytes,
                 sycl_queue: m._sycl_queue_id,
+                api: None,
             });
         }
         FILL => {
@@ -288,6 +308,7 @@ unsafe fn take(pti: &Pti, c: &mut Collected, record: *mut pti_view_record_base) 
                 correlation: f._correlation_id,
                 bytes: f._bytes,
                 sycl_queue: f._sycl_queue_id,
+                api: None,
             });
         }
         SYNC => {
@@ -315,6 +336,7 @@ unsafe fn take(pti: &Pti, c: &mut Collected, record: *mut pti_view_record_base) 
                     correlation: s._correlation_id,
                     bytes: 0,
                     sycl_queue: PTI_INVALID_QUEUE_ID,
+                    api: Some((s._api_group as u32, s._api_id)),
                 });
             }
         }

@@ -20,6 +20,7 @@ mod summary;
 mod timeline;
 
 use core::ffi::c_void;
+use core::sync::atomic::Ordering;
 use std::io::Write as _;
 
 use abi::{pti_api_group_id, pti_view_kind};
@@ -89,10 +90,46 @@ fn filter_apis(pti: &Pti, o: &Options) {
     }
 }
 
+/// Writes `text` on stderr, and never fails or stops the program for it: errors are ignored, and
+/// while writing this thread blocks SIGPIPE (stderr may be a pipe whose reader left) and takes
+/// back the one the write raised.
+fn say(text: &str) {
+    // SAFETY: plain libc calls on a local signal set, this thread's mask and fd 2.
+    unsafe {
+        let mut pipe: libc::sigset_t = core::mem::zeroed();
+        libc::sigemptyset(&mut pipe);
+        libc::sigaddset(&mut pipe, libc::SIGPIPE);
+        let mut old: libc::sigset_t = core::mem::zeroed();
+        libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, &mut old);
+        let mut pending: libc::sigset_t = core::mem::zeroed();
+        libc::sigpending(&mut pending);
+        let was_pending = libc::sigismember(&pending, libc::SIGPIPE) == 1;
+        let mut rest = text.as_bytes();
+        while !rest.is_empty() {
+            let n = libc::write(2, rest.as_ptr().cast(), rest.len());
+            if n > 0 {
+                rest = &rest[n as usize..];
+            } else if n == 0
+                || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+            {
+                break;
+            }
+        }
+        if !was_pending {
+            let now = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            libc::sigtimedwait(&pipe, core::ptr::null_mut(), &now);
+        }
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, core::ptr::null_mut());
+    }
+}
+
 /// Warns on stderr, with libpti's name of the failure.
 fn check(pti: &Pti, what: &str, result: pti::Result) {
     if result != PTI_SUCCESS {
-        eprintln!("pti-trace: {what}: {}", pti.result_name(result));
+        say(&format!("pti-trace: {what}: {}\n", pti.result_name(result)));
     }
 }
 
@@ -100,21 +137,21 @@ fn start() {
     let options = match Options::from_env() {
         Ok(o) => o,
         Err(e) => {
-            eprintln!(
-                "pti-trace: {e}; nothing is recorded in process {}",
+            say(&format!(
+                "pti-trace: {e}; nothing is recorded in process {}\n",
                 std::process::id()
-            );
+            ));
             return;
         }
     };
     let pti = match Pti::resolve() {
         Ok(p) => collect::PTI.get_or_init(|| p),
         Err(missing) => {
-            eprintln!(
+            say(&format!(
                 "pti-trace: libpti must be loaded before the collector ({missing} not found); \
-                 nothing is recorded in process {}",
+                 nothing is recorded in process {}\n",
                 std::process::id()
-            );
+            ));
             return;
         }
     };
@@ -162,19 +199,24 @@ fn process_name() -> String {
         .filter(|a| !a.is_empty())
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
-    let mut name = args.join(" ");
-    if name.len() > 120 {
-        name.truncate(117);
-        name.push_str("...");
-    }
-    name
+    shortened(args.join(" "), 120)
 }
 
-/// The exit work: flush, summary, timeline. Registered with `atexit` twice (when loaded, and at
+/// `text`, cut to at most `most` characters with "..." where it was cut.
+fn shortened(text: String, most: usize) -> String {
+    if text.chars().count() <= most {
+        return text;
+    }
+    let mut short: String = text.chars().take(most.saturating_sub(3)).collect();
+    short.push_str("...");
+    short
+}
+
+/// The exit work: flush, timeline, summary. Registered with `atexit` twice (when loaded, and at
 /// the first record buffer); the first call does the work.
 pub(crate) extern "C" fn finish() {
     static DONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if DONE.swap(true, std::sync::atomic::Ordering::AcqRel) {
+    if DONE.swap(true, Ordering::AcqRel) {
         return;
     }
     let _ = std::panic::catch_unwind(|| {
@@ -200,29 +242,52 @@ pub(crate) extern "C" fn finish() {
             criticals: pti.critical_events(),
         };
         let process = process_name();
+        let pid = std::process::id();
         collect::with(|c| {
+            collect::FINISHED.store(true, Ordering::Release);
             c.fill_in_devices();
-            let text = summary::render(c, pti, &process, &losses);
-            let _ = std::io::stderr().write_all(text.as_bytes());
-            let Some(path) = &options.output else { return };
-            let written = std::fs::File::create(path).and_then(|f| {
-                let mut out = std::io::BufWriter::new(f);
-                let w = timeline::write(&mut out, c, pti, &process)?;
-                out.flush()?;
-                Ok(w)
+            // The timeline first: a summary that cannot be printed must not cost the file.
+            let written = options.output_path(pid).map(|path| {
+                let result = std::fs::File::create(&path).and_then(|f| {
+                    let mut out = std::io::BufWriter::new(f);
+                    let w = timeline::write(&mut out, c, pti, &process)?;
+                    out.flush()?;
+                    Ok(w)
+                });
+                (path, result)
             });
+            say(&summary::render(c, pti, &process, &losses));
             match written {
-                Ok(w) => eprintln!(
-                    "pti-trace: timeline of process {} written to {} ({} events, {} flow arrows)",
-                    std::process::id(),
+                Some((path, Ok(w))) => say(&format!(
+                    "pti-trace: timeline of process {pid} written to {} ({} events, {} flow \
+                     arrows)\n",
                     path.display(),
                     w.events,
                     w.flows
-                ),
-                Err(e) => eprintln!("pti-trace: cannot write {}: {e}", path.display()),
+                )),
+                Some((path, Err(e))) => {
+                    say(&format!(
+                        "pti-trace: cannot write {}: {e}\n",
+                        path.display()
+                    ));
+                }
+                None => {}
             }
         });
     });
+}
+
+/// At unload: reports records that came after the exit work (they are in neither the timeline
+/// nor the summary).
+extern "C" fn on_unload() {
+    let late = collect::LATE_RECORDS.load(Ordering::Relaxed);
+    if late > 0 {
+        say(&format!(
+            "*** pti-trace: {late} records of process {} arrived after its timeline was written; \
+             they are in neither the timeline nor the summary ***\n",
+            std::process::id()
+        ));
+    }
 }
 
 extern "C" fn on_load() {
@@ -233,3 +298,20 @@ extern "C" fn on_load() {
 #[used]
 #[unsafe(link_section = ".init_array")]
 static ON_LOAD: extern "C" fn() = on_load;
+
+/// Runs [`on_unload`] when the collector is unloaded (after the `atexit` work).
+#[used]
+#[unsafe(link_section = ".fini_array")]
+static ON_UNLOAD: extern "C" fn() = on_unload;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_shortened_on_character_boundaries() {
+        assert_eq!(shortened("abc".into(), 3), "abc");
+        assert_eq!(shortened("abcdef".into(), 5), "ab...");
+        assert_eq!(shortened("ééééé é".into(), 6), "ééé...");
+    }
+}

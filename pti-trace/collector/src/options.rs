@@ -13,7 +13,8 @@ use std::path::PathBuf;
 /// The collector's settings.
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
-    pub(crate) output: Option<PathBuf>,
+    /// The timeline's file name pattern (None: no timeline).
+    pub(crate) output: Option<String>,
     pub(crate) opencl: bool,
     pub(crate) level_zero: bool,
     pub(crate) sycl: bool,
@@ -28,10 +29,8 @@ impl Options {
     pub(crate) fn from_env() -> Result<Options, String> {
         let get = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let summary_only = get("PTI_TRACE_SUMMARY_ONLY").is_some_and(|v| v == "1");
-        let output = (!summary_only).then(|| {
-            let pattern = get("PTI_TRACE_OUTPUT").unwrap_or_else(|| "pti-trace.%p.json".into());
-            PathBuf::from(pattern.replace("%p", &std::process::id().to_string()))
-        });
+        let output = (!summary_only)
+            .then(|| get("PTI_TRACE_OUTPUT").unwrap_or_else(|| "pti-trace.%p.json".into()));
         let backends = list(get("PTI_TRACE_BACKENDS"), &["opencl", "level-zero", "sycl"])?;
         let views = list(get("PTI_TRACE_VIEWS"), &["api", "device", "memory"])?;
         let api_patterns = get("PTI_TRACE_API")
@@ -52,6 +51,14 @@ impl Options {
             memory: views.contains(&"memory"),
             api_patterns,
         })
+    }
+
+    /// The timeline file of process `pid` (`%p` is replaced at exit, so that a child forked
+    /// without `exec` writes its own file).
+    pub(crate) fn output_path(&self, pid: u32) -> Option<PathBuf> {
+        self.output
+            .as_ref()
+            .map(|pattern| PathBuf::from(pattern.replace("%p", &pid.to_string())))
     }
 
     /// Whether API function `name` is to be recorded.

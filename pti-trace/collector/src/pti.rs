@@ -110,9 +110,6 @@ impl Pti {
                 // SAFETY: a code (unknown ones are refused) and a writable count.
                 let ok =
                     unsafe { (self.ptiCallbackGetCriticalEventCount)(code, &mut n) } == PTI_SUCCESS;
-                if ok && n > 0 && std::env::var_os("PTI_TRACE_DEBUG").is_some() {
-                    eprintln!("DEBUG critical code {code}: {n}");
-                }
                 if ok { n } else { 0 }
             })
             .sum()

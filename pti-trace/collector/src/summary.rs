@@ -176,6 +176,14 @@ pub(crate) fn render(c: &Collected, pti: &Pti, process: &str, losses: &Losses) -
             losses.pending
         );
     }
+    let backwards = c.apis.iter().filter(|a| a.end < a.start).count()
+        + c.device.iter().filter(|d| d.end < d.start).count();
+    if backwards > 0 {
+        let _ = writeln!(
+            out,
+            "*** WARNING: {backwards} records end before they start: their durations are shown as 0 ***"
+        );
+    }
     for critical in &c.criticals {
         let _ = writeln!(out, "*** libpti critical event: {critical}");
     }

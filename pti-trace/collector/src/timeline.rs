@@ -24,8 +24,8 @@ use crate::pti::Pti;
 const QUEUE_TRACKS: u64 = 1 << 30;
 const SUBMITTER_TRACKS: u64 = 1 << 29;
 /// Lanes per queue, per submitting thread.
-const QUEUE_LANES: u64 = 64;
-const SUBMITTER_LANES: u64 = 8;
+const QUEUE_LANES: u64 = 256;
+const SUBMITTER_LANES: u64 = 64;
 
 /// A JSON string literal.
 pub(crate) fn quoted(s: &str) -> String {
@@ -120,6 +120,29 @@ fn lanes(spans: &[(u64, u64)], most: u64) -> Vec<u64> {
     lane
 }
 
+/// The API call that submitted `op`, among the calls of its correlation ID on its thread: for a
+/// barrier, a call of the function that enqueued it; otherwise a driver call that started before
+/// the work was appended (the latest such), else any of them.
+fn submitter<'a>(
+    by_correlation: &HashMap<(u32, u32), Vec<&'a ApiCall>>,
+    op: &DeviceOp,
+) -> Option<&'a ApiCall> {
+    let calls = by_correlation.get(&(op.correlation, op.thread))?;
+    let latest = |it: &mut dyn Iterator<Item = &&'a ApiCall>| it.max_by_key(|a| a.start).copied();
+    if let Some((group, id)) = op.api {
+        if let Some(call) = latest(&mut calls.iter().filter(|a| (a.group, a.id) == (group, id))) {
+            return Some(call);
+        }
+    }
+    latest(
+        &mut calls
+            .iter()
+            .filter(|a| a.group != 3)
+            .filter(|a| op.append == 0 || a.start <= op.append),
+    )
+    .or_else(|| latest(&mut calls.iter()))
+}
+
 /// What the timeline holds, for the summary and the tests.
 pub(crate) struct Written {
     pub(crate) events: usize,
@@ -175,7 +198,8 @@ pub(crate) fn write(
             call.correlation, call.id, call.status as i32
         );
         if let Some(ext) = c.externals.get(&call.correlation) {
-            let ids: Vec<String> = ext.iter().map(u64::to_string).collect();
+            // As strings: JSON readers keep numbers as doubles, exact only below 2^53.
+            let ids: Vec<String> = ext.iter().map(|id| format!("\"{id}\"")).collect();
             let _ = write!(args, ",\"external_ids\":[{}]", ids.join(","));
         }
         events.push(format!(
@@ -241,10 +265,15 @@ pub(crate) fn write(
         let used = lane.iter().max().map_or(1, |m| m + 1);
         let base = SUBMITTER_TRACKS + (u64::from(t) % (1 << 22)) * SUBMITTER_LANES;
         for l in 0..used {
+            let suffix = if l == 0 {
+                String::new()
+            } else {
+                format!(" (overlap {l})")
+            };
             events.push(meta(
                 base + l,
                 "thread_name",
-                quoted(&format!("device work submitted by thread {t}")),
+                quoted(&format!("device work submitted by thread {t}{suffix}")),
             ));
             events.push(meta(base + l, "thread_sort_index", (base + l).to_string()));
         }
@@ -263,6 +292,8 @@ pub(crate) fn write(
     }
     let mut flows = 0;
     for (i, op) in c.device.iter().enumerate() {
+        let submitter = submitter(&by_correlation, op);
+        let flow_id = submitter.map(|_| flows + 1);
         let mut args = format!(
             "\"correlation_id\":{},\"queue\":\"{:#x}\",\"device\":\"{:#x}\",\"thread\":{}",
             op.correlation, op.queue, op.device, op.thread
@@ -276,34 +307,29 @@ pub(crate) fn write(
         let name = quoted(&op_name(op));
         let cat = quoted(op_category(op));
         for tid in [queue_track[i], submitter_track[i]] {
+            // The queue's slice names the flow arrow that ends on it.
+            let flow = match flow_id {
+                Some(id) if tid == queue_track[i] => format!(",\"flow_id\":{id}"),
+                _ => String::new(),
+            };
             events.push(format!(
-                "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"dur\":{},\"name\":{name},\"cat\":{cat},\"args\":{{{args}}}}}",
+                "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"dur\":{},\"name\":{name},\"cat\":{cat},\"args\":{{{args}{flow}}}}}",
                 us(op.start),
                 us(op.end.saturating_sub(op.start)),
             ));
         }
-        let submitter = by_correlation
-            .get(&(op.correlation, op.thread))
-            .and_then(|calls| {
-                calls
-                    .iter()
-                    .filter(|a| a.group != 3)
-                    .filter(|a| op.append == 0 || a.start <= op.append)
-                    .max_by_key(|a| a.start)
-                    .or_else(|| calls.iter().max_by_key(|a| a.start))
-            });
-        if let Some(call) = submitter {
-            flows += 1;
+        if let (Some(call), Some(id)) = (submitter, flow_id) {
+            flows = id;
             // Each end sits inside its slice (a flow binds to the slice around its time).
             let from = call.start + (call.end.saturating_sub(call.start)) / 2;
             let to = op.start + (op.end.saturating_sub(op.start)) / 2;
             events.push(format!(
-                "{{\"ph\":\"s\",\"pid\":{pid},\"tid\":{},\"ts\":{},\"id\":{flows},\"name\":\"submission\",\"cat\":\"correlation\"}}",
+                "{{\"ph\":\"s\",\"pid\":{pid},\"tid\":{},\"ts\":{},\"id\":{id},\"name\":\"submission\",\"cat\":\"correlation\"}}",
                 call.thread,
                 us(from)
             ));
             events.push(format!(
-                "{{\"ph\":\"f\",\"bp\":\"e\",\"pid\":{pid},\"tid\":{},\"ts\":{},\"id\":{flows},\"name\":\"submission\",\"cat\":\"correlation\"}}",
+                "{{\"ph\":\"f\",\"bp\":\"e\",\"pid\":{pid},\"tid\":{},\"ts\":{},\"id\":{id},\"name\":\"submission\",\"cat\":\"correlation\"}}",
                 queue_track[i],
                 us(to)
             ));

@@ -60,6 +60,8 @@ pub enum Attachment {
     Absent(String),
     /// Level Zero is there but cannot be traced (the tracing layer is not loaded).
     Failed(String),
+    /// The user told libpti to leave Level Zero alone (`PTI_LEVEL_ZERO=0`): not even `zeInit`.
+    Disabled,
 }
 
 static STATE: OnceLock<Attachment> = OnceLock::new();
@@ -102,6 +104,9 @@ pub(super) fn loader() -> Option<&'static Loader> {
 /// Attaches to Level Zero, once; later calls return the first outcome.
 pub fn attach() -> &'static Attachment {
     STATE.get_or_init(|| {
+        if std::env::var_os("PTI_LEVEL_ZERO").is_some_and(|v| v == "0") {
+            return Attachment::Disabled;
+        }
         let attachment = internal(try_attach);
         if let Attachment::Failed(why) = &attachment {
             critical::raise(

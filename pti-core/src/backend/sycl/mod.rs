@@ -223,9 +223,11 @@ pub fn set_setup(setup: Setup) {
     let _ = SETUP.set(setup);
 }
 
-/// A tool asked for data, or flushes: if the SYCL runtime runs without libpti as its
-/// subscriber, a critical event says why, once. Quiet once the framework has called libpti.
-pub(crate) fn check_setup() {
+/// A tool asked for data (`at_flush` false) or flushes: if the SYCL runtime runs without libpti
+/// as its subscriber, a critical event says why, once. Quiet once the framework has called
+/// libpti. A runtime that is loaded but has not called libpti is reported at flushes only: when a
+/// tool starts, the runtime may be loaded but not yet started.
+pub(crate) fn check_setup(at_flush: bool) {
     if STREAM_SEEN.load(Ordering::Relaxed) || REPORTED.load(Ordering::Relaxed) {
         return;
     }
@@ -235,7 +237,7 @@ pub(crate) fn check_setup() {
              Runtime calls are not traced (add libpti's path to XPTI_SUBSCRIBERS, separated by a \
              comma)"
         ));
-    } else if sycl_runtime_loaded() {
+    } else if at_flush && sycl_runtime_loaded() {
         report_once(
             "the SYCL runtime is loaded but its XPTI framework has not called libpti: SYCL and \
              Unified Runtime calls are not traced (it needs XPTI_TRACE_ENABLE=1, \
