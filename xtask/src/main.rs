@@ -9,6 +9,9 @@ usage: cargo xtask <command>
   setup      install the Debian packages and the Python virtual environment (.venv) the project needs
   gen        regenerate the API-ID tables and the C headers
   check-gen  fail if a committed generated file differs from what the generators produce
+  bench [quick]
+             build libpti (release) and run the overhead benchmark (benches/overhead.sh): OpenCL
+             untraced and under libpti in five modes, and CUDA under CUPTI where there is a GPU
   install --prefix P [--debug]
              build (release, unless --debug) and install libpti, its headers, pkg-config and CMake
              files, and pti-trace under P";
@@ -22,6 +25,7 @@ fn main() -> ExitCode {
         "gen" => generate(),
         "check-gen" => check_gen(),
         "install" => install(std::env::args().skip(2).collect()),
+        "bench" => xtask::run::bench(std::env::args().nth(2).as_deref() == Some("quick")),
         "help" | "-h" | "--help" => {
             println!("{HELP}");
             Ok(())

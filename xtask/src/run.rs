@@ -111,8 +111,27 @@ pub fn test() -> Result<(), String> {
         "benchmarks, once each as tests",
         &mut cargo(&root, &["test", "-p", "pti-core", "--benches"]),
     )?;
+    step(
+        "overhead benchmark, one short round (debug libpti)",
+        Command::new(root.join("benches/overhead.sh"))
+            .arg("quick")
+            .env("PTI_LIB_DIR", &lib),
+    )?;
     eprintln!("xtask: all checks passed");
     Ok(())
+}
+
+/// Builds libpti (release) and runs the overhead benchmark, `benches/overhead.sh` (one short
+/// round with `quick`); its figures go to `docs/BENCHMARKS.md` by hand, with the date and device.
+pub fn bench(quick: bool) -> Result<(), String> {
+    let root = workspace_root();
+    setup::all(&root)?;
+    let lib = build(true)?;
+    let mut cmd = Command::new(root.join("benches/overhead.sh"));
+    if quick {
+        cmd.arg("quick");
+    }
+    step("overhead benchmark", cmd.env("PTI_LIB_DIR", &lib))
 }
 
 /// Set up, build, and run the main job: pti-trace on the bundled OpenCL sample

@@ -34,6 +34,13 @@ pub(crate) trait PendingCommand: Send + Sized {
 
     /// The view its record belongs to, for counting it lost.
     fn view(&self) -> pti_view_kind;
+
+    /// The in-order stream the command belongs to, if it has one: commands of one such stream
+    /// complete in the order they were submitted, so a harvest that finds one still running need
+    /// not ask about the later ones. `None` (the default) asks about every command.
+    fn in_order_stream(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Harvests between taking commands out of a list and writing their records, on all threads.
@@ -148,13 +155,27 @@ impl<C: PendingCommand> Pending<C> {
         }
     }
 
-    /// Writes the records of every pending command that has completed; never waits.
+    /// Writes the records of the pending commands that have completed; never waits. Behind a
+    /// command of an in-order stream that is still running, the stream's later commands are
+    /// not asked (they cannot have completed; at worst, one enqueued by another thread and
+    /// listed out of order waits for the next harvest): so a harvest asks the runtime about the
+    /// completed commands and one per busy stream, not about every command in flight.
     pub(crate) fn harvest(&self) {
-        self.harvest_where(|_| true);
+        self.harvest_inner(|_| true, true);
     }
 
-    /// As [`Pending::harvest`], for the commands `pick` selects (the others are not asked).
+    /// As [`Pending::harvest`], asking about every pending command: everything completed is
+    /// recorded when it returns (for a flush).
+    pub(crate) fn harvest_every(&self) {
+        self.harvest_inner(|_| true, false);
+    }
+
+    /// As [`Pending::harvest_every`], for the commands `pick` selects (the others are not asked).
     pub(crate) fn harvest_where(&self, pick: impl Fn(&C) -> bool) {
+        self.harvest_inner(pick, false);
+    }
+
+    fn harvest_inner(&self, pick: impl Fn(&C) -> bool, skip_behind_running: bool) {
         if self.count.load(Ordering::Relaxed) == 0 {
             return;
         }
@@ -170,14 +191,27 @@ impl<C: PendingCommand> Pending<C> {
                 taken
             };
             let mut kept = Vec::new();
+            // Streams found busy in this harvest (few: one per queue with work in flight).
+            let mut busy: Vec<usize> = Vec::new();
             for command in taken {
+                let stream = command.in_order_stream().filter(|_| skip_behind_running);
+                if stream.is_some_and(|s| busy.contains(&s)) {
+                    kept.push(command);
+                    continue;
+                }
                 match command.poll() {
-                    None => kept.push(command),
+                    None => {
+                        busy.extend(stream);
+                        kept.push(command);
+                    }
                     Some(outcome) => finished.push((command, outcome)),
                 }
             }
+            // The kept commands are older than any added meanwhile: they go first, so the list
+            // stays in submission order.
             let mut list = self.list.lock();
-            list.append(&mut kept);
+            kept.append(&mut list);
+            *list = kept;
             self.count.store(list.len(), Ordering::Relaxed);
         }
         // Records are written without the locks: writing may run tool code.
@@ -288,5 +322,95 @@ mod tests {
         assert_eq!(LIST.take_where(|_| true).len(), 1);
         harvester.join().unwrap();
         assert_eq!(LIST.count(), 0);
+    }
+
+    /// A command of stream `stream` (None: no order) that has completed or not; polls and
+    /// finishes are logged by name.
+    struct Ordered {
+        name: &'static str,
+        stream: Option<usize>,
+        done: bool,
+        log: &'static std::sync::Mutex<Vec<String>>,
+    }
+
+    impl PendingCommand for Ordered {
+        type Outcome = ();
+
+        fn poll(&self) -> Option<()> {
+            self.log.lock().unwrap().push(format!("poll {}", self.name));
+            self.done.then_some(())
+        }
+
+        fn finish(self, _: ()) {
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("record {}", self.name));
+        }
+
+        fn view(&self) -> pti_view_kind {
+            pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL
+        }
+
+        fn in_order_stream(&self) -> Option<usize> {
+            self.stream
+        }
+    }
+
+    #[test]
+    fn a_harvest_asks_nothing_behind_a_running_command_of_an_in_order_stream() {
+        static LIST: Pending<Ordered> = Pending::new();
+        static LOG: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        let command = |name, stream, done| Ordered {
+            name,
+            stream,
+            done,
+            log: &LOG,
+        };
+        // Stream 1: a1 done, a2 running, a3 (claims done: must not even be asked); stream 2: b1
+        // done; no stream: c1 running, c2 done.
+        for c in [
+            command("a1", Some(1), true),
+            command("a2", Some(1), false),
+            command("a3", Some(1), true),
+            command("b1", Some(2), true),
+            command("c1", None, false),
+            command("c2", None, true),
+        ] {
+            LIST.add(c);
+        }
+        LIST.harvest();
+        let log = std::mem::take(&mut *LOG.lock().unwrap());
+        assert_eq!(
+            log,
+            [
+                "poll a1",
+                "poll a2",
+                "poll b1",
+                "poll c1",
+                "poll c2",
+                "record a1",
+                "record b1",
+                "record c2"
+            ]
+        );
+        // What is left stays in submission order, and a flush's harvest asks about everything.
+        LIST.add(command("a4", Some(1), true));
+        LIST.harvest_every();
+        let log = std::mem::take(&mut *LOG.lock().unwrap());
+        assert_eq!(
+            log,
+            [
+                "poll a2",
+                "poll a3",
+                "poll c1",
+                "poll a4",
+                "record a3",
+                "record a4"
+            ]
+        );
+        assert_eq!(LIST.count(), 2);
+        let left: Vec<_> = LIST.take_where(|_| true).iter().map(|c| c.name).collect();
+        assert_eq!(left, ["a2", "c1"]);
     }
 }

@@ -250,6 +250,9 @@ pub(super) unsafe fn clSetCommandQueueProperty(
     };
     // SAFETY: the program's arguments, with libpti's profiling kept on its queue.
     let status = unsafe { next_fn(command_queue, properties, enable, old_properties) };
+    if status == CL_SUCCESS {
+        queues::properties_changed(command_queue);
+    }
     if status == CL_SUCCESS && added && !old_properties.is_null() {
         // SAFETY: the runtime has just written the old properties there.
         unsafe { old_properties.write(old_properties.read() & !CL_QUEUE_PROFILING_ENABLE) };

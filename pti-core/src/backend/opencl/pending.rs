@@ -149,6 +149,13 @@ impl PendingCommand for ClCommand {
     fn view(&self) -> pti_view_kind {
         self.work.view(self.queue.device.is_cpu)
     }
+
+    fn in_order_stream(&self) -> Option<usize> {
+        self.queue
+            .in_order
+            .load(core::sync::atomic::Ordering::Relaxed)
+            .then_some(self.queue_handle as usize)
+    }
 }
 
 impl ClCommand {
@@ -209,7 +216,7 @@ pub(super) fn harvest() {
 
 /// A harvest whose records are all written when it returns (for a flush).
 pub(super) fn harvest_all() {
-    PENDING.harvest();
+    PENDING.harvest_every();
     pending::wait_for_other_harvests();
 }
 

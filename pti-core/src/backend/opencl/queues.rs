@@ -33,6 +33,9 @@ pub(super) struct QueueInfo {
     pub(super) original_properties: Option<Box<[cl_queue_properties]>>,
     /// A critical event said that this queue's commands get no device records.
     pub(super) warned_unprofiled: AtomicBool,
+    /// The queue executes its commands in order (no `CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE`
+    /// when libpti last looked), so they complete in order; harvests rely on it.
+    pub(super) in_order: AtomicBool,
 }
 
 // SAFETY: the handles are opaque values passed back to the runtime, which allows OpenCL objects
@@ -55,6 +58,19 @@ fn with_queues<R>(f: impl FnOnce(&mut HashMap<usize, Arc<QueueInfo>>) -> R) -> R
     f(QUEUES.lock().get_or_insert_with(HashMap::new))
 }
 
+/// Whether `queue` executes in order, as the runtime says (out of order if it cannot say).
+fn is_in_order(queue: cl_command_queue) -> bool {
+    query::queue::<cl_command_queue_properties>(queue, CL_QUEUE_PROPERTIES)
+        .is_some_and(|p| p & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0)
+}
+
+/// After `clSetCommandQueueProperty` (which may switch out-of-order execution on or off).
+pub(super) fn properties_changed(queue: cl_command_queue) {
+    if let Some(info) = with_queues(|q| q.get(&(queue as usize)).cloned()) {
+        info.in_order.store(is_in_order(queue), Ordering::Relaxed);
+    }
+}
+
 /// Registers a queue the program just created.
 pub(super) fn register(
     queue: cl_command_queue,
@@ -71,6 +87,7 @@ pub(super) fn register(
         profiling_added,
         original_properties,
         warned_unprofiled: AtomicBool::new(false),
+        in_order: AtomicBool::new(is_in_order(queue)),
     });
     if profiling_added {
         PROFILING_ADDED.fetch_add(1, Ordering::Relaxed);

@@ -1,0 +1,87 @@
+/* The tool side of the overhead benchmark (issue #8): preloaded with libpti into benches/cl_loop,
+ * it sets libpti up as $PTI_BENCH_MODE says, before the program's main:
+ *   idle       nothing enabled (libpti loaded, its OpenCL layer active, nobody listening);
+ *   callbacks  one subscriber, an empty callback (it only counts) on every driver-API call;
+ *   views      API, kernel, copy and fill views, with buffers that are walked and freed;
+ *   both       callbacks and views together.
+ * With PTI_BENCH_SYCL=1 the SYCL runtime's calls are included (runtime-API domain and view).
+ * At exit it flushes and prints "BENCH_TOOL calls <n> records <n> dropped <n>" on stderr, so the
+ * driver (benches/overhead.py) can check that the mode really traced what it claims.
+ *
+ * build: cc -std=c11 -O2 -shared -fPIC -Iinclude benches/bench_tool.c -o bench_tool.so -lpti */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pti/pti_callback.h"
+#include "pti/pti_ext.h"
+#include "pti/pti_view.h"
+
+#define BUFFER_BYTES (1u << 20)
+
+static uint64_t calls, records;
+static const pti_view_kind VIEWS[] = {PTI_VIEW_DRIVER_API, PTI_VIEW_DEVICE_GPU_KERNEL, PTI_VIEW_DEVICE_CPU_KERNEL,
+                                      PTI_VIEW_DEVICE_GPU_MEM_COPY, PTI_VIEW_DEVICE_GPU_MEM_FILL};
+#define NVIEWS (sizeof VIEWS / sizeof VIEWS[0])
+static int views_on, sycl;
+
+static void on_call(void* user, pti_callback_domain domain, pti_api_group_id group, uint32_t id, void* data) {
+  (void)user, (void)domain, (void)group, (void)id, (void)data;
+  __atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED);
+}
+
+static void requested(unsigned char** buffer, size_t* size) {
+  *buffer = malloc(BUFFER_BYTES);
+  *size = *buffer ? BUFFER_BYTES : 0;
+}
+
+static void completed(unsigned char* buffer, size_t size, size_t used) {
+  (void)size;
+  pti_view_record_base* r = NULL;
+  while (ptiViewGetNextRecord(buffer, used, &r) == PTI_SUCCESS) __atomic_fetch_add(&records, 1, __ATOMIC_RELAXED);
+  free(buffer);
+}
+
+static void fail(const char* what) {
+  fprintf(stderr, "bench_tool: %s failed\n", what);
+  exit(2);
+}
+
+__attribute__((constructor)) static void start(void) {
+  const char* mode = getenv("PTI_BENCH_MODE");
+  if (!mode || !strcmp(mode, "idle")) return;
+  int want_callbacks = !strcmp(mode, "callbacks") || !strcmp(mode, "both");
+  views_on = !strcmp(mode, "views") || !strcmp(mode, "both");
+  sycl = getenv("PTI_BENCH_SYCL") && !strcmp(getenv("PTI_BENCH_SYCL"), "1");
+  if (!want_callbacks && !views_on) fail("PTI_BENCH_MODE (idle, callbacks, views or both)");
+  if (want_callbacks) {
+    pti_callback_subscriber sub;
+    if (ptiCallbackSubscribe(&sub, on_call, NULL) != PTI_SUCCESS) fail("ptiCallbackSubscribe");
+    if (ptiCallbackEnableDomain(1, sub, PTI_DOMAIN_DRIVER_API) != PTI_SUCCESS) fail("ptiCallbackEnableDomain");
+    if (sycl && ptiCallbackEnableDomain(1, sub, PTI_DOMAIN_RUNTIME_API) != PTI_SUCCESS)
+      fail("ptiCallbackEnableDomain(runtime)");
+  }
+  if (views_on) {
+    if (ptiViewSetCallbacks(requested, completed) != PTI_SUCCESS) fail("ptiViewSetCallbacks");
+    for (size_t i = 0; i < NVIEWS; i++)
+      if (ptiViewEnable(VIEWS[i]) != PTI_SUCCESS) fail("ptiViewEnable");
+    if (sycl && ptiViewEnable(PTI_VIEW_RUNTIME_API) != PTI_SUCCESS) fail("ptiViewEnable(runtime)");
+  }
+}
+
+__attribute__((destructor)) static void finish(void) {
+  uint64_t dropped = 0;
+  if (views_on) {
+    ptiFlushAllViews();
+    for (size_t i = 0; i < NVIEWS; i++) {
+      uint64_t n = 0;
+      ptiViewGetDroppedRecordCount(VIEWS[i], &n);
+      dropped += n;
+    }
+    uint64_t n = 0;
+    if (sycl && ptiViewGetDroppedRecordCount(PTI_VIEW_RUNTIME_API, &n) == PTI_SUCCESS) dropped += n;
+  }
+  fprintf(stderr, "BENCH_TOOL calls %llu records %llu dropped %llu\n", (unsigned long long)calls,
+          (unsigned long long)records, (unsigned long long)dropped);
+}
