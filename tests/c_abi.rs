@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use pti_tests::{compile_c, lib_dir, out_dir, root, run_ok};
+use pti_tests::{compile_c, exports, lib_dir, out_dir, root, run_ok};
 
 #[test]
 fn bad_input_to_every_export_returns_the_documented_codes() {
@@ -12,23 +12,6 @@ fn bad_input_to_every_export_returns_the_documented_codes() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     println!("{stdout}");
     assert!(stdout.contains(", 0 failures"), "{stdout}");
-}
-
-/// Exported function names of `libpti.so` (dynamic symbol table, defined functions).
-fn exports() -> Vec<String> {
-    let out = run_ok(
-        Command::new("nm")
-            .args(["-D", "--defined-only"])
-            .arg(lib_dir().join("libpti.so")),
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut parts = l.split_whitespace();
-            let (_, kind, name) = (parts.next()?, parts.next()?, parts.next()?);
-            (kind == "T").then(|| name.to_string())
-        })
-        .collect()
 }
 
 #[test]

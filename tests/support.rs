@@ -109,3 +109,68 @@ fn compile(exe: PathBuf, flags: &[&str], sources: &[&str], link: &[&str]) -> Pat
     run_ok(&mut cc);
     exe
 }
+
+/// Runs `cmd` to its end, its output captured, killing it (and failing the test, with what it
+/// printed so far) if it is still running after `limit`: a hung program is a failure, not a
+/// stuck test run.
+pub fn run_with_watchdog(cmd: &mut Command, limit: std::time::Duration) -> Output {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    // Drain both pipes on threads so a chatty program cannot block on a full pipe.
+    let mut out = child.stdout.take().expect("piped stdout");
+    let mut err = child.stderr.take().expect("piped stderr");
+    let out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the program") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let (out, err) = (out.join().unwrap(), err.join().unwrap());
+            panic!(
+                "{cmd:?} hung: killed after {limit:?}\n--- stdout (last 2000 bytes)\n{}\n--- stderr\n{}",
+                String::from_utf8_lossy(&out[out.len().saturating_sub(2000)..]),
+                String::from_utf8_lossy(&err)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// Exported function names of `libpti.so` (dynamic symbol table, defined functions).
+pub fn exports() -> Vec<String> {
+    let out = run_ok(
+        Command::new("nm")
+            .args(["-D", "--defined-only"])
+            .arg(lib_dir().join("libpti.so")),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.split_whitespace();
+            let (_, kind, name) = (parts.next()?, parts.next()?, parts.next()?);
+            (kind == "T").then(|| name.to_string())
+        })
+        .collect()
+}

@@ -1445,8 +1445,10 @@ pti_result ptiFlushAllViews(void);
  * Walks the records of a buffer: with `*record` NULL, stores the first record in `*record`;
  * otherwise the record after `*record`. Returns PTI_STATUS_END_OF_BUFFER (leaving `*record`)
  * when no record follows, or the next one is of kind PTI_VIEW_INVALID (a zeroed tail), and
- * PTI_ERROR_BAD_ARGUMENT for NULL pointers, a `*record` that is not a record of this buffer, or
- * bytes that are not records. Never reads outside `[buffer, buffer + valid_bytes)`.
+ * PTI_ERROR_BAD_ARGUMENT for NULL pointers, a `*record` outside the buffer or not 8-aligned in
+ * it, or bytes that are not records. A `*record` inside the buffer that was not handed out by an
+ * earlier call is not detected (that would take a walk from the start): the walk goes on from
+ * whatever record it finds there. Never reads outside `[buffer, buffer + valid_bytes)`.
  *
  * # Safety
  * `buffer` must be readable for `valid_bytes` bytes; `record` must be NULL or point to a

@@ -108,6 +108,23 @@ pub fn test() -> Result<(), String> {
         cargo(&root, &["test", "--workspace"]).env("PTI_LIB_DIR", &lib),
     )?;
     step(
+        "loom model of the buffer hand-off (pti-core/tests/loom_handoff.rs)",
+        cargo(
+            &root,
+            &[
+                "test",
+                "-p",
+                "pti-core",
+                "--test",
+                "loom_handoff",
+                "--release",
+                "--target-dir",
+                "target/loom",
+            ],
+        )
+        .env("RUSTFLAGS", "--cfg loom"),
+    )?;
+    step(
         "benchmarks, once each as tests",
         &mut cargo(&root, &["test", "-p", "pti-core", "--benches"]),
     )?;

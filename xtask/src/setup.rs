@@ -59,6 +59,10 @@ const PACKAGES: &[(&str, &str)] = &[
         "libclang, which bindgen loads to generate the Level Zero bindings (drift test)",
     ),
     (
+        "valgrind",
+        "memcheck, which runs the C tests and samples to prove they touch no memory they should not",
+    ),
+    (
         "libclang-common-15-dev",
         "clang's own headers (stddef.h, ...), which libclang needs to parse the Level Zero headers",
     ),

@@ -88,6 +88,12 @@ pub fn intercepted_functions(group: ApiGroup) -> usize {
     }
 }
 
+/// Checks that OpenCL can still be traced, now that a tool asked for something that may concern
+/// it (`explicit`: the tool named the OpenCL group); see `opencl::lifetime`.
+pub(crate) fn check_opencl(explicit: bool) -> Result<(), crate::result::Error> {
+    opencl::lifetime::check_late_load(explicit)
+}
+
 /// Makes sure Level Zero is traced, now that a tool asked for something that may concern it
 /// (`explicit`: the tool named the Level Zero group). The first call attaches (see
 /// `level_zero::attach`). Without Level Zero in the process (no loader, or no driver) there is

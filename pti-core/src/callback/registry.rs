@@ -359,6 +359,9 @@ pub fn enable(id: SubscriberId, group: ApiGroup, api_id: ApiId, on: bool) -> Res
     if on && group == ApiGroup::LevelZero {
         crate::backend::attach_level_zero(true)?;
     }
+    if on && group == ApiGroup::OpenCl {
+        crate::backend::check_opencl(true)?;
+    }
     if on && group == ApiGroup::Sycl {
         crate::backend::sycl::check_setup(false);
     }
@@ -387,6 +390,7 @@ pub fn enable_domain(id: SubscriberId, domain: Domain, on: bool) -> Result<(), E
     })?;
     if on && domain == Domain::DriverApi {
         crate::backend::attach_level_zero(false)?;
+        crate::backend::check_opencl(false)?;
     }
     if on && domain == Domain::RuntimeApi {
         crate::backend::sycl::check_setup(false);

@@ -5,7 +5,8 @@
 //! nevertheless take buffers from threads that may be writing at that moment, including threads
 //! that wait in a driver call for seconds. Writer and flusher exclude each other with two flags
 //! and the asymmetric barrier of [`crate::sync::barrier`] (the same Dekker pattern as
-//! unsubscribe):
+//! unsubscribe), implemented in [`crate::sync::handoff`] and model-checked with loom
+//! (`tests/loom_handoff.rs`):
 //!
 //! - writer: `writing = true`; `light()`; if `flushing`, back off and wait; else append the
 //!   record and bump `used`, then `writing = false` (Release);
@@ -26,7 +27,6 @@
 //! `complete` returned; [`flush`] waits for every buffer in transit, so that when it returns, the
 //! tool has every finished record, also those another thread was handing back meanwhile.
 
-use core::cell::UnsafeCell;
 use core::mem::size_of;
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
@@ -37,7 +37,7 @@ use super::records::{Records, first_offset};
 use crate::critical;
 use crate::result::{Error, ResultCode};
 use crate::sync::backoff::Backoff;
-use crate::sync::barrier;
+use crate::sync::handoff::{self, HandOff};
 use crate::sync::writer_lock::WriterLock;
 use crate::thread::{self, ThreadRecord, ThreadState};
 
@@ -130,7 +130,9 @@ impl FilledBuffer {
 ///
 /// Both run on libpti's threads: `request` on a thread that needs room for a record, `complete`
 /// on the thread that filled the buffer or on one that flushes. Traced calls they make are not
-/// traced.
+/// traced. A panic in either is caught and reported with the critical event
+/// PTI_ERROR_CALLBACK_PANICKED: a panicking `request` counts as `None`, and a panicking
+/// `complete` keeps the buffer it was given (its records count as delivered).
 pub trait BufferCallbacks: Send + Sync {
     /// A buffer for records, or `None` (the records that needed it are dropped and counted).
     fn request(&self) -> Option<Buffer>;
@@ -183,70 +185,41 @@ pub(crate) fn count_lost(kind: pti_view_kind) -> u64 {
 
 /// One thread's buffer, shared between the thread (the only writer) and flushers.
 pub(crate) struct ThreadBuffer {
-    writing: AtomicBool,
-    flushing: AtomicBool,
-    lent: UnsafeCell<Option<FilledBuffer>>,
+    lent: HandOff<Option<FilledBuffer>>,
 }
 
-// SAFETY: `lent` is accessed only by the owning thread while `writing` excludes flushers, or by
-// a flusher while `flushing` excludes the owner (module docs); the flags are atomics.
-unsafe impl Sync for ThreadBuffer {}
-
 impl ThreadBuffer {
-    pub(crate) const fn new() -> Self {
+    pub(crate) fn new() -> Self {
         ThreadBuffer {
-            writing: AtomicBool::new(false),
-            flushing: AtomicBool::new(false),
-            lent: UnsafeCell::new(None),
+            lent: HandOff::new(None),
         }
     }
 
-    /// Enters the writer's exclusive section; `false` if a flush is under way (then the caller
-    /// waits for it with [`ThreadBuffer::wait_for_flush`] and tries again).
-    #[inline(always)]
-    fn begin_write(&self) -> bool {
-        self.writing.store(true, Ordering::Relaxed);
-        barrier::light();
-        // Acquire: pairs with the flusher's Release of `flushing = false`, so that its taking of
-        // `lent` happens before our use of it.
-        if self.flushing.load(Ordering::Acquire) {
-            self.writing.store(false, Ordering::Release);
-            return false;
-        }
-        true
-    }
-
-    #[inline(always)]
-    fn end_write(&self) {
-        self.writing.store(false, Ordering::Release);
-    }
-
-    #[cold]
-    fn wait_for_flush(&self) {
-        let mut backoff = Backoff::default();
-        while self.flushing.load(Ordering::Acquire) {
-            backoff.snooze();
-        }
-    }
-
-    /// The lent buffer.
+    /// Runs `f` on the lent buffer inside the writer's section.
     ///
     /// # Safety
-    /// The caller is inside the writer's section (`begin_write` returned true) or is the flusher
-    /// that owns this buffer (it set `flushing`, issued the heavy barrier and saw `writing`
-    /// false), and holds no other reference from this function.
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn lent(&self) -> &mut Option<FilledBuffer> {
-        // SAFETY: per the contract, nobody else accesses `lent` until the section ends.
-        unsafe { &mut *self.lent.get() }
+    /// The caller runs on the thread that owns this buffer's record, and `f` runs no tool code.
+    #[inline(always)]
+    unsafe fn write<R>(&self, f: impl FnOnce(&mut Option<FilledBuffer>) -> R) -> R {
+        // SAFETY: only the owning thread writes its record's buffer (contract), and `f` does
+        // not re-enter (it runs no tool code).
+        unsafe { self.lent.write(f) }
     }
 }
 
 /// Runs tool code (buffer callbacks) with the thread marked as inside a callback, so that traced
-/// calls it makes pass through untraced and critical events it causes are deferred.
-fn as_tool_code<R>(f: impl FnOnce() -> R) -> R {
+/// calls it makes pass through untraced and critical events it causes are deferred. A panic of
+/// the tool (`what`: which callback) is caught, reported with the critical event
+/// PTI_ERROR_CALLBACK_PANICKED, and gives `fallback`: it never unwinds into the traced program.
+fn as_tool_code<R>(what: &str, fallback: R, f: impl FnOnce() -> R) -> R {
     let previous = thread::with(|s| s.in_callback.replace(true));
-    let result = f();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        critical::raise(
+            ResultCode::ErrorCallbackPanicked,
+            format_args!("the tool's {what} panicked; the panic was caught"),
+        );
+        fallback
+    });
     if let Some(was) = previous {
         thread::with(|s| {
             s.in_callback.set(was);
@@ -268,7 +241,7 @@ static EXITED: AtomicBool = AtomicBool::new(false);
 /// Hands back a buffer taken out of a thread's slot (counted in transit until then).
 fn hand_back(filled: FilledBuffer) {
     if let Some(cb) = callbacks() {
-        as_tool_code(|| cb.complete(filled));
+        as_tool_code("buffer completed callback", (), || cb.complete(filled));
     }
     IN_TRANSIT.fetch_sub(1, Ordering::Release);
 }
@@ -276,7 +249,9 @@ fn hand_back(filled: FilledBuffer) {
 /// Hands back a buffer that never held records (too small, or not needed after all).
 fn hand_back_unused(buffer: Buffer) {
     if let Some(cb) = callbacks() {
-        as_tool_code(|| cb.complete(FilledBuffer { buffer, used: 0 }));
+        as_tool_code("buffer completed callback", (), || {
+            cb.complete(FilledBuffer { buffer, used: 0 })
+        });
     }
 }
 
@@ -292,7 +267,7 @@ fn wait_for_transit(limit: Option<std::time::Duration>) {
 /// Asks the tool for a buffer with room for a first record of `size` bytes.
 fn request(size: usize) -> Result<FilledBuffer, String> {
     let cb = callbacks().ok_or_else(|| "no buffer callbacks are set".to_string())?;
-    let Some(buffer) = as_tool_code(|| cb.request()) else {
+    let Some(buffer) = as_tool_code("buffer requested callback", None, || cb.request()) else {
         return Err("buffer_requested provided no buffer".into());
     };
     let start = first_offset(buffer.as_ptr() as usize);
@@ -331,12 +306,13 @@ enum Attempt {
 
 #[inline(always)]
 fn try_append<R: Copy>(tb: &ThreadBuffer, record: &R) -> Attempt {
-    while !tb.begin_write() {
-        tb.wait_for_flush();
-    }
-    // SAFETY: inside the writer's section.
-    let lent = unsafe { tb.lent() };
-    let attempt = match lent {
+    // SAFETY: `tb` is the calling thread's own buffer (`append`), and the section only copies.
+    unsafe { tb.write(|lent| append_in_section(lent, record)) }
+}
+
+#[inline(always)]
+fn append_in_section<R: Copy>(lent: &mut Option<FilledBuffer>, record: &R) -> Attempt {
+    match lent {
         Some(f) if f.buffer.len - f.used >= size_of::<R>() => {
             // SAFETY: [used, used + size) lies inside the lent memory (checked), `used` is
             // 8-aligned relative to an 8-aligned first record (records are multiples of 8 bytes,
@@ -352,9 +328,7 @@ fn try_append<R: Copy>(tb: &ThreadBuffer, record: &R) -> Attempt {
             }
             Attempt::NoRoom(full)
         }
-    };
-    tb.end_write();
-    attempt
+    }
 }
 
 /// Appends `record` (of view kind `kind`) to this thread's buffer, or drops and counts it.
@@ -399,20 +373,44 @@ fn refill(
         }
     };
     state.dropping_records.set(false);
-    while !tb.begin_write() {
-        tb.wait_for_flush();
+    // Tool code run above (a `complete` that flushed, a deferred critical event) may have written
+    // records and installed a buffer meanwhile: then keep that one, and give the fresh one back
+    // unused, outside the section.
+    // SAFETY: `tb` is the calling thread's own buffer (`append`), and the section runs no tool
+    // code.
+    let unused = unsafe {
+        tb.write(|slot| match slot {
+            Some(_) => Some(fresh),
+            None => {
+                *slot = Some(fresh);
+                None
+            }
+        })
+    };
+    if let Some(unused) = unused {
+        hand_back_unused(unused.buffer);
     }
-    // SAFETY: inside the writer's section.
-    let slot = unsafe { tb.lent() };
-    if slot.is_some() {
-        // Tool code run above (a `complete` that flushed, a deferred critical event) wrote
-        // records and installed a buffer meanwhile: keep it, give the fresh one back unused.
-        tb.end_write();
-        hand_back_unused(fresh.buffer);
-        return true;
+    // The exit hook may have collected every buffer between the EXITED check above and the
+    // install: then nobody would ever hand this one back, and its records would be lost without
+    // a count. The hook sets EXITED before its process-wide barrier and collection, so if the
+    // install came after the collection, this load sees it (the asymmetric Dekker pattern of
+    // the module docs: the compiler fence is this side's half). Take the buffer back and drop
+    // the record, counted.
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    if EXITED.load(Ordering::Relaxed) {
+        // SAFETY: as above: the calling thread's own buffer, and the section runs no tool code.
+        let left = unsafe { tb.write(|slot| slot.take()) };
+        if let Some(left) = left {
+            if left.used == first_offset(left.buffer.as_ptr() as usize) {
+                hand_back_unused(left.buffer);
+            } else {
+                IN_TRANSIT.fetch_add(1, Ordering::Relaxed);
+                hand_back(left);
+            }
+        }
+        record_dropped(kind, "the process is exiting", state);
+        return false;
     }
-    *slot = Some(fresh);
-    tb.end_write();
     true
 }
 
@@ -425,30 +423,31 @@ fn collect(include_empty: bool) -> Result<Vec<FilledBuffer>, Error> {
     let mut records: Vec<&'static ThreadRecord> = Vec::new();
     thread::for_each_record(|r| records.push(r));
     for r in &records {
-        r.buffer.flushing.store(true, Ordering::Relaxed);
+        r.buffer.lent.announce_flush();
     }
-    let exclusive = barrier::heavy();
+    let exclusive = handoff::flush_barrier();
     let mut taken = Vec::new();
     for r in &records {
         let tb = &r.buffer;
         if exclusive {
-            let mut backoff = Backoff::default();
-            while tb.writing.load(Ordering::Acquire) {
-                backoff.snooze();
-            }
-            // SAFETY: we set `flushing`, issued the heavy barrier, and saw `writing` false: the
-            // owner keeps off until we clear `flushing` (module docs).
-            let lent = unsafe { tb.lent() };
-            let keep_empty = |f: &FilledBuffer| f.used == first_offset(f.buffer.as_ptr() as usize);
-            if lent
-                .as_ref()
-                .is_some_and(|f| include_empty || !keep_empty(f))
-            {
-                taken.extend(lent.take());
+            let is_empty = |f: &FilledBuffer| f.used == first_offset(f.buffer.as_ptr() as usize);
+            // SAFETY: we announced the flush on every record, the barrier returned true, and
+            // FLUSH_LOCK makes us the only flusher; the closure does not touch the slot again.
+            let took = unsafe {
+                tb.lent.take(|lent| {
+                    if lent.as_ref().is_some_and(|f| include_empty || !is_empty(f)) {
+                        lent.take()
+                    } else {
+                        None
+                    }
+                })
+            };
+            if let Some(filled) = took {
+                taken.push(filled);
                 IN_TRANSIT.fetch_add(1, Ordering::Relaxed);
             }
         }
-        tb.flushing.store(false, Ordering::Release);
+        tb.lent.end_flush();
     }
     if !exclusive {
         return Err(Error::Internal(
@@ -502,14 +501,15 @@ pub(crate) fn fork_parent() {
 /// does not have are cleared, and the drop counters start again.
 pub(crate) fn fork_child() {
     thread::for_each_record(|r| {
-        let tb = &r.buffer;
-        tb.writing.store(false, Ordering::Relaxed);
-        tb.flushing.store(false, Ordering::Relaxed);
         // SAFETY: in the child only this thread exists, and it is not inside a writer's section
-        // (fork() is never called from one).
-        if let Some(f) = unsafe { tb.lent() } {
-            f.used = first_offset(f.buffer.as_ptr() as usize);
-        }
+        // (fork() is never called from one) nor a flush (fork_prepare took the flush lock).
+        unsafe {
+            r.buffer.lent.reset_after_fork(|lent| {
+                if let Some(f) = lent {
+                    f.used = first_offset(f.buffer.as_ptr() as usize);
+                }
+            })
+        };
     });
     for counter in &DROPPED {
         counter.store(0, Ordering::Relaxed);

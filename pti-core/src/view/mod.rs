@@ -197,6 +197,7 @@ pub fn enable(kind: pti_view_kind) -> Result<(), Error> {
     set_enabled(kind, true)?;
     if kind == pti_view_kind::PTI_VIEW_DRIVER_API || DEVICE_VIEWS.contains(&kind) {
         crate::backend::attach_level_zero(false)?;
+        crate::backend::check_opencl(false)?;
     }
     if matches!(
         kind,
@@ -307,6 +308,9 @@ pub fn enable_api(
     if enable && targets.contains(&ApiGroup::LevelZero) {
         crate::backend::attach_level_zero(group == pti_api_group_id::PTI_API_GROUP_LEVELZERO)?;
     }
+    if enable && targets.contains(&ApiGroup::OpenCl) {
+        crate::backend::check_opencl(group == pti_api_group_id::PTI_API_GROUP_OPENCL)?;
+    }
     Ok(())
 }
 
@@ -345,6 +349,9 @@ pub fn enable_api_class(
     }
     if enable && groups.contains(&ApiGroup::LevelZero) {
         crate::backend::attach_level_zero(group == pti_api_group_id::PTI_API_GROUP_LEVELZERO)?;
+    }
+    if enable && groups.contains(&ApiGroup::OpenCl) {
+        crate::backend::check_opencl(group == pti_api_group_id::PTI_API_GROUP_OPENCL)?;
     }
     Ok(())
 }

@@ -15,7 +15,7 @@
 
 use core::cell::Cell;
 use core::ffi::{CStr, c_void};
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
 use pti_sys::level_zero::*;
@@ -65,6 +65,11 @@ pub enum Attachment {
 }
 
 static STATE: OnceLock<Attachment> = OnceLock::new();
+
+/// The tracer, which lives as long as the process (the layer calls libpti until it ends, so it
+/// is never destroyed). Kept here so that it stays reachable rather than leaked: valgrind's
+/// memcheck (`tests/valgrind.rs`) counts a tracer whose handle was dropped as definitely lost.
+static TRACER: AtomicPtr<_zel_tracer_handle_t> = AtomicPtr::new(core::ptr::null_mut());
 
 /// `PTI_LEVEL_ZERO_KEEP_EVENT_POOLS=1`, read at attach: the program's event pools stay as it
 /// creates them.
@@ -180,6 +185,7 @@ fn try_attach() -> Attachment {
              (libpti sets it when it is loaded before Level Zero is used)"
         ));
     }
+    TRACER.store(tracer, Ordering::Relaxed);
     let mut functions = 0;
     for (register, prologue, epilogue) in callbacks::callbacks() {
         let address = symbol(handle, register);

@@ -90,6 +90,10 @@ pub unsafe fn init_layer(
             return CL_INVALID_OPERATION;
         }
     };
+    // libpti calls the layer below until the process ends, even after the program closed the
+    // loader: keep that code mapped.
+    // SAFETY: `install` accepted the table, whose first `num_entries` words are readable.
+    unsafe { super::lifetime::pin_objects_below(target_dispatch, num_entries as usize) };
     // The layer's locks are used from now on, traced or not: they must survive fork().
     crate::fork::install_handlers();
     let layer = LAYER.get_or_init(|| wrappers::layer_dispatch(installed));
@@ -166,6 +170,14 @@ pub(crate) fn check_loaders() {
     }
 }
 
+/// The path of a mapped OpenCL loader that supports layers, if one is mapped.
+pub(crate) fn mapped_layer_capable_loader() -> Option<String> {
+    mapped_objects().into_iter().find(|path| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        name.starts_with("libOpenCL.so") && supports_layers(path)
+    })
+}
+
 fn supports_layers(path: &str) -> bool {
     const NAME: &[u8] = b"OPENCL_LAYERS";
     std::fs::read(path).map_or(true, |bytes| bytes.windows(NAME.len()).any(|w| w == NAME))
@@ -191,6 +203,7 @@ fn mapped_objects() -> Vec<String> {
         0
     }
     let mut paths: Vec<String> = Vec::new();
+    let _linker = super::lifetime::linker_lock();
     // SAFETY: `collect` only reads the info glibc gives and appends to `paths`.
     unsafe { libc::dl_iterate_phdr(Some(collect), (&raw mut paths).cast()) };
     paths

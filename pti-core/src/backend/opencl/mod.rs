@@ -30,6 +30,7 @@ mod extensions;
 mod hooks;
 mod kernels;
 pub mod layer;
+pub(crate) mod lifetime;
 mod next;
 #[rustfmt::skip]
 pub mod params;
@@ -86,7 +87,7 @@ pub(crate) const DEVICE_WORK: &[ApiId] = &[
 
 /// The backend's locks, in the one order the fork handlers take them (no code holds two, but
 /// for the pending list's poll and list locks, taken in that order).
-fn fork_locks() -> [&'static dyn ForkLock; 9] {
+fn fork_locks() -> [&'static dyn ForkLock; 10] {
     let [devices, timings] = devices::fork_locks();
     let [poll, pending] = pending::fork_locks();
     [
@@ -99,6 +100,7 @@ fn fork_locks() -> [&'static dyn ForkLock; 9] {
         pending,
         retained::fork_lock(),
         crate::intern::fork_lock(),
+        lifetime::fork_lock(),
     ]
 }
 
