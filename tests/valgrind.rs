@@ -136,11 +136,13 @@ fn cases() -> Vec<Case> {
         &["tests/c/cl_traced.c", "tests/c/cl_workload.c"],
         &["-lpti", "-lOpenCL"],
     );
+    // Not "T CBOVERFLOW 0": the test tool keeps a fixed-size log of callbacks, and under
+    // valgrind the workload's busy-wait loops (clGetEventInfo polling) make many more calls
+    // than natively, enough to fill it. The log's completeness is checked by tests/opencl.rs.
     let cl_counters = vec![
         "T PENDING 0",
         "T DROPPED 0",
         "T CRITICALS 0",
-        "T CBOVERFLOW 0",
         "T PROBLEMS 0",
         "T KERNEL ",
         "W RESULT",
