@@ -1,9 +1,12 @@
 //! The C ABI as a C program sees it: bad input to every export, the headers under C and C++
-//! compilers, the SONAME, the static library, and the sample of the main job.
+//! compilers, the SONAME (and no static library: one engine per process), and the sample of the
+//! main job.
 
 use std::process::Command;
 
-use pti_tests::{compile_c, exports, lib_dir, out_dir, root, run_ok};
+use pti_tests::{
+    OWN_SYMBOL_PREFIX, compile_c, compile_shared, exports, lib_dir, out_dir, root, run_ok,
+};
 
 #[test]
 fn bad_input_to_every_export_returns_the_documented_codes() {
@@ -31,7 +34,7 @@ fn every_export_is_a_pti_function_exercised_by_the_bad_input_test() {
     for name in LAYER {
         assert!(exports.iter().any(|e| e == name), "{name} is not exported");
     }
-    for name in &exports {
+    for name in exports.iter().filter(|e| !e.starts_with(OWN_SYMBOL_PREFIX)) {
         assert!(
             name.starts_with("pti") || LAYER.contains(&name.as_str()),
             "libpti.so exports a function that is neither PTI's nor a layer or subscriber entry \
@@ -42,6 +45,103 @@ fn every_export_is_a_pti_function_exercised_by_the_bad_input_test() {
             "tests/c/bad_input.c does not exercise {name}"
         );
     }
+}
+
+/// Every function of the API is exported under its C name and as `libpti_<name>`, and nothing
+/// else carries that prefix; a program built against the headers calls the `libpti_` names only
+/// (docs/ARCHITECTURE.md, "One engine per process").
+#[test]
+fn every_function_has_its_own_symbol_and_the_headers_bind_to_it() {
+    let exports = exports();
+    let api: Vec<&String> = exports.iter().filter(|e| e.starts_with("pti")).collect();
+    assert!(api.len() >= 30, "{api:?}");
+    for name in &api {
+        let own = format!("{OWN_SYMBOL_PREFIX}{name}");
+        assert!(exports.contains(&own), "{name} is exported without {own}");
+    }
+    for own in exports.iter().filter(|e| e.starts_with(OWN_SYMBOL_PREFIX)) {
+        let name = &own[OWN_SYMBOL_PREFIX.len()..];
+        assert!(
+            api.iter().any(|a| *a == name),
+            "{own} names no exported function"
+        );
+    }
+    let exe = compile_c("bad_input", &["tests/c/bad_input.c"]);
+    let undefined = run_ok(Command::new("nm").arg("-u").arg(&exe));
+    let undefined = String::from_utf8_lossy(&undefined.stdout);
+    let called: Vec<&str> = undefined
+        .lines()
+        .filter_map(|l| l.split_whitespace().last())
+        .filter(|s| s.starts_with("pti") || s.starts_with(OWN_SYMBOL_PREFIX))
+        .collect();
+    assert!(called.len() >= 30, "{called:?}");
+    assert!(
+        called.iter().all(|s| s.starts_with(OWN_SYMBOL_PREFIX)),
+        "a program built against the headers calls plain names: {called:?}"
+    );
+}
+
+/// One engine per process, reached by two clients in one process
+/// (`tests/c/two_clients.c`): a library with Intel PTI's signatures for `ptiCallbackSubscribe` and
+/// `ptiCallbackEnableDomain`, loaded before libpti, and a tool built against libpti's headers.
+/// Both subscribe; every call is delivered to both with the same correlation ID (one counter,
+/// one engine). The plain C name resolves to whichever library came first (the hazard), libpti's
+/// own symbol to libpti (the arrangement that avoids it).
+#[test]
+fn two_clients_in_one_process_share_one_engine() {
+    let intel_like = compile_shared(
+        "client_intel_like",
+        &["tests/c/client_intel_like.c"],
+        &["-lpti"],
+    );
+    let proposal = compile_shared(
+        "client_proposal",
+        &["tests/c/client_proposal.c"],
+        &["-lpti"],
+    );
+    let (out, lib) = (out_dir(), lib_dir());
+    let exe = out.join("two_clients");
+    run_ok(
+        Command::new("cc")
+            .current_dir(root())
+            .args([
+                "-std=c11",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "tests/c/two_clients.c",
+                "-o",
+            ])
+            .arg(&exe)
+            .arg(format!("-L{}", out.display()))
+            .arg(format!("-L{}", lib.display()))
+            .arg(format!("-Wl,-rpath,{}:{}", out.display(), lib.display()))
+            // Client B first: it comes before libpti in the process's lookup order.
+            .args(["-lclient_intel_like", "-lpti", "-lclient_proposal", "-ldl"]),
+    );
+    let run = run_ok(&mut Command::new(&exe));
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    println!("{stdout}");
+    assert!(
+        stdout.contains("two clients, one engine: 5 calls"),
+        "{stdout}"
+    );
+    let found = |name: &str| {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}: ")))
+            .unwrap_or_else(|| panic!("{name} not reported: {stdout}"))
+            .to_string()
+    };
+    assert!(
+        found("plain ptiCallbackSubscribe").ends_with("libclient_intel_like.so"),
+        "the plain name should resolve to the library loaded first: {stdout}"
+    );
+    assert!(
+        found("libpti_ptiCallbackSubscribe").contains("libpti.so"),
+        "{stdout}"
+    );
+    assert!(intel_like.exists() && proposal.exists());
 }
 
 #[test]
@@ -91,8 +191,11 @@ fn headers_compile_as_strict_c_and_cpp_and_agree_on_layout() {
     }
 }
 
+/// The shared library is the only form of libpti: a static copy linked into a program would be a
+/// second engine the moment a runtime loads `libpti.so` as its layer or subscriber
+/// (docs/ARCHITECTURE.md, "One engine per process").
 #[test]
-fn shared_library_has_a_soname_and_the_static_library_links() {
+fn shared_library_has_a_soname_and_there_is_no_static_library() {
     let lib = lib_dir();
     let dynamic = run_ok(Command::new("readelf").arg("-d").arg(lib.join("libpti.so")));
     let dynamic = String::from_utf8_lossy(&dynamic.stdout);
@@ -107,23 +210,15 @@ fn shared_library_has_a_soname_and_the_static_library_links() {
         !dynamic.contains("libOpenCL") && !dynamic.contains("libze_loader"),
         "{dynamic}"
     );
-
-    let exe = out_dir().join("bad_input_static");
-    run_ok(
-        Command::new("cc")
-            .current_dir(root())
-            .args(["-std=c11", "-Iinclude", "tests/c/bad_input.c", "-o"])
-            .arg(&exe)
-            .arg(lib.join("libpti.a"))
-            .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil", "-lgcc_s"]),
-    );
-    let needed = run_ok(Command::new("readelf").arg("-d").arg(&exe));
+    let manifest = std::fs::read_to_string(root().join("pti-capi/Cargo.toml")).unwrap();
+    let crate_type = manifest
+        .lines()
+        .find(|l| l.starts_with("crate-type"))
+        .expect("pti-capi's crate-type");
     assert!(
-        !String::from_utf8_lossy(&needed.stdout).contains("libpti"),
-        "linked dynamically after all"
+        !crate_type.contains("staticlib"),
+        "pti-capi builds a static library again: {crate_type}"
     );
-    let out = run_ok(&mut Command::new(&exe));
-    assert!(String::from_utf8_lossy(&out.stdout).contains(", 0 failures"));
 }
 
 #[test]

@@ -816,6 +816,34 @@ fn gpu_device_keeping_the_programs_event_pools() {
     check_device("gpu", true);
 }
 
+/// A tool's timestamp callback that goes backwards at every read: pairing device ticks with host
+/// times (two reads of the tool's clock around `zeDeviceGetGlobalTimestamps`) must neither
+/// overflow nor panic, and nothing is lost: the program runs unchanged, every command gets its
+/// record, and no critical event is raised (a caught panic would raise one).
+#[test]
+fn a_tool_clock_that_goes_backwards_loses_nothing() {
+    let (plain_exe, traced_exe) = programs();
+    let plain = run(plain_exe, &[]);
+    let traced = run(traced_exe, &[("PTI_TEST_CLOCK", "backwards")]);
+    assert_eq!(invariant_lines(&plain.w), invariant_lines(&traced.w));
+    let tr = parse_traced(&traced.t);
+    assert_eq!(tr.enable, "PTI_SUCCESS");
+    assert!(tr.criticals.is_empty(), "{:?}", tr.criticals);
+    for (counter, want) in [("PENDING", 0), ("DROPPED", 0), ("PROBLEMS", 0)] {
+        assert_eq!(tr.counters.get(counter).copied(), Some(want), "{counter}");
+    }
+    let commands = ["KERNEL", "COPY", "FILL"]
+        .iter()
+        .map(|k| expected(&traced.w, k).len())
+        .sum::<usize>();
+    let recorded = tr
+        .device
+        .iter()
+        .filter(|r| ["KERNEL", "COPY", "FILL"].contains(&r.kind))
+        .count();
+    assert_eq!(recorded, commands, "every command gets its record");
+}
+
 /// Without the tracing layer (`ZE_ENABLE_TRACING_LAYER=0` set before the program starts), naming
 /// Level Zero fails with PTI_ERROR_TRACING_NOT_INITIALIZED, a critical event says why, and the
 /// program runs unchanged. With `PTI_LEVEL_ZERO=0` libpti leaves Level Zero alone altogether:

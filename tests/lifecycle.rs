@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use pti_tests::{compile_c_with, lib_dir, run_with_watchdog};
@@ -31,13 +32,19 @@ fn run(cmd: &mut Command, scenario: &str, ok_line: &str) -> String {
     stdout
 }
 
+/// Compiled once per test binary: tests run in parallel, and one that rewrote the program while
+/// another executed it would fail with "Text file busy".
 fn fork_exit() -> PathBuf {
-    compile_c_with("fork_exit", &["tests/c/fork_exit.c"], &["-lpti"])
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| compile_c_with("fork_exit", &["tests/c/fork_exit.c"], &["-lpti"]))
+        .clone()
 }
 
 /// libpti is never linked: the program loads it with dlopen when its scenario says.
 fn lifecycle() -> PathBuf {
-    compile_c_with("lifecycle", &["tests/c/lifecycle.c"], &["-ldl"])
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| compile_c_with("lifecycle", &["tests/c/lifecycle.c"], &["-ldl"]))
+        .clone()
 }
 
 #[test]

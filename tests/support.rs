@@ -19,7 +19,7 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The directory holding the built `libpti.so` (with its SONAME link) and `libpti.a`.
+/// The directory holding the built `libpti.so` (with its SONAME link).
 pub fn lib_dir() -> PathBuf {
     let dir = std::env::var_os("PTI_LIB_DIR")
         .map(PathBuf::from)
@@ -157,6 +157,10 @@ pub fn run_with_watchdog(cmd: &mut Command, limit: std::time::Duration) -> Outpu
         stderr: err.join().unwrap(),
     }
 }
+
+/// The prefix of the second name libpti exports for each function of its API
+/// (`pti-capi/src/symbols.rs`), which its headers bind tools to.
+pub const OWN_SYMBOL_PREFIX: &str = "libpti_";
 
 /// Exported function names of `libpti.so` (dynamic symbol table, defined functions).
 pub fn exports() -> Vec<String> {

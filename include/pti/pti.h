@@ -5,6 +5,19 @@
 
 #include <stddef.h>
 #include <stdint.h>
+/* PTI_SYMBOL(name): the symbol a function of this API is bound to. libpti exports each function
+ * under its C name and, as the same function, under libpti_<name>. With GCC and Clang, code built
+ * against these headers calls libpti_<name>, which no other library defines: it reaches libpti
+ * whatever other library of the process exports the same C names (Intel's PTI, or a library
+ * compatible with it). Define PTI_SYMBOL(name) as nothing before including to call the C names. */
+#ifndef PTI_SYMBOL
+#if defined(__GNUC__) || defined(__clang__)
+#define PTI_SYMBOL(name) __asm__(#name)
+#else
+#define PTI_SYMBOL(name)
+#endif
+#endif
+
 
 /**
  * libpti's major version. Changes when the ABI breaks; the SONAME is `libpti.so.<major>`.
@@ -99,6 +112,13 @@ enum pti_result
    * provided no buffer, or one too small; ptiViewGetDroppedRecordCount counts them per kind.
    */
   PTI_ERROR_RECORDS_DROPPED = 302,
+  /**
+   * libpti, raised as a critical event: libpti's own code panicked where the traced program or
+   * a runtime entered it. The panic was caught and the program's call went on as it would
+   * without libpti; that entry path stops tracing on that thread, and the calls it lets pass
+   * untraced are counted (ptiGetUntracedCallCount).
+   */
+  PTI_ERROR_TRACING_PANICKED = 303,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -134,18 +154,18 @@ extern "C" {
  * The version as a static NUL-terminated string, `"<major>.<minor>.<patch>"`.
  * Never NULL; the string lives as long as the library is loaded. Thread-safe.
  */
-const char *ptiVersionString(void);
+const char *ptiVersionString(void) PTI_SYMBOL(libpti_ptiVersionString);
 
 /**
  * The version as numbers. Thread-safe.
  */
-struct pti_version ptiVersion(void);
+struct pti_version ptiVersion(void) PTI_SYMBOL(libpti_ptiVersion);
 
 /**
  * The name of a result code, e.g. "PTI_ERROR_BAD_ARGUMENT", as a static string.
  * A value that is no pti_result yields "UNKNOWN_PTI_RESULT". Never NULL. Thread-safe.
  */
-const char *ptiResultTypeToString(pti_result result_value);
+const char *ptiResultTypeToString(pti_result result_value) PTI_SYMBOL(libpti_ptiResultTypeToString);
 
 #ifdef __cplusplus
 }  // extern "C"

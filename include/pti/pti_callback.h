@@ -169,7 +169,7 @@ extern "C" {
  */
 pti_result ptiCallbackSubscribe(pti_callback_subscriber *subscriber,
                                 pti_callback_function callback,
-                                void *user_data);
+                                void *user_data) PTI_SYMBOL(libpti_ptiCallbackSubscribe);
 
 /**
  * Removes a subscriber.
@@ -184,7 +184,7 @@ pti_result ptiCallbackSubscribe(pti_callback_subscriber *subscriber,
  *
  * Returns PTI_ERROR_BAD_ARGUMENT for NULL and for a stale, foreign or never-issued handle.
  */
-pti_result ptiCallbackUnsubscribe(pti_callback_subscriber subscriber);
+pti_result ptiCallbackUnsubscribe(pti_callback_subscriber subscriber) PTI_SYMBOL(libpti_ptiCallbackUnsubscribe);
 
 /**
  * Enables (`enable` != 0) or disables (`enable` == 0) callbacks for every function of a
@@ -197,7 +197,7 @@ pti_result ptiCallbackUnsubscribe(pti_callback_subscriber subscriber);
  */
 pti_result ptiCallbackEnableDomain(uint32_t enable,
                                    pti_callback_subscriber subscriber,
-                                   pti_callback_domain domain);
+                                   pti_callback_domain domain) PTI_SYMBOL(libpti_ptiCallbackEnableDomain);
 
 /**
  * Enables (`enable` != 0) or disables (`enable` == 0) the callback for one function, named by
@@ -210,7 +210,7 @@ pti_result ptiCallbackEnableDomain(uint32_t enable,
 pti_result ptiCallbackEnable(uint32_t enable,
                              pti_callback_subscriber subscriber,
                              pti_api_group_id api_group_id,
-                             pti_api_id api_id);
+                             pti_api_id api_id) PTI_SYMBOL(libpti_ptiCallbackEnable);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -2,12 +2,15 @@
 //!
 //! - [`guard`] runs an export's body: a panic becomes `PTI_ERROR_INTERNAL`, an `Err` its code.
 //! - [`guard_or`] does the same for exports that return a value instead of a `pti_result`.
+//! - [`guard_runtime_entry`] runs an entry point that a runtime (not a tool) calls: the OpenCL
+//!   loader's layer functions, XPTI's subscriber functions.
 //! - [`out_ptr`] checks an out-parameter; exports write it only after everything succeeded.
 
 use core::panic::AssertUnwindSafe;
 use core::ptr::NonNull;
 
-use pti_core::Error;
+use pti_core::boundary::Entry;
+use pti_core::{Error, session};
 
 use crate::pti::pti_result;
 
@@ -36,6 +39,15 @@ pub(crate) fn guard_status(body: impl FnOnce() -> Result<pti_result, Error>) -> 
 pub(crate) fn guard_or<T>(fallback: T, body: impl FnOnce() -> T) -> T {
     crate::load::ensure_loaded();
     std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
+}
+
+/// Runs the body of an entry point that a runtime calls (`entry`): the fork handlers are in place
+/// before a backend takes its first lock, and a panic becomes the critical event
+/// `PTI_ERROR_TRACING_PANICKED` (see `pti_core::boundary`) and `fallback`.
+pub(crate) fn guard_runtime_entry<T>(entry: Entry, fallback: T, body: impl FnOnce() -> T) -> T {
+    crate::load::ensure_loaded();
+    session::install_fork_handlers();
+    pti_core::boundary::catch(entry, body).unwrap_or(fallback)
 }
 
 /// Checks an out-parameter: not NULL and aligned for `T`.

@@ -6,7 +6,8 @@
 use core::ffi::{c_char, c_void};
 use core::mem::{offset_of, size_of};
 
-use pti_core::callback::{self, SubscriberId};
+use pti_core::callback::SubscriberId;
+use pti_core::session;
 use pti_core::{ApiCallbackData, CriticalEventData, Domain, Error, Event};
 
 use crate::boundary::{guard, out_ptr};
@@ -200,7 +201,7 @@ pub unsafe extern "C" fn ptiCallbackSubscribe(
             function,
             user_data,
         };
-        let id = callback::subscribe(Box::new(move |event| c.call(event)))?;
+        let id = session::subscribe(Box::new(move |event| c.call(event)))?;
         // SAFETY: checked non-NULL and aligned; the caller passes storage for one handle.
         unsafe { out.write(id.to_raw() as usize as pti_callback_subscriber) };
         Ok(())
@@ -220,7 +221,7 @@ pub unsafe extern "C" fn ptiCallbackSubscribe(
 /// Returns PTI_ERROR_BAD_ARGUMENT for NULL and for a stale, foreign or never-issued handle.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiCallbackUnsubscribe(subscriber: pti_callback_subscriber) -> pti_result {
-    guard(|| callback::unsubscribe(subscriber_id(subscriber)?))
+    guard(|| session::unsubscribe(subscriber_id(subscriber)?))
 }
 
 /// Enables (`enable` != 0) or disables (`enable` == 0) callbacks for every function of a
@@ -240,7 +241,7 @@ pub extern "C" fn ptiCallbackEnableDomain(
         let id = subscriber_id(subscriber)?;
         let domain =
             Domain::from_raw(domain.0).ok_or(Error::BadArgument("unknown callback domain"))?;
-        callback::enable_domain(id, domain, enable != 0)
+        session::enable_domain(id, domain, enable != 0)
     })
 }
 
@@ -260,7 +261,7 @@ pub extern "C" fn ptiCallbackEnable(
     guard(|| {
         let id = subscriber_id(subscriber)?;
         let group = traced_group(api_group_id)?;
-        callback::enable(id, group, api_id, enable != 0)
+        session::enable_callback(id, group, api_id, enable != 0)
     })
 }
 

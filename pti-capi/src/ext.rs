@@ -3,7 +3,8 @@
 //! - critical-event counts, so a tool can see what went wrong even without a subscriber;
 //! - dropped-record counts, so a tool can reconcile emitted = delivered + dropped;
 //! - the count of device commands whose records are still to come;
-//! - how many functions of each API group are intercepted;
+//! - how many functions of each API group are intercepted, and how many calls passed untraced
+//!   because a panic inside libpti switched tracing off on their thread;
 //! - simulated calls: a test backend that runs a function through the same dispatch as a real
 //!   intercepted call, so tools (and libpti's own tests) can exercise their callbacks without a
 //!   GPU runtime.
@@ -12,7 +13,7 @@ use core::ffi::{CStr, c_char, c_void};
 
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::view::{self, abi::pti_view_kind};
-use pti_core::{Error, ResultCode, critical};
+use pti_core::{Error, ResultCode, critical, session};
 
 use crate::boundary::{guard, out_ptr};
 use crate::pti::pti_result;
@@ -82,8 +83,7 @@ pub unsafe extern "C" fn ptiViewGetDroppedRecordCount(
 pub unsafe extern "C" fn ptiViewGetPendingDeviceRecordCount(count: *mut u64) -> pti_result {
     guard(|| {
         let out = out_ptr(count, "count must not be NULL")?;
-        let pending = (pti_core::backend::opencl::pending_commands()
-            + pti_core::backend::level_zero::pending_commands()) as u64;
+        let pending = session::pending_device_commands() as u64;
         // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
         unsafe { out.write(pending) };
         Ok(())
@@ -112,9 +112,37 @@ pub unsafe extern "C" fn ptiGetInterceptedFunctionCount(
     guard(|| {
         let out = out_ptr(count, "count must not be NULL")?;
         let group = traced_group(api_group_id)?;
-        let n = pti_core::backend::intercepted_functions(group);
+        let n = session::intercepted_functions(group);
         // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint32_t.
         unsafe { out.write(u32::try_from(n).unwrap_or(u32::MAX)) };
+        Ok(())
+    })
+}
+
+/// How many calls of `api_group_id` passed untraced since the process started because libpti's
+/// own code panicked where a runtime or the program entered it and tracing of that entry was
+/// switched off on the calling thread (each such panic raised the critical event
+/// PTI_ERROR_TRACING_PANICKED). For LEVELZERO, calls through the loader's tracing layer; for
+/// OPENCL, calls through the layer's wrappers (simulated calls of any group count here too); for
+/// SYCL, notifications of the runtime's XPTI framework. 0 in a healthy process: these are the
+/// calls whose callbacks and records were lost to a bug in libpti.
+///
+/// Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL or misaligned or the group is not
+/// LEVELZERO, OPENCL or SYCL. `*count` is written only on success. Thread-safe.
+///
+/// # Safety
+/// `count` must be NULL or point to writable storage for one `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ptiGetUntracedCallCount(
+    api_group_id: RawApiGroup,
+    count: *mut u64,
+) -> pti_result {
+    guard(|| {
+        let out = out_ptr(count, "count must not be NULL")?;
+        let group = traced_group(api_group_id)?;
+        let n = pti_core::boundary::untraced_calls(group);
+        // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
+        unsafe { out.write(n) };
         Ok(())
     })
 }

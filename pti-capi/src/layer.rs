@@ -9,7 +9,9 @@ use pti_sys::opencl::cl_icd::cl_icd_dispatch;
 use pti_sys::opencl::cl_layer::{cl_layer_info, cl_layer_properties};
 use pti_sys::opencl::{CL_INVALID_VALUE, CL_OUT_OF_HOST_MEMORY, cl_int, cl_uint};
 
-use crate::boundary::guard_or;
+use pti_core::boundary::Entry;
+
+use crate::boundary::guard_runtime_entry;
 
 /// `clGetLayerInfo`: the layer's API version (`CL_LAYER_API_VERSION_100`) and name.
 ///
@@ -23,7 +25,7 @@ pub unsafe extern "C" fn clGetLayerInfo(
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
 ) -> cl_int {
-    guard_or(CL_OUT_OF_HOST_MEMORY, || {
+    guard_runtime_entry(Entry::OpenClLayer, CL_OUT_OF_HOST_MEMORY, || {
         // SAFETY: the loader's arguments, with the contract stated above.
         unsafe {
             layer::get_layer_info(
@@ -47,7 +49,7 @@ pub unsafe extern "C" fn clInitLayer(
     num_entries_ret: *mut cl_uint,
     layer_dispatch_ret: *mut *const cl_icd_dispatch,
 ) -> cl_int {
-    guard_or(CL_OUT_OF_HOST_MEMORY, || {
+    guard_runtime_entry(Entry::OpenClLayer, CL_OUT_OF_HOST_MEMORY, || {
         // SAFETY: the loader's arguments, with the contract stated above.
         unsafe {
             layer::init_layer(
@@ -73,7 +75,7 @@ pub unsafe extern "C" fn clInitLayerWithProperties(
     layer_dispatch_ret: *mut *const cl_icd_dispatch,
     properties: *const cl_layer_properties,
 ) -> cl_int {
-    guard_or(CL_OUT_OF_HOST_MEMORY, || {
+    guard_runtime_entry(Entry::OpenClLayer, CL_OUT_OF_HOST_MEMORY, || {
         // SAFETY: NULL or a zero-terminated list (the caller's contract): its first entry.
         if !properties.is_null() && unsafe { properties.read() } != 0 {
             return CL_INVALID_VALUE;
@@ -94,5 +96,9 @@ pub unsafe extern "C" fn clInitLayerWithProperties(
 /// commands still running are counted as lost.
 #[unsafe(no_mangle)]
 pub extern "C" fn clDeinitLayer() -> cl_int {
-    guard_or(CL_OUT_OF_HOST_MEMORY, layer::deinit_layer)
+    guard_runtime_entry(
+        Entry::OpenClLayer,
+        CL_OUT_OF_HOST_MEMORY,
+        layer::deinit_layer,
+    )
 }

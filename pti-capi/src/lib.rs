@@ -1,6 +1,6 @@
 //! # libpti's C ABI
 //!
-//! `libpti.so` / `libpti.a`: thin `extern "C"` shells over `pti-core`. Every export has the same
+//! `libpti.so`: thin `extern "C"` shells over `pti-core`. Every export has the same
 //! shape (see `boundary`): catch panics, check pointers and enum values, make one call into the
 //! core, map its error to a `pti_result`. Anything longer belongs in the core.
 //!
@@ -15,6 +15,7 @@
 //! | [`ext`] | `pti_ext.h`: libpti's extensions (critical-event counts, simulated calls) |
 //! | [`layer`] | none: the OpenCL loader-layer entry points of Khronos's `CL/cl_layer.h` |
 //! | [`xpti`] | none: the XPTI subscriber entry points of XPTI's `xpti_data_types.h` |
+//! | [`symbols`] | none: `libpti_<name>`, each function's second name, which headers bind to |
 //!
 //! `load` holds libpti's constructor, which prepares the runtimes' interception when the library
 //! is loaded.
@@ -30,5 +31,6 @@ pub mod layer;
 mod load;
 pub mod pti;
 pub mod raw;
+pub mod symbols;
 pub mod view;
 pub mod xpti;

@@ -27,7 +27,7 @@ use pti_core::backend::sycl::{self, Setup};
 use crate::layer::clGetLayerInfo;
 
 /// The path of the file libpti was loaded from, if it is a shared object that exports the
-/// layer entry points (not so for a program that linked the static library).
+/// layer entry points.
 fn own_path() -> Option<String> {
     let mut info = core::mem::MaybeUninit::<libc::Dl_info>::zeroed();
     let here = clGetLayerInfo as *const c_void;

@@ -63,6 +63,11 @@ pub enum pti_result {
     /// libpti, raised as a critical event: view records were dropped because buffer_requested
     /// provided no buffer, or one too small; ptiViewGetDroppedRecordCount counts them per kind.
     PTI_ERROR_RECORDS_DROPPED = 302,
+    /// libpti, raised as a critical event: libpti's own code panicked where the traced program or
+    /// a runtime entered it. The panic was caught and the program's call went on as it would
+    /// without libpti; that entry path stops tracing on that thread, and the calls it lets pass
+    /// untraced are counted (ptiGetUntracedCallCount).
+    PTI_ERROR_TRACING_PANICKED = 303,
 }
 
 impl From<ResultCode> for pti_result {
@@ -87,6 +92,7 @@ impl From<ResultCode> for pti_result {
             ResultCode::ErrorTooManySubscribers => PTI_ERROR_TOO_MANY_SUBSCRIBERS,
             ResultCode::ErrorCallbackPanicked => PTI_ERROR_CALLBACK_PANICKED,
             ResultCode::ErrorRecordsDropped => PTI_ERROR_RECORDS_DROPPED,
+            ResultCode::ErrorTracingPanicked => PTI_ERROR_TRACING_PANICKED,
         }
     }
 }

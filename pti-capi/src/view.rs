@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pti_core::view::abi::pti_view_kind;
 use pti_core::view::{self, ApiView, Buffer, BufferCallbacks, FilledBuffer};
-use pti_core::{ApiGroup, Error, clock, ids};
+use pti_core::{ApiGroup, Error, clock, ids, session};
 
 use crate::boundary::{guard, guard_or, guard_status, out_ptr};
 use crate::pti::pti_result;
@@ -87,7 +87,7 @@ pub extern "C" fn ptiViewSetCallbacks(
             fptr_bufferRequested.ok_or(Error::BadArgument("buffer_requested must not be NULL"))?;
         let completed =
             fptr_bufferCompleted.ok_or(Error::BadArgument("buffer_completed must not be NULL"))?;
-        view::set_callbacks(Arc::new(CBuffers {
+        session::set_buffer_callbacks(Arc::new(CBuffers {
             requested,
             completed,
         }));
@@ -98,20 +98,24 @@ pub extern "C" fn ptiViewSetCallbacks(
 /// Enables a view: its records are written from now on. Returns PTI_ERROR_NO_CALLBACKS_SET
 /// before ptiViewSetCallbacks, PTI_ERROR_BAD_ARGUMENT for INVALID, RESERVED and unknown kinds.
 /// Device views are accepted and filled by the backends that observe device work;
-/// PTI_VIEW_DEVICE_CPU_KERNEL and PTI_VIEW_COMMUNICATION are accepted but never produced.
+/// Kernels that run on a CPU device (PoCL, Intel's CPU runtime, a Level Zero CPU device) are
+/// recorded in PTI_VIEW_DEVICE_CPU_KERNEL, those on other devices in PTI_VIEW_DEVICE_GPU_KERNEL;
+/// PTI_VIEW_COMMUNICATION is accepted but never produced.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewEnable(view_kind: RawViewKind) -> pti_result {
-    guard(|| view::enable(kind_from_raw(view_kind)?))
+    guard(|| session::enable_view(kind_from_raw(view_kind)?))
 }
 
 /// Disables a view. Records already written stay in their buffers until a flush.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewDisable(view_kind: RawViewKind) -> pti_result {
-    guard(|| view::disable(kind_from_raw(view_kind)?))
+    guard(|| session::disable_view(kind_from_raw(view_kind)?))
 }
 
-/// PTI_SUCCESS if Level Zero local (per-kernel) device profiling is available; until libpti's
-/// Level Zero backend exists, PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED.
+/// PTI_SUCCESS if Level Zero local (per-kernel) device profiling is available. libpti times Level
+/// Zero commands with kernel timestamps on the program's own command lists (the device views);
+/// the local collection mode of Intel's PTI is not implemented in this version, so this returns
+/// PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewGPULocalAvailable() -> pti_result {
     guard(view::gpu_local_available)
@@ -123,7 +127,7 @@ pub extern "C" fn ptiViewGPULocalAvailable() -> pti_result {
 /// buffer or subscriber callback.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiFlushAllViews() -> pti_result {
-    guard(view::flush)
+    guard(session::flush)
 }
 
 /// Walks the records of a buffer: with `*record` NULL, stores the first record in `*record`;
@@ -332,7 +336,7 @@ pub extern "C" fn ptiViewEnableDriverApi(
     api_id: u32,
 ) -> pti_result {
     guard(|| {
-        view::enable_api(
+        session::enable_api(
             ApiView::Driver,
             enable != 0,
             api_group(api_group_id)?,
@@ -350,7 +354,7 @@ pub extern "C" fn ptiViewEnableRuntimeApi(
     api_id: u32,
 ) -> pti_result {
     guard(|| {
-        view::enable_api(
+        session::enable_api(
             ApiView::Runtime,
             enable != 0,
             api_group(api_group_id)?,
@@ -369,7 +373,7 @@ pub extern "C" fn ptiViewEnableDriverApiClass(
     group: RawApiGroup,
 ) -> pti_result {
     guard(|| {
-        view::enable_api_class(
+        session::enable_api_class(
             ApiView::Driver,
             enable != 0,
             class_from_raw(api_class)?,
@@ -387,7 +391,7 @@ pub extern "C" fn ptiViewEnableRuntimeApiClass(
     group: RawApiGroup,
 ) -> pti_result {
     guard(|| {
-        view::enable_api_class(
+        session::enable_api_class(
             ApiView::Runtime,
             enable != 0,
             class_from_raw(api_class)?,

@@ -1339,7 +1339,7 @@ fn reset() {
             == pti_result::PTI_SUCCESS
         {}
     }
-    pti_core::view::reset_api_filters();
+    pti_core::session::reset_api_filters();
     let _ = ptiFlushAllViews();
     let mut t = tool();
     t.live.clear();

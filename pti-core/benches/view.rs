@@ -23,8 +23,9 @@ mod common;
 use common::{median, time_loop, traced_call};
 use criterion::Criterion;
 use pti_core::ids::opencl;
+use pti_core::session;
 use pti_core::view::abi::pti_view_kind;
-use pti_core::view::{self, Buffer, BufferCallbacks, FilledBuffer};
+use pti_core::view::{Buffer, BufferCallbacks, FilledBuffer};
 use pti_core::{ApiGroup, Event, Subscriber, clock};
 
 fn host_clock_read(_: u64) -> i32 {
@@ -88,7 +89,7 @@ fn with_mode<R>(mode: Mode, f: impl FnOnce(fn(u64) -> i32) -> R) -> R {
         s
     });
     if api_view {
-        view::enable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+        session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
     }
     if mode == Mode::ApiViewFreeClock {
         // A clock that costs one indirect call: isolates the dispatch and the write path.
@@ -102,8 +103,8 @@ fn with_mode<R>(mode: Mode, f: impl FnOnce(fn(u64) -> i32) -> R) -> R {
     let r = f(call);
     clock::clear_timestamp_source();
     if api_view {
-        view::disable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
-        view::flush().unwrap();
+        session::disable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+        session::flush().unwrap();
     }
     drop(subscriber);
     r
@@ -174,7 +175,7 @@ fn main() {
         pool: Mutex::new(Vec::new()),
         records: AtomicU64::new(0),
     });
-    view::set_callbacks(recycler.clone());
+    session::set_buffer_callbacks(recycler.clone());
     let mut c = Criterion::default().configure_from_args();
     let mut group = c.benchmark_group("view");
     for (mode, name) in MODES {

@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex};
 use pti_core::ApiGroup;
 use pti_core::dispatch::{CallInfo, simulate_call};
 use pti_core::ids::level_zero::{zeCommandListAppendLaunchKernel, zeEventHostSynchronize};
+use pti_core::session;
 use pti_core::view::abi::pti_view_kind;
-use pti_core::view::{self, Buffer, BufferCallbacks, FilledBuffer, Record};
+use pti_core::view::{Buffer, BufferCallbacks, FilledBuffer, Record};
 
 /// Lends 64 KiB buffers and keeps one line per record.
 #[derive(Default)]
@@ -45,12 +46,12 @@ impl BufferCallbacks for Tool {
 
 fn main() -> Result<(), pti_core::Error> {
     let tool = Arc::new(Tool::default());
-    view::set_callbacks(tool.clone());
-    view::enable(pti_view_kind::PTI_VIEW_DRIVER_API)?;
+    session::set_buffer_callbacks(tool.clone());
+    session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API)?;
     for id in [zeCommandListAppendLaunchKernel, zeEventHostSynchronize] {
         simulate_call(ApiGroup::LevelZero, id, CallInfo::default(), || 0)?;
     }
-    view::flush()?;
+    session::flush()?;
     let lines = tool.lines.lock().unwrap();
     for line in lines.iter() {
         println!("{line}");

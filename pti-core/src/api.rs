@@ -111,9 +111,9 @@ pub enum Site {
     Exit = 1,
 }
 
-impl From<ApiGroup> for crate::view::abi::pti_api_group_id {
+impl From<ApiGroup> for pti_abi::pti_api_group_id {
     fn from(group: ApiGroup) -> Self {
-        use crate::view::abi::pti_api_group_id::*;
+        use pti_abi::pti_api_group_id::*;
         match group {
             ApiGroup::LevelZero => PTI_API_GROUP_LEVELZERO,
             ApiGroup::OpenCl => PTI_API_GROUP_OPENCL,

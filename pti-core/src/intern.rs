@@ -31,7 +31,8 @@ pub(crate) fn intern(name: &CStr) -> &'static CStr {
 /// The interned copy of `text`, cut at its first NUL if it has one.
 pub(crate) fn intern_str(text: &str) -> &'static CStr {
     let bytes = text.split('\0').next().unwrap_or_default();
-    let owned = CString::new(bytes).expect("no NUL left");
+    // Cut at the first NUL, so there is none left: never the default.
+    let owned = CString::new(bytes).unwrap_or_default();
     intern(&owned)
 }
 

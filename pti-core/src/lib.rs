@@ -1,29 +1,33 @@
 //! # pti-core: the libpti engine
 //!
-//! Safe Rust that the C library (`pti-capi`, `libpti.so`) and Rust tools share. It holds:
+//! Safe Rust that the C library (`pti-capi`, `libpti.so`) is built from. In three layers, each
+//! using only the layers below it:
 //!
-//! - [`api`]: the vocabulary (API groups, callback domains, call sites, API IDs);
-//! - [`ids`]: the stable API-ID tables, generated from `pti-core/api-ids/*.tsv`;
-//! - [`callback`]: subscribers and their enables, and the safe [`Subscriber`] for Rust tools;
-//! - [`dispatch`]: the entry every backend wrapper calls around a traced function;
-//! - [`critical`]: critical events, counted always and delivered to those who listen;
-//! - [`view`]: the view API: buffered records in the published PTI layouts;
-//! - [`clock`]: the host clock of every timestamp, and device-to-host conversion;
-//! - [`backend`]: the interception layers (OpenCL loader layer, Level Zero tracer, XPTI
-//!   subscriber) and what they share.
+//! 1. **The engine** (knows no backend):
+//!    - [`api`], [`ids`], [`result`]: the vocabulary (API groups, domains, API IDs, result codes);
+//!    - [`callback`]: subscribers, their enables, and delivery;
+//!    - [`dispatch`]: the entry every backend wrapper calls around a traced function;
+//!    - [`view`]: buffered records in the published PTI layouts (`pti-abi`);
+//!    - [`clock`], [`critical`], [`boundary`]: timestamps, critical events, panic boundaries;
+//!    - internals: `interest` (the one byte per function the fast path reads), `thread`
+//!      (per-thread state), `correlation` (correlation IDs), `runtime_task` (the SYCL task a
+//!      driver call belongs to), `thread_stack`, `linker`, `intern`, `fork`, `sync`.
+//! 2. **The backends** ([`backend`]): the OpenCL loader layer, the Level Zero tracer and the XPTI
+//!    subscriber, and the device plumbing the driver backends share. Each uses the engine only;
+//!    none uses another.
+//! 3. **The session** ([`session`]): what a tool asks (subscribe, enable, flush) and what that
+//!    means for each backend, decided once. The only caller of the backends.
+//!
+//! `docs/ARCHITECTURE.md` draws how they fit together; each module's doc says what it may touch.
 //!
 //! `examples/callbacks.rs` and `examples/records.rs` show the Rust API; `docs/activation.md` says
-//! what a Rust tool that links this crate can see.
-//!
-//! Internals: `interest` (the one byte per function the fast path reads), `thread` (per-thread
-//! state), `correlation` (correlation IDs), `sync` (the asymmetric barrier of the lock-free
-//! subscriber protocol). `docs/ARCHITECTURE.md` draws how they fit together.
-//!
-//! Nothing in the public API takes a raw pointer and dereferences it: pointers that appear
-//! ([`dispatch::CallInfo`], [`ApiCallbackData`]) are opaque values passed through to callbacks.
+//! what a Rust tool that links this crate can see. Nothing in the public API takes a raw pointer
+//! and dereferences it: pointers that appear ([`dispatch::CallInfo`], [`ApiCallbackData`]) are
+//! opaque values passed through to callbacks.
 
 pub mod api;
 pub mod backend;
+pub mod boundary;
 pub mod callback;
 pub mod clock;
 mod correlation;
@@ -34,14 +38,19 @@ mod fork;
 pub mod ids;
 mod interest;
 mod intern;
-mod result;
+mod linker;
+pub mod result;
+mod runtime_task;
+pub mod session;
 mod sync;
 mod thread;
+mod thread_stack;
 pub mod view;
 
 pub use api::{ApiClass, ApiGroup, ApiId, Domain, Site};
-pub use callback::{ApiCallbackData, CriticalEventData, Event, Subscriber, SubscriberId};
+pub use callback::{ApiCallbackData, CriticalEventData, Event, SubscriberId};
 pub use result::{Error, ResultCode};
+pub use session::Subscriber;
 
 /// libpti's version, as in `Cargo.toml`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

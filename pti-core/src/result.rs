@@ -47,11 +47,17 @@ pub enum ResultCode {
     /// libpti extension, raised as a critical event: view records were dropped because no buffer
     /// could be had; `ptiViewGetDroppedRecordCount` counts them per kind.
     ErrorRecordsDropped = 302,
+    /// libpti extension, raised as a critical event: libpti's own code panicked where the traced
+    /// program or a runtime entered it (a traced call, a tracing-layer callback, an XPTI
+    /// notification, a loader-layer entry). The panic was caught and the program's call went on
+    /// as it would without libpti; that entry path stops tracing on that thread, and what it
+    /// skips is counted (`ptiGetUntracedCallCount`).
+    ErrorTracingPanicked = 303,
 }
 
 impl ResultCode {
     /// Every code, in numeric order.
-    pub const ALL: [ResultCode; 16] = [
+    pub const ALL: [ResultCode; 17] = [
         ResultCode::Success,
         ResultCode::StatusEndOfBuffer,
         ResultCode::ErrorNotImplemented,
@@ -68,6 +74,7 @@ impl ResultCode {
         ResultCode::ErrorTooManySubscribers,
         ResultCode::ErrorCallbackPanicked,
         ResultCode::ErrorRecordsDropped,
+        ResultCode::ErrorTracingPanicked,
     ];
 
     /// The code with C value `raw`, or `None` if libpti defines no such code.
@@ -104,6 +111,7 @@ impl ResultCode {
             ResultCode::ErrorTooManySubscribers => c"PTI_ERROR_TOO_MANY_SUBSCRIBERS",
             ResultCode::ErrorCallbackPanicked => c"PTI_ERROR_CALLBACK_PANICKED",
             ResultCode::ErrorRecordsDropped => c"PTI_ERROR_RECORDS_DROPPED",
+            ResultCode::ErrorTracingPanicked => c"PTI_ERROR_TRACING_PANICKED",
         }
     }
 }
@@ -192,6 +200,7 @@ mod tests {
             ResultCode::ErrorTooManySubscribers,
             ResultCode::ErrorCallbackPanicked,
             ResultCode::ErrorRecordsDropped,
+            ResultCode::ErrorTracingPanicked,
         ];
         assert!(ours.iter().all(|c| *c as u32 >= 300));
     }

@@ -19,6 +19,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::result::ResultCode;
 use crate::view::ThreadBuffer;
+use crate::view::device::SyclTag;
 
 /// Critical events a thread keeps for after its callbacks returned, at most.
 const MAX_DEFERRED_CRITICAL: usize = 64;
@@ -139,6 +140,8 @@ pub(crate) struct ThreadState {
     /// Correlation ID of the traced runtime (SYCL) call running on this thread, or 0: driver
     /// calls made inside it carry it too.
     pub(crate) runtime_correlation: Cell<u32>,
+    /// The runtime (SYCL) task whose commands this thread submits now (see `runtime_task`).
+    pub(crate) runtime_task: Cell<Option<SyclTag>>,
     /// Next correlation ID of this thread's block, and the end of the block.
     pub(crate) correlation_next: Cell<u32>,
     pub(crate) correlation_end: Cell<u32>,
@@ -162,6 +165,7 @@ impl ThreadState {
             }),
             tid: Cell::new(0),
             runtime_correlation: Cell::new(0),
+            runtime_task: Cell::new(None),
             correlation_next: Cell::new(0),
             correlation_end: Cell::new(0),
         }
@@ -170,7 +174,10 @@ impl ThreadState {
     /// Keeps a critical event for delivery after the running callback; beyond
     /// [`MAX_DEFERRED_CRITICAL`] events it is only counted (by the raiser).
     pub(crate) fn defer_critical(&self, code: ResultCode, message: String) {
-        let mut queue = self.deferred_critical.borrow_mut();
+        // Busy only if raised while the queue is being taken: then it is counted only.
+        let Ok(mut queue) = self.deferred_critical.try_borrow_mut() else {
+            return;
+        };
         if queue.len() < MAX_DEFERRED_CRITICAL {
             queue.push((code, message));
             self.has_deferred_critical.set(true);
@@ -186,7 +193,10 @@ impl ThreadState {
     /// Takes the critical events waiting for delivery.
     pub(crate) fn take_deferred_critical(&self) -> Vec<(ResultCode, String)> {
         self.has_deferred_critical.set(false);
-        core::mem::take(&mut *self.deferred_critical.borrow_mut())
+        self.deferred_critical
+            .try_borrow_mut()
+            .map(|mut q| core::mem::take(&mut *q))
+            .unwrap_or_default()
     }
 
     /// The OS thread ID (`gettid`), cached.
@@ -292,7 +302,7 @@ static ORPHAN: crate::sync::writer_lock::WriterLock<Option<ThreadState>> =
 /// would otherwise wait for itself).
 pub(crate) fn with_any<R>(f: impl FnOnce(&ThreadState) -> R) -> Option<R> {
     let mut f = Some(f);
-    if let Ok(r) = STATE.try_with(|s| (f.take().expect("called once"))(s)) {
+    if let Ok(Some(r)) = STATE.try_with(|s| f.take().map(|f| f(s))) {
         return Some(r);
     }
     let f = f?;

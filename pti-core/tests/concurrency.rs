@@ -13,9 +13,10 @@ use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use proptest::prelude::*;
-use pti_core::callback::{self, SubscriberId};
+use pti_core::callback::SubscriberId;
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::{level_zero, opencl, sycl};
+use pti_core::session;
 use pti_core::{ApiGroup, ApiId, Domain, Event, ResultCode, Site, Subscriber};
 
 const TRACERS: usize = 8;
@@ -96,7 +97,7 @@ fn subscriber(token: usize, checks: &Arc<Checks>, magic: u64) -> Option<Subscrib
             }
         }
         if c.self_destruct.swap(false, Ordering::SeqCst) {
-            let _ = callback::unsubscribe(SubscriberId::from_raw(c.id.load(Ordering::SeqCst)));
+            let _ = session::unsubscribe(SubscriberId::from_raw(c.id.load(Ordering::SeqCst)));
         }
     });
     match s {

@@ -6,9 +6,10 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use pti_core::callback::{self, SubscriberId};
+use pti_core::callback::SubscriberId;
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::opencl;
+use pti_core::session;
 use pti_core::{ApiGroup, Event, Site};
 
 const CALL: (ApiGroup, u32) = (ApiGroup::OpenCl, opencl::clEnqueueReadBuffer);
@@ -20,11 +21,11 @@ static STOP: AtomicBool = AtomicBool::new(false);
 /// What the child does; its exit status says how it went (0: fine).
 fn child() -> i32 {
     // The slow subscriber may have been running on a thread the child does not have.
-    if callback::unsubscribe(*SLOW.get().unwrap()).is_err() {
+    if session::unsubscribe(*SLOW.get().unwrap()).is_err() {
         return 2;
     }
     static SEEN: AtomicUsize = AtomicUsize::new(0);
-    let Ok(id) = callback::subscribe(Box::new(|event| {
+    let Ok(id) = session::subscribe(Box::new(|event| {
         if let Event::ApiCall { data, .. } = event {
             if data.site() == Site::Exit {
                 SEEN.fetch_add(1, Ordering::SeqCst);
@@ -33,7 +34,7 @@ fn child() -> i32 {
     })) else {
         return 3;
     };
-    if callback::enable(id, CALL.0, CALL.1, true).is_err() {
+    if session::enable_callback(id, CALL.0, CALL.1, true).is_err() {
         return 4;
     }
     for _ in 0..3 {
@@ -42,7 +43,7 @@ fn child() -> i32 {
     if SEEN.load(Ordering::SeqCst) < 3 {
         return 5;
     }
-    if callback::unsubscribe(id).is_err() {
+    if session::unsubscribe(id).is_err() {
         return 6;
     }
     0
@@ -50,13 +51,13 @@ fn child() -> i32 {
 
 #[test]
 fn a_forked_child_keeps_tracing_whatever_other_threads_were_doing() {
-    let slow = callback::subscribe(Box::new(|event| {
+    let slow = session::subscribe(Box::new(|event| {
         if let Event::ApiCall { .. } = event {
             std::thread::sleep(Duration::from_micros(300));
         }
     }))
     .unwrap();
-    callback::enable(slow, CALL.0, CALL.1, true).unwrap();
+    session::enable_callback(slow, CALL.0, CALL.1, true).unwrap();
     SLOW.set(slow).unwrap();
     let tracer = std::thread::spawn(|| {
         while !STOP.load(Ordering::Relaxed) {
@@ -65,9 +66,9 @@ fn a_forked_child_keeps_tracing_whatever_other_threads_were_doing() {
     });
     let writer = std::thread::spawn(|| {
         while !STOP.load(Ordering::Relaxed) {
-            let id = callback::subscribe(Box::new(|_| {})).unwrap();
-            callback::enable_domain(id, pti_core::Domain::DriverApi, true).unwrap();
-            callback::unsubscribe(id).unwrap();
+            let id = session::subscribe(Box::new(|_| {})).unwrap();
+            session::enable_domain(id, pti_core::Domain::DriverApi, true).unwrap();
+            session::unsubscribe(id).unwrap();
         }
     });
     std::thread::sleep(Duration::from_millis(20));
@@ -97,5 +98,5 @@ fn a_forked_child_keeps_tracing_whatever_other_threads_were_doing() {
     STOP.store(true, Ordering::Relaxed);
     tracer.join().unwrap();
     writer.join().unwrap();
-    callback::unsubscribe(slow).unwrap();
+    session::unsubscribe(slow).unwrap();
 }

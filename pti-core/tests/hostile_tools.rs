@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::opencl;
+use pti_core::session;
 use pti_core::view::abi::*;
 use pti_core::view::{self, Buffer, BufferCallbacks, FilledBuffer, Record};
 use pti_core::{ApiGroup, Domain, Event, ResultCode, Subscriber, critical};
@@ -57,7 +58,7 @@ impl BufferCallbacks for Hostile {
             1 if self.traits.slow => std::thread::sleep(Duration::from_millis(2)),
             // Flushes from inside complete (one level deep).
             4 if self.traits.flushes && !self.flushing.swap(true, Ordering::SeqCst) => {
-                view::flush().unwrap();
+                session::flush().unwrap();
                 self.flushing.store(false, Ordering::SeqCst);
             }
             7 if self.traits.panics => panic!("a hostile buffer_completed"),
@@ -135,9 +136,9 @@ fn run(traits: Traits) {
             traits,
             ..Hostile::default()
         });
-        view::set_callbacks(tool.clone());
+        session::set_buffer_callbacks(tool.clone());
         let dropped_before = view::dropped_count(pti_view_kind::PTI_VIEW_DRIVER_API);
-        view::enable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+        session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
         // A subscriber whose callback panics at every tenth ENTER.
         let seen = Arc::new(AtomicU64::new(0));
         let counter = seen.clone();
@@ -166,7 +167,7 @@ fn run(traits: Traits) {
                         .unwrap();
                         assert_eq!(status, i as i32, "the traced call's own result");
                         if i % 97 == t {
-                            view::flush().unwrap();
+                            session::flush().unwrap();
                         }
                     }
                 })
@@ -176,7 +177,7 @@ fn run(traits: Traits) {
             t.join()
                 .expect("a tracing thread panicked: a tool's panic escaped");
         }
-        view::flush().unwrap();
+        session::flush().unwrap();
         drop(sub);
 
         let emitted = THREADS * CALLS;

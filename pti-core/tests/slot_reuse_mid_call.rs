@@ -8,9 +8,10 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use pti_core::callback::{self, SubscriberId};
+use pti_core::callback::SubscriberId;
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::opencl;
+use pti_core::session;
 use pti_core::{ApiGroup, Event, Site};
 
 type Log = Arc<Mutex<Vec<(&'static str, Site)>>>;
@@ -23,7 +24,7 @@ const CALL: (ApiGroup, u32) = (ApiGroup::OpenCl, opencl::clFinish);
 
 fn logger(name: &'static str, log: &Log, on_enter: fn(&Log)) -> SubscriberId {
     let log = log.clone();
-    let id = callback::subscribe(Box::new(move |event| {
+    let id = session::subscribe(Box::new(move |event| {
         if let Event::ApiCall { data, .. } = event {
             log.lock().unwrap().push((name, data.site()));
             if data.site() == Site::Enter {
@@ -33,15 +34,15 @@ fn logger(name: &'static str, log: &Log, on_enter: fn(&Log)) -> SubscriberId {
         }
     }))
     .unwrap();
-    callback::enable(id, CALL.0, CALL.1, true).unwrap();
+    session::enable_callback(id, CALL.0, CALL.1, true).unwrap();
     id
 }
 
 fn nothing(_: &Log) {}
 
 fn remove_a_and_e(_: &Log) {
-    callback::unsubscribe(*A.get().unwrap()).unwrap();
-    callback::unsubscribe(*E.get().unwrap()).unwrap();
+    session::unsubscribe(*A.get().unwrap()).unwrap();
+    session::unsubscribe(*E.get().unwrap()).unwrap();
 }
 
 fn add_c_and_d(log: &Log) {

@@ -14,7 +14,7 @@ fn subscribing_past_the_limit_fails_cleanly_and_a_freed_slot_is_reused() {
     let new = Subscriber::new(|_| {}).unwrap();
     assert_ne!(new.id(), old, "a reused slot gets a new handle");
     assert!(
-        pti_core::callback::unsubscribe(old).is_err(),
+        pti_core::session::unsubscribe(old).is_err(),
         "the old handle stays stale"
     );
 }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::{level_zero, opencl, sycl};
+use pti_core::session;
 use pti_core::view::abi::*;
 use pti_core::view::{self, ApiView, Buffer, BufferCallbacks, FilledBuffer, Record};
 use pti_core::{ApiGroup, ApiId, Domain, Event, ResultCode, Site, Subscriber, critical};
@@ -57,7 +58,7 @@ fn tool() -> &'static Arc<Tool> {
             refuse: AtomicBool::new(false),
             completed: AtomicUsize::new(0),
         });
-        view::set_callbacks(tool.clone());
+        session::set_buffer_callbacks(tool.clone());
         tool
     })
 }
@@ -67,13 +68,13 @@ fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let t = tool();
-    view::flush().unwrap();
+    session::flush().unwrap();
     for kind in pti_view_kind::ALL {
         if kind != pti_view_kind::PTI_VIEW_RESERVED {
-            view::disable(kind).unwrap();
+            session::disable_view(kind).unwrap();
         }
     }
-    view::reset_api_filters();
+    session::reset_api_filters();
     t.api.lock().unwrap().clear();
     t.external.lock().unwrap().clear();
     t.overhead.lock().unwrap().clear();
@@ -87,15 +88,15 @@ fn call(group: ApiGroup, id: ApiId, status: i32) {
 }
 
 fn api_records() -> Vec<pti_view_record_api> {
-    view::flush().unwrap();
+    session::flush().unwrap();
     tool().api.lock().unwrap().clone()
 }
 
 #[test]
 fn api_records_carry_the_call_and_the_callbacks_correlation_id() {
     let _s = serial();
-    view::enable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
-    view::enable(pti_view_kind::PTI_VIEW_RUNTIME_API).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_RUNTIME_API).unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s2 = seen.clone();
     let sub = Subscriber::new(move |e| {
@@ -161,7 +162,7 @@ fn views_can_be_disabled_and_filtered_per_function_and_class() {
         api_records().is_empty(),
         "nothing is recorded with the view disabled"
     );
-    view::enable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
     call(ApiGroup::Sycl, sycl::urQueueFinish, 0);
     assert!(
         api_records().is_empty(),
@@ -169,7 +170,7 @@ fn views_can_be_disabled_and_filtered_per_function_and_class() {
     );
 
     // The first per-function call makes the group granular: only that function.
-    view::enable_api(
+    session::enable_api(
         ApiView::Driver,
         true,
         pti_api_group_id::PTI_API_GROUP_OPENCL,
@@ -197,7 +198,7 @@ fn views_can_be_disabled_and_filtered_per_function_and_class() {
 
     // Classes.
     tool().api.lock().unwrap().clear();
-    view::enable_api_class(
+    session::enable_api_class(
         ApiView::Driver,
         true,
         pti_api_class::PTI_API_CLASS_HOST_OPERATION_SYNCHRONIZATION,
@@ -206,7 +207,7 @@ fn views_can_be_disabled_and_filtered_per_function_and_class() {
     .unwrap();
     call(ApiGroup::LevelZero, level_zero::zeInit, 0);
     call(ApiGroup::LevelZero, level_zero::zeEventHostSynchronize, 0);
-    view::enable_api_class(
+    session::enable_api_class(
         ApiView::Driver,
         false,
         pti_api_class::PTI_API_CLASS_HOST_OPERATION_SYNCHRONIZATION,
@@ -215,7 +216,7 @@ fn views_can_be_disabled_and_filtered_per_function_and_class() {
     .unwrap();
     call(ApiGroup::OpenCl, opencl::clFinish, 0);
     call(ApiGroup::LevelZero, level_zero::zeEventHostSynchronize, 0);
-    view::enable_api_class(
+    session::enable_api_class(
         ApiView::Driver,
         true,
         pti_api_class::PTI_API_CLASS_GPU_OPERATION_CORE,
@@ -233,7 +234,7 @@ fn views_can_be_disabled_and_filtered_per_function_and_class() {
     );
 
     // Bad filters.
-    let bad = view::enable_api(
+    let bad = session::enable_api(
         ApiView::Runtime,
         true,
         pti_api_group_id::PTI_API_GROUP_OPENCL,
@@ -241,7 +242,7 @@ fn views_can_be_disabled_and_filtered_per_function_and_class() {
     )
     .unwrap_err();
     assert_eq!(bad.code(), ResultCode::ErrorBadArgument);
-    let bad = view::enable_api(
+    let bad = session::enable_api(
         ApiView::Driver,
         true,
         pti_api_group_id::PTI_API_GROUP_ALL,
@@ -254,9 +255,9 @@ fn views_can_be_disabled_and_filtered_per_function_and_class() {
 #[test]
 fn every_pushed_external_id_is_tied_to_each_call_that_owns_its_correlation_id() {
     let _s = serial();
-    view::enable(pti_view_kind::PTI_VIEW_RUNTIME_API).unwrap();
-    view::enable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
-    view::enable(pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_RUNTIME_API).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION).unwrap();
     use pti_view_external_kind::*;
     view::push_external_correlation_id(PTI_VIEW_EXTERNAL_KIND_CUSTOM_0, 10).unwrap();
     view::push_external_correlation_id(PTI_VIEW_EXTERNAL_KIND_CUSTOM_0, 11).unwrap();
@@ -319,7 +320,7 @@ fn every_pushed_external_id_is_tied_to_each_call_that_owns_its_correlation_id() 
 #[test]
 fn flush_delivers_records_of_other_threads_including_exited_ones() {
     let _s = serial();
-    view::enable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
     let done = Arc::new(AtomicBool::new(false));
     let d = done.clone();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -358,10 +359,10 @@ fn records_without_a_buffer_are_dropped_counted_and_reported() {
     })
     .unwrap();
     listener.enable_domain(Domain::CriticalEvent, true).unwrap();
-    view::enable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
     let t = tool();
     // Drain this thread's buffer so the next record needs a new one.
-    view::flush().unwrap();
+    session::flush().unwrap();
     let before = view::dropped_count(pti_view_kind::PTI_VIEW_DRIVER_API);
     let critical_before = critical::count(ResultCode::ErrorRecordsDropped);
     // A fresh thread has no buffer yet: with the tool refusing, all its records drop.
@@ -403,7 +404,7 @@ fn records_without_a_buffer_are_dropped_counted_and_reported() {
 #[test]
 fn full_buffers_are_handed_back_as_they_fill() {
     let _s = serial();
-    view::enable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
     let t = tool();
     t.buffer_size.store(48 * 4, Ordering::SeqCst);
     let completed = t.completed.load(Ordering::SeqCst);
@@ -425,14 +426,14 @@ fn full_buffers_are_handed_back_as_they_fill() {
 #[test]
 fn overhead_records_measure_libpti_time() {
     let _s = serial();
-    view::enable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
-    view::enable(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD).unwrap();
     let start = pti_core::clock::now();
     while pti_core::clock::now() - start < 3_000_000 {
         call(ApiGroup::OpenCl, opencl::clFinish, 0);
     }
-    view::flush().unwrap(); // the flush itself is recorded, delivered by the next flush
-    view::flush().unwrap();
+    session::flush().unwrap(); // the flush itself is recorded, delivered by the next flush
+    session::flush().unwrap();
     let overhead = tool().overhead.lock().unwrap().clone();
     let time: Vec<_> = overhead
         .iter()
@@ -460,13 +461,13 @@ fn overhead_records_measure_libpti_time() {
 fn enabling_needs_callbacks_and_a_real_kind() {
     let _s = serial();
     assert_eq!(
-        view::enable(pti_view_kind::PTI_VIEW_INVALID)
+        session::enable_view(pti_view_kind::PTI_VIEW_INVALID)
             .unwrap_err()
             .code(),
         ResultCode::ErrorBadArgument
     );
     assert_eq!(
-        view::enable(pti_view_kind::PTI_VIEW_RESERVED)
+        session::enable_view(pti_view_kind::PTI_VIEW_RESERVED)
             .unwrap_err()
             .code(),
         ResultCode::ErrorBadArgument

@@ -34,9 +34,10 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use pti_core::callback::{self, SubscriberId};
+use pti_core::callback::SubscriberId;
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::{level_zero, opencl, sycl};
+use pti_core::session;
 use pti_core::view::abi::*;
 use pti_core::view::{self, Buffer, BufferCallbacks, FilledBuffer, Record};
 use pti_core::{ApiGroup, ApiId, Domain, Event, ResultCode, Subscriber};
@@ -203,7 +204,7 @@ fn tool() -> &'static Arc<Tool> {
     static TOOL: OnceLock<Arc<Tool>> = OnceLock::new();
     TOOL.get_or_init(|| {
         let tool = Arc::new(Tool::default());
-        view::set_callbacks(tool.clone());
+        session::set_buffer_callbacks(tool.clone());
         tool
     })
 }
@@ -401,10 +402,10 @@ fn subscriber(token: usize, checks: &Arc<Checks>) -> Option<Subscriber> {
         c.callbacks.fetch_add(1, Ordering::Relaxed);
         if c.flush.swap(false, Ordering::SeqCst) {
             // From inside a callback, flush does not wait for other threads' hand-backs.
-            view::flush().unwrap();
+            session::flush().unwrap();
         }
         if c.self_destruct.swap(false, Ordering::SeqCst) {
-            let _ = callback::unsubscribe(SubscriberId::from_raw(c.id.load(Ordering::SeqCst)));
+            let _ = session::unsubscribe(SubscriberId::from_raw(c.id.load(Ordering::SeqCst)));
         }
     });
     match s {
@@ -480,13 +481,13 @@ fn control(token: usize, schedule: Vec<Op>) -> ControlLog {
             Op::ToggleView { kind, on } => {
                 let kind = TOGGLED[kind];
                 let result = if on {
-                    view::enable(kind)
+                    session::enable_view(kind)
                 } else {
-                    view::disable(kind)
+                    session::disable_view(kind)
                 };
                 result.unwrap_or_else(|e| panic!("switching {kind:?} to {on}: {e}"));
             }
-            Op::Flush => view::flush().unwrap(),
+            Op::Flush => session::flush().unwrap(),
             Op::Push(k) => stacks.push(k),
             Op::Pop(k) => stacks.pop(k),
             Op::Calls { call, count } => {
@@ -535,14 +536,14 @@ fn run_case(schedules: Vec<Vec<Op>>, lending: Lending, seed: u64) -> Result<(), 
     let tool = tool();
     // Whatever earlier cases left (records of toggled kinds) goes out before counting starts.
     for kind in TOGGLED.into_iter().chain(ACCOUNTED) {
-        view::disable(kind).unwrap();
+        session::disable_view(kind).unwrap();
     }
-    view::reset_api_filters();
-    view::flush().unwrap();
+    session::reset_api_filters();
+    session::flush().unwrap();
     tool.reset(lending, seed);
     let dropped_before = ACCOUNTED.map(view::dropped_count);
     for kind in ACCOUNTED {
-        view::enable(kind).unwrap();
+        session::enable_view(kind).unwrap();
     }
 
     let token = Box::into_raw(Box::new(seed)) as usize;
@@ -569,11 +570,11 @@ fn run_case(schedules: Vec<Vec<Op>>, lending: Lending, seed: u64) -> Result<(), 
     }
     // No more traced calls: the final flush hands back every record written.
     for kind in TOGGLED {
-        view::disable(kind).unwrap();
+        session::disable_view(kind).unwrap();
     }
-    view::flush().unwrap();
+    session::flush().unwrap();
     for kind in ACCOUNTED {
-        view::disable(kind).unwrap();
+        session::disable_view(kind).unwrap();
     }
     // SAFETY: the token was leaked from a Box above; every thread that used it has been joined.
     drop(unsafe { Box::from_raw(token as *mut u64) });

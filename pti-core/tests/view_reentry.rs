@@ -8,6 +8,7 @@ use std::time::Duration;
 use pti_core::ApiGroup;
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::opencl;
+use pti_core::session;
 use pti_core::view::abi::*;
 use pti_core::view::{self, Buffer, BufferCallbacks, FilledBuffer, Record};
 
@@ -59,7 +60,7 @@ impl BufferCallbacks for Tool {
         }
         if self.flush_in_complete.load(Ordering::SeqCst) {
             self.nested_flushes.fetch_add(1, Ordering::SeqCst);
-            view::flush().unwrap();
+            session::flush().unwrap();
         }
     }
 }
@@ -70,10 +71,10 @@ fn setup() -> (MutexGuard<'static, ()>, &'static Arc<Tool>) {
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let tool = TOOL.get_or_init(|| {
         let tool = Arc::new(Tool::default());
-        view::set_callbacks(tool.clone());
+        session::set_buffer_callbacks(tool.clone());
         tool
     });
-    view::flush().unwrap();
+    session::flush().unwrap();
     tool.api.store(0, Ordering::SeqCst);
     tool.flush_records.store(0, Ordering::SeqCst);
     tool.nested_flushes.store(0, Ordering::SeqCst);
@@ -96,15 +97,15 @@ fn calls(n: usize) {
 fn a_complete_that_flushes_loses_nothing() {
     let (_g, tool) = setup();
     tool.buffer_size.store(256, Ordering::SeqCst);
-    view::enable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
-    view::enable(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD).unwrap();
     tool.flush_in_complete.store(true, Ordering::SeqCst);
     std::thread::spawn(|| calls(200)).join().unwrap();
     tool.flush_in_complete.store(false, Ordering::SeqCst);
-    view::disable(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD).unwrap();
-    view::disable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
-    view::flush().unwrap(); // delivers the BUFFER_FLUSH record of the last flush made with the view on
-    view::flush().unwrap();
+    session::disable_view(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD).unwrap();
+    session::disable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+    session::flush().unwrap(); // delivers the BUFFER_FLUSH record of the last flush made with the view on
+    session::flush().unwrap();
     let dropped = view::dropped_count(pti_view_kind::PTI_VIEW_DRIVER_API);
     assert_eq!(
         tool.api.load(Ordering::SeqCst) + dropped,
@@ -127,7 +128,7 @@ fn a_complete_that_flushes_loses_nothing() {
 fn flush_returns_only_after_other_threads_hand_backs_reached_the_tool() {
     let (_g, tool) = setup();
     tool.buffer_size.store(48 * 2, Ordering::SeqCst);
-    view::enable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+    session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
     tool.slow_once_ms.store(300, Ordering::SeqCst);
     tool.in_slow_complete.store(false, Ordering::SeqCst);
     tool.slow_complete_done.store(false, Ordering::SeqCst);
@@ -136,11 +137,11 @@ fn flush_returns_only_after_other_threads_hand_backs_reached_the_tool() {
     while !tool.in_slow_complete.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(1));
     }
-    view::flush().unwrap();
+    session::flush().unwrap();
     assert!(
         tool.slow_complete_done.load(Ordering::SeqCst),
         "flush returned while a buffer was still being handed back"
     );
     writer.join().unwrap();
-    view::disable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+    session::disable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
 }

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::opencl;
+use pti_core::session;
 use pti_core::view::abi::*;
 use pti_core::view::{self, Buffer, BufferCallbacks, FilledBuffer, Record};
 use pti_core::{ApiGroup, Event, Site, Subscriber};
@@ -83,8 +84,8 @@ impl BufferCallbacks for Tool {
 #[test]
 fn eight_threads_a_million_calls_each_nothing_lost_without_a_count() {
     let tool = Arc::new(Tool::default());
-    view::set_callbacks(tool.clone());
-    view::enable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
+    session::set_buffer_callbacks(tool.clone());
+    session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
     let subscriber = Subscriber::new(|event| {
         if let Event::ApiCall { data, .. } = event {
             if data.site() == Site::Exit {
@@ -127,7 +128,7 @@ fn eight_threads_a_million_calls_each_nothing_lost_without_a_count() {
     let flusher = std::thread::spawn(move || {
         let mut flushes = 0u64;
         while w.load(Ordering::Relaxed) {
-            view::flush().unwrap();
+            session::flush().unwrap();
             flushes += 1;
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
@@ -138,7 +139,7 @@ fn eight_threads_a_million_calls_each_nothing_lost_without_a_count() {
     }
     writing.store(false, Ordering::Relaxed);
     let flushes = flusher.join().unwrap();
-    view::flush().unwrap();
+    session::flush().unwrap();
     drop(subscriber);
 
     let emitted = (THREADS * CALLS) as u64;

@@ -49,7 +49,7 @@ static void bad_arguments(pti_callback_subscriber live) {
   /* pti.h */
   CHECK(ptiVersionString() != NULL);
   CHECK(strcmp(ptiResultTypeToString(PTI_ERROR_BAD_API_ID), "PTI_ERROR_BAD_API_ID") == 0);
-  const uint32_t unknown_results[] = {9, 99, 199, 299, 303, 0x7fffffffu, 0xffffffffu};
+  const uint32_t unknown_results[] = {9, 99, 199, 299, 304, 0x7fffffffu, 0xffffffffu};
   for (size_t i = 0; i < sizeof unknown_results / sizeof *unknown_results; i++)
     CHECK(strcmp(ptiResultTypeToString((pti_result)unknown_results[i]), "UNKNOWN_PTI_RESULT") == 0);
   pti_version v = ptiVersion();
@@ -170,6 +170,13 @@ static void bad_layer_arguments(void) {
   CHECK(intercepted == 99); /* untouched on error */
   EXPECT(ptiGetInterceptedFunctionCount(PTI_API_GROUP_SYCL, &intercepted), PTI_SUCCESS);
   CHECK(intercepted == 0);
+  uint64_t untraced = 99;
+  EXPECT(ptiGetUntracedCallCount(PTI_API_GROUP_OPENCL, NULL), PTI_ERROR_BAD_ARGUMENT);
+  for (size_t i = 0; i < sizeof not_groups / sizeof *not_groups; i++)
+    EXPECT(ptiGetUntracedCallCount((pti_api_group_id)not_groups[i], &untraced), PTI_ERROR_BAD_ARGUMENT);
+  CHECK(untraced == 99); /* untouched on error */
+  EXPECT(ptiGetUntracedCallCount(PTI_API_GROUP_LEVELZERO, &untraced), PTI_SUCCESS);
+  CHECK(untraced == 0); /* no panic inside libpti */
 }
 
 static void requested(unsigned char** buf, size_t* size) { *buf = NULL, *size = 0; }

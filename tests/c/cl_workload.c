@@ -51,10 +51,14 @@ static void say(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   pthread_mutex_lock(&out_lock);
+  /* One line as one unit of stdout: a tool printing from a callback on another thread (with its
+   * own lock) must not land inside it. */
+  flockfile(stdout);
   fputs("W ", stdout);
   vprintf(fmt, ap);
   fputc('\n', stdout);
   fflush(stdout);
+  funlockfile(stdout);
   pthread_mutex_unlock(&out_lock);
   va_end(ap);
 }

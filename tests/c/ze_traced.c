@@ -226,7 +226,15 @@ static int print_counters(void) {
   return 0;
 }
 
+/* PTI_TEST_CLOCK=backwards: a tool clock that goes backwards at every read (a buggy one). */
+static uint64_t backwards_clock(void) {
+  static _Atomic uint64_t t = 1ull << 50;
+  return t -= 1000;
+}
+
 int main(void) {
+  const char* clock = getenv("PTI_TEST_CLOCK");
+  if (clock && strcmp(clock, "backwards") == 0) OKAY(ptiViewSetTimestampCallback(backwards_clock));
   pti_callback_subscriber sub;
   OKAY(ptiCallbackSubscribe(&sub, on_callback, NULL));
   OKAY(ptiCallbackEnableDomain(1, sub, PTI_DOMAIN_PTI_CRITICAL_EVENT));

@@ -8,16 +8,18 @@
 //! Enum parameters arrive in Rust as `u32` newtypes (`pti-capi/src/raw.rs`), so that an unknown
 //! value from C is a number to reject, never an invalid Rust enum; cbindgen prints those newtypes
 //! under the C enum's name (see [`RAW_ENUMS`]).
+//!
+//! Every function declaration gets ` PTI_SYMBOL(libpti_<name>)` ([`bind_to_own_symbols`]): with
+//! GCC and Clang a tool's calls go to the second name libpti exports for each function
+//! (`pti-capi/src/symbols.rs`), which no other library defines.
 
 use std::path::Path;
 
 use crate::GeneratedFile;
 
-/// pti-core's record layouts, compiled into the generator itself so that headers can be
-/// regenerated while pti-core does not build (its generated files may be what breaks it).
-#[path = "../../pti-core/src/view/abi.rs"]
-#[allow(dead_code, missing_docs, unreachable_pub, clippy::all)]
-mod view_abi;
+/// The record layouts (the leaf crate `pti-abi`, which builds while pti-core does not: pti-core's
+/// generated files may be what breaks it).
+use pti_abi as view_abi;
 
 /// One header and what goes into it.
 struct Header {
@@ -85,7 +87,7 @@ const HEADERS: [Header; 4] = [
     },
     Header {
         file: "pti_view.h",
-        sources: &["pti-core/src/view/abi.rs", "pti-capi/src/view.rs"],
+        sources: &["pti-abi/src/lib.rs", "pti-capi/src/view.rs"],
         guard: "PTI_VIEW_H_",
         includes: &["pti.h"],
         types: VIEW_TYPES,
@@ -112,7 +114,7 @@ const HEADERS: [Header; 4] = [
     },
     Header {
         file: "pti_ext.h",
-        sources: &["pti-capi/src/ext.rs", "pti-core/src/view/abi.rs"],
+        sources: &["pti-capi/src/ext.rs", "pti-abi/src/lib.rs"],
         guard: "PTI_EXT_H_",
         includes: &["pti_callback.h"],
         types: &[
@@ -138,6 +140,59 @@ pub const RAW_ENUMS: [(&str, &str); 10] = [
     ("RawApiClass", "pti_api_class"),
 ];
 
+/// What `pti.h` defines before anything else: the binding of declarations to libpti's own
+/// symbols.
+const SYMBOL_MACRO: &str = "\
+/* PTI_SYMBOL(name): the symbol a function of this API is bound to. libpti exports each function
+ * under its C name and, as the same function, under libpti_<name>. With GCC and Clang, code built
+ * against these headers calls libpti_<name>, which no other library defines: it reaches libpti
+ * whatever other library of the process exports the same C names (Intel's PTI, or a library
+ * compatible with it). Define PTI_SYMBOL(name) as nothing before including to call the C names. */
+#ifndef PTI_SYMBOL
+#if defined(__GNUC__) || defined(__clang__)
+#define PTI_SYMBOL(name) __asm__(#name)
+#else
+#define PTI_SYMBOL(name)
+#endif
+#endif
+";
+
+/// Appends ` PTI_SYMBOL(libpti_<name>)` to the declaration of every `pti*` function in `text`
+/// (declarations start at a line's start with their return type and end with `);`).
+fn bind_to_own_symbols(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 4096);
+    let mut pending: Option<String> = None;
+    for line in text.split_inclusive('\n') {
+        if pending.is_none() {
+            pending = declared_function(line);
+        }
+        match pending.as_deref() {
+            Some(name) if line.trim_end().ends_with(");") => {
+                let end = line.rfind(");").expect("checked just above");
+                out.push_str(&line[..end]);
+                out.push_str(&format!(") PTI_SYMBOL(libpti_{name});"));
+                out.push_str(&line[end + 2..]);
+                pending = None;
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// The function a line starts to declare (`<return type> pti<Name>(`), if it does.
+fn declared_function(line: &str) -> Option<String> {
+    let first = line.chars().next()?;
+    if !(first.is_ascii_alphabetic() || first == '_') || line.starts_with("typedef") {
+        return None;
+    }
+    let open = line.find('(')?;
+    let head = &line[..open];
+    let name = head.rsplit([' ', '*']).next()?;
+    (name.starts_with("pti") && name.len() > 3 && name.as_bytes()[3].is_ascii_uppercase())
+        .then(|| name.to_string())
+}
+
 fn config(header: &Header) -> cbindgen::Config {
     let mut config = cbindgen::Config {
         language: cbindgen::Language::C,
@@ -153,6 +208,7 @@ fn config(header: &Header) -> cbindgen::Config {
         sys_includes: vec!["stddef.h".into(), "stdint.h".into()],
         includes: header.includes.iter().map(|s| s.to_string()).collect(),
         usize_is_size_t: true,
+        after_includes: (header.file == "pti.h").then(|| SYMBOL_MACRO.to_string()),
         ..Default::default()
     };
     config.export.include = header.types.iter().map(|s| s.to_string()).collect();
@@ -217,9 +273,10 @@ pub fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
                 .map_err(|e| format!("cbindgen on {}: {e}", header.sources.join(", ")))?;
             let mut bytes = Vec::new();
             bindings.write(&mut bytes);
+            let text = String::from_utf8(bytes).map_err(|e| e.to_string())?;
             Ok(GeneratedFile {
                 path: Path::new("include/pti").join(header.file),
-                contents: String::from_utf8(bytes).map_err(|e| e.to_string())?,
+                contents: bind_to_own_symbols(&text),
             })
         })
         .collect()

@@ -1,7 +1,8 @@
 //! `cargo xtask install --prefix P`: libpti for C and C++ users, in the usual layout:
 //!
 //! ```text
-//! P/lib/libpti.so.<version>, libpti.so.<major> -> it, libpti.so -> libpti.so.<major>, libpti.a
+//! P/lib/libpti.so.<version>, libpti.so.<major> -> it, libpti.so -> libpti.so.<major> (no static
+//! library: one engine per process)
 //! P/include/pti/*.h
 //! P/lib/pkgconfig/pti.pc                       (pkg-config pti)
 //! P/lib/cmake/Pti/PtiConfig.cmake, ...Version  (find_package(Pti) -> Pti::pti)
@@ -132,13 +133,7 @@ pub fn install(root: &Path, prefix: &Path, profile: Profile) -> Result<Vec<PathB
     copy(&build.join("libpti.so"), &lib.join(&real))?;
     link(&real, &lib.join(&soname))?;
     link(&soname, &lib.join("libpti.so"))?;
-    copy(&build.join("libpti.a"), &lib.join("libpti.a"))?;
-    written.extend([
-        lib.join(&real),
-        lib.join(&soname),
-        lib.join("libpti.so"),
-        lib.join("libpti.a"),
-    ]);
+    written.extend([lib.join(&real), lib.join(&soname), lib.join("libpti.so")]);
     for entry in std::fs::read_dir(root.join("include/pti")).map_err(|e| e.to_string())? {
         let path = entry.map_err(|e| e.to_string())?.path();
         if path.extension().is_some_and(|e| e == "h") {

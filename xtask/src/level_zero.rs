@@ -309,8 +309,9 @@ fn render_callbacks(
          //! One prologue and one epilogue per function the loader's tracing layer exposes. The\n\
          //! prologue opens the traced call (ENTER callbacks) and runs the function's `before_` hook,\n\
          //! the epilogue runs its `after_` hook and closes the call (EXIT callbacks, records); the\n\
-         //! call's token travels in the tracing layer's per-call instance slot.\n\n\
-         #![allow(non_snake_case, unused_variables, clippy::let_unit_value)]\n\n\
+         //! call's token travels in the tracing layer's per-call instance slot. Both run behind the\n\
+         //! tracer's panic boundary (`tracer::prologue`, `tracer::epilogue`).\n\n\
+         #![allow(non_snake_case, unused_variables, clippy::let_unit_value, clippy::let_and_return)]\n\n\
          use core::ffi::{CStr, c_void};\n\n\
          use pti_sys::level_zero::*;\n\n\
          use super::{hooks, objects, tracer};\n\
@@ -341,12 +342,12 @@ fn render_callbacks(
         };
         let (name, id, params) = (&t.name, t.id, &t.params);
         let before = if hooks.contains(&format!("before_{name}")) {
-            format!("    hooks::before_{name}(p, token);\n")
+            format!("        hooks::before_{name}(p, token);\n")
         } else {
             String::new()
         };
         let after = if hooks.contains(&format!("after_{name}")) {
-            format!("    hooks::after_{name}(p, result, token);\n")
+            format!("        hooks::after_{name}(p, result, token);\n")
         } else {
             String::new()
         };
@@ -356,17 +357,20 @@ fn render_callbacks(
              unsafe extern \"C\" fn {name}_prologue(params: *mut {params}, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {{\n\
              \x20   // SAFETY: the tracing layer passes this call's parameters and its instance slot.\n\
              \x20   let (p, instance) = unsafe {{ (&mut *params, &mut *instance) }};\n\
-             \x20   let token = tracer::begin(ids::{name}, params.cast(), {context}, || {kernel});\n\
+             \x20   tracer::prologue(instance, || {{\n\
+             \x20       let token = tracer::begin(ids::{name}, params.cast(), {context}, || {kernel});\n\
              {before}\
-             \x20   *instance = tracer::to_slot(token);\n\
+             \x20       token\n\
+             \x20   }});\n\
              }}\n\n\
              /// `{name}` (Level Zero API ID {id}), after the call.\n\
              unsafe extern \"C\" fn {name}_epilogue(params: *mut {params}, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {{\n\
              \x20   // SAFETY: the tracing layer passes this call's parameters and its instance slot.\n\
              \x20   let (p, instance) = unsafe {{ (&mut *params, &*instance) }};\n\
-             \x20   let token = tracer::from_slot(*instance);\n\
+             \x20   tracer::epilogue(*instance, result, |token| {{\n\
              {after}\
-             \x20   tracer::end(token, result, {context});\n\
+             \x20       tracer::end(token, result, {context});\n\
+             \x20   }});\n\
              }}\n"
         );
     }

@@ -3,7 +3,7 @@
 //! Inputs: the function-pointer types of `opencl-sys` (`pub type clX_t = Option<unsafe extern "C"
 //! fn(..)>`) and of `pti-sys/src/opencl_extra.rs`, the ICD dispatch table's field order
 //! (`opencl-sys`'s `cl_icd.rs`), the OpenCL ID table (`pti-core/api-ids/opencl.tsv`) and the names
-//! of the hand-written hooks (`pti-core/src/backend/opencl/hooks.rs`). Outputs:
+//! of the hand-written overrides (`pti-core/src/backend/opencl/overrides.rs`). Outputs:
 //!
 //! - `pti-core/src/backend/opencl/wrappers.rs`: one `extern "C"` wrapper per traced function,
 //!   the layer's dispatch table, and the table of extension functions handed out by
@@ -180,7 +180,7 @@ struct Function {
     c_guard: Option<&'static str>,
     /// Reached through `clGetExtensionFunctionAddress[ForPlatform]`, not the dispatch table.
     extension: bool,
-    hooked: bool,
+    overridden: bool,
 }
 
 impl Function {
@@ -524,9 +524,10 @@ fn dispatch_order(cl_icd: &syn::File) -> Result<Vec<String>, String> {
     Err("cl_icd.rs has no _cl_icd_dispatch".into())
 }
 
-/// Names of the functions in `hooks.rs`: those wrappers call the hook instead of the next layer.
-fn hook_names(root: &Path) -> Result<BTreeSet<String>, String> {
-    let file = parse_file(&root.join("pti-core/src/backend/opencl/hooks.rs"))?;
+/// Names of the functions in `overrides.rs`: those wrappers call the override, which makes the
+/// real call itself, instead of the next layer.
+fn override_names(root: &Path) -> Result<BTreeSet<String>, String> {
+    let file = parse_file(&root.join("pti-core/src/backend/opencl/overrides.rs"))?;
     Ok(file
         .items
         .iter()
@@ -553,7 +554,7 @@ fn functions(root: &Path) -> Result<Vec<Function>, String> {
     )?;
     let order = dispatch_order(&parse_file(&src.join("cl_icd.rs"))?)?;
     let table = crate::ids::read_table(root, "opencl")?;
-    let hooks = hook_names(root)?;
+    let overrides = override_names(root)?;
     let guards: HashMap<&str, &'static str> = C_GUARDS.iter().copied().collect();
     let mut out = Vec::new();
     for (id, name) in table {
@@ -590,7 +591,7 @@ fn functions(root: &Path) -> Result<Vec<Function>, String> {
             return Err(format!("extension function {name} needs a C_GUARDS entry"));
         }
         out.push(Function {
-            hooked: hooks.contains(&name),
+            overridden: overrides.contains(&name),
             windows_only: WINDOWS_ONLY_FILES.contains(&origin.as_str()),
             name,
             id,
@@ -600,8 +601,13 @@ fn functions(root: &Path) -> Result<Vec<Function>, String> {
             extension,
         });
     }
-    if let Some(h) = hooks.iter().find(|h| !out.iter().any(|f| f.name == **h)) {
-        return Err(format!("hooks.rs has {h}, which is not a traced function"));
+    if let Some(h) = overrides
+        .iter()
+        .find(|h| !out.iter().any(|f| f.name == **h))
+    {
+        return Err(format!(
+            "overrides.rs has {h}, which is not a traced function"
+        ));
     }
     Ok(out)
 }
@@ -727,7 +733,8 @@ fn render_wrappers(functions: &[Function]) -> String {
         "//! One `extern \"C\"` wrapper per traced OpenCL function. Each finds the next layer's entry\n\
          //! (the dispatch table below libpti, or for an extension function the runtime's own\n\
          //! address), builds the parameter struct, and runs the call through the dispatch entry;\n\
-         //! functions with a hook in `hooks.rs` call the hook, which calls the next layer itself.\n\
+         //! functions with an override in `overrides.rs` call it (behind the dispatch's panic\n\
+         //! boundary, `run_override`), and it makes the real call itself.\n\
          //! Also here: the layer's dispatch table and the table of wrapped extension functions.\n\n\
          #![allow(non_snake_case, non_camel_case_types, clippy::too_many_arguments, clippy::let_unit_value, unused_variables)]\n\n\
          use core::ffi::CStr;\n\n",
@@ -736,9 +743,9 @@ fn render_wrappers(functions: &[Function]) -> String {
     out.push_str(
         "use pti_sys::opencl::cl_icd::cl_icd_dispatch;\n\
          use pti_sys::opencl_extra::*;\n\n\
-         use super::{errcode, extensions, hooks, kernels, next, params, queues};\n\
+         use super::{errcode, extensions, kernels, next, overrides, params, queues};\n\
          use crate::api::ApiGroup;\n\
-         use crate::dispatch::{CallInfo, NoReturnCode, trace_call};\n\
+         use crate::dispatch::{CallInfo, NoReturnCode, run_override, trace_call};\n\
          use crate::ids::opencl as ids;\n",
     );
     for f in functions {
@@ -781,7 +788,7 @@ fn render_wrapper(out: &mut String, f: &Function) {
         out,
         "\n/// `{name}` (OpenCL API ID {}): {kind}{}.{slot_doc}\npub(super) unsafe extern \"C\" fn {name}{generics}({}){ret} {{\n",
         f.id,
-        if f.hooked { ", hooked" } else { "" },
+        if f.overridden { ", overridden" } else { "" },
         params.join(", ")
     );
     // The next layer's entry, or what the function returns when there is none.
@@ -837,24 +844,33 @@ fn render_wrapper(out: &mut String, f: &Function) {
         out,
         "    trace_call(\n        ApiGroup::OpenCl,\n        ids::{name},\n        || CallInfo {{ args: {args}, kernel_name: {kernel_name}, context: {context} }},\n        |scope| {{\n"
     );
-    let mut call_args: Vec<String> = f.param_names().iter().map(|n| n.to_string()).collect();
-    let call = if f.hooked {
-        call_args.insert(0, "next_fn".into());
-        call_args.insert(0, "scope".into());
-        format!("hooks::{name}({})", call_args.join(", "))
+    let call_args: Vec<String> = f.param_names().iter().map(|n| n.to_string()).collect();
+    let plain = format!("next_fn({})", call_args.join(", "));
+    let plain_safety = "// SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.";
+    let (call, safety) = if f.overridden {
+        let mut override_args = call_args.clone();
+        override_args.insert(0, "next_fn".into());
+        override_args.insert(0, "scope".into());
+        (
+            format!(
+                "run_override(\n                scope,\n                {plain_safety}\n                || unsafe {{ {plain} }},\n                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the\n                // override, which passes them on to the next layer's entry for this function.\n                |scope| unsafe {{ overrides::{name}({}) }},\n            )",
+                override_args.join(", ")
+            ),
+            "",
+        )
     } else {
-        format!("next_fn({})", call_args.join(", "))
+        (format!("unsafe {{ {plain} }}"), plain_safety)
     };
-    let safety = if f.hooked {
-        "// SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which\n            // passes them on to the next layer's entry for this function."
+    let safety = if safety.is_empty() {
+        String::new()
     } else {
-        "// SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function."
+        format!("{safety}\n            ")
     };
     match f.status() {
         Status::Returned => {
             let _ = write!(
                 out,
-                "            {safety}\n            let status = unsafe {{ {call} }};\n            (status, status)\n"
+                "            {safety}let status = {call};\n            (status, status)\n"
             );
         }
         Status::Errcode => {
@@ -865,13 +881,13 @@ fn render_wrapper(out: &mut String, f: &Function) {
             };
             let _ = write!(
                 out,
-                "            let mut own_status = CL_SUCCESS;\n            let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);\n            {safety}\n            let ret = unsafe {{ {call} }};\n{set_context}            // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.\n            (ret, unsafe {{ errcode::read(errcode_ret) }})\n"
+                "            let mut own_status = CL_SUCCESS;\n            let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);\n            {safety}let ret = {call};\n{set_context}            // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.\n            (ret, unsafe {{ errcode::read(errcode_ret) }})\n"
             );
         }
         Status::None => {
             let _ = write!(
                 out,
-                "            {safety}\n            let ret = unsafe {{ {call} }};\n            (ret, NoReturnCode)\n"
+                "            {safety}let ret = {call};\n            (ret, NoReturnCode)\n"
             );
         }
     }

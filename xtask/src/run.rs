@@ -60,12 +60,46 @@ pub fn build(release: bool) -> Result<PathBuf, String> {
     let lib = root
         .join("target")
         .join(if release { "release" } else { "debug" });
+    link_soname(&lib)?;
+    Ok(lib)
+}
+
+/// Links `libpti.so.0` (libpti's SONAME, which the runtime loader looks for) to `libpti.so` in
+/// `lib`.
+fn link_soname(lib: &Path) -> Result<(), String> {
     let soname = lib.join("libpti.so.0");
     if std::fs::read_link(&soname).is_err() {
         let _ = std::fs::remove_file(&soname);
         std::os::unix::fs::symlink("libpti.so", &soname)
             .map_err(|e| format!("cannot link {}: {e}", soname.display()))?;
     }
+    Ok(())
+}
+
+/// Where the fault-injection build of libpti goes: a target directory of its own, so that it
+/// never replaces the shipped build.
+const FAULT_TARGET: &str = "target/fault-injection";
+
+/// Builds libpti (debug) with the `fault-injection` feature, whose panics
+/// `tests/fault_injection.rs` arms through `PTI_FAULT_INJECT`; returns its directory.
+fn build_fault_injection(root: &Path) -> Result<PathBuf, String> {
+    step(
+        "build libpti with fault injection (tests/fault_injection.rs)",
+        &mut cargo(
+            root,
+            &[
+                "build",
+                "-p",
+                "pti-capi",
+                "--features",
+                "pti-core/fault-injection",
+                "--target-dir",
+                FAULT_TARGET,
+            ],
+        ),
+    )?;
+    let lib = root.join(FAULT_TARGET).join("debug");
+    link_soname(&lib)?;
     Ok(lib)
 }
 
@@ -85,6 +119,7 @@ pub fn test() -> Result<(), String> {
     let root = workspace_root();
     setup::all(&root)?;
     let lib = build_libpti(&root)?;
+    let fault_lib = build_fault_injection(&root)?;
     step(
         "format",
         &mut cargo(&root, &["fmt", "--all", "--", "--check"]),
@@ -105,7 +140,9 @@ pub fn test() -> Result<(), String> {
     )?;
     step(
         "tests",
-        cargo(&root, &["test", "--workspace"]).env("PTI_LIB_DIR", &lib),
+        cargo(&root, &["test", "--workspace"])
+            .env("PTI_LIB_DIR", &lib)
+            .env("PTI_FAULT_LIB_DIR", &fault_lib),
     )?;
     step(
         "loom model of the buffer hand-off (pti-core/tests/loom_handoff.rs)",

@@ -166,7 +166,8 @@ pub(crate) fn critical_listeners() -> bool {
 
 /// Delivers a critical event to the subscribers that enabled critical events.
 pub(crate) fn critical_event(code: ResultCode, message: &str, state: &ThreadState) {
-    let text = CString::new(message.replace('\0', " ")).expect("NULs were replaced");
+    // NULs replaced, so there is none left: never the default.
+    let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
     let mut active = ACTIVE.load(Ordering::Acquire);
     while active != 0 {
         let k = pop_lowest(&mut active);

@@ -8,6 +8,7 @@
 //! use std::sync::Arc;
 //! use std::sync::atomic::{AtomicUsize, Ordering};
 //! use pti_core::{ApiGroup, Domain, Event, Site, Subscriber, dispatch, ids};
+//! # let _ = Domain::DriverApi;
 //!
 //! let enters = Arc::new(AtomicUsize::new(0));
 //! let seen = enters.clone();
@@ -39,7 +40,7 @@
 //! - ENTER and EXIT come in pairs: a subscriber receives the EXIT of every call whose ENTER it
 //!   received, unless it unsubscribed in between; one enabled in the middle of a call receives
 //!   neither. `local_data` is zero at ENTER and kept until EXIT.
-//! - When [`unsubscribe`] returns, no callback of that subscriber will start again. Called
+//! - When `unsubscribe` returns, no callback of that subscriber will start again. Called
 //!   outside a callback, it also waits until callbacks of the subscriber running on other
 //!   threads have returned, so their captured state may be freed. Called from inside a callback
 //!   it does not wait (that could deadlock): a callback that another thread was just starting may
@@ -52,17 +53,21 @@
 //!   callback is never re-entered on its own thread.
 //! - A panic in a Rust callback is caught; it is reported as the critical event
 //!   [`crate::ResultCode::ErrorCallbackPanicked`] and the program goes on.
+//!
+//! This module is the engine's half: the subscriber table and delivery. Tools subscribe and
+//! enable through the session (`crate::session`, whose [`crate::Subscriber`] is shown above),
+//! which also tells the backends what an enable means for them.
 
 use core::ffi::{CStr, c_char, c_void};
 use core::mem::offset_of;
 
 use crate::api::{ApiGroup, ApiId, Domain, Site};
-use crate::result::{Error, ResultCode};
+use crate::result::ResultCode;
 
 pub(crate) mod deliver;
 mod registry;
 
-pub use registry::{enable, enable_domain, subscribe, unsubscribe};
+pub(crate) use registry::{enable, enable_domain, subscribe, unsubscribe};
 pub(crate) use registry::{fork_child, fork_parent, fork_prepare};
 
 /// How many subscribers can exist at once.
@@ -226,52 +231,5 @@ impl SubscriberId {
 
     pub(crate) fn slot(self) -> usize {
         self.slot as usize
-    }
-}
-
-/// A subscription owned by Rust code: unsubscribes when dropped.
-#[derive(Debug)]
-pub struct Subscriber {
-    id: SubscriberId,
-}
-
-impl Subscriber {
-    /// Subscribes `callback`. Nothing is delivered until something is enabled.
-    pub fn new<F>(callback: F) -> Result<Self, Error>
-    where
-        F: Fn(Event<'_>) + Send + Sync + 'static,
-    {
-        Ok(Subscriber {
-            id: subscribe(Box::new(callback))?,
-        })
-    }
-
-    /// The subscription's ID.
-    pub fn id(&self) -> SubscriberId {
-        self.id
-    }
-
-    /// Enables or disables every function of `domain`'s groups, or critical events.
-    pub fn enable_domain(&self, domain: Domain, on: bool) -> Result<(), Error> {
-        enable_domain(self.id, domain, on)
-    }
-
-    /// Enables or disables one function.
-    pub fn enable(&self, group: ApiGroup, api_id: ApiId, on: bool) -> Result<(), Error> {
-        enable(self.id, group, api_id, on)
-    }
-
-    /// Unsubscribes now, reporting errors that `drop` would ignore.
-    pub fn unsubscribe(self) -> Result<(), Error> {
-        let id = self.id;
-        core::mem::forget(self);
-        unsubscribe(id)
-    }
-}
-
-impl Drop for Subscriber {
-    fn drop(&mut self) {
-        // The only error is "already unsubscribed", which cannot happen to an owned Subscriber.
-        let _ = unsubscribe(self.id);
     }
 }

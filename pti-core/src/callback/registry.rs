@@ -21,6 +21,9 @@
 //! `fork()`: [`fork_prepare`] takes the writers' lock before the fork and the parent and child
 //! handlers release it, so the child never inherits a lock held by a thread that does not exist
 //! there (see `crate::fork`).
+//!
+//! These are the engine's functions: tools reach them through the session (`crate::session`),
+//! which also tells the backends what an enable means for them.
 
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::panic::AssertUnwindSafe;
@@ -250,9 +253,8 @@ pub(crate) fn fork_child() {
 }
 
 /// Adds a subscriber with nothing enabled.
-pub fn subscribe(handler: Handler) -> Result<SubscriberId, Error> {
+pub(crate) fn subscribe(handler: Handler) -> Result<SubscriberId, Error> {
     fault::point("subscribe");
-    crate::fork::install_handlers();
     write(|reg| {
         barrier::init();
         let k = reg
@@ -281,7 +283,7 @@ pub fn subscribe(handler: Handler) -> Result<SubscriberId, Error> {
 }
 
 /// Removes a subscriber. See the module docs for what is guaranteed when it returns.
-pub fn unsubscribe(id: SubscriberId) -> Result<(), Error> {
+pub(crate) fn unsubscribe(id: SubscriberId) -> Result<(), Error> {
     fault::point("unsubscribe");
     retire(id)?;
     if !barrier::heavy() {
@@ -341,7 +343,12 @@ fn finish(id: SubscriberId) {
 /// Enables or disables the callback of one function for one subscriber.
 ///
 /// Checks, in this order: the subscriber, then that `api_id` names a function of `group`.
-pub fn enable(id: SubscriberId, group: ApiGroup, api_id: ApiId, on: bool) -> Result<(), Error> {
+pub(crate) fn enable(
+    id: SubscriberId,
+    group: ApiGroup,
+    api_id: ApiId,
+    on: bool,
+) -> Result<(), Error> {
     fault::point("enable");
     write(|reg| {
         reg.check_live(id)?;
@@ -354,22 +361,11 @@ pub fn enable(id: SubscriberId, group: ApiGroup, api_id: ApiId, on: bool) -> Res
         SLOTS[id.slot()].set_enabled(cell, on);
         reg.recompute_cell(cell);
         Ok(())
-    })?;
-    // Outside the writers' lock: attaching calls into the Level Zero loader.
-    if on && group == ApiGroup::LevelZero {
-        crate::backend::attach_level_zero(true)?;
-    }
-    if on && group == ApiGroup::OpenCl {
-        crate::backend::check_opencl(true)?;
-    }
-    if on && group == ApiGroup::Sycl {
-        crate::backend::sycl::check_setup(false);
-    }
-    Ok(())
+    })
 }
 
 /// Enables or disables every function of `domain`'s groups, or critical events.
-pub fn enable_domain(id: SubscriberId, domain: Domain, on: bool) -> Result<(), Error> {
+pub(crate) fn enable_domain(id: SubscriberId, domain: Domain, on: bool) -> Result<(), Error> {
     fault::point("enable_domain");
     write(|reg| {
         reg.check_live(id)?;
@@ -380,22 +376,13 @@ pub fn enable_domain(id: SubscriberId, domain: Domain, on: bool) -> Result<(), E
             return Ok(());
         }
         for &group in domain.groups() {
-            for (api_id, _) in ids::iter(group) {
-                let cell = interest::cell(group, api_id).expect("table IDs have cells");
+            for cell in ids::iter(group).filter_map(|(id, _)| interest::cell(group, id)) {
                 slot.set_enabled(cell, on);
                 reg.recompute_cell(cell);
             }
         }
         Ok(())
-    })?;
-    if on && domain == Domain::DriverApi {
-        crate::backend::attach_level_zero(false)?;
-        crate::backend::check_opencl(false)?;
-    }
-    if on && domain == Domain::RuntimeApi {
-        crate::backend::sycl::check_setup(false);
-    }
-    Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -86,12 +86,14 @@ impl DeviceClock {
     /// The value congruent to `masked` (modulo 2^valid_bits) nearest to `guess`.
     fn unwrap_near(&self, masked: i128, guess: i128) -> i128 {
         let m = self.modulus();
-        let base = guess - guess.rem_euclid(m);
-        [base - m, base, base + m]
-            .into_iter()
-            .map(|b| b + masked)
-            .min_by_key(|v| (v - guess).abs())
-            .expect("three candidates")
+        let base = guess - guess.rem_euclid(m) + masked;
+        [base - m, base + m].into_iter().fold(base, |best, v| {
+            if (v - guess).abs() < (best - guess).abs() {
+                v
+            } else {
+                best
+            }
+        })
     }
 
     fn ticks_between(&self, from_ns: u64, to_ns: u64) -> i128 {
@@ -139,11 +141,6 @@ impl DeviceClock {
     /// than a wrap period, whatever the valid bits of either.
     pub fn elapsed_ns(&self, from: u64, to: u64) -> u64 {
         let ticks = (self.masked(to) - self.masked(from)).rem_euclid(self.modulus());
-        (ticks as f64 * self.ns_per_tick).round() as u64
-    }
-
-    /// A duration of `ticks` device ticks, in nanoseconds, at the current rate.
-    pub fn ticks_to_ns(&self, ticks: u64) -> u64 {
         (ticks as f64 * self.ns_per_tick).round() as u64
     }
 

@@ -14,13 +14,27 @@
 //! record, one external-correlation record per pushed external ID, and its overhead. Calls that a
 //! callback (or a buffer callback) makes on its own thread are passed through untraced. A driver
 //! call made inside a traced SYCL call shares the SYCL call's correlation ID.
+//!
+//! # Panics
+//!
+//! The traced program enters here, so libpti's work on the slow path runs behind the panic
+//! boundary of `crate::boundary` ([`Entry::Dispatch`]): ENTER in one [`boundary::catch`], EXIT
+//! and the records in another, the body (the real call) in neither. A panic before the body
+//! leaves the call untraced; one after it leaves the call's result as it was. An override (a
+//! backend's function that makes the real call itself, see [`run_override`]) has its own
+//! boundary, and makes the real call through [`CallScope::call_next`], so that a panic inside
+//! the override never makes the real call twice nor skips it. After a caught panic, the thread's
+//! traced calls pass untraced and are counted (`boundary::untraced_calls`).
 
+use core::any::TypeId;
+use core::cell::Cell;
 use core::ffi::{CStr, c_void};
 use core::ptr;
 
 pub mod open;
 
 use crate::api::{ApiGroup, ApiId, Site};
+use crate::boundary::{self, Entry};
 use crate::callback::ApiCallbackData;
 use crate::callback::deliver::CallbackFrame;
 use crate::correlation::RuntimeCallScope;
@@ -28,7 +42,7 @@ use crate::result::Error;
 use crate::thread::ThreadState;
 use crate::view::abi::pti_view_kind;
 use crate::view::emit;
-use crate::{clock, correlation, ids, interest, thread, view};
+use crate::{clock, correlation, fault, ids, interest, thread, view};
 
 /// What a wrapper knows about its call before making it; built only when the call is traced.
 #[derive(Clone, Copy, Debug)]
@@ -100,14 +114,89 @@ impl ReturnCode for NoReturnCode {
 pub struct CallScope {
     correlation_id: u32,
     context: *mut c_void,
+    /// The real call of an override (see [`CallScope::call_next`]).
+    real: Cell<RealCall>,
+}
+
+/// Where an override's real call stands.
+#[derive(Clone, Copy, Debug)]
+enum RealCall {
+    NotMade,
+    Making,
+    /// Made; what it returned (see [`CallResult`]), and its type.
+    Made(u64, TypeId),
+}
+
+mod result_sealed {
+    #[allow(unreachable_pub)]
+    pub trait Sealed {}
+}
+
+/// What a real call returns, kept as 64 bits while an override runs: statuses and handles.
+///
+/// Sealed: implemented for the 32- and 64-bit integers, raw pointers and `()`, every return type
+/// of an OpenCL function.
+pub trait CallResult: Copy + 'static + result_sealed::Sealed {
+    /// The value's bits.
+    fn to_bits(self) -> u64;
+    /// The value from [`CallResult::to_bits`].
+    fn from_bits(bits: u64) -> Self;
+}
+
+macro_rules! call_result_int {
+    ($($t:ty),*) => {$(
+        impl result_sealed::Sealed for $t {}
+        impl CallResult for $t {
+            fn to_bits(self) -> u64 {
+                self as u64
+            }
+            fn from_bits(bits: u64) -> Self {
+                bits as $t
+            }
+        }
+    )*};
+}
+call_result_int!(i32, u32, i64, u64, usize);
+
+impl result_sealed::Sealed for () {}
+impl CallResult for () {
+    fn to_bits(self) -> u64 {
+        0
+    }
+    fn from_bits(_: u64) -> Self {}
+}
+
+impl<T: 'static> result_sealed::Sealed for *mut T {}
+impl<T: 'static> CallResult for *mut T {
+    fn to_bits(self) -> u64 {
+        self as usize as u64
+    }
+    fn from_bits(bits: u64) -> Self {
+        bits as usize as *mut T
+    }
+}
+
+impl<T: 'static> result_sealed::Sealed for *const T {}
+impl<T: 'static> CallResult for *const T {
+    fn to_bits(self) -> u64 {
+        self as usize as u64
+    }
+    fn from_bits(bits: u64) -> Self {
+        bits as usize as *const T
+    }
 }
 
 impl CallScope {
-    fn untraced() -> Self {
+    fn new(correlation_id: u32, context: *mut c_void) -> Self {
         CallScope {
-            correlation_id: 0,
-            context: ptr::null_mut(),
+            correlation_id,
+            context,
+            real: Cell::new(RealCall::NotMade),
         }
+    }
+
+    fn untraced() -> Self {
+        Self::new(0, ptr::null_mut())
     }
 
     /// The call's correlation ID; 0 when the call is not traced.
@@ -124,18 +213,74 @@ impl CallScope {
     pub fn set_context(&mut self, context: *mut c_void) {
         self.context = context;
     }
+
+    /// Makes the program's call (the *real call*) for an override: `call` calls the next layer.
+    /// The scope notes that it was made and what it returned, so that a panic later in the
+    /// override returns that result rather than making the call again (see [`run_override`]).
+    /// An override whose first real call the runtime refused may make a second, changed one
+    /// (the one whose result is kept).
+    pub fn call_next<T: CallResult>(&self, call: impl FnOnce() -> T) -> T {
+        self.call_next_keeping(call, |r| *r)
+    }
+
+    /// As [`CallScope::call_next`], for a real call wrapped in code that returns more than the
+    /// override returns (a status beside it): `keep` picks what the override returns.
+    pub fn call_next_keeping<T, K: CallResult>(
+        &self,
+        call: impl FnOnce() -> T,
+        keep: impl FnOnce(&T) -> K,
+    ) -> T {
+        fault::point("override.before_call");
+        self.real.set(RealCall::Making);
+        let result = call();
+        let kept = keep(&result);
+        self.real
+            .set(RealCall::Made(kept.to_bits(), TypeId::of::<K>()));
+        fault::point("override.after_call");
+        result
+    }
+}
+
+/// Runs `body`, a backend's override of a function: backend code that makes the real call itself
+/// ([`CallScope::call_next`]). `untraced` makes the real call plainly, as the program asked.
+///
+/// The override runs behind the panic boundary ([`Entry::Dispatch`]). If it panics before its
+/// real call, `untraced` makes the call; if after, the real call's result is returned: the call
+/// is made exactly once either way. After a panic on this thread, or another panic of the
+/// dispatch there, overrides on this thread run `untraced` only.
+#[inline]
+pub fn run_override<R: CallResult>(
+    scope: &mut CallScope,
+    untraced: impl FnOnce() -> R,
+    body: impl FnOnce(&mut CallScope) -> R,
+) -> R {
+    if boundary::is_off(Entry::Dispatch) {
+        return untraced();
+    }
+    if let Some(result) = boundary::catch(Entry::Dispatch, || body(&mut *scope)) {
+        return result;
+    }
+    match scope.real.get() {
+        RealCall::NotMade => untraced(),
+        RealCall::Made(bits, ty) if ty == TypeId::of::<R>() => R::from_bits(bits),
+        // Cannot happen: a real call is a call into C, which cannot unwind, and an override
+        // returns what its real call returned. Neither calling again nor guessing a value
+        // would be right; the zero value (a null handle, CL_SUCCESS) is what is left.
+        RealCall::Making | RealCall::Made(..) => R::from_bits(0),
+    }
 }
 
 /// Runs `body` as the traced call `(group, api_id)`.
 ///
 /// `info` is called only if the call is traced. `body` returns what the wrapper returns and the
-/// status the EXIT callbacks see.
+/// status the EXIT callbacks see; it is called exactly once (`FnMut` only so that the untraced
+/// fallback and the traced path can share it).
 #[inline(always)]
 pub fn trace_call<'a, R, C: ReturnCode>(
     group: ApiGroup,
     api_id: ApiId,
     info: impl FnOnce() -> CallInfo<'a>,
-    body: impl FnOnce(&mut CallScope) -> (R, C),
+    mut body: impl FnMut(&mut CallScope) -> (R, C),
 ) -> R {
     let interest = interest::load(group, api_id);
     if interest == 0 {
@@ -203,6 +348,7 @@ impl TracedCall {
             });
             frame.enter(cell, group, api_id, data, state);
         }
+        fault::point("dispatch.enter");
         if call.timed() {
             call.start = clock.now();
         }
@@ -231,6 +377,7 @@ impl TracedCall {
             }
             frame.exit(self.group, self.api_id, data, state);
         }
+        fault::point("dispatch.exit");
         if self.interest & interest::API_RECORDS != 0 {
             let call = emit::ApiCall {
                 group: self.group,
@@ -263,32 +410,50 @@ fn trace_slow<'a, R, C: ReturnCode>(
     api_id: ApiId,
     interest: u8,
     info: impl FnOnce() -> CallInfo<'a>,
-    body: impl FnOnce(&mut CallScope) -> (R, C),
+    mut body: impl FnMut(&mut CallScope) -> (R, C),
 ) -> R {
-    let mut body = Some(body);
-    let traced = thread::with(|state| {
-        if state.in_callback.get() {
-            return None;
-        }
-        let mut frame = CallbackFrame::new();
-        let mut call = TracedCall::enter(&mut frame, state, group, api_id, interest, info)?;
-        let body = body.take().expect("body runs once");
-        let mut scope = CallScope {
-            correlation_id: call.correlation_id,
-            context: call.data.as_ref().map_or(ptr::null_mut(), |d| d.context),
-        };
-        let (result, code) = {
-            let _runtime = RuntimeCallScope::enter(group, call.correlation_id, state);
-            body(&mut scope)
-        };
-        call.exit(&mut frame, state, code, scope.context);
-        Some(result)
-    })
-    .flatten();
-    match traced {
+    let traced = thread::with(|state| traced_body(state, group, api_id, interest, info, &mut body));
+    match traced.flatten() {
         Some(result) => result,
-        None => (body.take().expect("body runs once"))(&mut CallScope::untraced()).0,
+        None => body(&mut CallScope::untraced()).0,
     }
+}
+
+/// The slow path with the thread's state: `Some` with the body's result once the body ran
+/// (traced), `None` before it ran when the call is not to be traced.
+#[inline(always)]
+fn traced_body<'a, R, C: ReturnCode>(
+    state: &ThreadState,
+    group: ApiGroup,
+    api_id: ApiId,
+    interest: u8,
+    info: impl FnOnce() -> CallInfo<'a>,
+    body: &mut impl FnMut(&mut CallScope) -> (R, C),
+) -> Option<R> {
+    if state.in_callback.get() {
+        return None;
+    }
+    if boundary::is_off(Entry::Dispatch) {
+        boundary::count_untraced(group);
+        return None;
+    }
+    let mut frame = CallbackFrame::new();
+    let mut call = boundary::catch(Entry::Dispatch, || {
+        TracedCall::enter(&mut frame, state, group, api_id, interest, info)
+    })??;
+    let mut scope = CallScope::new(
+        call.correlation_id,
+        call.data.as_ref().map_or(ptr::null_mut(), |d| d.context),
+    );
+    let (result, code) = {
+        let _runtime = RuntimeCallScope::enter(group, call.correlation_id, state);
+        body(&mut scope)
+    };
+    // The body ran: whatever happens now, its result is the call's.
+    let _ = boundary::catch(Entry::Dispatch, || {
+        call.exit(&mut frame, state, code, scope.context)
+    });
+    Some(result)
 }
 
 /// Runs `body` as a simulated traced call of `(group, api_id)`: the test backend.
@@ -307,12 +472,13 @@ pub fn simulate_call(
             id: api_id,
         });
     }
+    let mut body = Some(body);
     Ok(trace_call(
         group,
         api_id,
         || info,
         |_| {
-            let status = body();
+            let status = body.take().map_or(0, |b| b());
             (status, status)
         },
     ))

@@ -3,18 +3,21 @@
 //! does before the traced function runs, and leaves the call *open* on this thread; [`end`] does
 //! the rest.
 //!
-//! Open calls live on a per-thread stack, because calls on one thread nest and never overlap.
-//! `begin` returns a token (the call's depth on the stack, 0 for a call that is not traced) that
-//! the backend keeps with the call (the tracing layer's per-call user data) and hands to `end`.
-//! The stack is never borrowed while tool code runs: a call is built, delivered, then pushed, and
-//! popped before its EXIT is delivered.
+//! Open calls live on a per-thread stack (`crate::thread_stack`), because calls on one thread
+//! nest and never overlap. `begin` returns a token (the call's depth on the stack, 0 for a call
+//! that is not traced) that the backend keeps with the call (the tracing layer's per-call user
+//! data) and hands to `end`. The stack is never borrowed while tool code runs: a call is built,
+//! delivered, then pushed, and popped before its EXIT is delivered.
+//!
+//! The backends that call these have their own panic boundaries (the Level Zero tracer, XPTI);
+//! one that catches a panic between `begin` and `end` drops what it opened with [`abandon_from`].
 
-use core::cell::RefCell;
 use core::ffi::c_void;
 
 use super::{CallInfo, ReturnCode, TracedCall};
 use crate::api::{ApiGroup, ApiId, Domain};
 use crate::callback::deliver::CallbackFrame;
+use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::{interest, thread};
 
 /// A call whose ENTER was delivered and whose EXIT is still to come.
@@ -26,7 +29,8 @@ struct OpenCall {
 }
 
 thread_local! {
-    static OPEN: RefCell<Vec<OpenCall>> = const { RefCell::new(Vec::new()) };
+    /// Open calls by token (their depth on the stack).
+    static OPEN: ThreadStack<usize, OpenCall> = const { ThreadStack::new() };
 }
 
 /// Opens the traced call `(group, api_id)`: correlation ID, ENTER callbacks, start time. Returns
@@ -60,18 +64,36 @@ fn begin_slow<'a>(
         if group.domain() == Domain::RuntimeApi {
             state.runtime_correlation.set(call.correlation_id);
         }
-        OPEN.try_with(|open| {
-            let mut open = open.borrow_mut();
-            open.push(OpenCall {
-                call,
-                frame,
-                previous_runtime,
-            });
-            open.len()
-        })
-        .unwrap_or(0)
+        let token = OPEN.depth() + 1;
+        let open = OpenCall {
+            call,
+            frame,
+            previous_runtime,
+        };
+        if OPEN.push(token, open) {
+            token
+        } else {
+            // Not kept: no EXIT will come. The runtime call it began ends here too.
+            state.runtime_correlation.set(previous_runtime);
+            0
+        }
     })
     .unwrap_or(0)
+}
+
+/// How many calls are open on this thread: a backend notes it before [`begin`], to drop what it
+/// opened if it has to give up on the call ([`abandon_from`]).
+pub fn depth() -> usize {
+    OPEN.depth()
+}
+
+/// Drops the calls opened on this thread since it had `depth` open, without their EXIT (a backend
+/// caught a panic while opening or closing one), and restores the runtime call that was running
+/// then.
+pub fn abandon_from(depth: usize) {
+    if let Some((open, _)) = OPEN.close(depth + 1) {
+        thread::with(|state| state.runtime_correlation.set(open.previous_runtime));
+    }
 }
 
 /// The correlation ID of the open call `token` (0 for none).
@@ -79,12 +101,7 @@ pub fn correlation_id(token: usize) -> u32 {
     if token == 0 {
         return 0;
     }
-    OPEN.try_with(|open| {
-        open.borrow()
-            .get(token - 1)
-            .map_or(0, |o| o.call.correlation_id)
-    })
-    .unwrap_or(0)
+    OPEN.with_key(token, |o| o.call.correlation_id).unwrap_or(0)
 }
 
 /// Closes the open call `token` with status `code`: EXIT callbacks, the call's records. Calls
@@ -93,19 +110,9 @@ pub fn end<C: ReturnCode>(token: usize, code: C, context: *mut c_void) {
     if token == 0 {
         return;
     }
-    let mut skipped = 0;
-    let open = OPEN
-        .try_with(|open| {
-            let mut open = open.borrow_mut();
-            if token > open.len() {
-                return None;
-            }
-            skipped = open.len() - token;
-            open.truncate(token);
-            open.pop()
-        })
-        .ok()
-        .flatten();
+    let Some((mut open, skipped)) = OPEN.close(token) else {
+        return;
+    };
     if skipped > 0 {
         crate::critical::raise(
             crate::result::ResultCode::ErrorRecordsDropped,
@@ -115,7 +122,6 @@ pub fn end<C: ReturnCode>(token: usize, code: C, context: *mut c_void) {
             ),
         );
     }
-    let Some(mut open) = open else { return };
     thread::with(|state| {
         state.runtime_correlation.set(open.previous_runtime);
         open.call.exit(&mut open.frame, state, code, context);
@@ -126,7 +132,7 @@ pub fn end<C: ReturnCode>(token: usize, code: C, context: *mut c_void) {
 mod tests {
     use super::*;
     use crate::api::Site;
-    use crate::callback::{Event, Subscriber};
+    use crate::callback::{self, Event};
     use crate::ids;
     use std::sync::{Arc, Mutex};
 
@@ -134,7 +140,8 @@ mod tests {
     fn a_call_opened_and_closed_in_two_steps_delivers_enter_and_exit() {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = seen.clone();
-        let sub = Subscriber::new(move |event| {
+        // The engine's own subscriber table (the session would also tell the backends).
+        let sub = callback::subscribe(Box::new(move |event| {
             if let Event::ApiCall { api_id, data, .. } = event {
                 sink.lock().unwrap().push((
                     api_id,
@@ -143,14 +150,14 @@ mod tests {
                     data.return_code(),
                 ));
             }
-        })
+        }))
         .unwrap();
         let (outer_id, inner_id) = (
             ids::opencl::clEnqueueNDRangeKernel,
             ids::opencl::clCreateKernel,
         );
-        sub.enable(ApiGroup::OpenCl, outer_id, true).unwrap();
-        sub.enable(ApiGroup::OpenCl, inner_id, true).unwrap();
+        callback::enable(sub, ApiGroup::OpenCl, outer_id, true).unwrap();
+        callback::enable(sub, ApiGroup::OpenCl, inner_id, true).unwrap();
         let outer = begin(ApiGroup::OpenCl, outer_id, CallInfo::default);
         let inner = begin(ApiGroup::OpenCl, inner_id, CallInfo::default);
         assert_eq!((outer, inner), (1, 2));
@@ -162,8 +169,8 @@ mod tests {
         let outer = begin(ApiGroup::OpenCl, outer_id, CallInfo::default);
         let _lost = begin(ApiGroup::OpenCl, inner_id, CallInfo::default);
         end(outer, 0i32, core::ptr::null_mut());
-        assert_eq!(OPEN.with(|o| o.borrow().len()), 0);
-        drop(sub);
+        assert_eq!(depth(), 0);
+        callback::unsubscribe(sub).unwrap();
         let seen = seen.lock().unwrap();
         assert_eq!(seen[0], (outer_id, Site::Enter, outer_corr, None));
         assert_eq!(seen[1], (inner_id, Site::Enter, inner_corr, None));

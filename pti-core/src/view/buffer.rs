@@ -30,7 +30,7 @@
 use core::mem::size_of;
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 
 use super::abi::pti_view_kind;
 use super::records::{Records, first_offset};
@@ -155,15 +155,9 @@ pub(crate) fn callbacks_set() -> bool {
     !CALLBACKS.load(Ordering::Relaxed).is_null()
 }
 
-/// Sets the tool's buffer callbacks (and, the first time, the process-exit hook).
+/// Sets the tool's buffer callbacks.
 pub(super) fn set_callbacks(callbacks: Arc<dyn BufferCallbacks>) {
     CALLBACKS.store(Box::into_raw(Box::new(callbacks)), Ordering::Release);
-    static EXIT_HOOK: Once = Once::new();
-    EXIT_HOOK.call_once(|| {
-        // SAFETY: `flush_at_exit` is a plain function of this library; glibc runs it at exit,
-        // or when the library is unloaded (atexit records the calling object's handle).
-        unsafe { libc::atexit(flush_at_exit) };
-    });
 }
 
 /// Records dropped per kind, indexed by the kind's value.
@@ -472,17 +466,16 @@ pub(super) fn flush() -> Result<(), Error> {
     Ok(())
 }
 
-/// At process exit (or unload): every buffer goes back, empty ones too, so the tool can free it.
-extern "C" fn flush_at_exit() {
-    let _ = std::panic::catch_unwind(|| {
-        EXITED.store(true, Ordering::Relaxed);
-        crate::backend::at_exit();
-        if let Ok(taken) = collect(true) {
-            taken.into_iter().for_each(hand_back);
-        }
-        // A thread may be blocked inside the tool's `complete`: do not hold the exit hostage.
-        wait_for_transit(Some(std::time::Duration::from_secs(1)));
-    });
+/// At process exit (or unload), after the backends counted what they can no longer record (the
+/// session's exit hook): every buffer goes back, empty ones too, so the tool can free it. Records
+/// that need a buffer later are dropped and counted.
+pub(crate) fn hand_back_at_exit() {
+    EXITED.store(true, Ordering::Relaxed);
+    if let Ok(taken) = collect(true) {
+        taken.into_iter().for_each(hand_back);
+    }
+    // A thread may be blocked inside the tool's `complete`: do not hold the exit hostage.
+    wait_for_transit(Some(std::time::Duration::from_secs(1)));
 }
 
 /// `fork()` hooks: the flush lock is taken before the fork and released in both processes.

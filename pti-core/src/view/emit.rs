@@ -54,7 +54,7 @@ pub(crate) fn external_records(state: &ThreadState, correlation_id: u32) {
         // One ID at a time, the borrow released before each append: appending may run the
         // tool's buffer callbacks, which may push or pop.
         let mut i = 0;
-        while let Some(id) = state.external.borrow()[k].get(i).copied() {
+        while let Some(id) = (state.external.try_borrow().ok()).and_then(|e| e[k].get(i).copied()) {
             i += 1;
             append(
                 state,

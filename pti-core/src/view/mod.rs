@@ -13,10 +13,14 @@
 //! the first per-function or per-class call for that group switches it to *granular* mode:
 //! every function off, then that call's change applied.
 //!
+//! The configuration is the engine's alone: what enabling a view means for the backends (attach
+//! Level Zero, report a runtime that started without libpti, harvest before a flush) is the
+//! session's (`crate::session`), which is how tools change it.
+//!
 //! ```
 //! use std::sync::{Arc, Mutex};
-//! use pti_core::view::{self, abi::*, Buffer, BufferCallbacks, FilledBuffer, Record};
-//! use pti_core::{dispatch, ids, ApiGroup};
+//! use pti_core::view::{abi::*, Buffer, BufferCallbacks, FilledBuffer, Record};
+//! use pti_core::{dispatch, ids, session, ApiGroup};
 //!
 //! struct Tool(Mutex<Vec<u32>>);
 //! impl BufferCallbacks for Tool {
@@ -35,12 +39,12 @@
 //! }
 //!
 //! let tool = Arc::new(Tool(Mutex::new(Vec::new())));
-//! view::set_callbacks(tool.clone());
-//! view::enable(pti_view_kind::PTI_VIEW_DRIVER_API)?;
+//! session::set_buffer_callbacks(tool.clone());
+//! session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API)?;
 //! dispatch::simulate_call(ApiGroup::OpenCl, ids::opencl::clFinish, Default::default(), || 0)?;
-//! view::flush()?;
+//! session::flush()?;
 //! assert!(tool.0.lock().unwrap().contains(&ids::opencl::clFinish));
-//! view::disable(pti_view_kind::PTI_VIEW_DRIVER_API)?;
+//! session::disable_view(pti_view_kind::PTI_VIEW_DRIVER_API)?;
 //! # Ok::<(), pti_core::Error>(())
 //! ```
 
@@ -50,9 +54,11 @@ use crate::api::{ApiClass, ApiGroup, ApiId};
 use crate::interest::{self, API_RECORDS, CELLS, DEVICE, EXTERNAL};
 use crate::result::Error;
 use crate::sync::writer_lock::WriterLock;
-use crate::{clock, fork, ids, thread};
+use crate::{clock, ids, thread};
 
-pub mod abi;
+/// Record layouts, enums and handle types of `pti_view.h` (the `pti-abi` crate).
+pub use pti_abi as abi;
+
 mod buffer;
 pub(crate) mod device;
 pub(crate) mod emit;
@@ -61,8 +67,8 @@ mod records;
 
 use abi::{pti_api_class, pti_api_group_id, pti_view_kind, pti_view_overhead_kind};
 pub(crate) use buffer::ThreadBuffer;
-pub(crate) use buffer::count_lost;
 pub use buffer::{Buffer, BufferCallbacks, FilledBuffer, dropped_count};
+pub(crate) use buffer::{count_lost, hand_back_at_exit};
 pub use external::{pop_external_correlation_id, push_external_correlation_id};
 pub use records::{Record, Records, next_record, next_record_raw};
 
@@ -138,19 +144,34 @@ pub(crate) fn any_device_view() -> bool {
     DEVICE_VIEWS.iter().any(|k| is_enabled(*k))
 }
 
-/// Sets the device interest of the functions the backends name as device work.
+/// Per interest cell: the function submits or waits for device work (see [`DEVICE_VIEWS`]).
+static DEVICE_WORK: [AtomicU64; CELLS.div_ceil(64)] =
+    [const { AtomicU64::new(0) }; CELLS.div_ceil(64)];
+
+/// Marks the functions of `group` that submit or wait for device work: they are traced while a
+/// device view is enabled. The session tells the view each backend's, before the first enable.
+pub(crate) fn mark_device_work(group: ApiGroup, functions: &[ApiId]) {
+    let _config = CONFIG.lock();
+    for cell in functions.iter().filter_map(|id| interest::cell(group, *id)) {
+        DEVICE_WORK[cell / 64].fetch_or(1 << (cell % 64), Ordering::Relaxed);
+    }
+    refresh_device_interest();
+}
+
+/// Sets the device interest of the functions marked as device work.
 fn refresh_device_interest() {
     let on = any_device_view();
-    for (group, id) in crate::backend::device_work_functions() {
-        if let Some(cell) = interest::cell(group, id) {
-            interest::set(cell, DEVICE, on);
+    for (w, word) in DEVICE_WORK.iter().enumerate() {
+        let mut bits = word.load(Ordering::Relaxed);
+        while bits != 0 {
+            interest::set(w * 64 + bits.trailing_zeros() as usize, DEVICE, on);
+            bits &= bits - 1;
         }
     }
 }
 
-/// Sets the tool's buffer callbacks. Set them before enabling a view.
-pub fn set_callbacks(callbacks: std::sync::Arc<dyn BufferCallbacks>) {
-    fork::install_handlers();
+/// Sets the tool's buffer callbacks (the session's `set_buffer_callbacks`).
+pub(crate) fn set_callbacks(callbacks: std::sync::Arc<dyn BufferCallbacks>) {
     crate::sync::barrier::init();
     buffer::set_callbacks(callbacks);
 }
@@ -164,7 +185,10 @@ fn check_kind(kind: pti_view_kind) -> Result<(), Error> {
     }
 }
 
-fn set_enabled(kind: pti_view_kind, on: bool) -> Result<(), Error> {
+/// Enables (`on`) or disables view `kind`: its records are written from then on, or no longer.
+/// Records already written stay in their buffers until a flush. Enabling needs the buffer
+/// callbacks set.
+pub(crate) fn set_enabled(kind: pti_view_kind, on: bool) -> Result<(), Error> {
     check_kind(kind)?;
     let _config = CONFIG.lock();
     if on && !buffer::callbacks_set() {
@@ -188,42 +212,14 @@ fn set_enabled(kind: pti_view_kind, on: bool) -> Result<(), Error> {
     Ok(())
 }
 
-/// Enables view `kind`: its records are written from now on. Device views are filled by the
-/// backends that produce device work (kernels on CPU devices go to `PTI_VIEW_DEVICE_CPU_KERNEL`,
-/// on other devices to `PTI_VIEW_DEVICE_GPU_KERNEL`); `PTI_VIEW_COMMUNICATION` is accepted for
-/// compatibility but no backend produces it. Queues created while a device view is enabled are
-/// created with profiling on, which device timestamps need.
-pub fn enable(kind: pti_view_kind) -> Result<(), Error> {
-    set_enabled(kind, true)?;
-    if kind == pti_view_kind::PTI_VIEW_DRIVER_API || DEVICE_VIEWS.contains(&kind) {
-        crate::backend::attach_level_zero(false)?;
-        crate::backend::check_opencl(false)?;
-    }
-    if matches!(
-        kind,
-        pti_view_kind::PTI_VIEW_RUNTIME_API | pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION
-    ) {
-        crate::backend::sycl::check_setup(false);
-    }
-    Ok(())
-}
-
-/// Disables view `kind`. Records already written stay in their buffers until a flush.
-pub fn disable(kind: pti_view_kind) -> Result<(), Error> {
-    set_enabled(kind, false)
-}
-
-/// Hands every finished record of every thread to the tool before returning (see
-/// [`FilledBuffer`]): first the backends write the records of device work that has completed
-/// (without waiting for any that has not), then every buffer is delivered. With the overhead
-/// view enabled, first closes the calling thread's overhead
-/// window (other threads close theirs with their next traced call after the window ends), and
-/// records the flush's own time, delivered by the next flush.
-pub fn flush() -> Result<(), Error> {
-    let start = clock::now();
-    crate::backend::harvest_finished();
+/// Writes what a flush delivers, once the backends harvested: every buffer goes to the tool (see
+/// [`FilledBuffer`]). `started` is when the flush began (before the harvest). With the overhead
+/// view enabled, first closes the calling thread's overhead window (other threads close theirs
+/// with their next traced call after the window ends), and records the flush's own time,
+/// delivered by the next flush.
+pub(crate) fn flush(started: u64) -> Result<(), Error> {
     if is_enabled(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD) {
-        thread::with(|s| emit::close_overhead_window(s, start));
+        thread::with(|s| emit::close_overhead_window(s, started));
     }
     let result = buffer::flush();
     if is_enabled(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD) {
@@ -232,10 +228,10 @@ pub fn flush() -> Result<(), Error> {
             emit::write_overhead(
                 s,
                 pti_view_overhead_kind::PTI_VIEW_OVERHEAD_KIND_BUFFER_FLUSH,
-                start,
+                started,
                 end,
                 1,
-                end - start,
+                end - started,
             )
         });
     }
@@ -275,13 +271,14 @@ fn make_granular(group: ApiGroup) {
 }
 
 /// Records (`enable`) or stops recording one function in an API view. With
-/// `PTI_API_GROUP_ALL`, applies to every group of the view whose table has `api_id`.
-pub fn enable_api(
+/// `PTI_API_GROUP_ALL`, applies to every group of the view whose table has `api_id`. Returns the
+/// groups it changed.
+pub(crate) fn enable_api(
     view: ApiView,
     enable: bool,
     group: pti_api_group_id,
     api_id: ApiId,
-) -> Result<(), Error> {
+) -> Result<Vec<ApiGroup>, Error> {
     let groups = filter_groups(view, group)?;
     let targets: Vec<ApiGroup> = groups
         .iter()
@@ -305,22 +302,17 @@ pub fn enable_api(
             refresh_api_interest(g);
         }
     }
-    if enable && targets.contains(&ApiGroup::LevelZero) {
-        crate::backend::attach_level_zero(group == pti_api_group_id::PTI_API_GROUP_LEVELZERO)?;
-    }
-    if enable && targets.contains(&ApiGroup::OpenCl) {
-        crate::backend::check_opencl(group == pti_api_group_id::PTI_API_GROUP_OPENCL)?;
-    }
-    Ok(())
+    Ok(targets)
 }
 
-/// Records (`enable`) or stops recording the functions of a class in an API view.
-pub fn enable_api_class(
+/// Records (`enable`) or stops recording the functions of a class in an API view. Returns the
+/// groups it changed.
+pub(crate) fn enable_api_class(
     view: ApiView,
     enable: bool,
     class: pti_api_class,
     group: pti_api_group_id,
-) -> Result<(), Error> {
+) -> Result<&'static [ApiGroup], Error> {
     let groups = filter_groups(view, group)?;
     let classes: &[ApiClass] = match class {
         pti_api_class::PTI_API_CLASS_GPU_OPERATION_CORE => &[ApiClass::GpuOperationCore],
@@ -347,18 +339,12 @@ pub fn enable_api_class(
             refresh_api_interest(g);
         }
     }
-    if enable && groups.contains(&ApiGroup::LevelZero) {
-        crate::backend::attach_level_zero(group == pti_api_group_id::PTI_API_GROUP_LEVELZERO)?;
-    }
-    if enable && groups.contains(&ApiGroup::OpenCl) {
-        crate::backend::check_opencl(group == pti_api_group_id::PTI_API_GROUP_OPENCL)?;
-    }
-    Ok(())
+    Ok(groups)
 }
 
 /// Returns every group to its initial filter: every function recorded while its API view is
 /// enabled (a Rust-API extension; C tools re-enable functions one by one).
-pub fn reset_api_filters() {
+pub(crate) fn reset_api_filters() {
     let _config = CONFIG.lock();
     for group in ApiGroup::ALL {
         GRANULAR[group.index()].store(false, Ordering::Relaxed);
@@ -369,8 +355,10 @@ pub fn reset_api_filters() {
     }
 }
 
-/// Whether Level Zero local (per-kernel) device profiling is available: not before the Level
-/// Zero backend exists.
+/// Whether Level Zero local (per-kernel) device profiling is available: not in this version.
+/// The Level Zero backend times commands with kernel timestamps on the program's command lists
+/// (see `backend::level_zero`); the per-kernel local collection Intel's PTI offers on top of
+/// that is not implemented, so this answers `PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED`.
 pub fn gpu_local_available() -> Result<(), Error> {
     Err(Error::L0LocalProfilingNotSupported)
 }

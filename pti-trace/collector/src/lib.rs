@@ -8,11 +8,9 @@
 //! (`timeline`), one per process.
 //!
 //! It uses nothing of libpti but its exported C functions (looked up by name, `pti`) and the
-//! record layouts of `pti_view.h` (libpti's `view/abi.rs`, included as a module of its own).
+//! record layouts of `pti_view.h` (the `pti-abi` crate).
 
-#[path = "../../../pti-core/src/view/abi.rs"]
-#[allow(dead_code, missing_docs, unreachable_pub, clippy::all)]
-mod abi;
+use pti_abi as abi;
 mod collect;
 mod options;
 mod pti;

@@ -1,7 +1,9 @@
 //! libpti's public C API, as the collector sees it: the functions of `pti_view.h`,
 //! `pti_callback.h` and `pti_ext.h` it calls, looked up by name in the `libpti.so` loaded before
 //! it (the collector does not link libpti, so it builds without it and uses exactly the ABI
-//! every C tool uses).
+//! every C tool uses). It looks up `libpti_<name>`, the name libpti's headers bind tools to and
+//! no other library exports, so another library with the same C names (Intel's PTI, or one
+//! compatible with it) cannot answer in libpti's place.
 
 #![allow(non_snake_case)] // the C functions keep their names
 
@@ -68,7 +70,10 @@ impl Pti {
         macro_rules! function {
             ($name:ident) => {
                 lookup(
-                    CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes()).unwrap(),
+                    CStr::from_bytes_with_nul(
+                        concat!("libpti_", stringify!($name), "\0").as_bytes(),
+                    )
+                    .unwrap(),
                 )
                 .ok_or(stringify!($name))?
             };

@@ -4,9 +4,10 @@
 //! One prologue and one epilogue per function the loader's tracing layer exposes. The
 //! prologue opens the traced call (ENTER callbacks) and runs the function's `before_` hook,
 //! the epilogue runs its `after_` hook and closes the call (EXIT callbacks, records); the
-//! call's token travels in the tracing layer's per-call instance slot.
+//! call's token travels in the tracing layer's per-call instance slot. Both run behind the
+//! tracer's panic boundary (`tracer::prologue`, `tracer::epilogue`).
 
-#![allow(non_snake_case, unused_variables, clippy::let_unit_value)]
+#![allow(non_snake_case, unused_variables, clippy::let_unit_value, clippy::let_and_return)]
 
 use core::ffi::{CStr, c_void};
 
@@ -19,358 +20,424 @@ use crate::ids::level_zero as ids;
 unsafe extern "C" fn zeInit_prologue(params: *mut ze_init_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeInit, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeInit, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeInit` (Level Zero API ID 1), after the call.
 unsafe extern "C" fn zeInit_epilogue(params: *mut ze_init_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDriverGet` (Level Zero API ID 2), before the call.
 unsafe extern "C" fn zeDriverGet_prologue(params: *mut ze_driver_get_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDriverGet, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDriverGet, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDriverGet` (Level Zero API ID 2), after the call.
 unsafe extern "C" fn zeDriverGet_epilogue(params: *mut ze_driver_get_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDriverGetApiVersion` (Level Zero API ID 3), before the call.
 unsafe extern "C" fn zeDriverGetApiVersion_prologue(params: *mut ze_driver_get_api_version_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDriverGetApiVersion, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDriverGetApiVersion, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDriverGetApiVersion` (Level Zero API ID 3), after the call.
 unsafe extern "C" fn zeDriverGetApiVersion_epilogue(params: *mut ze_driver_get_api_version_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDriverGetProperties` (Level Zero API ID 4), before the call.
 unsafe extern "C" fn zeDriverGetProperties_prologue(params: *mut ze_driver_get_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDriverGetProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDriverGetProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDriverGetProperties` (Level Zero API ID 4), after the call.
 unsafe extern "C" fn zeDriverGetProperties_epilogue(params: *mut ze_driver_get_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDriverGetIpcProperties` (Level Zero API ID 5), before the call.
 unsafe extern "C" fn zeDriverGetIpcProperties_prologue(params: *mut ze_driver_get_ipc_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDriverGetIpcProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDriverGetIpcProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDriverGetIpcProperties` (Level Zero API ID 5), after the call.
 unsafe extern "C" fn zeDriverGetIpcProperties_epilogue(params: *mut ze_driver_get_ipc_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDriverGetExtensionProperties` (Level Zero API ID 6), before the call.
 unsafe extern "C" fn zeDriverGetExtensionProperties_prologue(params: *mut ze_driver_get_extension_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDriverGetExtensionProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDriverGetExtensionProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDriverGetExtensionProperties` (Level Zero API ID 6), after the call.
 unsafe extern "C" fn zeDriverGetExtensionProperties_epilogue(params: *mut ze_driver_get_extension_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGet` (Level Zero API ID 7), before the call.
 unsafe extern "C" fn zeDeviceGet_prologue(params: *mut ze_device_get_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGet, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGet, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGet` (Level Zero API ID 7), after the call.
 unsafe extern "C" fn zeDeviceGet_epilogue(params: *mut ze_device_get_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetSubDevices` (Level Zero API ID 8), before the call.
 unsafe extern "C" fn zeDeviceGetSubDevices_prologue(params: *mut ze_device_get_sub_devices_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetSubDevices, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetSubDevices, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetSubDevices` (Level Zero API ID 8), after the call.
 unsafe extern "C" fn zeDeviceGetSubDevices_epilogue(params: *mut ze_device_get_sub_devices_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetProperties` (Level Zero API ID 9), before the call.
 unsafe extern "C" fn zeDeviceGetProperties_prologue(params: *mut ze_device_get_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetProperties` (Level Zero API ID 9), after the call.
 unsafe extern "C" fn zeDeviceGetProperties_epilogue(params: *mut ze_device_get_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetComputeProperties` (Level Zero API ID 10), before the call.
 unsafe extern "C" fn zeDeviceGetComputeProperties_prologue(params: *mut ze_device_get_compute_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetComputeProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetComputeProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetComputeProperties` (Level Zero API ID 10), after the call.
 unsafe extern "C" fn zeDeviceGetComputeProperties_epilogue(params: *mut ze_device_get_compute_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetModuleProperties` (Level Zero API ID 11), before the call.
 unsafe extern "C" fn zeDeviceGetModuleProperties_prologue(params: *mut ze_device_get_module_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetModuleProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetModuleProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetModuleProperties` (Level Zero API ID 11), after the call.
 unsafe extern "C" fn zeDeviceGetModuleProperties_epilogue(params: *mut ze_device_get_module_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetCommandQueueGroupProperties` (Level Zero API ID 12), before the call.
 unsafe extern "C" fn zeDeviceGetCommandQueueGroupProperties_prologue(params: *mut ze_device_get_command_queue_group_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetCommandQueueGroupProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetCommandQueueGroupProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetCommandQueueGroupProperties` (Level Zero API ID 12), after the call.
 unsafe extern "C" fn zeDeviceGetCommandQueueGroupProperties_epilogue(params: *mut ze_device_get_command_queue_group_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetMemoryProperties` (Level Zero API ID 13), before the call.
 unsafe extern "C" fn zeDeviceGetMemoryProperties_prologue(params: *mut ze_device_get_memory_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetMemoryProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetMemoryProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetMemoryProperties` (Level Zero API ID 13), after the call.
 unsafe extern "C" fn zeDeviceGetMemoryProperties_epilogue(params: *mut ze_device_get_memory_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetMemoryAccessProperties` (Level Zero API ID 14), before the call.
 unsafe extern "C" fn zeDeviceGetMemoryAccessProperties_prologue(params: *mut ze_device_get_memory_access_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetMemoryAccessProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetMemoryAccessProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetMemoryAccessProperties` (Level Zero API ID 14), after the call.
 unsafe extern "C" fn zeDeviceGetMemoryAccessProperties_epilogue(params: *mut ze_device_get_memory_access_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetCacheProperties` (Level Zero API ID 15), before the call.
 unsafe extern "C" fn zeDeviceGetCacheProperties_prologue(params: *mut ze_device_get_cache_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetCacheProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetCacheProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetCacheProperties` (Level Zero API ID 15), after the call.
 unsafe extern "C" fn zeDeviceGetCacheProperties_epilogue(params: *mut ze_device_get_cache_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetImageProperties` (Level Zero API ID 16), before the call.
 unsafe extern "C" fn zeDeviceGetImageProperties_prologue(params: *mut ze_device_get_image_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetImageProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetImageProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetImageProperties` (Level Zero API ID 16), after the call.
 unsafe extern "C" fn zeDeviceGetImageProperties_epilogue(params: *mut ze_device_get_image_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetExternalMemoryProperties` (Level Zero API ID 17), before the call.
 unsafe extern "C" fn zeDeviceGetExternalMemoryProperties_prologue(params: *mut ze_device_get_external_memory_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetExternalMemoryProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetExternalMemoryProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetExternalMemoryProperties` (Level Zero API ID 17), after the call.
 unsafe extern "C" fn zeDeviceGetExternalMemoryProperties_epilogue(params: *mut ze_device_get_external_memory_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetP2PProperties` (Level Zero API ID 18), before the call.
 unsafe extern "C" fn zeDeviceGetP2PProperties_prologue(params: *mut ze_device_get_p2_p_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetP2PProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetP2PProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetP2PProperties` (Level Zero API ID 18), after the call.
 unsafe extern "C" fn zeDeviceGetP2PProperties_epilogue(params: *mut ze_device_get_p2_p_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceCanAccessPeer` (Level Zero API ID 19), before the call.
 unsafe extern "C" fn zeDeviceCanAccessPeer_prologue(params: *mut ze_device_can_access_peer_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceCanAccessPeer, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceCanAccessPeer, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceCanAccessPeer` (Level Zero API ID 19), after the call.
 unsafe extern "C" fn zeDeviceCanAccessPeer_epilogue(params: *mut ze_device_can_access_peer_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetStatus` (Level Zero API ID 20), before the call.
 unsafe extern "C" fn zeDeviceGetStatus_prologue(params: *mut ze_device_get_status_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetStatus, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetStatus, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetStatus` (Level Zero API ID 20), after the call.
 unsafe extern "C" fn zeDeviceGetStatus_epilogue(params: *mut ze_device_get_status_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeContextCreate` (Level Zero API ID 21), before the call.
 unsafe extern "C" fn zeContextCreate_prologue(params: *mut ze_context_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeContextCreate, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeContextCreate, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeContextCreate` (Level Zero API ID 21), after the call.
 unsafe extern "C" fn zeContextCreate_epilogue(params: *mut ze_context_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeContextDestroy` (Level Zero API ID 22), before the call.
 unsafe extern "C" fn zeContextDestroy_prologue(params: *mut ze_context_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeContextDestroy, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeContextDestroy, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    hooks::before_zeContextDestroy(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeContextDestroy(p, token);
+        token
+    });
 }
 
 /// `zeContextDestroy` (Level Zero API ID 22), after the call.
 unsafe extern "C" fn zeContextDestroy_epilogue(params: *mut ze_context_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -378,21 +445,24 @@ unsafe extern "C" fn zeContextDestroy_epilogue(params: *mut ze_context_destroy_p
 unsafe extern "C" fn zeContextGetStatus_prologue(params: *mut ze_context_get_status_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeContextGetStatus, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeContextGetStatus, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeContextGetStatus` (Level Zero API ID 23), after the call.
 unsafe extern "C" fn zeContextGetStatus_epilogue(params: *mut ze_context_get_status_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -400,21 +470,24 @@ unsafe extern "C" fn zeContextGetStatus_epilogue(params: *mut ze_context_get_sta
 unsafe extern "C" fn zeContextSystemBarrier_prologue(params: *mut ze_context_system_barrier_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeContextSystemBarrier, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeContextSystemBarrier, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeContextSystemBarrier` (Level Zero API ID 24), after the call.
 unsafe extern "C" fn zeContextSystemBarrier_epilogue(params: *mut ze_context_system_barrier_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -422,21 +495,24 @@ unsafe extern "C" fn zeContextSystemBarrier_epilogue(params: *mut ze_context_sys
 unsafe extern "C" fn zeContextMakeMemoryResident_prologue(params: *mut ze_context_make_memory_resident_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeContextMakeMemoryResident, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeContextMakeMemoryResident, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeContextMakeMemoryResident` (Level Zero API ID 25), after the call.
 unsafe extern "C" fn zeContextMakeMemoryResident_epilogue(params: *mut ze_context_make_memory_resident_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -444,21 +520,24 @@ unsafe extern "C" fn zeContextMakeMemoryResident_epilogue(params: *mut ze_contex
 unsafe extern "C" fn zeContextEvictMemory_prologue(params: *mut ze_context_evict_memory_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeContextEvictMemory, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeContextEvictMemory, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeContextEvictMemory` (Level Zero API ID 26), after the call.
 unsafe extern "C" fn zeContextEvictMemory_epilogue(params: *mut ze_context_evict_memory_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -466,21 +545,24 @@ unsafe extern "C" fn zeContextEvictMemory_epilogue(params: *mut ze_context_evict
 unsafe extern "C" fn zeContextMakeImageResident_prologue(params: *mut ze_context_make_image_resident_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeContextMakeImageResident, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeContextMakeImageResident, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeContextMakeImageResident` (Level Zero API ID 27), after the call.
 unsafe extern "C" fn zeContextMakeImageResident_epilogue(params: *mut ze_context_make_image_resident_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -488,21 +570,24 @@ unsafe extern "C" fn zeContextMakeImageResident_epilogue(params: *mut ze_context
 unsafe extern "C" fn zeContextEvictImage_prologue(params: *mut ze_context_evict_image_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeContextEvictImage, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeContextEvictImage, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeContextEvictImage` (Level Zero API ID 28), after the call.
 unsafe extern "C" fn zeContextEvictImage_epilogue(params: *mut ze_context_evict_image_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -510,22 +595,25 @@ unsafe extern "C" fn zeContextEvictImage_epilogue(params: *mut ze_context_evict_
 unsafe extern "C" fn zeCommandQueueCreate_prologue(params: *mut ze_command_queue_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandQueueCreate, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandQueueCreate, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandQueueCreate` (Level Zero API ID 29), after the call.
 unsafe extern "C" fn zeCommandQueueCreate_epilogue(params: *mut ze_command_queue_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandQueueCreate(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandQueueCreate(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -533,22 +621,25 @@ unsafe extern "C" fn zeCommandQueueCreate_epilogue(params: *mut ze_command_queue
 unsafe extern "C" fn zeCommandQueueDestroy_prologue(params: *mut ze_command_queue_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandQueueDestroy, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandQueueDestroy, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::queue_context(*p.phCommandQueue) }
     }, || None);
-    hooks::before_zeCommandQueueDestroy(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandQueueDestroy(p, token);
+        token
+    });
 }
 
 /// `zeCommandQueueDestroy` (Level Zero API ID 30), after the call.
 unsafe extern "C" fn zeCommandQueueDestroy_epilogue(params: *mut ze_command_queue_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::queue_context(*p.phCommandQueue) }
+    });
     });
 }
 
@@ -556,23 +647,26 @@ unsafe extern "C" fn zeCommandQueueDestroy_epilogue(params: *mut ze_command_queu
 unsafe extern "C" fn zeCommandQueueExecuteCommandLists_prologue(params: *mut ze_command_queue_execute_command_lists_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandQueueExecuteCommandLists, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandQueueExecuteCommandLists, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::queue_context(*p.phCommandQueue) }
     }, || None);
-    hooks::before_zeCommandQueueExecuteCommandLists(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandQueueExecuteCommandLists(p, token);
+        token
+    });
 }
 
 /// `zeCommandQueueExecuteCommandLists` (Level Zero API ID 31), after the call.
 unsafe extern "C" fn zeCommandQueueExecuteCommandLists_epilogue(params: *mut ze_command_queue_execute_command_lists_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandQueueExecuteCommandLists(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandQueueExecuteCommandLists(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::queue_context(*p.phCommandQueue) }
+    });
     });
 }
 
@@ -580,23 +674,26 @@ unsafe extern "C" fn zeCommandQueueExecuteCommandLists_epilogue(params: *mut ze_
 unsafe extern "C" fn zeCommandQueueSynchronize_prologue(params: *mut ze_command_queue_synchronize_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandQueueSynchronize, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandQueueSynchronize, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::queue_context(*p.phCommandQueue) }
     }, || None);
-    hooks::before_zeCommandQueueSynchronize(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandQueueSynchronize(p, token);
+        token
+    });
 }
 
 /// `zeCommandQueueSynchronize` (Level Zero API ID 32), after the call.
 unsafe extern "C" fn zeCommandQueueSynchronize_epilogue(params: *mut ze_command_queue_synchronize_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandQueueSynchronize(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandQueueSynchronize(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::queue_context(*p.phCommandQueue) }
+    });
     });
 }
 
@@ -604,22 +701,25 @@ unsafe extern "C" fn zeCommandQueueSynchronize_epilogue(params: *mut ze_command_
 unsafe extern "C" fn zeCommandListCreate_prologue(params: *mut ze_command_list_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListCreate, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListCreate, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListCreate` (Level Zero API ID 33), after the call.
 unsafe extern "C" fn zeCommandListCreate_epilogue(params: *mut ze_command_list_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandListCreate(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListCreate(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -627,22 +727,25 @@ unsafe extern "C" fn zeCommandListCreate_epilogue(params: *mut ze_command_list_c
 unsafe extern "C" fn zeCommandListCreateImmediate_prologue(params: *mut ze_command_list_create_immediate_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListCreateImmediate, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListCreateImmediate, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListCreateImmediate` (Level Zero API ID 34), after the call.
 unsafe extern "C" fn zeCommandListCreateImmediate_epilogue(params: *mut ze_command_list_create_immediate_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandListCreateImmediate(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListCreateImmediate(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -650,22 +753,25 @@ unsafe extern "C" fn zeCommandListCreateImmediate_epilogue(params: *mut ze_comma
 unsafe extern "C" fn zeCommandListDestroy_prologue(params: *mut ze_command_list_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListDestroy, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListDestroy, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    hooks::before_zeCommandListDestroy(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandListDestroy(p, token);
+        token
+    });
 }
 
 /// `zeCommandListDestroy` (Level Zero API ID 35), after the call.
 unsafe extern "C" fn zeCommandListDestroy_epilogue(params: *mut ze_command_list_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -673,21 +779,24 @@ unsafe extern "C" fn zeCommandListDestroy_epilogue(params: *mut ze_command_list_
 unsafe extern "C" fn zeCommandListClose_prologue(params: *mut ze_command_list_close_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListClose, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListClose, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListClose` (Level Zero API ID 36), after the call.
 unsafe extern "C" fn zeCommandListClose_epilogue(params: *mut ze_command_list_close_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -695,22 +804,25 @@ unsafe extern "C" fn zeCommandListClose_epilogue(params: *mut ze_command_list_cl
 unsafe extern "C" fn zeCommandListReset_prologue(params: *mut ze_command_list_reset_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListReset, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListReset, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    hooks::before_zeCommandListReset(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandListReset(p, token);
+        token
+    });
 }
 
 /// `zeCommandListReset` (Level Zero API ID 37), after the call.
 unsafe extern "C" fn zeCommandListReset_epilogue(params: *mut ze_command_list_reset_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -718,21 +830,24 @@ unsafe extern "C" fn zeCommandListReset_epilogue(params: *mut ze_command_list_re
 unsafe extern "C" fn zeCommandListAppendWriteGlobalTimestamp_prologue(params: *mut ze_command_list_append_write_global_timestamp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendWriteGlobalTimestamp, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendWriteGlobalTimestamp, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendWriteGlobalTimestamp` (Level Zero API ID 38), after the call.
 unsafe extern "C" fn zeCommandListAppendWriteGlobalTimestamp_epilogue(params: *mut ze_command_list_append_write_global_timestamp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -740,23 +855,26 @@ unsafe extern "C" fn zeCommandListAppendWriteGlobalTimestamp_epilogue(params: *m
 unsafe extern "C" fn zeCommandListAppendBarrier_prologue(params: *mut ze_command_list_append_barrier_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendBarrier, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendBarrier, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    hooks::before_zeCommandListAppendBarrier(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandListAppendBarrier(p, token);
+        token
+    });
 }
 
 /// `zeCommandListAppendBarrier` (Level Zero API ID 39), after the call.
 unsafe extern "C" fn zeCommandListAppendBarrier_epilogue(params: *mut ze_command_list_append_barrier_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandListAppendBarrier(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendBarrier(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -764,23 +882,26 @@ unsafe extern "C" fn zeCommandListAppendBarrier_epilogue(params: *mut ze_command
 unsafe extern "C" fn zeCommandListAppendMemoryRangesBarrier_prologue(params: *mut ze_command_list_append_memory_ranges_barrier_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendMemoryRangesBarrier, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendMemoryRangesBarrier, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    hooks::before_zeCommandListAppendMemoryRangesBarrier(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandListAppendMemoryRangesBarrier(p, token);
+        token
+    });
 }
 
 /// `zeCommandListAppendMemoryRangesBarrier` (Level Zero API ID 40), after the call.
 unsafe extern "C" fn zeCommandListAppendMemoryRangesBarrier_epilogue(params: *mut ze_command_list_append_memory_ranges_barrier_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandListAppendMemoryRangesBarrier(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendMemoryRangesBarrier(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -788,23 +909,26 @@ unsafe extern "C" fn zeCommandListAppendMemoryRangesBarrier_epilogue(params: *mu
 unsafe extern "C" fn zeCommandListAppendMemoryCopy_prologue(params: *mut ze_command_list_append_memory_copy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendMemoryCopy, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendMemoryCopy, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    hooks::before_zeCommandListAppendMemoryCopy(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandListAppendMemoryCopy(p, token);
+        token
+    });
 }
 
 /// `zeCommandListAppendMemoryCopy` (Level Zero API ID 41), after the call.
 unsafe extern "C" fn zeCommandListAppendMemoryCopy_epilogue(params: *mut ze_command_list_append_memory_copy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandListAppendMemoryCopy(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendMemoryCopy(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -812,23 +936,26 @@ unsafe extern "C" fn zeCommandListAppendMemoryCopy_epilogue(params: *mut ze_comm
 unsafe extern "C" fn zeCommandListAppendMemoryFill_prologue(params: *mut ze_command_list_append_memory_fill_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendMemoryFill, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendMemoryFill, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    hooks::before_zeCommandListAppendMemoryFill(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandListAppendMemoryFill(p, token);
+        token
+    });
 }
 
 /// `zeCommandListAppendMemoryFill` (Level Zero API ID 42), after the call.
 unsafe extern "C" fn zeCommandListAppendMemoryFill_epilogue(params: *mut ze_command_list_append_memory_fill_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandListAppendMemoryFill(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendMemoryFill(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -836,23 +963,26 @@ unsafe extern "C" fn zeCommandListAppendMemoryFill_epilogue(params: *mut ze_comm
 unsafe extern "C" fn zeCommandListAppendMemoryCopyRegion_prologue(params: *mut ze_command_list_append_memory_copy_region_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendMemoryCopyRegion, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendMemoryCopyRegion, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    hooks::before_zeCommandListAppendMemoryCopyRegion(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandListAppendMemoryCopyRegion(p, token);
+        token
+    });
 }
 
 /// `zeCommandListAppendMemoryCopyRegion` (Level Zero API ID 43), after the call.
 unsafe extern "C" fn zeCommandListAppendMemoryCopyRegion_epilogue(params: *mut ze_command_list_append_memory_copy_region_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandListAppendMemoryCopyRegion(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendMemoryCopyRegion(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -860,23 +990,26 @@ unsafe extern "C" fn zeCommandListAppendMemoryCopyRegion_epilogue(params: *mut z
 unsafe extern "C" fn zeCommandListAppendMemoryCopyFromContext_prologue(params: *mut ze_command_list_append_memory_copy_from_context_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendMemoryCopyFromContext, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendMemoryCopyFromContext, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    hooks::before_zeCommandListAppendMemoryCopyFromContext(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandListAppendMemoryCopyFromContext(p, token);
+        token
+    });
 }
 
 /// `zeCommandListAppendMemoryCopyFromContext` (Level Zero API ID 44), after the call.
 unsafe extern "C" fn zeCommandListAppendMemoryCopyFromContext_epilogue(params: *mut ze_command_list_append_memory_copy_from_context_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandListAppendMemoryCopyFromContext(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendMemoryCopyFromContext(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -884,21 +1017,24 @@ unsafe extern "C" fn zeCommandListAppendMemoryCopyFromContext_epilogue(params: *
 unsafe extern "C" fn zeCommandListAppendImageCopy_prologue(params: *mut ze_command_list_append_image_copy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendImageCopy, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendImageCopy, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendImageCopy` (Level Zero API ID 45), after the call.
 unsafe extern "C" fn zeCommandListAppendImageCopy_epilogue(params: *mut ze_command_list_append_image_copy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -906,21 +1042,24 @@ unsafe extern "C" fn zeCommandListAppendImageCopy_epilogue(params: *mut ze_comma
 unsafe extern "C" fn zeCommandListAppendImageCopyRegion_prologue(params: *mut ze_command_list_append_image_copy_region_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendImageCopyRegion, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendImageCopyRegion, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendImageCopyRegion` (Level Zero API ID 46), after the call.
 unsafe extern "C" fn zeCommandListAppendImageCopyRegion_epilogue(params: *mut ze_command_list_append_image_copy_region_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -928,21 +1067,24 @@ unsafe extern "C" fn zeCommandListAppendImageCopyRegion_epilogue(params: *mut ze
 unsafe extern "C" fn zeCommandListAppendImageCopyToMemory_prologue(params: *mut ze_command_list_append_image_copy_to_memory_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendImageCopyToMemory, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendImageCopyToMemory, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendImageCopyToMemory` (Level Zero API ID 47), after the call.
 unsafe extern "C" fn zeCommandListAppendImageCopyToMemory_epilogue(params: *mut ze_command_list_append_image_copy_to_memory_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -950,21 +1092,24 @@ unsafe extern "C" fn zeCommandListAppendImageCopyToMemory_epilogue(params: *mut 
 unsafe extern "C" fn zeCommandListAppendImageCopyFromMemory_prologue(params: *mut ze_command_list_append_image_copy_from_memory_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendImageCopyFromMemory, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendImageCopyFromMemory, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendImageCopyFromMemory` (Level Zero API ID 48), after the call.
 unsafe extern "C" fn zeCommandListAppendImageCopyFromMemory_epilogue(params: *mut ze_command_list_append_image_copy_from_memory_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -972,21 +1117,24 @@ unsafe extern "C" fn zeCommandListAppendImageCopyFromMemory_epilogue(params: *mu
 unsafe extern "C" fn zeCommandListAppendMemoryPrefetch_prologue(params: *mut ze_command_list_append_memory_prefetch_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendMemoryPrefetch, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendMemoryPrefetch, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendMemoryPrefetch` (Level Zero API ID 49), after the call.
 unsafe extern "C" fn zeCommandListAppendMemoryPrefetch_epilogue(params: *mut ze_command_list_append_memory_prefetch_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -994,21 +1142,24 @@ unsafe extern "C" fn zeCommandListAppendMemoryPrefetch_epilogue(params: *mut ze_
 unsafe extern "C" fn zeCommandListAppendMemAdvise_prologue(params: *mut ze_command_list_append_mem_advise_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendMemAdvise, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendMemAdvise, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendMemAdvise` (Level Zero API ID 50), after the call.
 unsafe extern "C" fn zeCommandListAppendMemAdvise_epilogue(params: *mut ze_command_list_append_mem_advise_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -1016,21 +1167,24 @@ unsafe extern "C" fn zeCommandListAppendMemAdvise_epilogue(params: *mut ze_comma
 unsafe extern "C" fn zeCommandListAppendSignalEvent_prologue(params: *mut ze_command_list_append_signal_event_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendSignalEvent, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendSignalEvent, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendSignalEvent` (Level Zero API ID 51), after the call.
 unsafe extern "C" fn zeCommandListAppendSignalEvent_epilogue(params: *mut ze_command_list_append_signal_event_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -1038,21 +1192,24 @@ unsafe extern "C" fn zeCommandListAppendSignalEvent_epilogue(params: *mut ze_com
 unsafe extern "C" fn zeCommandListAppendWaitOnEvents_prologue(params: *mut ze_command_list_append_wait_on_events_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendWaitOnEvents, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendWaitOnEvents, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendWaitOnEvents` (Level Zero API ID 52), after the call.
 unsafe extern "C" fn zeCommandListAppendWaitOnEvents_epilogue(params: *mut ze_command_list_append_wait_on_events_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -1060,21 +1217,24 @@ unsafe extern "C" fn zeCommandListAppendWaitOnEvents_epilogue(params: *mut ze_co
 unsafe extern "C" fn zeCommandListAppendEventReset_prologue(params: *mut ze_command_list_append_event_reset_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendEventReset, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendEventReset, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendEventReset` (Level Zero API ID 53), after the call.
 unsafe extern "C" fn zeCommandListAppendEventReset_epilogue(params: *mut ze_command_list_append_event_reset_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -1082,21 +1242,24 @@ unsafe extern "C" fn zeCommandListAppendEventReset_epilogue(params: *mut ze_comm
 unsafe extern "C" fn zeCommandListAppendQueryKernelTimestamps_prologue(params: *mut ze_command_list_append_query_kernel_timestamps_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendQueryKernelTimestamps, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendQueryKernelTimestamps, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendQueryKernelTimestamps` (Level Zero API ID 54), after the call.
 unsafe extern "C" fn zeCommandListAppendQueryKernelTimestamps_epilogue(params: *mut ze_command_list_append_query_kernel_timestamps_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -1104,26 +1267,29 @@ unsafe extern "C" fn zeCommandListAppendQueryKernelTimestamps_epilogue(params: *
 unsafe extern "C" fn zeCommandListAppendLaunchKernel_prologue(params: *mut ze_command_list_append_launch_kernel_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendLaunchKernel, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendLaunchKernel, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::kernel_name(*p.phKernel) }
     });
-    hooks::before_zeCommandListAppendLaunchKernel(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandListAppendLaunchKernel(p, token);
+        token
+    });
 }
 
 /// `zeCommandListAppendLaunchKernel` (Level Zero API ID 55), after the call.
 unsafe extern "C" fn zeCommandListAppendLaunchKernel_epilogue(params: *mut ze_command_list_append_launch_kernel_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandListAppendLaunchKernel(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendLaunchKernel(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -1131,26 +1297,29 @@ unsafe extern "C" fn zeCommandListAppendLaunchKernel_epilogue(params: *mut ze_co
 unsafe extern "C" fn zeCommandListAppendLaunchCooperativeKernel_prologue(params: *mut ze_command_list_append_launch_cooperative_kernel_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendLaunchCooperativeKernel, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendLaunchCooperativeKernel, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::kernel_name(*p.phKernel) }
     });
-    hooks::before_zeCommandListAppendLaunchCooperativeKernel(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandListAppendLaunchCooperativeKernel(p, token);
+        token
+    });
 }
 
 /// `zeCommandListAppendLaunchCooperativeKernel` (Level Zero API ID 56), after the call.
 unsafe extern "C" fn zeCommandListAppendLaunchCooperativeKernel_epilogue(params: *mut ze_command_list_append_launch_cooperative_kernel_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandListAppendLaunchCooperativeKernel(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendLaunchCooperativeKernel(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -1158,26 +1327,29 @@ unsafe extern "C" fn zeCommandListAppendLaunchCooperativeKernel_epilogue(params:
 unsafe extern "C" fn zeCommandListAppendLaunchKernelIndirect_prologue(params: *mut ze_command_list_append_launch_kernel_indirect_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendLaunchKernelIndirect, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendLaunchKernelIndirect, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::kernel_name(*p.phKernel) }
     });
-    hooks::before_zeCommandListAppendLaunchKernelIndirect(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeCommandListAppendLaunchKernelIndirect(p, token);
+        token
+    });
 }
 
 /// `zeCommandListAppendLaunchKernelIndirect` (Level Zero API ID 57), after the call.
 unsafe extern "C" fn zeCommandListAppendLaunchKernelIndirect_epilogue(params: *mut ze_command_list_append_launch_kernel_indirect_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeCommandListAppendLaunchKernelIndirect(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendLaunchKernelIndirect(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -1185,21 +1357,24 @@ unsafe extern "C" fn zeCommandListAppendLaunchKernelIndirect_epilogue(params: *m
 unsafe extern "C" fn zeCommandListAppendLaunchMultipleKernelsIndirect_prologue(params: *mut ze_command_list_append_launch_multiple_kernels_indirect_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendLaunchMultipleKernelsIndirect, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendLaunchMultipleKernelsIndirect, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendLaunchMultipleKernelsIndirect` (Level Zero API ID 58), after the call.
 unsafe extern "C" fn zeCommandListAppendLaunchMultipleKernelsIndirect_epilogue(params: *mut ze_command_list_append_launch_multiple_kernels_indirect_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -1207,37 +1382,43 @@ unsafe extern "C" fn zeCommandListAppendLaunchMultipleKernelsIndirect_epilogue(p
 unsafe extern "C" fn zeImageGetProperties_prologue(params: *mut ze_image_get_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeImageGetProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeImageGetProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeImageGetProperties` (Level Zero API ID 59), after the call.
 unsafe extern "C" fn zeImageGetProperties_epilogue(params: *mut ze_image_get_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeImageCreate` (Level Zero API ID 60), before the call.
 unsafe extern "C" fn zeImageCreate_prologue(params: *mut ze_image_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeImageCreate, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeImageCreate, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeImageCreate` (Level Zero API ID 60), after the call.
 unsafe extern "C" fn zeImageCreate_epilogue(params: *mut ze_image_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -1245,37 +1426,43 @@ unsafe extern "C" fn zeImageCreate_epilogue(params: *mut ze_image_create_params_
 unsafe extern "C" fn zeImageDestroy_prologue(params: *mut ze_image_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeImageDestroy, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeImageDestroy, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeImageDestroy` (Level Zero API ID 61), after the call.
 unsafe extern "C" fn zeImageDestroy_epilogue(params: *mut ze_image_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeMemAllocShared` (Level Zero API ID 62), before the call.
 unsafe extern "C" fn zeMemAllocShared_prologue(params: *mut ze_mem_alloc_shared_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeMemAllocShared, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemAllocShared, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeMemAllocShared` (Level Zero API ID 62), after the call.
 unsafe extern "C" fn zeMemAllocShared_epilogue(params: *mut ze_mem_alloc_shared_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -1283,21 +1470,24 @@ unsafe extern "C" fn zeMemAllocShared_epilogue(params: *mut ze_mem_alloc_shared_
 unsafe extern "C" fn zeMemAllocDevice_prologue(params: *mut ze_mem_alloc_device_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeMemAllocDevice, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemAllocDevice, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeMemAllocDevice` (Level Zero API ID 63), after the call.
 unsafe extern "C" fn zeMemAllocDevice_epilogue(params: *mut ze_mem_alloc_device_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -1305,21 +1495,24 @@ unsafe extern "C" fn zeMemAllocDevice_epilogue(params: *mut ze_mem_alloc_device_
 unsafe extern "C" fn zeMemAllocHost_prologue(params: *mut ze_mem_alloc_host_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeMemAllocHost, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemAllocHost, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeMemAllocHost` (Level Zero API ID 64), after the call.
 unsafe extern "C" fn zeMemAllocHost_epilogue(params: *mut ze_mem_alloc_host_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -1327,21 +1520,24 @@ unsafe extern "C" fn zeMemAllocHost_epilogue(params: *mut ze_mem_alloc_host_para
 unsafe extern "C" fn zeMemFree_prologue(params: *mut ze_mem_free_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeMemFree, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemFree, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeMemFree` (Level Zero API ID 65), after the call.
 unsafe extern "C" fn zeMemFree_epilogue(params: *mut ze_mem_free_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -1349,21 +1545,24 @@ unsafe extern "C" fn zeMemFree_epilogue(params: *mut ze_mem_free_params_t, resul
 unsafe extern "C" fn zeMemGetAllocProperties_prologue(params: *mut ze_mem_get_alloc_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeMemGetAllocProperties, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemGetAllocProperties, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeMemGetAllocProperties` (Level Zero API ID 66), after the call.
 unsafe extern "C" fn zeMemGetAllocProperties_epilogue(params: *mut ze_mem_get_alloc_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -1371,21 +1570,24 @@ unsafe extern "C" fn zeMemGetAllocProperties_epilogue(params: *mut ze_mem_get_al
 unsafe extern "C" fn zeMemGetAddressRange_prologue(params: *mut ze_mem_get_address_range_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeMemGetAddressRange, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemGetAddressRange, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeMemGetAddressRange` (Level Zero API ID 67), after the call.
 unsafe extern "C" fn zeMemGetAddressRange_epilogue(params: *mut ze_mem_get_address_range_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -1393,21 +1595,24 @@ unsafe extern "C" fn zeMemGetAddressRange_epilogue(params: *mut ze_mem_get_addre
 unsafe extern "C" fn zeMemGetIpcHandle_prologue(params: *mut ze_mem_get_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeMemGetIpcHandle, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemGetIpcHandle, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeMemGetIpcHandle` (Level Zero API ID 68), after the call.
 unsafe extern "C" fn zeMemGetIpcHandle_epilogue(params: *mut ze_mem_get_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -1415,21 +1620,24 @@ unsafe extern "C" fn zeMemGetIpcHandle_epilogue(params: *mut ze_mem_get_ipc_hand
 unsafe extern "C" fn zeMemOpenIpcHandle_prologue(params: *mut ze_mem_open_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeMemOpenIpcHandle, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemOpenIpcHandle, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeMemOpenIpcHandle` (Level Zero API ID 69), after the call.
 unsafe extern "C" fn zeMemOpenIpcHandle_epilogue(params: *mut ze_mem_open_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -1437,21 +1645,24 @@ unsafe extern "C" fn zeMemOpenIpcHandle_epilogue(params: *mut ze_mem_open_ipc_ha
 unsafe extern "C" fn zeMemCloseIpcHandle_prologue(params: *mut ze_mem_close_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeMemCloseIpcHandle, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemCloseIpcHandle, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeMemCloseIpcHandle` (Level Zero API ID 70), after the call.
 unsafe extern "C" fn zeMemCloseIpcHandle_epilogue(params: *mut ze_mem_close_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -1459,21 +1670,24 @@ unsafe extern "C" fn zeMemCloseIpcHandle_epilogue(params: *mut ze_mem_close_ipc_
 unsafe extern "C" fn zeFenceCreate_prologue(params: *mut ze_fence_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeFenceCreate, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeFenceCreate, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::queue_context(*p.phCommandQueue) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeFenceCreate` (Level Zero API ID 71), after the call.
 unsafe extern "C" fn zeFenceCreate_epilogue(params: *mut ze_fence_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::queue_context(*p.phCommandQueue) }
+    });
     });
 }
 
@@ -1481,89 +1695,104 @@ unsafe extern "C" fn zeFenceCreate_epilogue(params: *mut ze_fence_create_params_
 unsafe extern "C" fn zeFenceDestroy_prologue(params: *mut ze_fence_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeFenceDestroy, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeFenceDestroy, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeFenceDestroy` (Level Zero API ID 72), after the call.
 unsafe extern "C" fn zeFenceDestroy_epilogue(params: *mut ze_fence_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeFenceHostSynchronize` (Level Zero API ID 73), before the call.
 unsafe extern "C" fn zeFenceHostSynchronize_prologue(params: *mut ze_fence_host_synchronize_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeFenceHostSynchronize, params.cast(), core::ptr::null_mut, || None);
-    hooks::before_zeFenceHostSynchronize(p, token);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeFenceHostSynchronize, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeFenceHostSynchronize(p, token);
+        token
+    });
 }
 
 /// `zeFenceHostSynchronize` (Level Zero API ID 73), after the call.
 unsafe extern "C" fn zeFenceHostSynchronize_epilogue(params: *mut ze_fence_host_synchronize_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeFenceHostSynchronize(p, result, token);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeFenceHostSynchronize(p, result, token);
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeFenceQueryStatus` (Level Zero API ID 74), before the call.
 unsafe extern "C" fn zeFenceQueryStatus_prologue(params: *mut ze_fence_query_status_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeFenceQueryStatus, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeFenceQueryStatus, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeFenceQueryStatus` (Level Zero API ID 74), after the call.
 unsafe extern "C" fn zeFenceQueryStatus_epilogue(params: *mut ze_fence_query_status_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeFenceReset` (Level Zero API ID 75), before the call.
 unsafe extern "C" fn zeFenceReset_prologue(params: *mut ze_fence_reset_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeFenceReset, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeFenceReset, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeFenceReset` (Level Zero API ID 75), after the call.
 unsafe extern "C" fn zeFenceReset_epilogue(params: *mut ze_fence_reset_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeEventPoolCreate` (Level Zero API ID 76), before the call.
 unsafe extern "C" fn zeEventPoolCreate_prologue(params: *mut ze_event_pool_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeEventPoolCreate, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventPoolCreate, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    hooks::before_zeEventPoolCreate(p, token);
-    *instance = tracer::to_slot(token);
+        hooks::before_zeEventPoolCreate(p, token);
+        token
+    });
 }
 
 /// `zeEventPoolCreate` (Level Zero API ID 76), after the call.
 unsafe extern "C" fn zeEventPoolCreate_epilogue(params: *mut ze_event_pool_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeEventPoolCreate(p, result, token);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeEventPoolCreate(p, result, token);
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -1571,54 +1800,63 @@ unsafe extern "C" fn zeEventPoolCreate_epilogue(params: *mut ze_event_pool_creat
 unsafe extern "C" fn zeEventPoolDestroy_prologue(params: *mut ze_event_pool_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeEventPoolDestroy, params.cast(), core::ptr::null_mut, || None);
-    hooks::before_zeEventPoolDestroy(p, token);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventPoolDestroy, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeEventPoolDestroy(p, token);
+        token
+    });
 }
 
 /// `zeEventPoolDestroy` (Level Zero API ID 77), after the call.
 unsafe extern "C" fn zeEventPoolDestroy_epilogue(params: *mut ze_event_pool_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeEventPoolGetIpcHandle` (Level Zero API ID 78), before the call.
 unsafe extern "C" fn zeEventPoolGetIpcHandle_prologue(params: *mut ze_event_pool_get_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeEventPoolGetIpcHandle, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventPoolGetIpcHandle, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeEventPoolGetIpcHandle` (Level Zero API ID 78), after the call.
 unsafe extern "C" fn zeEventPoolGetIpcHandle_epilogue(params: *mut ze_event_pool_get_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeEventPoolOpenIpcHandle` (Level Zero API ID 79), before the call.
 unsafe extern "C" fn zeEventPoolOpenIpcHandle_prologue(params: *mut ze_event_pool_open_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeEventPoolOpenIpcHandle, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventPoolOpenIpcHandle, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeEventPoolOpenIpcHandle` (Level Zero API ID 79), after the call.
 unsafe extern "C" fn zeEventPoolOpenIpcHandle_epilogue(params: *mut ze_event_pool_open_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -1626,155 +1864,182 @@ unsafe extern "C" fn zeEventPoolOpenIpcHandle_epilogue(params: *mut ze_event_poo
 unsafe extern "C" fn zeEventPoolCloseIpcHandle_prologue(params: *mut ze_event_pool_close_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeEventPoolCloseIpcHandle, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventPoolCloseIpcHandle, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeEventPoolCloseIpcHandle` (Level Zero API ID 80), after the call.
 unsafe extern "C" fn zeEventPoolCloseIpcHandle_epilogue(params: *mut ze_event_pool_close_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeEventCreate` (Level Zero API ID 81), before the call.
 unsafe extern "C" fn zeEventCreate_prologue(params: *mut ze_event_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeEventCreate, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventCreate, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeEventCreate` (Level Zero API ID 81), after the call.
 unsafe extern "C" fn zeEventCreate_epilogue(params: *mut ze_event_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeEventCreate(p, result, token);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeEventCreate(p, result, token);
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeEventDestroy` (Level Zero API ID 82), before the call.
 unsafe extern "C" fn zeEventDestroy_prologue(params: *mut ze_event_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeEventDestroy, params.cast(), core::ptr::null_mut, || None);
-    hooks::before_zeEventDestroy(p, token);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventDestroy, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeEventDestroy(p, token);
+        token
+    });
 }
 
 /// `zeEventDestroy` (Level Zero API ID 82), after the call.
 unsafe extern "C" fn zeEventDestroy_epilogue(params: *mut ze_event_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeEventHostSignal` (Level Zero API ID 83), before the call.
 unsafe extern "C" fn zeEventHostSignal_prologue(params: *mut ze_event_host_signal_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeEventHostSignal, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventHostSignal, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeEventHostSignal` (Level Zero API ID 83), after the call.
 unsafe extern "C" fn zeEventHostSignal_epilogue(params: *mut ze_event_host_signal_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeEventHostSynchronize` (Level Zero API ID 84), before the call.
 unsafe extern "C" fn zeEventHostSynchronize_prologue(params: *mut ze_event_host_synchronize_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeEventHostSynchronize, params.cast(), core::ptr::null_mut, || None);
-    hooks::before_zeEventHostSynchronize(p, token);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventHostSynchronize, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeEventHostSynchronize(p, token);
+        token
+    });
 }
 
 /// `zeEventHostSynchronize` (Level Zero API ID 84), after the call.
 unsafe extern "C" fn zeEventHostSynchronize_epilogue(params: *mut ze_event_host_synchronize_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeEventHostSynchronize(p, result, token);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeEventHostSynchronize(p, result, token);
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeEventQueryStatus` (Level Zero API ID 85), before the call.
 unsafe extern "C" fn zeEventQueryStatus_prologue(params: *mut ze_event_query_status_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeEventQueryStatus, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventQueryStatus, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeEventQueryStatus` (Level Zero API ID 85), after the call.
 unsafe extern "C" fn zeEventQueryStatus_epilogue(params: *mut ze_event_query_status_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeEventQueryStatus(p, result, token);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeEventQueryStatus(p, result, token);
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeEventHostReset` (Level Zero API ID 86), before the call.
 unsafe extern "C" fn zeEventHostReset_prologue(params: *mut ze_event_host_reset_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeEventHostReset, params.cast(), core::ptr::null_mut, || None);
-    hooks::before_zeEventHostReset(p, token);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventHostReset, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeEventHostReset(p, token);
+        token
+    });
 }
 
 /// `zeEventHostReset` (Level Zero API ID 86), after the call.
 unsafe extern "C" fn zeEventHostReset_epilogue(params: *mut ze_event_host_reset_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeEventQueryKernelTimestamp` (Level Zero API ID 87), before the call.
 unsafe extern "C" fn zeEventQueryKernelTimestamp_prologue(params: *mut ze_event_query_kernel_timestamp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeEventQueryKernelTimestamp, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventQueryKernelTimestamp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeEventQueryKernelTimestamp` (Level Zero API ID 87), after the call.
 unsafe extern "C" fn zeEventQueryKernelTimestamp_epilogue(params: *mut ze_event_query_kernel_timestamp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeModuleCreate` (Level Zero API ID 88), before the call.
 unsafe extern "C" fn zeModuleCreate_prologue(params: *mut ze_module_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeModuleCreate, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeModuleCreate, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeModuleCreate` (Level Zero API ID 88), after the call.
 unsafe extern "C" fn zeModuleCreate_epilogue(params: *mut ze_module_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -1782,359 +2047,425 @@ unsafe extern "C" fn zeModuleCreate_epilogue(params: *mut ze_module_create_param
 unsafe extern "C" fn zeModuleDestroy_prologue(params: *mut ze_module_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeModuleDestroy, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeModuleDestroy, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeModuleDestroy` (Level Zero API ID 89), after the call.
 unsafe extern "C" fn zeModuleDestroy_epilogue(params: *mut ze_module_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeModuleDynamicLink` (Level Zero API ID 90), before the call.
 unsafe extern "C" fn zeModuleDynamicLink_prologue(params: *mut ze_module_dynamic_link_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeModuleDynamicLink, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeModuleDynamicLink, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeModuleDynamicLink` (Level Zero API ID 90), after the call.
 unsafe extern "C" fn zeModuleDynamicLink_epilogue(params: *mut ze_module_dynamic_link_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeModuleGetNativeBinary` (Level Zero API ID 91), before the call.
 unsafe extern "C" fn zeModuleGetNativeBinary_prologue(params: *mut ze_module_get_native_binary_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeModuleGetNativeBinary, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeModuleGetNativeBinary, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeModuleGetNativeBinary` (Level Zero API ID 91), after the call.
 unsafe extern "C" fn zeModuleGetNativeBinary_epilogue(params: *mut ze_module_get_native_binary_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeModuleGetGlobalPointer` (Level Zero API ID 92), before the call.
 unsafe extern "C" fn zeModuleGetGlobalPointer_prologue(params: *mut ze_module_get_global_pointer_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeModuleGetGlobalPointer, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeModuleGetGlobalPointer, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeModuleGetGlobalPointer` (Level Zero API ID 92), after the call.
 unsafe extern "C" fn zeModuleGetGlobalPointer_epilogue(params: *mut ze_module_get_global_pointer_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeModuleGetKernelNames` (Level Zero API ID 93), before the call.
 unsafe extern "C" fn zeModuleGetKernelNames_prologue(params: *mut ze_module_get_kernel_names_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeModuleGetKernelNames, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeModuleGetKernelNames, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeModuleGetKernelNames` (Level Zero API ID 93), after the call.
 unsafe extern "C" fn zeModuleGetKernelNames_epilogue(params: *mut ze_module_get_kernel_names_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeModuleGetProperties` (Level Zero API ID 94), before the call.
 unsafe extern "C" fn zeModuleGetProperties_prologue(params: *mut ze_module_get_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeModuleGetProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeModuleGetProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeModuleGetProperties` (Level Zero API ID 94), after the call.
 unsafe extern "C" fn zeModuleGetProperties_epilogue(params: *mut ze_module_get_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeModuleGetFunctionPointer` (Level Zero API ID 95), before the call.
 unsafe extern "C" fn zeModuleGetFunctionPointer_prologue(params: *mut ze_module_get_function_pointer_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeModuleGetFunctionPointer, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeModuleGetFunctionPointer, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeModuleGetFunctionPointer` (Level Zero API ID 95), after the call.
 unsafe extern "C" fn zeModuleGetFunctionPointer_epilogue(params: *mut ze_module_get_function_pointer_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeModuleBuildLogDestroy` (Level Zero API ID 96), before the call.
 unsafe extern "C" fn zeModuleBuildLogDestroy_prologue(params: *mut ze_module_build_log_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeModuleBuildLogDestroy, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeModuleBuildLogDestroy, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeModuleBuildLogDestroy` (Level Zero API ID 96), after the call.
 unsafe extern "C" fn zeModuleBuildLogDestroy_epilogue(params: *mut ze_module_build_log_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeModuleBuildLogGetString` (Level Zero API ID 97), before the call.
 unsafe extern "C" fn zeModuleBuildLogGetString_prologue(params: *mut ze_module_build_log_get_string_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeModuleBuildLogGetString, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeModuleBuildLogGetString, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeModuleBuildLogGetString` (Level Zero API ID 97), after the call.
 unsafe extern "C" fn zeModuleBuildLogGetString_epilogue(params: *mut ze_module_build_log_get_string_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeKernelCreate` (Level Zero API ID 98), before the call.
 unsafe extern "C" fn zeKernelCreate_prologue(params: *mut ze_kernel_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelCreate, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelCreate, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeKernelCreate` (Level Zero API ID 98), after the call.
 unsafe extern "C" fn zeKernelCreate_epilogue(params: *mut ze_kernel_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    hooks::after_zeKernelCreate(p, result, token);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeKernelCreate(p, result, token);
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeKernelDestroy` (Level Zero API ID 99), before the call.
 unsafe extern "C" fn zeKernelDestroy_prologue(params: *mut ze_kernel_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelDestroy, params.cast(), core::ptr::null_mut, || None);
-    hooks::before_zeKernelDestroy(p, token);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelDestroy, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeKernelDestroy(p, token);
+        token
+    });
 }
 
 /// `zeKernelDestroy` (Level Zero API ID 99), after the call.
 unsafe extern "C" fn zeKernelDestroy_epilogue(params: *mut ze_kernel_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeKernelSetCacheConfig` (Level Zero API ID 100), before the call.
 unsafe extern "C" fn zeKernelSetCacheConfig_prologue(params: *mut ze_kernel_set_cache_config_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelSetCacheConfig, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelSetCacheConfig, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeKernelSetCacheConfig` (Level Zero API ID 100), after the call.
 unsafe extern "C" fn zeKernelSetCacheConfig_epilogue(params: *mut ze_kernel_set_cache_config_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeKernelSetGroupSize` (Level Zero API ID 101), before the call.
 unsafe extern "C" fn zeKernelSetGroupSize_prologue(params: *mut ze_kernel_set_group_size_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelSetGroupSize, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelSetGroupSize, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeKernelSetGroupSize` (Level Zero API ID 101), after the call.
 unsafe extern "C" fn zeKernelSetGroupSize_epilogue(params: *mut ze_kernel_set_group_size_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeKernelSuggestGroupSize` (Level Zero API ID 102), before the call.
 unsafe extern "C" fn zeKernelSuggestGroupSize_prologue(params: *mut ze_kernel_suggest_group_size_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelSuggestGroupSize, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelSuggestGroupSize, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeKernelSuggestGroupSize` (Level Zero API ID 102), after the call.
 unsafe extern "C" fn zeKernelSuggestGroupSize_epilogue(params: *mut ze_kernel_suggest_group_size_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeKernelSuggestMaxCooperativeGroupCount` (Level Zero API ID 103), before the call.
 unsafe extern "C" fn zeKernelSuggestMaxCooperativeGroupCount_prologue(params: *mut ze_kernel_suggest_max_cooperative_group_count_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelSuggestMaxCooperativeGroupCount, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelSuggestMaxCooperativeGroupCount, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeKernelSuggestMaxCooperativeGroupCount` (Level Zero API ID 103), after the call.
 unsafe extern "C" fn zeKernelSuggestMaxCooperativeGroupCount_epilogue(params: *mut ze_kernel_suggest_max_cooperative_group_count_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeKernelSetArgumentValue` (Level Zero API ID 104), before the call.
 unsafe extern "C" fn zeKernelSetArgumentValue_prologue(params: *mut ze_kernel_set_argument_value_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelSetArgumentValue, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelSetArgumentValue, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeKernelSetArgumentValue` (Level Zero API ID 104), after the call.
 unsafe extern "C" fn zeKernelSetArgumentValue_epilogue(params: *mut ze_kernel_set_argument_value_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeKernelSetIndirectAccess` (Level Zero API ID 105), before the call.
 unsafe extern "C" fn zeKernelSetIndirectAccess_prologue(params: *mut ze_kernel_set_indirect_access_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelSetIndirectAccess, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelSetIndirectAccess, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeKernelSetIndirectAccess` (Level Zero API ID 105), after the call.
 unsafe extern "C" fn zeKernelSetIndirectAccess_epilogue(params: *mut ze_kernel_set_indirect_access_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeKernelGetIndirectAccess` (Level Zero API ID 106), before the call.
 unsafe extern "C" fn zeKernelGetIndirectAccess_prologue(params: *mut ze_kernel_get_indirect_access_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelGetIndirectAccess, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelGetIndirectAccess, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeKernelGetIndirectAccess` (Level Zero API ID 106), after the call.
 unsafe extern "C" fn zeKernelGetIndirectAccess_epilogue(params: *mut ze_kernel_get_indirect_access_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeKernelGetSourceAttributes` (Level Zero API ID 107), before the call.
 unsafe extern "C" fn zeKernelGetSourceAttributes_prologue(params: *mut ze_kernel_get_source_attributes_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelGetSourceAttributes, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelGetSourceAttributes, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeKernelGetSourceAttributes` (Level Zero API ID 107), after the call.
 unsafe extern "C" fn zeKernelGetSourceAttributes_epilogue(params: *mut ze_kernel_get_source_attributes_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeKernelGetProperties` (Level Zero API ID 108), before the call.
 unsafe extern "C" fn zeKernelGetProperties_prologue(params: *mut ze_kernel_get_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelGetProperties, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelGetProperties, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeKernelGetProperties` (Level Zero API ID 108), after the call.
 unsafe extern "C" fn zeKernelGetProperties_epilogue(params: *mut ze_kernel_get_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeKernelGetName` (Level Zero API ID 109), before the call.
 unsafe extern "C" fn zeKernelGetName_prologue(params: *mut ze_kernel_get_name_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelGetName, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelGetName, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeKernelGetName` (Level Zero API ID 109), after the call.
 unsafe extern "C" fn zeKernelGetName_epilogue(params: *mut ze_kernel_get_name_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeSamplerCreate` (Level Zero API ID 110), before the call.
 unsafe extern "C" fn zeSamplerCreate_prologue(params: *mut ze_sampler_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeSamplerCreate, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeSamplerCreate, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeSamplerCreate` (Level Zero API ID 110), after the call.
 unsafe extern "C" fn zeSamplerCreate_epilogue(params: *mut ze_sampler_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -2142,37 +2473,43 @@ unsafe extern "C" fn zeSamplerCreate_epilogue(params: *mut ze_sampler_create_par
 unsafe extern "C" fn zeSamplerDestroy_prologue(params: *mut ze_sampler_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeSamplerDestroy, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeSamplerDestroy, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeSamplerDestroy` (Level Zero API ID 111), after the call.
 unsafe extern "C" fn zeSamplerDestroy_epilogue(params: *mut ze_sampler_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zePhysicalMemCreate` (Level Zero API ID 112), before the call.
 unsafe extern "C" fn zePhysicalMemCreate_prologue(params: *mut ze_physical_mem_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zePhysicalMemCreate, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zePhysicalMemCreate, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zePhysicalMemCreate` (Level Zero API ID 112), after the call.
 unsafe extern "C" fn zePhysicalMemCreate_epilogue(params: *mut ze_physical_mem_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -2180,21 +2517,24 @@ unsafe extern "C" fn zePhysicalMemCreate_epilogue(params: *mut ze_physical_mem_c
 unsafe extern "C" fn zePhysicalMemDestroy_prologue(params: *mut ze_physical_mem_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zePhysicalMemDestroy, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zePhysicalMemDestroy, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zePhysicalMemDestroy` (Level Zero API ID 113), after the call.
 unsafe extern "C" fn zePhysicalMemDestroy_epilogue(params: *mut ze_physical_mem_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -2202,21 +2542,24 @@ unsafe extern "C" fn zePhysicalMemDestroy_epilogue(params: *mut ze_physical_mem_
 unsafe extern "C" fn zeVirtualMemReserve_prologue(params: *mut ze_virtual_mem_reserve_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeVirtualMemReserve, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeVirtualMemReserve, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeVirtualMemReserve` (Level Zero API ID 114), after the call.
 unsafe extern "C" fn zeVirtualMemReserve_epilogue(params: *mut ze_virtual_mem_reserve_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -2224,21 +2567,24 @@ unsafe extern "C" fn zeVirtualMemReserve_epilogue(params: *mut ze_virtual_mem_re
 unsafe extern "C" fn zeVirtualMemFree_prologue(params: *mut ze_virtual_mem_free_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeVirtualMemFree, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeVirtualMemFree, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeVirtualMemFree` (Level Zero API ID 115), after the call.
 unsafe extern "C" fn zeVirtualMemFree_epilogue(params: *mut ze_virtual_mem_free_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -2246,21 +2592,24 @@ unsafe extern "C" fn zeVirtualMemFree_epilogue(params: *mut ze_virtual_mem_free_
 unsafe extern "C" fn zeVirtualMemQueryPageSize_prologue(params: *mut ze_virtual_mem_query_page_size_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeVirtualMemQueryPageSize, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeVirtualMemQueryPageSize, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeVirtualMemQueryPageSize` (Level Zero API ID 116), after the call.
 unsafe extern "C" fn zeVirtualMemQueryPageSize_epilogue(params: *mut ze_virtual_mem_query_page_size_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -2268,21 +2617,24 @@ unsafe extern "C" fn zeVirtualMemQueryPageSize_epilogue(params: *mut ze_virtual_
 unsafe extern "C" fn zeVirtualMemMap_prologue(params: *mut ze_virtual_mem_map_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeVirtualMemMap, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeVirtualMemMap, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeVirtualMemMap` (Level Zero API ID 117), after the call.
 unsafe extern "C" fn zeVirtualMemMap_epilogue(params: *mut ze_virtual_mem_map_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -2290,21 +2642,24 @@ unsafe extern "C" fn zeVirtualMemMap_epilogue(params: *mut ze_virtual_mem_map_pa
 unsafe extern "C" fn zeVirtualMemUnmap_prologue(params: *mut ze_virtual_mem_unmap_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeVirtualMemUnmap, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeVirtualMemUnmap, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeVirtualMemUnmap` (Level Zero API ID 118), after the call.
 unsafe extern "C" fn zeVirtualMemUnmap_epilogue(params: *mut ze_virtual_mem_unmap_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -2312,21 +2667,24 @@ unsafe extern "C" fn zeVirtualMemUnmap_epilogue(params: *mut ze_virtual_mem_unma
 unsafe extern "C" fn zeVirtualMemSetAccessAttribute_prologue(params: *mut ze_virtual_mem_set_access_attribute_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeVirtualMemSetAccessAttribute, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeVirtualMemSetAccessAttribute, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeVirtualMemSetAccessAttribute` (Level Zero API ID 119), after the call.
 unsafe extern "C" fn zeVirtualMemSetAccessAttribute_epilogue(params: *mut ze_virtual_mem_set_access_attribute_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -2334,21 +2692,24 @@ unsafe extern "C" fn zeVirtualMemSetAccessAttribute_epilogue(params: *mut ze_vir
 unsafe extern "C" fn zeVirtualMemGetAccessAttribute_prologue(params: *mut ze_virtual_mem_get_access_attribute_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeVirtualMemGetAccessAttribute, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeVirtualMemGetAccessAttribute, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeVirtualMemGetAccessAttribute` (Level Zero API ID 120), after the call.
 unsafe extern "C" fn zeVirtualMemGetAccessAttribute_epilogue(params: *mut ze_virtual_mem_get_access_attribute_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -2356,133 +2717,157 @@ unsafe extern "C" fn zeVirtualMemGetAccessAttribute_epilogue(params: *mut ze_vir
 unsafe extern "C" fn zeDriverGetExtensionFunctionAddress_prologue(params: *mut ze_driver_get_extension_function_address_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDriverGetExtensionFunctionAddress, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDriverGetExtensionFunctionAddress, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDriverGetExtensionFunctionAddress` (Level Zero API ID 130), after the call.
 unsafe extern "C" fn zeDriverGetExtensionFunctionAddress_epilogue(params: *mut ze_driver_get_extension_function_address_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetGlobalTimestamps` (Level Zero API ID 133), before the call.
 unsafe extern "C" fn zeDeviceGetGlobalTimestamps_prologue(params: *mut ze_device_get_global_timestamps_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetGlobalTimestamps, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetGlobalTimestamps, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetGlobalTimestamps` (Level Zero API ID 133), after the call.
 unsafe extern "C" fn zeDeviceGetGlobalTimestamps_epilogue(params: *mut ze_device_get_global_timestamps_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceReserveCacheExt` (Level Zero API ID 136), before the call.
 unsafe extern "C" fn zeDeviceReserveCacheExt_prologue(params: *mut ze_device_reserve_cache_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceReserveCacheExt, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceReserveCacheExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceReserveCacheExt` (Level Zero API ID 136), after the call.
 unsafe extern "C" fn zeDeviceReserveCacheExt_epilogue(params: *mut ze_device_reserve_cache_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceSetCacheAdviceExt` (Level Zero API ID 137), before the call.
 unsafe extern "C" fn zeDeviceSetCacheAdviceExt_prologue(params: *mut ze_device_set_cache_advice_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceSetCacheAdviceExt, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceSetCacheAdviceExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceSetCacheAdviceExt` (Level Zero API ID 137), after the call.
 unsafe extern "C" fn zeDeviceSetCacheAdviceExt_epilogue(params: *mut ze_device_set_cache_advice_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDevicePciGetPropertiesExt` (Level Zero API ID 138), before the call.
 unsafe extern "C" fn zeDevicePciGetPropertiesExt_prologue(params: *mut ze_device_pci_get_properties_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDevicePciGetPropertiesExt, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDevicePciGetPropertiesExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDevicePciGetPropertiesExt` (Level Zero API ID 138), after the call.
 unsafe extern "C" fn zeDevicePciGetPropertiesExt_epilogue(params: *mut ze_device_pci_get_properties_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeDeviceGetFabricVertexExp` (Level Zero API ID 139), before the call.
 unsafe extern "C" fn zeDeviceGetFabricVertexExp_prologue(params: *mut ze_device_get_fabric_vertex_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeDeviceGetFabricVertexExp, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetFabricVertexExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeDeviceGetFabricVertexExp` (Level Zero API ID 139), after the call.
 unsafe extern "C" fn zeDeviceGetFabricVertexExp_epilogue(params: *mut ze_device_get_fabric_vertex_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeContextCreateEx` (Level Zero API ID 141), before the call.
 unsafe extern "C" fn zeContextCreateEx_prologue(params: *mut ze_context_create_ex_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeContextCreateEx, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeContextCreateEx, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeContextCreateEx` (Level Zero API ID 141), after the call.
 unsafe extern "C" fn zeContextCreateEx_epilogue(params: *mut ze_context_create_ex_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeCommandListAppendImageCopyToMemoryExt` (Level Zero API ID 148), before the call.
 unsafe extern "C" fn zeCommandListAppendImageCopyToMemoryExt_prologue(params: *mut ze_command_list_append_image_copy_to_memory_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendImageCopyToMemoryExt, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendImageCopyToMemoryExt, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendImageCopyToMemoryExt` (Level Zero API ID 148), after the call.
 unsafe extern "C" fn zeCommandListAppendImageCopyToMemoryExt_epilogue(params: *mut ze_command_list_append_image_copy_to_memory_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -2490,21 +2875,24 @@ unsafe extern "C" fn zeCommandListAppendImageCopyToMemoryExt_epilogue(params: *m
 unsafe extern "C" fn zeCommandListAppendImageCopyFromMemoryExt_prologue(params: *mut ze_command_list_append_image_copy_from_memory_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeCommandListAppendImageCopyFromMemoryExt, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendImageCopyFromMemoryExt, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeCommandListAppendImageCopyFromMemoryExt` (Level Zero API ID 149), after the call.
 unsafe extern "C" fn zeCommandListAppendImageCopyFromMemoryExt_epilogue(params: *mut ze_command_list_append_image_copy_from_memory_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -2512,53 +2900,62 @@ unsafe extern "C" fn zeCommandListAppendImageCopyFromMemoryExt_epilogue(params: 
 unsafe extern "C" fn zeEventQueryTimestampsExp_prologue(params: *mut ze_event_query_timestamps_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeEventQueryTimestampsExp, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventQueryTimestampsExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeEventQueryTimestampsExp` (Level Zero API ID 162), after the call.
 unsafe extern "C" fn zeEventQueryTimestampsExp_epilogue(params: *mut ze_event_query_timestamps_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeImageGetMemoryPropertiesExp` (Level Zero API ID 170), before the call.
 unsafe extern "C" fn zeImageGetMemoryPropertiesExp_prologue(params: *mut ze_image_get_memory_properties_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeImageGetMemoryPropertiesExp, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeImageGetMemoryPropertiesExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeImageGetMemoryPropertiesExp` (Level Zero API ID 170), after the call.
 unsafe extern "C" fn zeImageGetMemoryPropertiesExp_epilogue(params: *mut ze_image_get_memory_properties_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeImageViewCreateExp` (Level Zero API ID 171), before the call.
 unsafe extern "C" fn zeImageViewCreateExp_prologue(params: *mut ze_image_view_create_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeImageViewCreateExp, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeImageViewCreateExp, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeImageViewCreateExp` (Level Zero API ID 171), after the call.
 unsafe extern "C" fn zeImageViewCreateExp_epilogue(params: *mut ze_image_view_create_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -2566,21 +2963,24 @@ unsafe extern "C" fn zeImageViewCreateExp_epilogue(params: *mut ze_image_view_cr
 unsafe extern "C" fn zeImageGetAllocPropertiesExt_prologue(params: *mut ze_image_get_alloc_properties_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeImageGetAllocPropertiesExt, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeImageGetAllocPropertiesExt, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeImageGetAllocPropertiesExt` (Level Zero API ID 172), after the call.
 unsafe extern "C" fn zeImageGetAllocPropertiesExt_epilogue(params: *mut ze_image_get_alloc_properties_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -2588,53 +2988,62 @@ unsafe extern "C" fn zeImageGetAllocPropertiesExt_epilogue(params: *mut ze_image
 unsafe extern "C" fn zeKernelSetGlobalOffsetExp_prologue(params: *mut ze_kernel_set_global_offset_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelSetGlobalOffsetExp, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelSetGlobalOffsetExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeKernelSetGlobalOffsetExp` (Level Zero API ID 175), after the call.
 unsafe extern "C" fn zeKernelSetGlobalOffsetExp_epilogue(params: *mut ze_kernel_set_global_offset_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeKernelSchedulingHintExp` (Level Zero API ID 177), before the call.
 unsafe extern "C" fn zeKernelSchedulingHintExp_prologue(params: *mut ze_kernel_scheduling_hint_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeKernelSchedulingHintExp, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelSchedulingHintExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeKernelSchedulingHintExp` (Level Zero API ID 177), after the call.
 unsafe extern "C" fn zeKernelSchedulingHintExp_epilogue(params: *mut ze_kernel_scheduling_hint_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeMemFreeExt` (Level Zero API ID 178), before the call.
 unsafe extern "C" fn zeMemFreeExt_prologue(params: *mut ze_mem_free_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeMemFreeExt, params.cast(), || {
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemFreeExt, params.cast(), || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
-    *instance = tracer::to_slot(token);
+        token
+    });
 }
 
 /// `zeMemFreeExt` (Level Zero API ID 178), after the call.
 unsafe extern "C" fn zeMemFreeExt_epilogue(params: *mut ze_mem_free_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, || {
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
+    });
     });
 }
 
@@ -2642,128 +3051,152 @@ unsafe extern "C" fn zeMemFreeExt_epilogue(params: *mut ze_mem_free_ext_params_t
 unsafe extern "C" fn zeModuleInspectLinkageExt_prologue(params: *mut ze_module_inspect_linkage_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeModuleInspectLinkageExt, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeModuleInspectLinkageExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeModuleInspectLinkageExt` (Level Zero API ID 185), after the call.
 unsafe extern "C" fn zeModuleInspectLinkageExt_epilogue(params: *mut ze_module_inspect_linkage_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeFabricEdgeGetExp` (Level Zero API ID 186), before the call.
 unsafe extern "C" fn zeFabricEdgeGetExp_prologue(params: *mut ze_fabric_edge_get_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeFabricEdgeGetExp, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeFabricEdgeGetExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeFabricEdgeGetExp` (Level Zero API ID 186), after the call.
 unsafe extern "C" fn zeFabricEdgeGetExp_epilogue(params: *mut ze_fabric_edge_get_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeFabricEdgeGetVerticesExp` (Level Zero API ID 187), before the call.
 unsafe extern "C" fn zeFabricEdgeGetVerticesExp_prologue(params: *mut ze_fabric_edge_get_vertices_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeFabricEdgeGetVerticesExp, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeFabricEdgeGetVerticesExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeFabricEdgeGetVerticesExp` (Level Zero API ID 187), after the call.
 unsafe extern "C" fn zeFabricEdgeGetVerticesExp_epilogue(params: *mut ze_fabric_edge_get_vertices_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeFabricEdgeGetPropertiesExp` (Level Zero API ID 188), before the call.
 unsafe extern "C" fn zeFabricEdgeGetPropertiesExp_prologue(params: *mut ze_fabric_edge_get_properties_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeFabricEdgeGetPropertiesExp, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeFabricEdgeGetPropertiesExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeFabricEdgeGetPropertiesExp` (Level Zero API ID 188), after the call.
 unsafe extern "C" fn zeFabricEdgeGetPropertiesExp_epilogue(params: *mut ze_fabric_edge_get_properties_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeFabricVertexGetExp` (Level Zero API ID 189), before the call.
 unsafe extern "C" fn zeFabricVertexGetExp_prologue(params: *mut ze_fabric_vertex_get_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeFabricVertexGetExp, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeFabricVertexGetExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeFabricVertexGetExp` (Level Zero API ID 189), after the call.
 unsafe extern "C" fn zeFabricVertexGetExp_epilogue(params: *mut ze_fabric_vertex_get_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeFabricVertexGetSubVerticesExp` (Level Zero API ID 190), before the call.
 unsafe extern "C" fn zeFabricVertexGetSubVerticesExp_prologue(params: *mut ze_fabric_vertex_get_sub_vertices_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeFabricVertexGetSubVerticesExp, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeFabricVertexGetSubVerticesExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeFabricVertexGetSubVerticesExp` (Level Zero API ID 190), after the call.
 unsafe extern "C" fn zeFabricVertexGetSubVerticesExp_epilogue(params: *mut ze_fabric_vertex_get_sub_vertices_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeFabricVertexGetPropertiesExp` (Level Zero API ID 191), before the call.
 unsafe extern "C" fn zeFabricVertexGetPropertiesExp_prologue(params: *mut ze_fabric_vertex_get_properties_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeFabricVertexGetPropertiesExp, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeFabricVertexGetPropertiesExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeFabricVertexGetPropertiesExp` (Level Zero API ID 191), after the call.
 unsafe extern "C" fn zeFabricVertexGetPropertiesExp_epilogue(params: *mut ze_fabric_vertex_get_properties_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// `zeFabricVertexGetDeviceExp` (Level Zero API ID 192), before the call.
 unsafe extern "C" fn zeFabricVertexGetDeviceExp_prologue(params: *mut ze_fabric_vertex_get_device_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
-    let token = tracer::begin(ids::zeFabricVertexGetDeviceExp, params.cast(), core::ptr::null_mut, || None);
-    *instance = tracer::to_slot(token);
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeFabricVertexGetDeviceExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
 }
 
 /// `zeFabricVertexGetDeviceExp` (Level Zero API ID 192), after the call.
 unsafe extern "C" fn zeFabricVertexGetDeviceExp_epilogue(params: *mut ze_fabric_vertex_get_device_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
-    let token = tracer::from_slot(*instance);
-    tracer::end(token, result, core::ptr::null_mut);
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
 }
 
 /// Every traced function: the tracing layer's register function, the prologue, the epilogue.

@@ -14,10 +14,9 @@
 //!   each execution of the list ([`executing`], [`executed`]), with the correlation ID of the
 //!   execute call.
 //! - A pending command is recorded when its event has signalled ([`ZeCommand`], harvested as in
-//!   `backend::pending`), unless the event still holds the timestamps already recorded from it
+//!   `backend::device::pending`), unless the event still holds the timestamps already recorded from it
 //!   (a previous execution's, not yet reset on the device): then it is not done yet.
 
-use core::cell::RefCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,14 +28,14 @@ use super::events;
 use super::objects::{self, List, Recorded};
 use super::tracer::{internal, loader};
 use crate::api::{ApiGroup, ApiId};
-use crate::backend::pending::{Pending, PendingCommand};
-use crate::backend::work::{Finished, Work};
+use crate::backend::device::command::{Finished, Submission, Work};
+use crate::backend::device::pending::{self, Pending, PendingCommand};
 use crate::dispatch::open;
 use crate::result::ResultCode;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
+use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
-use crate::view::device::SyclTag;
-use crate::{clock, critical, thread, view};
+use crate::{clock, critical, fault, runtime_task, thread, view};
 
 /// A command waiting for its event.
 pub(super) struct ZeCommand {
@@ -48,16 +47,13 @@ pub(super) struct ZeCommand {
     list: ze_command_list_handle_t,
     context: ze_context_handle_t,
     device: Arc<Device>,
-    work: Work,
-    api_id: ApiId,
-    correlation_id: u32,
-    thread_id: u32,
-    /// Host times: the append call, the call that submitted it (the append, or the execute),
-    /// and the start of that call (the lower bound of its device times).
+    /// The call that submitted it: the append on an immediate list, the execute call on a
+    /// regular one.
+    submission: Submission,
+    /// Host times: the append call, and the start of the call that submitted it (the lower bound
+    /// of its device times).
     appended: u64,
     submitted: u64,
-    /// What SYCL said of the task that submitted it, if SYCL did.
-    sycl: Option<SyclTag>,
 }
 
 // SAFETY: handles are opaque values passed back to the driver, which allows Level Zero objects
@@ -80,8 +76,8 @@ pub(super) fn fork_locks() -> [&'static dyn ForkLock; 3] {
 }
 
 /// In the child after `fork()`: the parent's commands and events are forgotten.
-pub(super) fn fork_child() {
-    PENDING.fork_child();
+pub(super) fn forget_in_child() {
+    PENDING.forget_in_child();
     *LAST_SEEN.lock() = None;
 }
 
@@ -146,32 +142,22 @@ impl PendingCommand for ZeCommand {
         let ts = match outcome {
             Ok(ts) => ts,
             Err(code) => {
-                let view = self.view();
-                let total = view::count_lost(view);
-                critical::raise(
+                self.submission.lost(
+                    self.device.is_cpu,
                     ResultCode::ErrorDriver,
-                    format_args!(
-                        "no kernel timestamps for a Level Zero command ({}, correlation ID {}): \
-                         the driver answered 0x{code:x}; the {view:?} record is lost ({total} so \
-                         far)",
-                        self.work
-                            .name(ApiGroup::LevelZero, self.api_id)
-                            .to_string_lossy(),
-                        self.correlation_id
-                    ),
+                    &format!("the Level Zero driver gave no kernel timestamps (0x{code:x})"),
                 );
                 return;
             }
         };
-        let h = self
-            .device
-            .to_host(ts.global.kernelStart, ts.global.kernelEnd, self.submitted);
+        let h = devices::to_host(
+            &self.device,
+            ts.global.kernelStart,
+            ts.global.kernelEnd,
+            self.submitted,
+        );
         Finished {
-            work: self.work,
-            group: ApiGroup::LevelZero,
-            api_id: self.api_id,
-            correlation_id: self.correlation_id,
-            thread_id: self.thread_id,
+            submission: &self.submission,
             queue: self.list.cast(),
             context: self.context.cast(),
             device: &self.device.identity,
@@ -186,19 +172,17 @@ impl PendingCommand for ZeCommand {
             submit: self.submitted,
             start: h.start,
             end: h.end,
-            sycl: self.sycl,
         }
         .record();
     }
 
     fn view(&self) -> pti_view_kind {
-        self.work.view(self.device.is_cpu)
+        self.submission.view(self.device.is_cpu)
     }
 }
 
 /// An append between its prologue and its epilogue.
 struct Prepared {
-    token: usize,
     list: Arc<List>,
     work: Work,
     api_id: ApiId,
@@ -210,7 +194,8 @@ struct Prepared {
 }
 
 thread_local! {
-    static PREPARED: RefCell<Vec<Prepared>> = const { RefCell::new(Vec::new()) };
+    /// Appends between their prologue and epilogue, by token.
+    static PREPARED: ThreadStack<usize, Prepared> = const { ThreadStack::new() };
 }
 
 /// The memory kind of `ptr` in `context`, from `zeMemGetAllocProperties`.
@@ -321,7 +306,6 @@ pub(super) fn prepare(
     };
     let (immediate, context) = (list.immediate, list.context);
     let prepared = Prepared {
-        token,
         list,
         work,
         api_id,
@@ -329,8 +313,9 @@ pub(super) fn prepare(
         program,
         entered: clock::now(),
     };
-    // The argument changes only once the epilogue is sure to find what to put back.
-    let kept = PREPARED.try_with(|p| p.borrow_mut().push(prepared)).is_ok();
+    // The argument changes only once the epilogue is sure to find what to put back (and last:
+    // a prologue that panics before leaves the program's arguments as they were).
+    let kept = PREPARED.push(token, prepared);
     match (kept, ours) {
         (true, Some(event)) => *signal = event,
         // A regular list holds the reset appended for it: the event goes with the list.
@@ -354,15 +339,10 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
     if token == 0 {
         return;
     }
-    let prepared = PREPARED
-        .try_with(|p| {
-            let mut p = p.borrow_mut();
-            let i = p.iter().rposition(|x| x.token == token)?;
-            Some(p.remove(i))
-        })
-        .ok()
-        .flatten();
-    let Some(prepared) = prepared else { return };
+    fault::point("level_zero.append_epilogue");
+    let Some(prepared) = PREPARED.take(token) else {
+        return;
+    };
     if prepared.ours.is_some() {
         *signal = prepared.program;
     }
@@ -385,6 +365,12 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
         _ => core::ptr::null_mut(),
     };
     let event = prepared.ours.unwrap_or(prepared.program);
+    let submission = Submission::now(
+        ApiGroup::LevelZero,
+        prepared.api_id,
+        open::correlation_id(token),
+        prepared.work,
+    );
     if list.immediate {
         let command = ZeCommand {
             event,
@@ -393,13 +379,9 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
             list: list.handle,
             context: list.context,
             device: devices::get(list.device),
-            work: prepared.work,
-            api_id: prepared.api_id,
-            correlation_id: open::correlation_id(token),
-            thread_id: thread::with(|s| s.thread_id()).unwrap_or(0),
+            submission,
             appended: prepared.entered,
             submitted: prepared.entered,
-            sycl: crate::backend::sycl::current_tag(),
         };
         if list.synchronous {
             PENDING.complete_now(command);
@@ -408,15 +390,29 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
         }
     } else {
         list.recorded().push(Recorded {
-            work: prepared.work,
-            api_id: prepared.api_id,
+            submission,
             event,
             program: paired,
             owned: prepared.ours.is_some(),
             appended: prepared.entered,
-            sycl: crate::backend::sycl::current_tag(),
         });
     }
+}
+
+/// What must still happen for the program when an append's epilogue panicked before
+/// [`complete`] took its command: the program's event, replaced by libpti's in the prologue, is
+/// signalled after the command all the same (else the program would wait for it for ever). The
+/// command's record is lost, counted.
+pub(super) fn rescue(token: usize, result: ze_result_t) {
+    let Some(prepared) = PREPARED.take(token) else {
+        return;
+    };
+    if let (Some(ours), ZE_RESULT_SUCCESS) = (prepared.ours, result) {
+        if !prepared.program.is_null() {
+            signal_after(prepared.list.handle, prepared.program, ours);
+        }
+    }
+    view::count_lost(prepared.work.view(false));
 }
 
 /// Appends a barrier that signals the program's event once libpti's has signalled, so that the
@@ -449,7 +445,7 @@ fn signal_after(
 /// counted lost if it has not completed (its events are about to be reset by the list).
 pub(super) fn executing(list: &List) {
     let handle = list.handle;
-    PENDING.harvest_where(|c| c.list == handle);
+    PENDING.harvest_matching(|c| c.list == handle);
     let unfinished = PENDING.take_where(|c| c.list == handle);
     if !unfinished.is_empty() {
         let n = unfinished.len();
@@ -475,11 +471,11 @@ pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize) {
     let device = devices::get(list.device);
     let correlation_id = open::correlation_id(token);
     let thread_id = thread::with(|s| s.thread_id()).unwrap_or(0);
-    let sycl = crate::backend::sycl::current_tag();
+    let task = runtime_task::current();
     if times > 1 && !recorded.is_empty() {
         for r in &recorded {
             for _ in 1..times {
-                view::count_lost(r.work.view(device.is_cpu));
+                view::count_lost(r.submission.view(device.is_cpu));
             }
         }
         critical::raise(
@@ -500,14 +496,15 @@ pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize) {
             list: list.handle,
             context: list.context,
             device: device.clone(),
-            work: r.work,
-            api_id: r.api_id,
-            correlation_id,
-            thread_id,
+            submission: Submission {
+                correlation_id,
+                thread_id,
+                // The task that appended it; else the one that runs the list.
+                task: r.submission.task.or(task),
+                ..r.submission
+            },
             appended: r.appended,
             submitted: entered,
-            // The task that appended it; else the one that runs the list.
-            sycl: r.sycl.or(sycl),
         });
     }
 }
@@ -516,7 +513,7 @@ pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize) {
 /// have not completed as lost, with a critical event saying `why` ("{n} records lost" follows).
 /// Their events of libpti's are not reused: the device may still signal them.
 fn settle(pick: impl Fn(&ZeCommand) -> bool, why: &str) -> usize {
-    PENDING.harvest_where(&pick);
+    PENDING.harvest_matching(&pick);
     let lost = PENDING.take_where(&pick);
     let n = lost.len();
     for c in lost {
@@ -574,7 +571,7 @@ pub(super) fn context_going(context: ze_context_handle_t) {
         "a Level Zero context was destroyed before libpti saw its commands complete",
     );
     // Harvests on other threads may still be giving back events of this context.
-    crate::backend::pending::wait_for_other_harvests();
+    pending::wait_for_other_harvests();
     for list in objects::lists_in(context) {
         list.recorded().clear();
     }

@@ -214,6 +214,6 @@ pub(super) fn destroy_context(context: ze_context_handle_t) {
 }
 
 /// In the child after `fork()`: the parent's pools are not the child's to use or destroy.
-pub(super) fn fork_child() {
+pub(super) fn forget_in_child() {
     *EVENTS.lock() = None;
 }

@@ -15,7 +15,6 @@
 
 #![allow(non_snake_case)]
 
-use core::cell::RefCell;
 use core::ffi::{CStr, c_void};
 
 use pti_sys::level_zero::*;
@@ -24,23 +23,25 @@ use super::commands::{self, PENDING, memory_type};
 use super::objects::{self, List};
 use super::tracer::{self, is_internal};
 use crate::api::ApiGroup;
-use crate::backend::work::Work;
+use crate::backend::device::command::{self, Work};
+use crate::backend::device::pending::Ask;
+use crate::clock;
 use crate::dispatch::open;
 use crate::ids::level_zero as ids;
-use crate::view::abi::{pti_view_kind, pti_view_synchronization_type};
-use crate::view::device::{self, Synchronization};
-use crate::{clock, thread, view};
+use crate::thread_stack::{LocalStack, ThreadStack};
+use crate::view;
+use crate::view::abi::pti_view_synchronization_type;
+use crate::view::device::Synchronization;
 
 thread_local! {
     /// Host times at which traced calls began, by token (for synchronisation records and
     /// executions).
-    static STARTED: RefCell<Vec<(usize, u64)>> = const { RefCell::new(Vec::new()) };
+    static STARTED: ThreadStack<usize, u64> = const { ThreadStack::new() };
 }
 
 fn note_start(token: usize) {
     if token != 0 {
-        let now = clock::now();
-        let _ = STARTED.try_with(|s| s.borrow_mut().push((token, now)));
+        STARTED.push(token, clock::now());
     }
 }
 
@@ -48,14 +49,7 @@ fn take_start(token: usize) -> Option<u64> {
     if token == 0 {
         return None;
     }
-    STARTED
-        .try_with(|s| {
-            let mut s = s.borrow_mut();
-            let i = s.iter().rposition(|(t, _)| *t == token)?;
-            Some(s.remove(i).1)
-        })
-        .ok()
-        .flatten()
+    STARTED.take(token)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -172,12 +166,12 @@ fn upgraded_flags(flags: ze_event_pool_flags_t) -> Option<ze_event_pool_flags_t>
 type ReplacedDesc = (*const ze_event_pool_desc_t, Box<ze_event_pool_desc_t>);
 
 thread_local! {
-    /// Per `zeEventPoolCreate` in progress on this thread (innermost last): the descriptor
-    /// replaced, if it was.
-    static POOL_DESCS: RefCell<Vec<Option<ReplacedDesc>>> = const { RefCell::new(Vec::new()) };
+    /// Per `zeEventPoolCreate` in progress on this thread, by token: the descriptor replaced, if
+    /// it was.
+    static POOL_DESCS: ThreadStack<usize, Option<ReplacedDesc>> = const { ThreadStack::new() };
 }
 
-pub(super) fn before_zeEventPoolCreate(p: &mut ze_event_pool_create_params_t, _token: usize) {
+pub(super) fn before_zeEventPoolCreate(p: &mut ze_event_pool_create_params_t, token: usize) {
     if is_internal() {
         return;
     }
@@ -190,9 +184,7 @@ pub(super) fn before_zeEventPoolCreate(p: &mut ze_event_pool_create_params_t, _t
             upgraded_flags(desc.flags).map(|flags| Box::new(ze_event_pool_desc_t { flags, ..desc }))
         });
     let replacement: Option<*const ze_event_pool_desc_t> = copy.as_deref().map(|d| d as *const _);
-    let pushed = POOL_DESCS
-        .try_with(|d| d.borrow_mut().push(copy.map(|c| (original, c))))
-        .is_ok();
+    let pushed = POOL_DESCS.push(token, copy.map(|c| (original, c)));
     if let (true, Some(replacement)) = (pushed, replacement) {
         // SAFETY: the field points at the call's descriptor argument; the copy lives in
         // POOL_DESCS (on the heap) until the epilogue puts the program's back.
@@ -203,16 +195,12 @@ pub(super) fn before_zeEventPoolCreate(p: &mut ze_event_pool_create_params_t, _t
 pub(super) fn after_zeEventPoolCreate(
     p: &mut ze_event_pool_create_params_t,
     result: ze_result_t,
-    _token: usize,
+    token: usize,
 ) {
     if is_internal() {
         return;
     }
-    let replaced = POOL_DESCS
-        .try_with(|d| d.borrow_mut().pop())
-        .ok()
-        .flatten()
-        .flatten();
+    let replaced = POOL_DESCS.take(token).flatten();
     // SAFETY: the fields point at the call's arguments; the descriptor is the program's or
     // libpti's copy (alive in `replaced`), and the driver has written the pool on success.
     unsafe {
@@ -489,21 +477,6 @@ pub(super) fn after_zeCommandQueueExecuteCommandLists(
 // ---------------------------------------------------------------------------------------------
 // Host waits
 
-/// Writes the synchronisation record of a host wait `token` that began at `start`.
-fn host_wait(token: usize, start: u64, sync: impl FnOnce() -> Synchronization) {
-    if !view::is_enabled(pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION) {
-        return;
-    }
-    let mut sync = sync();
-    sync.start = start;
-    sync.end = clock::now();
-    sync.correlation_id = open::correlation_id(token);
-    thread::with(|state| {
-        sync.thread_id = state.thread_id();
-        device::synchronization(state, &sync);
-    });
-}
-
 fn wait_record(
     kind: pti_view_synchronization_type,
     api_id: u32,
@@ -540,13 +513,14 @@ pub(super) fn after_zeEventHostSynchronize(
     result: ze_result_t,
     token: usize,
 ) {
+    let end = clock::now();
     // SAFETY: the field points at the call's argument.
     let event = unsafe { *p.phEvent };
     if result == ZE_RESULT_SUCCESS && !is_internal() {
-        PENDING.harvest();
+        PENDING.harvest(Ask::UpToBusy);
     }
     if let Some(start) = take_start(token) {
-        host_wait(token, start, || {
+        command::host_wait(open::correlation_id(token), (start, end), || {
             wait_record(
                 pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_EVENT,
                 ids::zeEventHostSynchronize,
@@ -567,7 +541,7 @@ pub(super) fn after_zeEventQueryStatus(
     if result == ZE_RESULT_SUCCESS && !is_internal() {
         // SAFETY: the field points at the call's argument.
         let event = unsafe { *p.phEvent };
-        PENDING.harvest_where(|c| c.uses(event));
+        PENDING.harvest_matching(|c| c.uses(event));
     }
 }
 
@@ -583,13 +557,14 @@ pub(super) fn after_zeCommandQueueSynchronize(
     result: ze_result_t,
     token: usize,
 ) {
+    let end = clock::now();
     if result == ZE_RESULT_SUCCESS {
-        PENDING.harvest();
+        PENDING.harvest(Ask::UpToBusy);
     }
     // SAFETY: the field points at the call's argument.
     let queue = unsafe { *p.phCommandQueue };
     if let Some(start) = take_start(token) {
-        host_wait(token, start, || {
+        command::host_wait(open::correlation_id(token), (start, end), || {
             let mut sync = wait_record(
                 pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_QUEUE,
                 ids::zeCommandQueueSynchronize,
@@ -616,11 +591,12 @@ pub(super) fn after_zeFenceHostSynchronize(
     result: ze_result_t,
     token: usize,
 ) {
+    let end = clock::now();
     if result == ZE_RESULT_SUCCESS {
-        PENDING.harvest();
+        PENDING.harvest(Ask::UpToBusy);
     }
     if let Some(start) = take_start(token) {
-        host_wait(token, start, || {
+        command::host_wait(open::correlation_id(token), (start, end), || {
             let mut sync = wait_record(
                 pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_FENCE,
                 ids::zeFenceHostSynchronize,

@@ -1,20 +1,22 @@
 //! The Level Zero backend: a tracer on the loader's tracing layer.
 //!
-//! [`attach`] (the first time a tool enables something, see `backend::attach_for`) opens the
-//! loader and registers a prologue and an epilogue for every function its tracing layer offers
-//! (`tracer`, `callbacks`, generated). Each prologue opens the traced call through the dispatch's
-//! two-step entry (`dispatch::open`) with the tracing layer's parameter struct (`ze_*_params_t`)
-//! as `_args`; each epilogue closes it with the call's `ze_result_t`. The functions that need more
-//! have hooks (`hooks`):
+//! [`attach`] (the first time a tool enables something that concerns Level Zero: the session
+//! activates the backend, see [`LevelZero`]) opens the loader and registers a prologue and an
+//! epilogue for every function its tracing layer offers (`tracer`, `callbacks`, generated). Each
+//! prologue opens the traced call through the dispatch's two-step entry (`dispatch::open`) with
+//! the tracing layer's parameter struct (`ze_*_params_t`) as `_args`; each epilogue closes it with
+//! the call's `ze_result_t`. Both run behind the tracer's panic boundary. The functions that need
+//! more have hooks (`hooks`: `before_<function>` in the prologue, `after_<function>` in the
+//! epilogue):
 //!
 //! - `objects`: kernel names, command lists, queues, event pools, from the creation calls;
 //! - `commands`: appends get timing events (`events`: libpti's own timestamp pools where the
 //!   program's event cannot be used), immediate lists' commands are pending at once, regular
 //!   lists' at each execution; records are written when the events have signalled
-//!   (`backend::pending`), with kernel timestamps converted by `devices`.
+//!   (`backend::device::pending`), with kernel timestamps converted by `devices`.
 //!
-//! This module touches the rest of libpti through the dispatch entry, the view's record writers
-//! and critical events only.
+//! This module touches the rest of libpti through the engine (the dispatch entry, the view's
+//! record writers, critical events, the runtime task) and `backend::device` only.
 
 #[rustfmt::skip]
 mod callbacks;
@@ -27,14 +29,16 @@ pub mod tracer;
 
 pub use tracer::{Attachment, attach, attachment};
 
-use crate::api::ApiId;
-use crate::backend::pending;
+use crate::api::{ApiGroup, ApiId};
+use crate::backend::contract::{Activation, Backend, Counts};
+use crate::backend::device::pending::{self, Ask};
 use crate::ids::level_zero as ids;
+use crate::result::Error;
 use crate::sync::writer_lock::ForkLock;
 
 /// The functions that submit or wait for device work: traced while a device view is enabled,
 /// so that device records carry their correlation IDs.
-pub(crate) const DEVICE_WORK: &[ApiId] = &[
+const DEVICE_WORK: &[ApiId] = &[
     ids::zeCommandListAppendLaunchKernel,
     ids::zeCommandListAppendLaunchCooperativeKernel,
     ids::zeCommandListAppendLaunchKernelIndirect,
@@ -50,57 +54,69 @@ pub(crate) const DEVICE_WORK: &[ApiId] = &[
     ids::zeFenceHostSynchronize,
 ];
 
-/// Writes the records of every command that has completed (for a flush).
-pub(crate) fn harvest_finished() {
-    commands::PENDING.harvest();
-    pending::wait_for_other_harvests();
-}
+/// The Level Zero backend, as the session sees it.
+pub(crate) struct LevelZero;
 
-/// Commands whose records are still to come.
-pub fn pending_commands() -> usize {
-    commands::PENDING.count()
-}
-
-/// At process exit: pending commands are counted as lost, the driver is not called.
-pub(crate) fn at_exit() {
-    commands::PENDING.abandon("Level Zero", "the process exits");
-}
-
-fn fork_locks() -> [&'static dyn ForkLock; 7] {
-    let [devices, timings] = devices::fork_locks();
-    let [poll, pending, seen] = commands::fork_locks();
-    [
-        objects::fork_lock(),
-        events::fork_lock(),
-        devices,
-        timings,
-        poll,
-        pending,
-        seen,
-    ]
-}
-
-/// Before `fork()`: takes every lock of the backend.
-pub(crate) fn fork_prepare() {
-    fork_locks().iter().for_each(|l| l.acquire_for_fork());
-}
-
-/// After `fork()`, in the parent.
-pub(crate) fn fork_parent() {
-    for lock in fork_locks().iter().rev() {
-        // SAFETY: fork_prepare took every lock on this thread; no guard is held across fork().
-        unsafe { lock.release_after_fork() };
+impl Backend for LevelZero {
+    fn group(&self) -> ApiGroup {
+        ApiGroup::LevelZero
     }
-}
 
-/// After `fork()`, in the child: the locks released, and the parent's objects, events and
-/// pending commands forgotten (the child has no use of the parent's driver state).
-pub(crate) fn fork_child() {
-    for lock in fork_locks().iter().rev() {
-        // SAFETY: as in fork_parent.
-        unsafe { lock.release_after_fork() };
+    fn device_work(&self) -> &'static [ApiId] {
+        DEVICE_WORK
     }
-    commands::fork_child();
-    events::fork_child();
-    objects::fork_child();
+
+    /// Attaches the tracer the first time (see [`attach`]). Without Level Zero in the process
+    /// (no loader, or no driver) there is nothing to trace, and no error: the enable stands, and
+    /// simulated calls still reach it. Level Zero that is there but cannot be traced has raised a
+    /// critical event saying why; a request that named Level Zero also gets the error, as it does
+    /// when `PTI_LEVEL_ZERO=0` keeps libpti out.
+    fn activate(&self, why: Activation) -> Result<(), Error> {
+        if let Activation::Flush { .. } = why {
+            return Ok(());
+        }
+        match (attach(), why) {
+            (Attachment::Failed(_), Activation::Named) => Err(Error::TracingNotInitialized(
+                "the Level Zero tracing layer is not loaded (see the critical event)",
+            )),
+            (Attachment::Disabled, Activation::Named) => Err(Error::TracingNotInitialized(
+                "PTI_LEVEL_ZERO=0 keeps libpti out of Level Zero",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn harvest(&self) {
+        commands::PENDING.harvest(Ask::All);
+        pending::wait_for_other_harvests();
+    }
+
+    fn exit(&self) {
+        commands::PENDING.abandon("Level Zero", "the process exits");
+    }
+
+    fn fork_locks(&self) -> Vec<&'static dyn ForkLock> {
+        let mut locks = vec![objects::fork_lock(), events::fork_lock()];
+        locks.extend(devices::DEVICES.fork_locks());
+        locks.extend(commands::fork_locks());
+        locks
+    }
+
+    /// The parent's objects, events and pending commands are forgotten (the child has no use of
+    /// the parent's driver state).
+    fn forget_in_child(&self) {
+        commands::forget_in_child();
+        events::forget_in_child();
+        objects::forget_in_child();
+    }
+
+    fn counts(&self) -> Counts {
+        Counts {
+            intercepted_functions: match attachment() {
+                Some(Attachment::Attached { functions }) => *functions,
+                _ => 0,
+            },
+            pending_commands: commands::PENDING.count(),
+        }
+    }
 }

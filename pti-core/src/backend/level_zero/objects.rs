@@ -13,15 +13,15 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use pti_sys::level_zero::*;
 
 use super::tracer::{internal, loader};
-use crate::backend::work::Work;
+use crate::backend::device::command::Submission;
 use crate::intern::intern;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 
 /// A command recorded on a regular list: it runs each time the list is executed.
 #[derive(Clone, Copy)]
 pub(super) struct Recorded {
-    pub(super) work: Work,
-    pub(super) api_id: u32,
+    /// The append that recorded it (each execution gets the execute call's correlation ID).
+    pub(super) submission: Submission,
     /// The event that times it (libpti's, or the program's when it has kernel timestamps).
     pub(super) event: ze_event_handle_t,
     /// The program's event that a barrier signals after `event` (NULL if none).
@@ -30,8 +30,6 @@ pub(super) struct Recorded {
     pub(super) owned: bool,
     /// Host time of the append call.
     pub(super) appended: u64,
-    /// What SYCL said of the task that appended it, if SYCL did.
-    pub(super) sycl: Option<crate::view::device::SyclTag>,
 }
 
 // SAFETY: handles are opaque values passed back to the driver, which allows Level Zero objects
@@ -236,6 +234,6 @@ pub(super) fn event_has_timestamps(event: ze_event_handle_t) -> bool {
 }
 
 /// In the child after `fork()`: the parent's objects are not the child's to use.
-pub(super) fn fork_child() {
+pub(super) fn forget_in_child() {
     *REGISTRY.lock() = None;
 }

@@ -10,6 +10,13 @@
 //! libpti's own Level Zero calls (event pools, timestamps, queries) pass through the same
 //! tracing layer: they are made inside `internal`, which makes their prologues and epilogues
 //! do nothing, so they are neither traced nor taken for the program's.
+//!
+//! Every prologue and epilogue runs behind the panic boundary of `crate::boundary`
+//! ([`prologue`], [`epilogue`]). The tracing layer makes the real call whatever they do, so a
+//! panic can only lose tracing: a prologue that panics leaves the call untraced (what it opened
+//! is dropped, the program's arguments are as the program passed them: hooks change them last),
+//! an epilogue that panics drops the call's EXIT and records. After one, the thread's Level Zero
+//! calls pass untraced, counted.
 
 #![allow(non_snake_case)] // the loader functions keep their C names
 
@@ -22,9 +29,10 @@ use pti_sys::level_zero::*;
 
 use super::callbacks;
 use crate::api::{ApiGroup, ApiId};
-use crate::critical;
+use crate::boundary::{self, Entry};
 use crate::dispatch::{CallInfo, open};
 use crate::result::ResultCode;
+use crate::{critical, fault};
 
 /// The loader functions libpti calls itself.
 pub(super) struct Loader {
@@ -232,6 +240,49 @@ fn try_attach() -> Attachment {
     Attachment::Attached { functions }
 }
 
+/// Runs a prologue's work `open` (opening the call, the `before_` hook; it returns the call's
+/// token) behind the panic boundary, and keeps what the epilogue needs in the tracing layer's
+/// per-call `instance` slot: NULL when the epilogue has nothing to do (the tracer is switched off
+/// on this thread, or the prologue panicked).
+#[inline(always)]
+pub(super) fn prologue(instance: &mut *mut c_void, open: impl FnOnce() -> usize) {
+    if boundary::is_off(Entry::LevelZeroTracer) {
+        boundary::count_untraced(ApiGroup::LevelZero);
+        *instance = core::ptr::null_mut();
+        return;
+    }
+    let depth = open::depth();
+    *instance = match boundary::catch(Entry::LevelZeroTracer, open) {
+        Some(token) => to_slot(token),
+        None => {
+            open::abandon_from(depth);
+            core::ptr::null_mut()
+        }
+    };
+}
+
+/// Runs an epilogue's work `close` (the `after_` hook, closing the call) for the call whose
+/// prologue left `instance` and returned `result`, behind the panic boundary. It runs even if the
+/// tracer was switched off on this thread since the prologue: a hook may have to finish what its
+/// prologue began for the program (signal the program's event after an append). If `close`
+/// panics, that is done all the same (`commands::rescue`), and the call is dropped without EXIT.
+#[inline(always)]
+pub(super) fn epilogue(instance: *mut c_void, result: ze_result_t, close: impl FnOnce(usize)) {
+    let Some(token) = from_slot(instance) else {
+        return;
+    };
+    let done = boundary::catch(Entry::LevelZeroTracer, || {
+        fault::point("level_zero.epilogue");
+        close(token)
+    });
+    if done.is_none() && token != 0 {
+        let _ = boundary::catch(Entry::LevelZeroTracer, || {
+            super::commands::rescue(token, result)
+        });
+        open::abandon_from(token - 1);
+    }
+}
+
 /// Opens the traced call `api_id` (see `dispatch::open`); 0 when it is not traced, or is one of
 /// libpti's own calls.
 #[inline(always)]
@@ -244,11 +295,13 @@ pub(super) fn begin(
     if is_internal() {
         return 0;
     }
-    open::begin(ApiGroup::LevelZero, api_id, || CallInfo {
+    let token = open::begin(ApiGroup::LevelZero, api_id, || CallInfo {
         args,
         kernel_name: kernel_name(),
         context: context(),
-    })
+    });
+    fault::point("level_zero.prologue");
+    token
 }
 
 /// Closes the call `token` with its status.
@@ -259,12 +312,13 @@ pub(super) fn end(token: usize, result: ze_result_t, context: impl FnOnce() -> *
     }
 }
 
-/// The token as the tracing layer's per-call instance slot keeps it.
-pub(super) fn to_slot(token: usize) -> *mut c_void {
-    token as *mut c_void
+/// The token as the tracing layer's per-call instance slot keeps it: never NULL, which means
+/// "nothing to do".
+fn to_slot(token: usize) -> *mut c_void {
+    ((token << 1) | 1) as *mut c_void
 }
 
-/// The token from the instance slot.
-pub(super) fn from_slot(slot: *mut c_void) -> usize {
-    slot as usize
+/// The token from the instance slot; `None` for NULL.
+fn from_slot(slot: *mut c_void) -> Option<usize> {
+    (!slot.is_null()).then_some(slot as usize >> 1)
 }

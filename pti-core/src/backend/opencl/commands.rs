@@ -1,24 +1,26 @@
-//! Device commands: what an enqueue call submits, and how its hook makes sure the command can
+//! Device commands: what an enqueue call submits, and how its override makes sure the command can
 //! be timed.
 //!
-//! [`submit`] wraps the call to the next layer of every enqueue hook. When the call is traced and
-//! the view for its kind of work is enabled, it hands the runtime an event (the program's, or one
-//! libpti injects and the program never sees), keeps a reference to it, and leaves the command
-//! pending until it completes (see `pending`). Otherwise it passes the call on untouched.
+//! [`submit`] wraps the real call of every enqueue override. When the call is traced and the view
+//! for its kind of work is enabled, it hands the runtime an event (the program's, or one libpti
+//! injects and the program never sees), keeps a reference to it, and leaves the command pending
+//! until it completes (see `pending`). Otherwise it passes the call on untouched.
 
 use std::sync::Arc;
 
 use pti_sys::opencl::*;
 
-use super::pending::{self, ClCommand};
+use super::pending::{ClCommand, PENDING};
 use super::queues::{self, QueueInfo};
 use super::{next, retained};
-use crate::api::ApiId;
-pub(super) use crate::backend::work::Work;
-use crate::dispatch::CallScope;
+use crate::api::{ApiGroup, ApiId};
+use crate::backend::device::command::Submission;
+pub(super) use crate::backend::device::command::Work;
+use crate::dispatch::{CallResult, CallScope};
+use crate::result::ResultCode;
 use crate::view;
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
-use crate::{clock, critical, thread};
+use crate::{clock, critical};
 
 /// Memory of an OpenCL memory object (buffer or image).
 pub(super) const OBJECT: pti_view_memory_type = pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_DEVICE;
@@ -28,7 +30,7 @@ pub(super) fn pointer_memory(
     queue: &QueueInfo,
     ptr: *const core::ffi::c_void,
 ) -> pti_view_memory_type {
-    queue.device.memory_type(queue.context, ptr)
+    queue.device.info.memory_type(queue.context, ptr)
 }
 
 /// The first 8 bytes of a fill pattern of `size` bytes, little-endian.
@@ -75,16 +77,18 @@ pub(super) struct Enqueue<'a> {
     pub(super) blocking: bool,
 }
 
-/// Runs `enqueue` (the call to the next layer, given the event pointer to pass and returning
-/// what the wrapper returns and the call's status), timing the command it submits when that is
-/// wanted. `work` describes the command; it is asked only when the command will be recorded.
-pub(super) fn submit<R>(
+/// Runs `enqueue` (the real call, made through [`CallScope::call_next`], given the event pointer
+/// to pass and returning what the wrapper returns and the call's status), timing the command it
+/// submits when that is wanted. `work` describes the command; it is asked only when the command
+/// will be recorded.
+pub(super) fn submit<R: CallResult>(
     call: Enqueue<'_>,
     work: impl FnOnce(&QueueInfo) -> Work,
     enqueue: impl FnOnce(*mut cl_event) -> (R, cl_int),
 ) -> R {
+    let real_call = |event| call.scope.call_next_keeping(|| enqueue(event), |(r, _)| *r);
     let Some((queue, work)) = wanted(&call, work) else {
-        return enqueue(call.event).0;
+        return real_call(call.event).0;
     };
     let mut own: cl_event = core::ptr::null_mut();
     let slot: *mut cl_event = if call.event.is_null() {
@@ -93,7 +97,7 @@ pub(super) fn submit<R>(
         call.event
     };
     let enter = clock::now();
-    let (result, status) = enqueue(slot);
+    let (result, status) = real_call(slot);
     if status != CL_SUCCESS {
         return result;
     }
@@ -101,23 +105,22 @@ pub(super) fn submit<R>(
     // runtime has just written on success.
     let event = unsafe { slot.read() };
     let injected = call.event.is_null();
+    let submission = Submission::now(
+        ApiGroup::OpenCl,
+        call.api_id,
+        call.scope.correlation_id(),
+        work,
+    );
     // SAFETY: an event the runtime has just returned for this command.
     if event.is_null() || (!injected && !unsafe { retain(event) }) {
-        let view = work.view(queue.device.is_cpu);
-        let total = view::count_lost(view);
-        critical::raise(
-            crate::result::ResultCode::ErrorDriver,
-            format_args!(
-                "the OpenCL runtime gave {} for a command ({}), so it cannot be timed: its {view:?} \
-                 record is lost ({total} so far)",
-                if event.is_null() {
-                    "no event"
-                } else {
-                    "an event that could not be retained"
-                },
-                work.name(crate::api::ApiGroup::OpenCl, call.api_id)
-                    .to_string_lossy()
-            ),
+        submission.lost(
+            queue.device.is_cpu,
+            ResultCode::ErrorDriver,
+            if event.is_null() {
+                "the OpenCL runtime gave no event for it"
+            } else {
+                "the OpenCL runtime gave an event that could not be retained"
+            },
         );
         return result;
     }
@@ -126,17 +129,13 @@ pub(super) fn submit<R>(
         injected,
         queue_handle: call.queue,
         queue,
-        work,
-        api_id: call.api_id,
-        correlation_id: call.scope.correlation_id(),
-        thread_id: thread::with(|s| s.thread_id()).unwrap_or(0),
+        submission,
         enter,
-        sycl: crate::backend::sycl::current_tag(),
     };
     if call.blocking {
-        pending::complete_now(pending);
+        PENDING.complete_now(pending);
     } else {
-        pending::add(pending);
+        PENDING.add(pending);
     }
     result
 }
@@ -155,7 +154,7 @@ fn wanted(
     if !view::is_enabled(view) {
         return None;
     }
-    if matches!(work, Work::Barrier { .. }) && queue.device.barriers_untimed() {
+    if matches!(work, Work::Barrier { .. }) && queue.device.info.barriers_untimed() {
         // Said once, when the device first gave no times for a barrier; counted each time.
         view::count_lost(view);
         return None;
@@ -167,7 +166,7 @@ fn wanted(
             .swap(true, core::sync::atomic::Ordering::Relaxed)
         {
             critical::raise(
-                crate::result::ResultCode::ErrorTracingNotInitialized,
+                ResultCode::ErrorTracingNotInitialized,
                 format_args!(
                     "OpenCL queue {:p} was created without profiling before a device view was \
                      enabled, so its commands get no device records ({lost} {view:?} records \

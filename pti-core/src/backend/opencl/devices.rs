@@ -1,6 +1,7 @@
 //! Devices as device records need them: identity (handle, PCI address, UUID, CPU or not), the
-//! runtime's USM query for classifying pointers, and each device's conversion of timestamps
-//! onto the host clock (`backend::timing`), fed by `clGetDeviceAndHostTimer` where it works.
+//! runtime's USM query for classifying pointers, what libpti learnt of the device, and what the
+//! shared device registry (`backend::device::registry`) needs to convert its timestamps onto the
+//! host clock: `clGetDeviceAndHostTimer`, where the runtime has it.
 
 use core::ffi::{CStr, c_char, c_void};
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -9,65 +10,57 @@ use std::sync::Arc;
 use pti_sys::opencl::*;
 
 use super::{next, query};
-use crate::backend::timing::{DeviceTimes, HostTimes, Timing};
-use crate::clock;
-use crate::sync::writer_lock::{ForkLock, WriterLock};
+use crate::backend::device::registry::{
+    self, DeviceRegistry, DeviceTimer, Probed, TimerReading, TimerSpec,
+};
+use crate::backend::device::timing::{DeviceTimes, HostTimes};
 use crate::view::abi::{PTI_MAX_DEVICE_UUID_SIZE, PTI_MAX_PCI_ADDRESS_SIZE, pti_view_memory_type};
 use crate::view::device::DeviceIdentity;
 
-/// A synchronisation pair whose host reads lie further apart than this is retried.
-const MAX_PAIR_SPREAD_NS: u64 = 50_000;
-
-/// A device as the records see it.
-pub(super) struct Device {
-    pub(super) identity: DeviceIdentity,
-    pub(super) is_cpu: bool,
+/// What libpti keeps of an OpenCL device besides its identity.
+pub(super) struct ClDevice {
     /// The runtime's `clGetMemAllocInfoINTEL`, where the platform has USM.
     mem_alloc_info: clGetMemAllocInfoINTEL_t,
-    /// This device's entry in [`TIMINGS`].
-    timing: usize,
     /// The device gives no timestamps for barrier events (learnt from the first one).
     barriers_untimed: AtomicBool,
 }
 
-// SAFETY: the raw handles inside are opaque values libpti passes back to the runtime, which
-// allows OpenCL objects to be used from any thread; the mutable state is behind a lock.
-unsafe impl Send for Device {}
-// SAFETY: as above.
-unsafe impl Sync for Device {}
-
-static DEVICES: WriterLock<Vec<Arc<Device>>> = WriterLock::new(Vec::new());
-
-/// Every device's conversion state, by [`Device::timing`]: one lock for all, taken briefly.
-static TIMINGS: WriterLock<Vec<Timing>> = WriterLock::new(Vec::new());
-
-/// The locks of this module, for the fork handlers.
-pub(super) fn fork_locks() -> [&'static dyn ForkLock; 2] {
-    [&DEVICES, &TIMINGS]
+impl DeviceTimer for ClDevice {
+    /// `clGetDeviceAndHostTimer`; `None` where the runtime has no such timer (PoCL answers 0).
+    fn read_timer(&self, device: *mut c_void) -> Option<TimerReading> {
+        let read = next::dispatch().clGetDeviceAndHostTimer?;
+        let (mut ticks, mut host) = (0u64, 0u64);
+        // SAFETY: a device handle the runtime gave and two writable timestamps.
+        let status = unsafe { read(device.cast(), &mut ticks, &mut host) };
+        // The runtime's host timer is its own choice of clock: only libpti's bracket is used.
+        (status == CL_SUCCESS && ticks != 0).then_some(TimerReading {
+            device_ticks: ticks,
+            host_raw_ns: None,
+        })
+    }
 }
+
+/// A device as the records see it.
+pub(super) type Device = registry::Device<ClDevice>;
+
+/// The backend's devices (their locks are the fork handlers' too).
+pub(super) static DEVICES: DeviceRegistry<ClDevice> = DeviceRegistry::new();
 
 /// The device `handle` (looked up, or probed on first use).
 pub(super) fn get(handle: cl_device_id) -> Arc<Device> {
-    let find = |devices: &Vec<Arc<Device>>| {
-        devices
-            .iter()
-            .find(|d| d.identity.device == handle)
-            .cloned()
-    };
-    if let Some(d) = find(&DEVICES.lock()) {
-        return d;
-    }
-    // Probed outside the lock: the queries call into the runtime.
-    let probed = Arc::new(probe(handle));
-    let mut devices = DEVICES.lock();
-    if let Some(d) = find(&devices) {
-        return d;
-    }
-    devices.push(probed.clone());
-    probed
+    DEVICES.get(handle.cast(), || probe(handle))
 }
 
-fn probe(handle: cl_device_id) -> Device {
+/// Converts one command's times on `device`; `enter` is the host time its enqueue call began.
+/// `None` when the device gave no usable start.
+pub(super) fn to_host(device: &Device, t: &DeviceTimes, enter: u64) -> Option<HostTimes> {
+    if t.start == 0 || t.end == 0 {
+        return None;
+    }
+    Some(DEVICES.to_host(device, t, enter))
+}
+
+fn probe(handle: cl_device_id) -> Probed<ClDevice> {
     let device_type: cl_device_type = query::device(handle, CL_DEVICE_TYPE).unwrap_or(0);
     let platform: cl_platform_id =
         query::device(handle, CL_DEVICE_PLATFORM).unwrap_or(core::ptr::null_mut());
@@ -86,20 +79,18 @@ fn probe(handle: cl_device_id) -> Device {
     }
     let uuid = query::device::<[u8; PTI_MAX_DEVICE_UUID_SIZE]>(handle, CL_DEVICE_UUID_KHR)
         .unwrap_or_default();
-    Device {
+    Probed {
         identity: DeviceIdentity {
-            device: handle,
+            device: handle.cast(),
             pci_address,
             uuid,
         },
         is_cpu: device_type & CL_DEVICE_TYPE_CPU != 0,
-        barriers_untimed: AtomicBool::new(false),
-        mem_alloc_info: extension(platform, c"clGetMemAllocInfoINTEL"),
-        timing: {
-            let mut timings = TIMINGS.lock();
-            // OpenCL device timers count nanoseconds, in 64 bits.
-            timings.push(Timing::new(1_000_000_000, 64));
-            timings.len() - 1
+        // OpenCL device timers count nanoseconds, in 64 bits.
+        timer: TimerSpec::NANOSECONDS,
+        info: ClDevice {
+            mem_alloc_info: extension(platform, c"clGetMemAllocInfoINTEL"),
+            barriers_untimed: AtomicBool::new(false),
         },
     }
 }
@@ -121,7 +112,7 @@ fn extension<F: Copy>(platform: cl_platform_id, name: &CStr) -> Option<F> {
     Some(unsafe { core::mem::transmute_copy::<*mut c_void, F>(&address) })
 }
 
-impl Device {
+impl ClDevice {
     /// Whether the device is known to give no timestamps for barriers.
     pub(super) fn barriers_untimed(&self) -> bool {
         self.barriers_untimed.load(Ordering::Relaxed)
@@ -164,44 +155,5 @@ impl Device {
             }
             _ => pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_MEMORY,
         }
-    }
-
-    /// Converts one command's times; `enter` is the host time its enqueue call began.
-    /// `None` when the device gave no usable start.
-    pub(super) fn to_host(&self, t: &DeviceTimes, enter: u64) -> Option<HostTimes> {
-        if t.start == 0 || t.end == 0 {
-            return None;
-        }
-        // Runtime calls are made without the lock held.
-        if TIMINGS.lock()[self.timing].needs_pair() {
-            let pair = self.sync_pair();
-            TIMINGS.lock()[self.timing].add_pair(pair);
-        }
-        Some(TIMINGS.lock()[self.timing].convert(t, enter))
-    }
-
-    /// One device-timer reading with the host time it was taken at: the midpoint of two reads of
-    /// libpti's clock around `clGetDeviceAndHostTimer`. `None` if the device has no such timer.
-    fn sync_pair(&self) -> Option<(u64, u64)> {
-        let read = next::dispatch().clGetDeviceAndHostTimer?;
-        let mut best: Option<(u64, u64, u64)> = None;
-        for _ in 0..3 {
-            let (mut device, mut host) = (0u64, 0u64);
-            let before = clock::now();
-            // SAFETY: a device handle the runtime gave and two writable timestamps.
-            let status = unsafe { read(self.identity.device, &mut device, &mut host) };
-            let after = clock::now();
-            if status != CL_SUCCESS || device == 0 {
-                return None;
-            }
-            let spread = after.saturating_sub(before);
-            if best.is_none_or(|b| spread < b.2) {
-                best = Some((before + spread / 2, device, spread));
-            }
-            if spread <= MAX_PAIR_SPREAD_NS {
-                break;
-            }
-        }
-        best.map(|(host, device, _)| (host, device))
     }
 }

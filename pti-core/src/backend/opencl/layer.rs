@@ -20,8 +20,8 @@ use pti_sys::opencl::cl_layer::{
 use pti_sys::opencl::{CL_INVALID_OPERATION, CL_INVALID_VALUE, CL_SUCCESS, cl_int, cl_uint};
 
 use super::{next, pending, wrappers};
-use crate::critical;
 use crate::result::ResultCode;
+use crate::{critical, fault, linker};
 
 /// The name the layer gives in `clGetLayerInfo(CL_LAYER_NAME)`.
 pub const LAYER_NAME: &CStr = c"libpti: tracing and profiling layer";
@@ -76,6 +76,7 @@ pub unsafe fn init_layer(
     if target_dispatch.is_null() || num_entries_ret.is_null() || layer_dispatch_ret.is_null() {
         return CL_INVALID_VALUE;
     }
+    fault::point("opencl.layer_init");
     // SAFETY: the caller's contract.
     let installed = match unsafe { next::install(target_dispatch, num_entries as usize) } {
         Ok(table) => table,
@@ -94,8 +95,6 @@ pub unsafe fn init_layer(
     // loader: keep that code mapped.
     // SAFETY: `install` accepted the table, whose first `num_entries` words are readable.
     unsafe { super::lifetime::pin_objects_below(target_dispatch, num_entries as usize) };
-    // The layer's locks are used from now on, traced or not: they must survive fork().
-    crate::fork::install_handlers();
     let layer = LAYER.get_or_init(|| wrappers::layer_dispatch(installed));
     // SAFETY: both checked non-NULL above, writable by the caller's contract.
     unsafe {
@@ -109,7 +108,7 @@ pub unsafe fn init_layer(
 /// may already have run), so pending commands are counted as lost without calling the runtime.
 /// A tool that flushes before the program exits has none.
 pub fn deinit_layer() -> cl_int {
-    pending::abandon("the OpenCL loader shuts down");
+    pending::PENDING.abandon("OpenCL", "the OpenCL loader shuts down");
     CL_SUCCESS
 }
 
@@ -147,14 +146,14 @@ pub(crate) fn check_loaders() {
     if is_initialized() || LOADER_WARNED.load(Ordering::Relaxed) {
         return;
     }
-    let objects = mapped_objects();
+    let objects = linker::mapped_objects();
     if MAPPED_OBJECTS.swap(objects.len(), Ordering::Relaxed) == objects.len() {
         return;
     }
-    let Some(loader) = objects.into_iter().find(|path| {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        name.starts_with("libOpenCL.so") && !supports_layers(path)
-    }) else {
+    let Some(loader) = objects
+        .into_iter()
+        .find(|path| linker::file_name(path).starts_with("libOpenCL.so") && !supports_layers(path))
+    else {
         return;
     };
     if !LOADER_WARNED.swap(true, Ordering::Relaxed) {
@@ -172,41 +171,14 @@ pub(crate) fn check_loaders() {
 
 /// The path of a mapped OpenCL loader that supports layers, if one is mapped.
 pub(crate) fn mapped_layer_capable_loader() -> Option<String> {
-    mapped_objects().into_iter().find(|path| {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        name.starts_with("libOpenCL.so") && supports_layers(path)
-    })
+    linker::mapped_objects()
+        .into_iter()
+        .find(|path| linker::file_name(path).starts_with("libOpenCL.so") && supports_layers(path))
 }
 
 fn supports_layers(path: &str) -> bool {
     const NAME: &[u8] = b"OPENCL_LAYERS";
     std::fs::read(path).map_or(true, |bytes| bytes.windows(NAME.len()).any(|w| w == NAME))
-}
-
-/// Paths of the objects mapped into the process.
-fn mapped_objects() -> Vec<String> {
-    unsafe extern "C" fn collect(
-        info: *mut libc::dl_phdr_info,
-        _size: usize,
-        data: *mut c_void,
-    ) -> libc::c_int {
-        // SAFETY: glibc passes a valid `dl_phdr_info` for each object, and `data` is the vector
-        // passed to dl_iterate_phdr below, used by this thread only.
-        let (info, paths) = unsafe { (&*info, &mut *data.cast::<Vec<String>>()) };
-        if !info.dlpi_name.is_null() {
-            // SAFETY: a NUL-terminated path owned by the loader for the object's lifetime.
-            let name = unsafe { CStr::from_ptr(info.dlpi_name) };
-            if !name.is_empty() {
-                paths.push(name.to_string_lossy().into_owned());
-            }
-        }
-        0
-    }
-    let mut paths: Vec<String> = Vec::new();
-    let _linker = super::lifetime::linker_lock();
-    // SAFETY: `collect` only reads the info glibc gives and appends to `paths`.
-    unsafe { libc::dl_iterate_phdr(Some(collect), (&raw mut paths).cast()) };
-    paths
 }
 
 /// The `OPENCL_LAYERS` value that adds `ours` to `current` (a colon-separated list), or `None`

@@ -5,13 +5,14 @@
 //! extension functions handed out through `clGetExtensionFunctionAddress[ForPlatform]`, see
 //! `extensions`). Every wrapper runs its call through the dispatch entry with the call's
 //! parameter struct ([`params`], generated, published as `pti/pti_cl_params.h`); the functions
-//! that need more have a hook (`hooks`):
+//! that need more have an *override* (`overrides`): libpti code that runs in place of the plain
+//! call and makes the real call itself, behind the dispatch's panic boundary:
 //!
 //! - `queues`: queues get profiling while a device view is enabled, invisibly to the program;
 //! - `commands`: an enqueue call gets an event (the program's, or an injected one) when its
 //!   command is to be recorded; `pending` keeps it until the command completes and writes its
 //!   record then (harvested at the program's waits, at flushes, never with an added wait);
-//! - `devices`: device identity and the conversion of device timestamps to the host clock;
+//! - `devices`: device identity, and what the shared registry needs to convert its timestamps;
 //! - `retained`: the program's events libpti holds, hidden from its reference-count queries;
 //! - `kernels`: kernel names; `errcode`: statuses reported through `errcode_ret`;
 //! - `query`: libpti's own queries of OpenCL objects.
@@ -20,18 +21,19 @@
 //! passed to a call that reached libpti through the loader, which dereferenced them to find their
 //! dispatch table: libpti's own queries on them are as safe as the program's call itself.
 //!
-//! This module touches the rest of libpti through the dispatch entry, the view's record writers
-//! and critical events only.
+//! This module touches the rest of libpti through the engine (the dispatch entry, the view's
+//! record writers, critical events, the runtime task, the linker queries) and `backend::device`
+//! only.
 
 mod commands;
 mod devices;
 mod errcode;
 mod extensions;
-mod hooks;
 mod kernels;
 pub mod layer;
-pub(crate) mod lifetime;
+mod lifetime;
 mod next;
+mod overrides;
 #[rustfmt::skip]
 pub mod params;
 mod pending;
@@ -41,13 +43,16 @@ mod retained;
 #[rustfmt::skip]
 mod wrappers;
 
-use crate::api::ApiId;
+use crate::api::{ApiGroup, ApiId};
+use crate::backend::contract::{Activation, Backend, Counts};
+use crate::backend::device::pending::{Ask, wait_for_other_harvests};
 use crate::ids::opencl as ids;
+use crate::result::Error;
 use crate::sync::writer_lock::ForkLock;
 
 /// The functions that submit or wait for device work: traced while a device view is enabled,
 /// so that device records carry their correlation IDs.
-pub(crate) const DEVICE_WORK: &[ApiId] = &[
+const DEVICE_WORK: &[ApiId] = &[
     ids::clEnqueueNDRangeKernel,
     ids::clEnqueueTask,
     ids::clEnqueueNativeKernel,
@@ -85,62 +90,62 @@ pub(crate) const DEVICE_WORK: &[ApiId] = &[
     ids::clWaitForEvents,
 ];
 
-/// The backend's locks, in the one order the fork handlers take them (no code holds two, but
-/// for the pending list's poll and list locks, taken in that order).
-fn fork_locks() -> [&'static dyn ForkLock; 10] {
-    let [devices, timings] = devices::fork_locks();
-    let [poll, pending] = pending::fork_locks();
-    [
-        extensions::fork_lock(),
-        commands::fork_lock(),
-        queues::fork_lock(),
-        devices,
-        timings,
-        poll,
-        pending,
-        retained::fork_lock(),
-        crate::intern::fork_lock(),
-        lifetime::fork_lock(),
-    ]
-}
+/// The OpenCL backend, as the session sees it.
+pub(crate) struct OpenCl;
 
-/// Before `fork()`: takes every lock of the backend.
-pub(crate) fn fork_prepare() {
-    fork_locks().iter().for_each(|l| l.acquire_for_fork());
-}
-
-/// After `fork()`, in the parent.
-pub(crate) fn fork_parent() {
-    for lock in fork_locks().iter().rev() {
-        // SAFETY: fork_prepare took every lock on this thread; no guard is held across fork().
-        unsafe { lock.release_after_fork() };
+impl Backend for OpenCl {
+    fn group(&self) -> ApiGroup {
+        ApiGroup::OpenCl
     }
-}
 
-/// After `fork()`, in the child: the locks are released, and the parent's pending commands
-/// forgotten.
-pub(crate) fn fork_child() {
-    for lock in fork_locks().iter().rev() {
-        // SAFETY: as in fork_parent.
-        unsafe { lock.release_after_fork() };
+    fn device_work(&self) -> &'static [ApiId] {
+        DEVICE_WORK
     }
-    pending::fork_child();
-}
 
-/// At process exit: pending commands are counted as lost, the runtime is not called.
-pub(crate) fn at_exit() {
-    pending::abandon("the process exits");
-}
+    /// The layer is loaded by the OpenCL loader, not attached by libpti: activation only checks
+    /// that it still can be (see `lifetime::check_late_load`), and at every flush whether the
+    /// process has a loader that cannot load layers (`layer::check_loaders`: said once, also to a
+    /// tool that asked for nothing of OpenCL yet, since no OpenCL call can ever be traced then).
+    fn activate(&self, why: Activation) -> Result<(), Error> {
+        match why {
+            Activation::Flush { .. } => {
+                layer::check_loaders();
+                Ok(())
+            }
+            Activation::Named | Activation::Implied => lifetime::check_late_load(why),
+        }
+    }
 
-/// Writes the records of every command that has completed (for a flush), and says if the
-/// process has an OpenCL loader that cannot load the layer.
-pub(crate) fn harvest_finished() {
-    layer::check_loaders();
-    pending::harvest_all();
-}
+    fn harvest(&self) {
+        pending::PENDING.harvest(Ask::All);
+        wait_for_other_harvests();
+    }
 
-/// Commands submitted while a device view was enabled whose records are not written yet: each
-/// holds one event reference of libpti's, given back when its record is written.
-pub fn pending_commands() -> usize {
-    pending::count()
+    fn exit(&self) {
+        pending::PENDING.abandon("OpenCL", "the process exits");
+    }
+
+    fn fork_locks(&self) -> Vec<&'static dyn ForkLock> {
+        let mut locks = vec![
+            extensions::fork_lock(),
+            commands::fork_lock(),
+            queues::fork_lock(),
+        ];
+        locks.extend(devices::DEVICES.fork_locks());
+        locks.extend(pending::PENDING.fork_locks());
+        locks.push(retained::fork_lock());
+        locks
+    }
+
+    /// The parent's pending commands are forgotten (the parent records them).
+    fn forget_in_child(&self) {
+        pending::PENDING.forget_in_child();
+    }
+
+    fn counts(&self) -> Counts {
+        Counts {
+            intercepted_functions: layer::intercepted_entries(),
+            pending_commands: pending::PENDING.count(),
+        }
+    }
 }

@@ -92,7 +92,7 @@ pub(super) fn missing(api_id: ApiId) {
     );
 }
 
-/// The function-pointer type inside an `Option` alias of `opencl-sys` (`clX_t`): what hooks get
+/// The function-pointer type inside an `Option` alias of `opencl-sys` (`clX_t`): what overrides get
 /// as their `next_fn`.
 pub(super) trait Entry {
     /// The function-pointer type.

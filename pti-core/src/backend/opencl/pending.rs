@@ -1,20 +1,17 @@
-//! OpenCL commands awaiting their records (the list and its harvest are `backend::pending`'s):
-//! each holds one reference to its event (injected by libpti, or the program's, retained), given
-//! back when its record is written.
+//! OpenCL commands awaiting their records (the list and its harvest are
+//! `backend::device::pending`'s): each holds one reference to its event (injected by libpti, or the
+//! program's, retained), given back when its record is written.
 
 use std::sync::Arc;
 
 use pti_sys::opencl::*;
 
-use super::commands;
-use super::query;
 use super::queues::QueueInfo;
-use crate::api::{ApiGroup, ApiId};
-use crate::backend::pending::{self, Pending, PendingCommand};
-use crate::backend::timing::DeviceTimes;
-use crate::backend::work::{Finished, Work};
+use super::{commands, devices, query};
+use crate::backend::device::command::{Finished, Submission, Work};
+use crate::backend::device::pending::{Pending, PendingCommand};
+use crate::backend::device::timing::DeviceTimes;
 use crate::result::ResultCode;
-use crate::sync::writer_lock::ForkLock;
 use crate::view::abi::pti_view_kind;
 use crate::{critical, view};
 
@@ -25,21 +22,18 @@ pub(super) struct ClCommand {
     pub(super) injected: bool,
     pub(super) queue_handle: cl_command_queue,
     pub(super) queue: Arc<QueueInfo>,
-    pub(super) work: Work,
-    pub(super) api_id: ApiId,
-    pub(super) correlation_id: u32,
-    pub(super) thread_id: u32,
+    /// The enqueue call that submitted it.
+    pub(super) submission: Submission,
     /// Host time at which the enqueue call began.
     pub(super) enter: u64,
-    /// What SYCL said of the task that submitted it, if SYCL did.
-    pub(super) sycl: Option<crate::view::device::SyclTag>,
 }
 
 // SAFETY: the handles are opaque values passed back to the runtime, which allows OpenCL objects
 // to be used from any thread.
 unsafe impl Send for ClCommand {}
 
-static PENDING: Pending<ClCommand> = Pending::new();
+/// The OpenCL commands awaiting their records.
+pub(super) static PENDING: Pending<ClCommand> = Pending::new();
 
 /// What a poll learnt of a completed command.
 pub(super) enum Outcome {
@@ -93,7 +87,7 @@ impl PendingCommand for ClCommand {
         };
         // SAFETY: libpti's one reference to this event, given back once: the command is done.
         unsafe { commands::release(self.event, self.injected) };
-        let host = times.map(|t| (t, self.queue.device.to_host(&t, self.enter)));
+        let host = times.map(|t| (t, devices::to_host(&self.queue.device, &t, self.enter)));
         let (t, Some(h)) = (match host {
             Ok(pair) => pair,
             Err(code) => return self.lost(code),
@@ -123,11 +117,7 @@ impl PendingCommand for ClCommand {
             );
         }
         Finished {
-            work: self.work,
-            group: ApiGroup::OpenCl,
-            api_id: self.api_id,
-            correlation_id: self.correlation_id,
-            thread_id: self.thread_id,
+            submission: &self.submission,
             queue: self.queue_handle,
             context: self.queue.context,
             device: &self.queue.device.identity,
@@ -141,13 +131,12 @@ impl PendingCommand for ClCommand {
             submit,
             start: h.start,
             end: h.end,
-            sycl: self.sycl,
         }
         .record();
     }
 
     fn view(&self) -> pti_view_kind {
-        self.work.view(self.queue.device.is_cpu)
+        self.submission.view(self.queue.device.is_cpu)
     }
 
     fn in_order_stream(&self) -> Option<usize> {
@@ -160,10 +149,7 @@ impl PendingCommand for ClCommand {
 
 impl ClCommand {
     fn name(&self) -> String {
-        self.work
-            .name(ApiGroup::OpenCl, self.api_id)
-            .to_string_lossy()
-            .into_owned()
+        self.submission.name().to_string_lossy().into_owned()
     }
 
     /// Counts the record of a command whose times could not be had, and says why. A device
@@ -172,8 +158,10 @@ impl ClCommand {
     fn lost(&self, code: cl_int) {
         let view = self.view();
         let total = view::count_lost(view);
-        if matches!(self.work, Work::Barrier { .. }) && code == CL_PROFILING_INFO_NOT_AVAILABLE {
-            if self.queue.device.learn_barriers_untimed() {
+        if matches!(self.submission.work, Work::Barrier { .. })
+            && code == CL_PROFILING_INFO_NOT_AVAILABLE
+        {
+            if self.queue.device.info.learn_barriers_untimed() {
                 critical::raise(
                     ResultCode::ErrorDriver,
                     format_args!(
@@ -193,49 +181,8 @@ impl ClCommand {
                 "no device timestamps for an OpenCL command ({}, correlation ID {}): the runtime \
                  answered {code}; the {view:?} record is lost ({total} so far)",
                 self.name(),
-                self.correlation_id
+                self.submission.correlation_id
             ),
         );
     }
-}
-
-/// Leaves a command pending.
-pub(super) fn add(command: ClCommand) {
-    PENDING.add(command);
-}
-
-/// Records a command whose call blocked until it completed.
-pub(super) fn complete_now(command: ClCommand) {
-    PENDING.complete_now(command);
-}
-
-/// Writes the records of every command that has completed; never waits.
-pub(super) fn harvest() {
-    PENDING.harvest();
-}
-
-/// A harvest whose records are all written when it returns (for a flush).
-pub(super) fn harvest_all() {
-    PENDING.harvest_every();
-    pending::wait_for_other_harvests();
-}
-
-/// Gives up on every pending command without calling the runtime.
-pub(super) fn abandon(why: &str) {
-    PENDING.abandon("OpenCL", why);
-}
-
-/// Number of commands awaiting their records.
-pub(crate) fn count() -> usize {
-    PENDING.count()
-}
-
-/// The lock of the list, for the fork handlers.
-pub(super) fn fork_locks() -> [&'static dyn ForkLock; 2] {
-    PENDING.fork_locks()
-}
-
-/// In the child after `fork()`.
-pub(super) fn fork_child() {
-    PENDING.fork_child();
 }

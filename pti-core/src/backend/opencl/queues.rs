@@ -1,7 +1,7 @@
 //! Command queues as libpti knows them: context, device, and whether libpti turned profiling on.
 //!
 //! Device timestamps need profiling, so while a device view is enabled, queues are created with
-//! `CL_QUEUE_PROFILING_ENABLE` added (see the creation hooks). The program must not notice:
+//! `CL_QUEUE_PROFILING_ENABLE` added (see the creation overrides). The program must not notice:
 //! `clGetCommandQueueInfo` reports the properties it asked for, and its own events on such a queue
 //! answer `clGetEventProfilingInfo` with `CL_PROFILING_INFO_NOT_AVAILABLE`, as they would have.
 //!
@@ -51,7 +51,7 @@ pub(super) fn fork_lock() -> &'static dyn ForkLock {
     &QUEUES
 }
 
-/// Live queues whose profiling libpti added: while 0, the masking hooks do nothing.
+/// Live queues whose profiling libpti added: while 0, the masking overrides do nothing.
 static PROFILING_ADDED: AtomicUsize = AtomicUsize::new(0);
 
 fn with_queues<R>(f: impl FnOnce(&mut HashMap<usize, Arc<QueueInfo>>) -> R) -> R {

@@ -4,7 +4,8 @@
 //! One `extern "C"` wrapper per traced OpenCL function. Each finds the next layer's entry
 //! (the dispatch table below libpti, or for an extension function the runtime's own
 //! address), builds the parameter struct, and runs the call through the dispatch entry;
-//! functions with a hook in `hooks.rs` call the hook, which calls the next layer itself.
+//! functions with an override in `overrides.rs` call it (behind the dispatch's panic
+//! boundary, `run_override`), and it makes the real call itself.
 //! Also here: the layer's dispatch table and the table of wrapped extension functions.
 
 #![allow(non_snake_case, non_camel_case_types, clippy::too_many_arguments, clippy::let_unit_value, unused_variables)]
@@ -19,9 +20,9 @@ use pti_sys::opencl::*;
 use pti_sys::opencl::cl_icd::cl_icd_dispatch;
 use pti_sys::opencl_extra::*;
 
-use super::{errcode, extensions, hooks, kernels, next, params, queues};
+use super::{errcode, extensions, kernels, next, overrides, params, queues};
 use crate::api::ApiGroup;
-use crate::dispatch::{CallInfo, NoReturnCode, trace_call};
+use crate::dispatch::{CallInfo, NoReturnCode, run_override, trace_call};
 use crate::ids::opencl as ids;
 
 /// `clGetPlatformIDs` (OpenCL API ID 1): dispatch-table function.
@@ -205,7 +206,7 @@ pub(super) unsafe extern "C" fn clGetContextInfo(context: cl_context, param_name
     )
 }
 
-/// `clCreateCommandQueue` (OpenCL API ID 10): dispatch-table function, hooked.
+/// `clCreateCommandQueue` (OpenCL API ID 10): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clCreateCommandQueue(context: cl_context, device: cl_device_id, properties: cl_command_queue_properties, errcode_ret: *mut cl_int) -> cl_command_queue {
     let Some(next_fn) = next::dispatch().clCreateCommandQueue else {
         next::missing(ids::clCreateCommandQueue);
@@ -220,9 +221,14 @@ pub(super) unsafe extern "C" fn clCreateCommandQueue(context: cl_context, device
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let ret = unsafe { hooks::clCreateCommandQueue(scope, next_fn, context, device, properties, errcode_ret) };
+            let ret = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(context, device, properties, errcode_ret) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clCreateCommandQueue(scope, next_fn, context, device, properties, errcode_ret) },
+            );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -248,7 +254,7 @@ pub(super) unsafe extern "C" fn clRetainCommandQueue(command_queue: cl_command_q
     )
 }
 
-/// `clReleaseCommandQueue` (OpenCL API ID 12): dispatch-table function, hooked.
+/// `clReleaseCommandQueue` (OpenCL API ID 12): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clReleaseCommandQueue(command_queue: cl_command_queue) -> cl_int {
     let Some(next_fn) = next::dispatch().clReleaseCommandQueue else {
         next::missing(ids::clReleaseCommandQueue);
@@ -260,15 +266,20 @@ pub(super) unsafe extern "C" fn clReleaseCommandQueue(command_queue: cl_command_
         ids::clReleaseCommandQueue,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clReleaseCommandQueue(scope, next_fn, command_queue) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clReleaseCommandQueue(scope, next_fn, command_queue) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clGetCommandQueueInfo` (OpenCL API ID 13): dispatch-table function, hooked.
+/// `clGetCommandQueueInfo` (OpenCL API ID 13): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clGetCommandQueueInfo(command_queue: cl_command_queue, param_name: cl_command_queue_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetCommandQueueInfo else {
         next::missing(ids::clGetCommandQueueInfo);
@@ -280,15 +291,20 @@ pub(super) unsafe extern "C" fn clGetCommandQueueInfo(command_queue: cl_command_
         ids::clGetCommandQueueInfo,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clGetCommandQueueInfo(scope, next_fn, command_queue, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, param_name, param_value_size, param_value, param_value_size_ret) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clGetCommandQueueInfo(scope, next_fn, command_queue, param_name, param_value_size, param_value, param_value_size_ret) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clSetCommandQueueProperty` (OpenCL API ID 14): dispatch-table function, hooked.
+/// `clSetCommandQueueProperty` (OpenCL API ID 14): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clSetCommandQueueProperty(command_queue: cl_command_queue, properties: cl_command_queue_properties, enable: cl_bool, old_properties: *mut cl_command_queue_properties) -> cl_int {
     let Some(next_fn) = next::dispatch().clSetCommandQueueProperty else {
         next::missing(ids::clSetCommandQueueProperty);
@@ -300,9 +316,14 @@ pub(super) unsafe extern "C" fn clSetCommandQueueProperty(command_queue: cl_comm
         ids::clSetCommandQueueProperty,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clSetCommandQueueProperty(scope, next_fn, command_queue, properties, enable, old_properties) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, properties, enable, old_properties) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clSetCommandQueueProperty(scope, next_fn, command_queue, properties, enable, old_properties) },
+            );
             (status, status)
         },
     )
@@ -711,7 +732,7 @@ pub(super) unsafe extern "C" fn clGetProgramBuildInfo(program: cl_program, devic
     )
 }
 
-/// `clCreateKernel` (OpenCL API ID 35): dispatch-table function, hooked.
+/// `clCreateKernel` (OpenCL API ID 35): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clCreateKernel(program: cl_program, kernel_name: *const c_char, errcode_ret: *mut cl_int) -> cl_kernel {
     let Some(next_fn) = next::dispatch().clCreateKernel else {
         next::missing(ids::clCreateKernel);
@@ -726,16 +747,21 @@ pub(super) unsafe extern "C" fn clCreateKernel(program: cl_program, kernel_name:
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let ret = unsafe { hooks::clCreateKernel(scope, next_fn, program, kernel_name, errcode_ret) };
+            let ret = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(program, kernel_name, errcode_ret) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clCreateKernel(scope, next_fn, program, kernel_name, errcode_ret) },
+            );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
     )
 }
 
-/// `clCreateKernelsInProgram` (OpenCL API ID 36): dispatch-table function, hooked.
+/// `clCreateKernelsInProgram` (OpenCL API ID 36): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clCreateKernelsInProgram(program: cl_program, num_kernels: cl_uint, kernels: *mut cl_kernel, num_kernels_ret: *mut cl_uint) -> cl_int {
     let Some(next_fn) = next::dispatch().clCreateKernelsInProgram else {
         next::missing(ids::clCreateKernelsInProgram);
@@ -747,9 +773,14 @@ pub(super) unsafe extern "C" fn clCreateKernelsInProgram(program: cl_program, nu
         ids::clCreateKernelsInProgram,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clCreateKernelsInProgram(scope, next_fn, program, num_kernels, kernels, num_kernels_ret) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(program, num_kernels, kernels, num_kernels_ret) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clCreateKernelsInProgram(scope, next_fn, program, num_kernels, kernels, num_kernels_ret) },
+            );
             (status, status)
         },
     )
@@ -850,7 +881,7 @@ pub(super) unsafe extern "C" fn clGetKernelWorkGroupInfo(kernel: cl_kernel, devi
     )
 }
 
-/// `clWaitForEvents` (OpenCL API ID 42): dispatch-table function, hooked.
+/// `clWaitForEvents` (OpenCL API ID 42): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clWaitForEvents else {
         next::missing(ids::clWaitForEvents);
@@ -862,15 +893,20 @@ pub(super) unsafe extern "C" fn clWaitForEvents(num_events: cl_uint, event_list:
         ids::clWaitForEvents,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clWaitForEvents(scope, next_fn, num_events, event_list) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(num_events, event_list) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clWaitForEvents(scope, next_fn, num_events, event_list) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clGetEventInfo` (OpenCL API ID 43): dispatch-table function, hooked.
+/// `clGetEventInfo` (OpenCL API ID 43): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clGetEventInfo(event: cl_event, param_name: cl_event_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetEventInfo else {
         next::missing(ids::clGetEventInfo);
@@ -882,9 +918,14 @@ pub(super) unsafe extern "C" fn clGetEventInfo(event: cl_event, param_name: cl_e
         ids::clGetEventInfo,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clGetEventInfo(scope, next_fn, event, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(event, param_name, param_value_size, param_value, param_value_size_ret) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clGetEventInfo(scope, next_fn, event, param_name, param_value_size, param_value, param_value_size_ret) },
+            );
             (status, status)
         },
     )
@@ -928,7 +969,7 @@ pub(super) unsafe extern "C" fn clReleaseEvent(event: cl_event) -> cl_int {
     )
 }
 
-/// `clGetEventProfilingInfo` (OpenCL API ID 46): dispatch-table function, hooked.
+/// `clGetEventProfilingInfo` (OpenCL API ID 46): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clGetEventProfilingInfo(event: cl_event, param_name: cl_profiling_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetEventProfilingInfo else {
         next::missing(ids::clGetEventProfilingInfo);
@@ -940,9 +981,14 @@ pub(super) unsafe extern "C" fn clGetEventProfilingInfo(event: cl_event, param_n
         ids::clGetEventProfilingInfo,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clGetEventProfilingInfo(scope, next_fn, event, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(event, param_name, param_value_size, param_value, param_value_size_ret) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clGetEventProfilingInfo(scope, next_fn, event, param_name, param_value_size, param_value, param_value_size_ret) },
+            );
             (status, status)
         },
     )
@@ -967,7 +1013,7 @@ pub(super) unsafe extern "C" fn clFlush(command_queue: cl_command_queue) -> cl_i
     )
 }
 
-/// `clFinish` (OpenCL API ID 48): dispatch-table function, hooked.
+/// `clFinish` (OpenCL API ID 48): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clFinish(command_queue: cl_command_queue) -> cl_int {
     let Some(next_fn) = next::dispatch().clFinish else {
         next::missing(ids::clFinish);
@@ -979,15 +1025,20 @@ pub(super) unsafe extern "C" fn clFinish(command_queue: cl_command_queue) -> cl_
         ids::clFinish,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clFinish(scope, next_fn, command_queue) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clFinish(scope, next_fn, command_queue) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueReadBuffer` (OpenCL API ID 49): dispatch-table function, hooked.
+/// `clEnqueueReadBuffer` (OpenCL API ID 49): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueReadBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_read: cl_bool, offset: size_t, size: size_t, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueReadBuffer else {
         next::missing(ids::clEnqueueReadBuffer);
@@ -999,15 +1050,20 @@ pub(super) unsafe extern "C" fn clEnqueueReadBuffer(command_queue: cl_command_qu
         ids::clEnqueueReadBuffer,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueReadBuffer(scope, next_fn, command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueReadBuffer(scope, next_fn, command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueWriteBuffer` (OpenCL API ID 50): dispatch-table function, hooked.
+/// `clEnqueueWriteBuffer` (OpenCL API ID 50): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueWriteBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_write: cl_bool, offset: size_t, size: size_t, ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueWriteBuffer else {
         next::missing(ids::clEnqueueWriteBuffer);
@@ -1019,15 +1075,20 @@ pub(super) unsafe extern "C" fn clEnqueueWriteBuffer(command_queue: cl_command_q
         ids::clEnqueueWriteBuffer,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueWriteBuffer(scope, next_fn, command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueWriteBuffer(scope, next_fn, command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueCopyBuffer` (OpenCL API ID 51): dispatch-table function, hooked.
+/// `clEnqueueCopyBuffer` (OpenCL API ID 51): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueCopyBuffer(command_queue: cl_command_queue, src_buffer: cl_mem, dst_buffer: cl_mem, src_offset: size_t, dst_offset: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueCopyBuffer else {
         next::missing(ids::clEnqueueCopyBuffer);
@@ -1039,15 +1100,20 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBuffer(command_queue: cl_command_qu
         ids::clEnqueueCopyBuffer,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueCopyBuffer(scope, next_fn, command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueCopyBuffer(scope, next_fn, command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueReadImage` (OpenCL API ID 52): dispatch-table function, hooked.
+/// `clEnqueueReadImage` (OpenCL API ID 52): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueReadImage(command_queue: cl_command_queue, image: cl_mem, blocking_read: cl_bool, origin: *const size_t, region: *const size_t, row_pitch: size_t, slice_pitch: size_t, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueReadImage else {
         next::missing(ids::clEnqueueReadImage);
@@ -1059,15 +1125,20 @@ pub(super) unsafe extern "C" fn clEnqueueReadImage(command_queue: cl_command_que
         ids::clEnqueueReadImage,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueReadImage(scope, next_fn, command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueReadImage(scope, next_fn, command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueWriteImage` (OpenCL API ID 53): dispatch-table function, hooked.
+/// `clEnqueueWriteImage` (OpenCL API ID 53): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueWriteImage(command_queue: cl_command_queue, image: cl_mem, blocking_write: cl_bool, origin: *const size_t, region: *const size_t, input_row_pitch: size_t, input_slice_pitch: size_t, ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueWriteImage else {
         next::missing(ids::clEnqueueWriteImage);
@@ -1079,15 +1150,20 @@ pub(super) unsafe extern "C" fn clEnqueueWriteImage(command_queue: cl_command_qu
         ids::clEnqueueWriteImage,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueWriteImage(scope, next_fn, command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueWriteImage(scope, next_fn, command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueCopyImage` (OpenCL API ID 54): dispatch-table function, hooked.
+/// `clEnqueueCopyImage` (OpenCL API ID 54): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueCopyImage(command_queue: cl_command_queue, src_image: cl_mem, dst_image: cl_mem, src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueCopyImage else {
         next::missing(ids::clEnqueueCopyImage);
@@ -1099,15 +1175,20 @@ pub(super) unsafe extern "C" fn clEnqueueCopyImage(command_queue: cl_command_que
         ids::clEnqueueCopyImage,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueCopyImage(scope, next_fn, command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueCopyImage(scope, next_fn, command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueCopyImageToBuffer` (OpenCL API ID 55): dispatch-table function, hooked.
+/// `clEnqueueCopyImageToBuffer` (OpenCL API ID 55): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueCopyImageToBuffer(command_queue: cl_command_queue, src_image: cl_mem, dst_buffer: cl_mem, src_origin: *const size_t, region: *const size_t, dst_offset: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueCopyImageToBuffer else {
         next::missing(ids::clEnqueueCopyImageToBuffer);
@@ -1119,15 +1200,20 @@ pub(super) unsafe extern "C" fn clEnqueueCopyImageToBuffer(command_queue: cl_com
         ids::clEnqueueCopyImageToBuffer,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueCopyImageToBuffer(scope, next_fn, command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueCopyImageToBuffer(scope, next_fn, command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueCopyBufferToImage` (OpenCL API ID 56): dispatch-table function, hooked.
+/// `clEnqueueCopyBufferToImage` (OpenCL API ID 56): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueCopyBufferToImage(command_queue: cl_command_queue, src_buffer: cl_mem, dst_image: cl_mem, src_offset: size_t, dst_origin: *const size_t, region: *const size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueCopyBufferToImage else {
         next::missing(ids::clEnqueueCopyBufferToImage);
@@ -1139,15 +1225,20 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBufferToImage(command_queue: cl_com
         ids::clEnqueueCopyBufferToImage,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueCopyBufferToImage(scope, next_fn, command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueCopyBufferToImage(scope, next_fn, command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueMapBuffer` (OpenCL API ID 57): dispatch-table function, hooked.
+/// `clEnqueueMapBuffer` (OpenCL API ID 57): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueMapBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_map: cl_bool, map_flags: cl_map_flags, offset: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event, errcode_ret: *mut cl_int) -> *mut c_void {
     let Some(next_fn) = next::dispatch().clEnqueueMapBuffer else {
         next::missing(ids::clEnqueueMapBuffer);
@@ -1162,16 +1253,21 @@ pub(super) unsafe extern "C" fn clEnqueueMapBuffer(command_queue: cl_command_que
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let ret = unsafe { hooks::clEnqueueMapBuffer(scope, next_fn, command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret) };
+            let ret = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueMapBuffer(scope, next_fn, command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret) },
+            );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
     )
 }
 
-/// `clEnqueueMapImage` (OpenCL API ID 58): dispatch-table function, hooked.
+/// `clEnqueueMapImage` (OpenCL API ID 58): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueMapImage(command_queue: cl_command_queue, image: cl_mem, blocking_map: cl_bool, map_flags: cl_map_flags, origin: *const size_t, region: *const size_t, image_row_pitch: *mut size_t, image_slice_pitch: *mut size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event, errcode_ret: *mut cl_int) -> *mut c_void {
     let Some(next_fn) = next::dispatch().clEnqueueMapImage else {
         next::missing(ids::clEnqueueMapImage);
@@ -1186,16 +1282,21 @@ pub(super) unsafe extern "C" fn clEnqueueMapImage(command_queue: cl_command_queu
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let ret = unsafe { hooks::clEnqueueMapImage(scope, next_fn, command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret) };
+            let ret = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueMapImage(scope, next_fn, command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret) },
+            );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
     )
 }
 
-/// `clEnqueueUnmapMemObject` (OpenCL API ID 59): dispatch-table function, hooked.
+/// `clEnqueueUnmapMemObject` (OpenCL API ID 59): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueUnmapMemObject(command_queue: cl_command_queue, memobj: cl_mem, mapped_ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueUnmapMemObject else {
         next::missing(ids::clEnqueueUnmapMemObject);
@@ -1207,15 +1308,20 @@ pub(super) unsafe extern "C" fn clEnqueueUnmapMemObject(command_queue: cl_comman
         ids::clEnqueueUnmapMemObject,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueUnmapMemObject(scope, next_fn, command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueUnmapMemObject(scope, next_fn, command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueNDRangeKernel` (OpenCL API ID 60): dispatch-table function, hooked.
+/// `clEnqueueNDRangeKernel` (OpenCL API ID 60): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueNDRangeKernel(command_queue: cl_command_queue, kernel: cl_kernel, work_dim: cl_uint, global_work_offset: *const size_t, global_work_size: *const size_t, local_work_size: *const size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueNDRangeKernel else {
         next::missing(ids::clEnqueueNDRangeKernel);
@@ -1227,15 +1333,20 @@ pub(super) unsafe extern "C" fn clEnqueueNDRangeKernel(command_queue: cl_command
         ids::clEnqueueNDRangeKernel,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: kernels::name(kernel), context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueNDRangeKernel(scope, next_fn, command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueNDRangeKernel(scope, next_fn, command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueTask` (OpenCL API ID 61): dispatch-table function, hooked.
+/// `clEnqueueTask` (OpenCL API ID 61): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueTask(command_queue: cl_command_queue, kernel: cl_kernel, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueTask else {
         next::missing(ids::clEnqueueTask);
@@ -1247,15 +1358,20 @@ pub(super) unsafe extern "C" fn clEnqueueTask(command_queue: cl_command_queue, k
         ids::clEnqueueTask,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: kernels::name(kernel), context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueTask(scope, next_fn, command_queue, kernel, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, kernel, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueTask(scope, next_fn, command_queue, kernel, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueNativeKernel` (OpenCL API ID 62): dispatch-table function, hooked.
+/// `clEnqueueNativeKernel` (OpenCL API ID 62): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueNativeKernel(command_queue: cl_command_queue, user_func: Option<unsafe extern "C" fn(*mut c_void)>, args: *mut c_void, cb_args: size_t, num_mem_objects: cl_uint, mem_list: *const cl_mem, args_mem_loc: *mut *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueNativeKernel else {
         next::missing(ids::clEnqueueNativeKernel);
@@ -1267,15 +1383,20 @@ pub(super) unsafe extern "C" fn clEnqueueNativeKernel(command_queue: cl_command_
         ids::clEnqueueNativeKernel,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueNativeKernel(scope, next_fn, command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueNativeKernel(scope, next_fn, command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueMarker` (OpenCL API ID 63): dispatch-table function, hooked.
+/// `clEnqueueMarker` (OpenCL API ID 63): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueMarker(command_queue: cl_command_queue, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueMarker else {
         next::missing(ids::clEnqueueMarker);
@@ -1287,9 +1408,14 @@ pub(super) unsafe extern "C" fn clEnqueueMarker(command_queue: cl_command_queue,
         ids::clEnqueueMarker,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueMarker(scope, next_fn, command_queue, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueMarker(scope, next_fn, command_queue, event) },
+            );
             (status, status)
         },
     )
@@ -1333,7 +1459,7 @@ pub(super) unsafe extern "C" fn clEnqueueBarrier(command_queue: cl_command_queue
     )
 }
 
-/// `clGetExtensionFunctionAddress` (OpenCL API ID 66): dispatch-table function, hooked.
+/// `clGetExtensionFunctionAddress` (OpenCL API ID 66): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clGetExtensionFunctionAddress(func_name: *const c_char) -> *mut c_void {
     let Some(next_fn) = next::dispatch().clGetExtensionFunctionAddress else {
         next::missing(ids::clGetExtensionFunctionAddress);
@@ -1345,9 +1471,14 @@ pub(super) unsafe extern "C" fn clGetExtensionFunctionAddress(func_name: *const 
         ids::clGetExtensionFunctionAddress,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let ret = unsafe { hooks::clGetExtensionFunctionAddress(scope, next_fn, func_name) };
+            let ret = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(func_name) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clGetExtensionFunctionAddress(scope, next_fn, func_name) },
+            );
             (ret, NoReturnCode)
         },
     )
@@ -1763,7 +1894,7 @@ pub(super) unsafe extern "C" fn clSetUserEventStatus(event: cl_event, execution_
     )
 }
 
-/// `clEnqueueReadBufferRect` (OpenCL API ID 87): dispatch-table function, hooked.
+/// `clEnqueueReadBufferRect` (OpenCL API ID 87): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueReadBufferRect(command_queue: cl_command_queue, buffer: cl_mem, blocking_read: cl_bool, buffer_origin: *const size_t, host_origin: *const size_t, region: *const size_t, buffer_row_pitch: size_t, buffer_slice_pitch: size_t, host_row_pitch: size_t, host_slice_pitch: size_t, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueReadBufferRect else {
         next::missing(ids::clEnqueueReadBufferRect);
@@ -1775,15 +1906,20 @@ pub(super) unsafe extern "C" fn clEnqueueReadBufferRect(command_queue: cl_comman
         ids::clEnqueueReadBufferRect,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueReadBufferRect(scope, next_fn, command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueReadBufferRect(scope, next_fn, command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueWriteBufferRect` (OpenCL API ID 88): dispatch-table function, hooked.
+/// `clEnqueueWriteBufferRect` (OpenCL API ID 88): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueWriteBufferRect(command_queue: cl_command_queue, buffer: cl_mem, blocking_write: cl_bool, buffer_origin: *const size_t, host_origin: *const size_t, region: *const size_t, buffer_row_pitch: size_t, buffer_slice_pitch: size_t, host_row_pitch: size_t, host_slice_pitch: size_t, ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueWriteBufferRect else {
         next::missing(ids::clEnqueueWriteBufferRect);
@@ -1795,15 +1931,20 @@ pub(super) unsafe extern "C" fn clEnqueueWriteBufferRect(command_queue: cl_comma
         ids::clEnqueueWriteBufferRect,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueWriteBufferRect(scope, next_fn, command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueWriteBufferRect(scope, next_fn, command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueCopyBufferRect` (OpenCL API ID 89): dispatch-table function, hooked.
+/// `clEnqueueCopyBufferRect` (OpenCL API ID 89): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueCopyBufferRect(command_queue: cl_command_queue, src_buffer: cl_mem, dst_buffer: cl_mem, src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t, src_row_pitch: size_t, src_slice_pitch: size_t, dst_row_pitch: size_t, dst_slice_pitch: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueCopyBufferRect else {
         next::missing(ids::clEnqueueCopyBufferRect);
@@ -1815,9 +1956,14 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBufferRect(command_queue: cl_comman
         ids::clEnqueueCopyBufferRect,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueCopyBufferRect(scope, next_fn, command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueCopyBufferRect(scope, next_fn, command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
@@ -2086,7 +2232,7 @@ pub(super) unsafe extern "C" fn clGetKernelArgInfo(kernel: cl_kernel, arg_index:
     )
 }
 
-/// `clEnqueueFillBuffer` (OpenCL API ID 103): dispatch-table function, hooked.
+/// `clEnqueueFillBuffer` (OpenCL API ID 103): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueFillBuffer(command_queue: cl_command_queue, buffer: cl_mem, pattern: *const c_void, pattern_size: size_t, offset: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueFillBuffer else {
         next::missing(ids::clEnqueueFillBuffer);
@@ -2098,15 +2244,20 @@ pub(super) unsafe extern "C" fn clEnqueueFillBuffer(command_queue: cl_command_qu
         ids::clEnqueueFillBuffer,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueFillBuffer(scope, next_fn, command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueFillBuffer(scope, next_fn, command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueFillImage` (OpenCL API ID 104): dispatch-table function, hooked.
+/// `clEnqueueFillImage` (OpenCL API ID 104): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueFillImage(command_queue: cl_command_queue, image: cl_mem, fill_color: *const c_void, origin: *const size_t, region: *const size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueFillImage else {
         next::missing(ids::clEnqueueFillImage);
@@ -2118,9 +2269,14 @@ pub(super) unsafe extern "C" fn clEnqueueFillImage(command_queue: cl_command_que
         ids::clEnqueueFillImage,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueFillImage(scope, next_fn, command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueFillImage(scope, next_fn, command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
@@ -2145,7 +2301,7 @@ pub(super) unsafe extern "C" fn clEnqueueMigrateMemObjects(command_queue: cl_com
     )
 }
 
-/// `clEnqueueMarkerWithWaitList` (OpenCL API ID 106): dispatch-table function, hooked.
+/// `clEnqueueMarkerWithWaitList` (OpenCL API ID 106): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueMarkerWithWaitList(command_queue: cl_command_queue, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueMarkerWithWaitList else {
         next::missing(ids::clEnqueueMarkerWithWaitList);
@@ -2157,15 +2313,20 @@ pub(super) unsafe extern "C" fn clEnqueueMarkerWithWaitList(command_queue: cl_co
         ids::clEnqueueMarkerWithWaitList,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueMarkerWithWaitList(scope, next_fn, command_queue, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueMarkerWithWaitList(scope, next_fn, command_queue, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueBarrierWithWaitList` (OpenCL API ID 107): dispatch-table function, hooked.
+/// `clEnqueueBarrierWithWaitList` (OpenCL API ID 107): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueBarrierWithWaitList(command_queue: cl_command_queue, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueBarrierWithWaitList else {
         next::missing(ids::clEnqueueBarrierWithWaitList);
@@ -2177,15 +2338,20 @@ pub(super) unsafe extern "C" fn clEnqueueBarrierWithWaitList(command_queue: cl_c
         ids::clEnqueueBarrierWithWaitList,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueBarrierWithWaitList(scope, next_fn, command_queue, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueBarrierWithWaitList(scope, next_fn, command_queue, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clGetExtensionFunctionAddressForPlatform` (OpenCL API ID 108): dispatch-table function, hooked.
+/// `clGetExtensionFunctionAddressForPlatform` (OpenCL API ID 108): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clGetExtensionFunctionAddressForPlatform(platform: cl_platform_id, func_name: *const c_char) -> *mut c_void {
     let Some(next_fn) = next::dispatch().clGetExtensionFunctionAddressForPlatform else {
         next::missing(ids::clGetExtensionFunctionAddressForPlatform);
@@ -2197,9 +2363,14 @@ pub(super) unsafe extern "C" fn clGetExtensionFunctionAddressForPlatform(platfor
         ids::clGetExtensionFunctionAddressForPlatform,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let ret = unsafe { hooks::clGetExtensionFunctionAddressForPlatform(scope, next_fn, platform, func_name) };
+            let ret = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(platform, func_name) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clGetExtensionFunctionAddressForPlatform(scope, next_fn, platform, func_name) },
+            );
             (ret, NoReturnCode)
         },
     )
@@ -2508,7 +2679,7 @@ pub(super) unsafe extern "C" fn clCreateEventFromEGLSyncKHR(context: cl_context,
     )
 }
 
-/// `clCreateCommandQueueWithProperties` (OpenCL API ID 124): dispatch-table function, hooked.
+/// `clCreateCommandQueueWithProperties` (OpenCL API ID 124): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clCreateCommandQueueWithProperties(context: cl_context, device: cl_device_id, properties: *const cl_queue_properties, errcode_ret: *mut cl_int) -> cl_command_queue {
     let Some(next_fn) = next::dispatch().clCreateCommandQueueWithProperties else {
         next::missing(ids::clCreateCommandQueueWithProperties);
@@ -2523,9 +2694,14 @@ pub(super) unsafe extern "C" fn clCreateCommandQueueWithProperties(context: cl_c
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let ret = unsafe { hooks::clCreateCommandQueueWithProperties(scope, next_fn, context, device, properties, errcode_ret) };
+            let ret = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(context, device, properties, errcode_ret) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clCreateCommandQueueWithProperties(scope, next_fn, context, device, properties, errcode_ret) },
+            );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -2631,7 +2807,7 @@ pub(super) unsafe extern "C" fn clEnqueueSVMFree(command_queue: cl_command_queue
     )
 }
 
-/// `clEnqueueSVMMemcpy` (OpenCL API ID 130): dispatch-table function, hooked.
+/// `clEnqueueSVMMemcpy` (OpenCL API ID 130): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueSVMMemcpy(command_queue: cl_command_queue, blocking_copy: cl_bool, dst_ptr: *mut c_void, src_ptr: *const c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueSVMMemcpy else {
         next::missing(ids::clEnqueueSVMMemcpy);
@@ -2643,15 +2819,20 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMemcpy(command_queue: cl_command_que
         ids::clEnqueueSVMMemcpy,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueSVMMemcpy(scope, next_fn, command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueSVMMemcpy(scope, next_fn, command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueSVMMemFill` (OpenCL API ID 131): dispatch-table function, hooked.
+/// `clEnqueueSVMMemFill` (OpenCL API ID 131): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueSVMMemFill(command_queue: cl_command_queue, svm_ptr: *mut c_void, pattern: *const c_void, pattern_size: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueSVMMemFill else {
         next::missing(ids::clEnqueueSVMMemFill);
@@ -2663,15 +2844,20 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMemFill(command_queue: cl_command_qu
         ids::clEnqueueSVMMemFill,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueSVMMemFill(scope, next_fn, command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueSVMMemFill(scope, next_fn, command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueSVMMap` (OpenCL API ID 132): dispatch-table function, hooked.
+/// `clEnqueueSVMMap` (OpenCL API ID 132): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueSVMMap(command_queue: cl_command_queue, blocking_map: cl_bool, flags: cl_map_flags, svm_ptr: *mut c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueSVMMap else {
         next::missing(ids::clEnqueueSVMMap);
@@ -2683,15 +2869,20 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMap(command_queue: cl_command_queue,
         ids::clEnqueueSVMMap,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueSVMMap(scope, next_fn, command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueSVMMap(scope, next_fn, command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueSVMUnmap` (OpenCL API ID 133): dispatch-table function, hooked.
+/// `clEnqueueSVMUnmap` (OpenCL API ID 133): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clEnqueueSVMUnmap(command_queue: cl_command_queue, svm_ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueSVMUnmap else {
         next::missing(ids::clEnqueueSVMUnmap);
@@ -2703,9 +2894,14 @@ pub(super) unsafe extern "C" fn clEnqueueSVMUnmap(command_queue: cl_command_queu
         ids::clEnqueueSVMUnmap,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueSVMUnmap(scope, next_fn, command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueSVMUnmap(scope, next_fn, command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
@@ -2791,7 +2987,7 @@ pub(super) unsafe extern "C" fn clGetKernelSubGroupInfoKHR(in_kernel: cl_kernel,
     )
 }
 
-/// `clCloneKernel` (OpenCL API ID 138): dispatch-table function, hooked.
+/// `clCloneKernel` (OpenCL API ID 138): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) -> cl_kernel {
     let Some(next_fn) = next::dispatch().clCloneKernel else {
         next::missing(ids::clCloneKernel);
@@ -2806,9 +3002,14 @@ pub(super) unsafe extern "C" fn clCloneKernel(source_kernel: cl_kernel, errcode_
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let ret = unsafe { hooks::clCloneKernel(scope, next_fn, source_kernel, errcode_ret) };
+            let ret = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(source_kernel, errcode_ret) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clCloneKernel(scope, next_fn, source_kernel, errcode_ret) },
+            );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -3124,7 +3325,7 @@ pub(super) unsafe extern "C" fn clMemFreeINTEL<const SLOT: usize>(context: cl_co
     )
 }
 
-/// `clMemBlockingFreeINTEL` (OpenCL API ID 154): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+/// `clMemBlockingFreeINTEL` (OpenCL API ID 154): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
 pub(super) unsafe extern "C" fn clMemBlockingFreeINTEL<const SLOT: usize>(context: cl_context, ptr: *mut c_void) -> cl_int {
     let Some(next_fn) = extensions::entry::<clMemBlockingFreeINTEL_t>(Ext::clMemBlockingFreeINTEL, SLOT) else {
         next::missing(ids::clMemBlockingFreeINTEL);
@@ -3136,9 +3337,14 @@ pub(super) unsafe extern "C" fn clMemBlockingFreeINTEL<const SLOT: usize>(contex
         ids::clMemBlockingFreeINTEL,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clMemBlockingFreeINTEL(scope, next_fn, context, ptr) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(context, ptr) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clMemBlockingFreeINTEL(scope, next_fn, context, ptr) },
+            );
             (status, status)
         },
     )
@@ -3182,7 +3388,7 @@ pub(super) unsafe extern "C" fn clSetKernelArgMemPointerINTEL<const SLOT: usize>
     )
 }
 
-/// `clEnqueueMemsetINTEL` (OpenCL API ID 157): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+/// `clEnqueueMemsetINTEL` (OpenCL API ID 157): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
 pub(super) unsafe extern "C" fn clEnqueueMemsetINTEL<const SLOT: usize>(command_queue: cl_command_queue, dst_ptr: *mut c_void, value: cl_int, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = extensions::entry::<clEnqueueMemsetINTEL_t>(Ext::clEnqueueMemsetINTEL, SLOT) else {
         next::missing(ids::clEnqueueMemsetINTEL);
@@ -3194,15 +3400,20 @@ pub(super) unsafe extern "C" fn clEnqueueMemsetINTEL<const SLOT: usize>(command_
         ids::clEnqueueMemsetINTEL,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueMemsetINTEL(scope, next_fn, command_queue, dst_ptr, value, size, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, dst_ptr, value, size, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueMemsetINTEL(scope, next_fn, command_queue, dst_ptr, value, size, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueMemFillINTEL` (OpenCL API ID 158): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+/// `clEnqueueMemFillINTEL` (OpenCL API ID 158): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
 pub(super) unsafe extern "C" fn clEnqueueMemFillINTEL<const SLOT: usize>(command_queue: cl_command_queue, dst_ptr: *mut c_void, pattern: *const c_void, pattern_size: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = extensions::entry::<clEnqueueMemFillINTEL_t>(Ext::clEnqueueMemFillINTEL, SLOT) else {
         next::missing(ids::clEnqueueMemFillINTEL);
@@ -3214,15 +3425,20 @@ pub(super) unsafe extern "C" fn clEnqueueMemFillINTEL<const SLOT: usize>(command
         ids::clEnqueueMemFillINTEL,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueMemFillINTEL(scope, next_fn, command_queue, dst_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, dst_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueMemFillINTEL(scope, next_fn, command_queue, dst_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueMemcpyINTEL` (OpenCL API ID 159): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+/// `clEnqueueMemcpyINTEL` (OpenCL API ID 159): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
 pub(super) unsafe extern "C" fn clEnqueueMemcpyINTEL<const SLOT: usize>(command_queue: cl_command_queue, blocking: cl_bool, dst_ptr: *mut c_void, src_ptr: *const c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = extensions::entry::<clEnqueueMemcpyINTEL_t>(Ext::clEnqueueMemcpyINTEL, SLOT) else {
         next::missing(ids::clEnqueueMemcpyINTEL);
@@ -3234,9 +3450,14 @@ pub(super) unsafe extern "C" fn clEnqueueMemcpyINTEL<const SLOT: usize>(command_
         ids::clEnqueueMemcpyINTEL,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueMemcpyINTEL(scope, next_fn, command_queue, blocking, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, blocking, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueMemcpyINTEL(scope, next_fn, command_queue, blocking, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
@@ -3341,7 +3562,7 @@ pub(super) unsafe extern "C" fn clGetDeviceGlobalVariablePointerINTEL<const SLOT
     )
 }
 
-/// `clEnqueueWriteGlobalVariableINTEL` (OpenCL API ID 165): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+/// `clEnqueueWriteGlobalVariableINTEL` (OpenCL API ID 165): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
 pub(super) unsafe extern "C" fn clEnqueueWriteGlobalVariableINTEL<const SLOT: usize>(command_queue: cl_command_queue, program: cl_program, name: *const c_char, blocking_write: cl_bool, size: size_t, offset: size_t, ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = extensions::entry::<clEnqueueWriteGlobalVariableINTEL_t>(Ext::clEnqueueWriteGlobalVariableINTEL, SLOT) else {
         next::missing(ids::clEnqueueWriteGlobalVariableINTEL);
@@ -3353,15 +3574,20 @@ pub(super) unsafe extern "C" fn clEnqueueWriteGlobalVariableINTEL<const SLOT: us
         ids::clEnqueueWriteGlobalVariableINTEL,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueWriteGlobalVariableINTEL(scope, next_fn, command_queue, program, name, blocking_write, size, offset, ptr, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, program, name, blocking_write, size, offset, ptr, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueWriteGlobalVariableINTEL(scope, next_fn, command_queue, program, name, blocking_write, size, offset, ptr, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueReadGlobalVariableINTEL` (OpenCL API ID 166): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+/// `clEnqueueReadGlobalVariableINTEL` (OpenCL API ID 166): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
 pub(super) unsafe extern "C" fn clEnqueueReadGlobalVariableINTEL<const SLOT: usize>(command_queue: cl_command_queue, program: cl_program, name: *const c_char, blocking_read: cl_bool, size: size_t, offset: size_t, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = extensions::entry::<clEnqueueReadGlobalVariableINTEL_t>(Ext::clEnqueueReadGlobalVariableINTEL, SLOT) else {
         next::missing(ids::clEnqueueReadGlobalVariableINTEL);
@@ -3373,15 +3599,20 @@ pub(super) unsafe extern "C" fn clEnqueueReadGlobalVariableINTEL<const SLOT: usi
         ids::clEnqueueReadGlobalVariableINTEL,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueReadGlobalVariableINTEL(scope, next_fn, command_queue, program, name, blocking_read, size, offset, ptr, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, program, name, blocking_read, size, offset, ptr, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueReadGlobalVariableINTEL(scope, next_fn, command_queue, program, name, blocking_read, size, offset, ptr, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueReadHostPipeINTEL` (OpenCL API ID 167): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+/// `clEnqueueReadHostPipeINTEL` (OpenCL API ID 167): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
 pub(super) unsafe extern "C" fn clEnqueueReadHostPipeINTEL<const SLOT: usize>(command_queue: cl_command_queue, program: cl_program, pipe_symbol: *const c_char, blocking_read: cl_bool, ptr: *mut c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = extensions::entry::<clEnqueueReadHostPipeINTEL_t>(Ext::clEnqueueReadHostPipeINTEL, SLOT) else {
         next::missing(ids::clEnqueueReadHostPipeINTEL);
@@ -3393,15 +3624,20 @@ pub(super) unsafe extern "C" fn clEnqueueReadHostPipeINTEL<const SLOT: usize>(co
         ids::clEnqueueReadHostPipeINTEL,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueReadHostPipeINTEL(scope, next_fn, command_queue, program, pipe_symbol, blocking_read, ptr, size, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, program, pipe_symbol, blocking_read, ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueReadHostPipeINTEL(scope, next_fn, command_queue, program, pipe_symbol, blocking_read, ptr, size, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
 }
 
-/// `clEnqueueWriteHostPipeINTEL` (OpenCL API ID 168): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+/// `clEnqueueWriteHostPipeINTEL` (OpenCL API ID 168): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
 pub(super) unsafe extern "C" fn clEnqueueWriteHostPipeINTEL<const SLOT: usize>(command_queue: cl_command_queue, program: cl_program, pipe_symbol: *const c_char, blocking_write: cl_bool, ptr: *const c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
     let Some(next_fn) = extensions::entry::<clEnqueueWriteHostPipeINTEL_t>(Ext::clEnqueueWriteHostPipeINTEL, SLOT) else {
         next::missing(ids::clEnqueueWriteHostPipeINTEL);
@@ -3413,9 +3649,14 @@ pub(super) unsafe extern "C" fn clEnqueueWriteHostPipeINTEL<const SLOT: usize>(c
         ids::clEnqueueWriteHostPipeINTEL,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
         |scope| {
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let status = unsafe { hooks::clEnqueueWriteHostPipeINTEL(scope, next_fn, command_queue, program, pipe_symbol, blocking_write, ptr, size, num_events_in_wait_list, event_wait_list, event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(command_queue, program, pipe_symbol, blocking_write, ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clEnqueueWriteHostPipeINTEL(scope, next_fn, command_queue, program, pipe_symbol, blocking_write, ptr, size, num_events_in_wait_list, event_wait_list, event) },
+            );
             (status, status)
         },
     )
@@ -3809,7 +4050,7 @@ pub(super) unsafe extern "C" fn clGetKernelSuggestedLocalWorkSizeKHR<const SLOT:
     )
 }
 
-/// `clCreateCommandQueueWithPropertiesKHR` (OpenCL API ID 189): extension function, hooked. `SLOT` is the runtime whose function this instance calls (see `extensions`).
+/// `clCreateCommandQueueWithPropertiesKHR` (OpenCL API ID 189): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
 pub(super) unsafe extern "C" fn clCreateCommandQueueWithPropertiesKHR<const SLOT: usize>(context: cl_context, device: cl_device_id, properties: *const cl_queue_properties_khr, errcode_ret: *mut cl_int) -> cl_command_queue {
     let Some(next_fn) = extensions::entry::<clCreateCommandQueueWithPropertiesKHR_t>(Ext::clCreateCommandQueueWithPropertiesKHR, SLOT) else {
         next::missing(ids::clCreateCommandQueueWithPropertiesKHR);
@@ -3824,9 +4065,14 @@ pub(super) unsafe extern "C" fn clCreateCommandQueueWithPropertiesKHR<const SLOT
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
-            // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the hook, which
-            // passes them on to the next layer's entry for this function.
-            let ret = unsafe { hooks::clCreateCommandQueueWithPropertiesKHR(scope, next_fn, context, device, properties, errcode_ret) };
+            let ret = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(context, device, properties, errcode_ret) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clCreateCommandQueueWithPropertiesKHR(scope, next_fn, context, device, properties, errcode_ret) },
+            );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },

@@ -7,7 +7,6 @@
 //! inside it take its correlation ID, and so do their device records. Begin and end meet by the
 //! notification's instance number, on the thread that makes the call.
 
-use core::cell::RefCell;
 use core::ffi::{CStr, c_void};
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::collections::HashSet;
@@ -22,12 +21,13 @@ use crate::dispatch::{CallInfo, open};
 use crate::ids;
 use crate::result::ResultCode;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
+use crate::thread_stack::{LocalStack, ThreadStack};
 
 thread_local! {
-    /// Calls open on this thread: (instance, token).
-    static OPEN: RefCell<Vec<(u64, usize)>> = const { RefCell::new(Vec::new()) };
+    /// Calls open on this thread: their tokens, by instance.
+    static OPEN: ThreadStack<u64, usize> = const { ThreadStack::new() };
     /// `urEnqueue*` calls open on this thread (traced or not), by instance.
-    static ENQUEUES: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static ENQUEUES: ThreadStack<u64, ()> = const { ThreadStack::new() };
 }
 
 /// IDs below this are looked up in bitsets; the table's IDs all are.
@@ -91,9 +91,7 @@ pub(super) fn fork_lock() -> &'static dyn ForkLock {
 /// Whether a `urEnqueue*` call is open on this thread: commands submitted now belong to the
 /// SYCL task that made it.
 pub(super) fn in_enqueue() -> bool {
-    ENQUEUES
-        .try_with(|e| !e.borrow().is_empty())
-        .unwrap_or(false)
+    ENQUEUES.depth() > 0
 }
 
 /// The queue handle of an enqueue call's parameter struct.
@@ -168,14 +166,12 @@ pub(super) unsafe fn begun(instance: u64, data: *const function_with_args_t) {
         )
     };
     if enqueue {
-        let _ = ENQUEUES.try_with(|e| e.borrow_mut().push(instance));
+        ENQUEUES.push(instance, ());
     }
     let token = if known {
         open::begin(ApiGroup::Sycl, id, || CallInfo {
             args: data.args_data,
-            kernel_name: tasks::current()
-                .and_then(|t| t.kernel_name)
-                .filter(|_| launch),
+            kernel_name: tasks::innermost_kernel_name().filter(|_| launch),
             context: core::ptr::null_mut(),
         })
     } else {
@@ -188,7 +184,7 @@ pub(super) unsafe fn begun(instance: u64, data: *const function_with_args_t) {
     }
     memory::call_begun(id, token);
     if token != 0 {
-        let _ = OPEN.try_with(|o| o.borrow_mut().push((instance, token)));
+        OPEN.push(instance, token);
     }
 }
 
@@ -197,23 +193,12 @@ pub(super) unsafe fn begun(instance: u64, data: *const function_with_args_t) {
 /// # Safety
 /// As [`begun`]; `ret_data` points at the call's `ur_result_t` (or is NULL).
 pub(super) unsafe fn ended(instance: u64, data: *const function_with_args_t) {
-    let _ = ENQUEUES.try_with(|e| {
-        let mut e = e.borrow_mut();
-        if let Some(i) = e.iter().rposition(|n| *n == instance) {
-            e.truncate(i);
-        }
-    });
-    let token = OPEN
-        .try_with(|o| {
-            let mut o = o.borrow_mut();
-            let i = o.iter().rposition(|(n, _)| *n == instance)?;
-            let token = o[i].1;
-            o.truncate(i);
-            Some(token)
-        })
-        .ok()
-        .flatten();
-    let Some(token) = token else { return };
+    if ENQUEUES.close(instance).is_some() {
+        tasks::publish();
+    }
+    let Some((token, _)) = OPEN.close(instance) else {
+        return;
+    };
     // SAFETY: the caller's contract.
     let result = unsafe {
         match data.as_ref() {

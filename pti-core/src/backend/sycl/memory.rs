@@ -10,7 +10,6 @@
 //! not the queries the runtime makes on the way); a release gets the size and kind its allocation
 //! was recorded with.
 
-use core::cell::RefCell;
 use std::collections::HashMap;
 
 use pti_sys::xpti::trace_event_data_t;
@@ -20,13 +19,13 @@ use crate::api::{ApiGroup, ApiId};
 use crate::dispatch::open;
 use crate::intern::intern;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
+use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::view::abi::{pti_view_kind, pti_view_memory_operation, pti_view_memory_type};
 use crate::view::device::{self, MemoryEvent};
 use crate::{clock, ids, thread, view};
 
 /// An operation between its begin and end notifications.
 struct Open {
-    instance: u64,
     operation: pti_view_memory_operation,
     start: u64,
     memory: pti_view_memory_type,
@@ -34,7 +33,8 @@ struct Open {
 }
 
 thread_local! {
-    static OPEN: RefCell<Vec<Open>> = const { RefCell::new(Vec::new()) };
+    /// Operations open on this thread, by instance.
+    static OPEN: ThreadStack<u64, Open> = const { ThreadStack::new() };
 }
 
 /// Live allocations by address: (bytes, kind), for their releases.
@@ -55,21 +55,18 @@ pub(super) fn begun(operation: pti_view_memory_operation, instance: u64) {
         return;
     }
     let open = Open {
-        instance,
         operation,
         start: clock::now(),
         memory: pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_MEMORY,
         correlation_id: 0,
     };
-    let _ = OPEN.try_with(|o| o.borrow_mut().push(open));
+    OPEN.push(instance, open);
 }
 
 /// A Unified Runtime call `id` (open as `token`) begins: inside an open operation, it is the one
 /// doing the work.
 pub(super) fn call_begun(id: ApiId, token: usize) {
-    let _ = OPEN.try_with(|o| {
-        let mut o = o.borrow_mut();
-        let Some(op) = o.last_mut() else { return };
+    OPEN.with_top(|op| {
         let memory = match ids::name(ApiGroup::Sycl, id).map(|n| n.to_bytes()) {
             Some(b"urUSMHostAlloc") => pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_HOST,
             Some(b"urUSMDeviceAlloc") => pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_DEVICE,
@@ -90,17 +87,9 @@ pub(super) fn call_begun(id: ApiId, token: usize) {
 /// # Safety
 /// `event` is the event of the running notification (or NULL).
 pub(super) unsafe fn ended(instance: u64, event: *mut trace_event_data_t) {
-    let open = OPEN
-        .try_with(|o| {
-            let mut o = o.borrow_mut();
-            let i = o.iter().rposition(|op| op.instance == instance)?;
-            let op = o.remove(i);
-            o.truncate(i);
-            Some(op)
-        })
-        .ok()
-        .flatten();
-    let Some(op) = open else { return };
+    let Some((op, _)) = OPEN.close(instance) else {
+        return;
+    };
     let mut event_info = MemoryEvent {
         operation: op.operation,
         memory: op.memory,
@@ -156,6 +145,6 @@ fn remember(e: &mut MemoryEvent) {
 }
 
 /// In the child after `fork()`.
-pub(super) fn fork_child() {
+pub(super) fn forget_in_child() {
     *LIVE.lock() = None;
 }

@@ -7,13 +7,16 @@
 //! - `ur.call` (`calls`): every Unified Runtime call as a traced runtime-API call, whose
 //!   correlation ID the OpenCL and Level Zero calls inside it inherit;
 //! - `sycl` (`tasks`): queues and tasks, whose SYCL details go on the device records of the
-//!   commands a task submits (`current_tag`);
+//!   commands a task submits (told to the driver backends through the engine's
+//!   `runtime_task`);
 //! - `sycl.experimental.mem_alloc` (`memory`): USM allocations and releases, as records of
 //!   libpti's extension view.
 //!
 //! The framework's functions are found at run time (`framework`); what cannot be set up is
-//! reported by a critical event, never by failing the program. This module touches the rest of
-//! libpti through the dispatch entry, the view's record writers and critical events only.
+//! reported by a critical event, never by failing the program. Every notification runs behind
+//! the XPTI panic boundary (`crate::boundary`). This module touches the rest of libpti through
+//! the engine only (the dispatch entry, the view's record writers, critical events, the runtime
+//! task, the linker queries).
 
 mod calls;
 mod framework;
@@ -27,17 +30,12 @@ use std::sync::OnceLock;
 use pti_sys::xpti::{XPTI_RESULT_SUCCESS, function_with_args_t, trace_event_data_t, trace_point};
 
 use crate::api::ApiGroup;
-use crate::critical;
-use crate::result::ResultCode;
+use crate::backend::contract::{Activation, Backend, Counts};
+use crate::boundary::{self, Entry};
+use crate::result::{Error, ResultCode};
 use crate::sync::writer_lock::ForkLock;
 use crate::view::abi::pti_view_memory_operation;
-use crate::view::device::SyclTag;
-
-/// The tag of the SYCL task being enqueued on this thread, for the records of the commands it
-/// submits.
-pub(crate) fn current_tag() -> Option<SyclTag> {
-    tasks::current()
-}
+use crate::{critical, fault, linker};
 
 /// The streams libpti subscribes to, and the trace point types of each. (Not the `.debug`
 /// streams: subscribing to one moves the runtime's events there.)
@@ -137,20 +135,17 @@ unsafe extern "C" fn on_event(
     instance: u64,
     user_data: *const c_void,
 ) {
-    // A panic must not unwind into the runtime.
-    let result = std::panic::catch_unwind(|| {
+    if boundary::is_off(Entry::Xpti) {
+        boundary::count_untraced(ApiGroup::Sycl);
+        return;
+    }
+    // A panic must not unwind into the runtime: it switches XPTI tracing off on this thread.
+    let _ = boundary::catch(Entry::Xpti, || {
+        fault::point("xpti");
         // SAFETY: the framework passes the event and user data of a running notification,
         // valid until this callback returns.
         unsafe { dispatch(trace_type, event, instance, user_data) }
     });
-    if result.is_err() {
-        critical::raise(
-            ResultCode::ErrorInternal,
-            format_args!(
-                "libpti's XPTI callback panicked (trace point type {trace_type}); the event is lost"
-            ),
-        );
-    }
 }
 
 /// Hands a notification to the module of its stream.
@@ -223,11 +218,11 @@ pub fn set_setup(setup: Setup) {
     let _ = SETUP.set(setup);
 }
 
-/// A tool asked for data (`at_flush` false) or flushes: if the SYCL runtime runs without libpti
-/// as its subscriber, a critical event says why, once. Quiet once the framework has called
-/// libpti. A runtime that is loaded but has not called libpti is reported at flushes only: when a
-/// tool starts, the runtime may be loaded but not yet started.
-pub(crate) fn check_setup(at_flush: bool) {
+/// A tool asked for SYCL data, or flushes with SYCL data enabled (`why`): if the SYCL runtime
+/// runs without libpti as its subscriber, a critical event says why, once. Quiet once the framework
+/// has called libpti. A runtime that is loaded but has not called libpti is reported at flushes
+/// only: when a tool starts, the runtime may be loaded but not yet started.
+fn check_setup(why: Activation) {
     if STREAM_SEEN.load(Ordering::Relaxed) || REPORTED.load(Ordering::Relaxed) {
         return;
     }
@@ -237,7 +232,7 @@ pub(crate) fn check_setup(at_flush: bool) {
              Runtime calls are not traced (add libpti's path to XPTI_SUBSCRIBERS, separated by a \
              comma)"
         ));
-    } else if at_flush && sycl_runtime_loaded() {
+    } else if matches!(why, Activation::Flush { .. }) && linker::is_mapped("libsycl.so") {
         report_once(
             "the SYCL runtime is loaded but its XPTI framework has not called libpti: SYCL and \
              Unified Runtime calls are not traced (it needs XPTI_TRACE_ENABLE=1, \
@@ -246,34 +241,6 @@ pub(crate) fn check_setup(at_flush: bool) {
              with one thread)",
         );
     }
-}
-
-/// Whether a SYCL runtime library (`libsycl.so.*`) is loaded in the process.
-fn sycl_runtime_loaded() -> bool {
-    unsafe extern "C" fn visit(
-        info: *mut libc::dl_phdr_info,
-        _size: usize,
-        found: *mut c_void,
-    ) -> i32 {
-        // SAFETY: dl_iterate_phdr passes a valid info whose name is NULL or NUL-terminated, and
-        // the `bool` it was given.
-        unsafe {
-            let name = (*info).dlpi_name;
-            if !name.is_null() {
-                let name = CStr::from_ptr(name).to_bytes();
-                let file = name.rsplit(|b| *b == b'/').next().unwrap_or(name);
-                if file.starts_with(b"libsycl.so") {
-                    *found.cast::<bool>() = true;
-                    return 1;
-                }
-            }
-        }
-        0
-    }
-    let mut found = false;
-    // SAFETY: a callback with the signature dl_iterate_phdr expects, and a `bool` it writes.
-    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut found).cast()) };
-    found
 }
 
 fn report_once(why: &str) {
@@ -285,40 +252,43 @@ fn report_once(why: &str) {
     }
 }
 
-/// How many SYCL functions libpti intercepts: every function of the table once the Unified
-/// Runtime's calls reach libpti.
-pub(crate) fn intercepted_functions() -> usize {
-    if intercepting_calls() {
-        crate::ids::iter(ApiGroup::Sycl).count()
-    } else {
-        0
+/// The SYCL backend, as the session sees it.
+pub(crate) struct Sycl;
+
+impl Backend for Sycl {
+    fn group(&self) -> ApiGroup {
+        ApiGroup::Sycl
     }
-}
 
-fn fork_locks() -> [&'static dyn ForkLock; 3] {
-    [calls::fork_lock(), tasks::fork_lock(), memory::fork_lock()]
-}
-
-/// Before `fork()`: takes every lock of the backend.
-pub(crate) fn fork_prepare() {
-    fork_locks().iter().for_each(|l| l.acquire_for_fork());
-}
-
-/// After `fork()`, in the parent.
-pub(crate) fn fork_parent() {
-    for lock in fork_locks().iter().rev() {
-        // SAFETY: fork_prepare took every lock on this thread; no guard is held across fork().
-        unsafe { lock.release_after_fork() };
+    /// The runtime loads libpti as its subscriber; nothing to attach. Activation reports, once,
+    /// why no SYCL data will come when libpti is not the runtime's subscriber; never an error.
+    fn activate(&self, why: Activation) -> Result<(), Error> {
+        if why != (Activation::Flush { in_use: false }) {
+            check_setup(why);
+        }
+        Ok(())
     }
-}
 
-/// After `fork()`, in the child: the locks released, the parent's queues and allocations
-/// forgotten.
-pub(crate) fn fork_child() {
-    for lock in fork_locks().iter().rev() {
-        // SAFETY: as in fork_parent.
-        unsafe { lock.release_after_fork() };
+    fn fork_locks(&self) -> Vec<&'static dyn ForkLock> {
+        vec![calls::fork_lock(), tasks::fork_lock(), memory::fork_lock()]
     }
-    tasks::fork_child();
-    memory::fork_child();
+
+    /// The parent's queues and allocations are forgotten.
+    fn forget_in_child(&self) {
+        tasks::forget_in_child();
+        memory::forget_in_child();
+    }
+
+    /// SYCL functions intercepted: every function of the table once the Unified Runtime's calls
+    /// reach libpti. SYCL submits no device work of its own (the driver backends record it).
+    fn counts(&self) -> Counts {
+        Counts {
+            intercepted_functions: if intercepting_calls() {
+                crate::ids::iter(ApiGroup::Sycl).count()
+            } else {
+                0
+            },
+            pending_commands: 0,
+        }
+    }
 }

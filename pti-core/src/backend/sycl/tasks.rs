@@ -3,21 +3,21 @@
 //!
 //! A task is open on the thread that enqueues it, from `task_begin` to `task_end`; the Unified
 //! Runtime enqueue call inside it (`calls`) completes its tag (queue, enqueue time), and the
-//! OpenCL or Level Zero command the backend submits meanwhile takes the tag ([`current`]).
+//! OpenCL or Level Zero command the driver backend submits meanwhile takes the tag, which this
+//! module tells the engine ([`publish`], `runtime_task`) whenever it changes.
 
-use core::cell::RefCell;
 use core::ffi::CStr;
 use std::collections::HashMap;
 
 use pti_sys::xpti::trace_event_data_t;
 
 use super::framework::{self, Value};
-use crate::clock;
 use crate::intern::intern;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
-use crate::view;
+use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::view::abi::PTI_INVALID_QUEUE_ID;
 use crate::view::device::SyclTag;
+use crate::{clock, runtime_task, view};
 
 /// SYCL queue IDs by the Unified Runtime handle of their queue (queues come and go, and a
 /// handle may be reused by a later queue).
@@ -25,7 +25,7 @@ static QUEUES: WriterLock<Option<HashMap<usize, u64>>> = WriterLock::new(None);
 
 thread_local! {
     /// Tasks being enqueued on this thread (innermost last), by instance.
-    static TASKS: RefCell<Vec<(u64, SyclTag)>> = const { RefCell::new(Vec::new()) };
+    static TASKS: ThreadStack<u64, SyclTag> = const { ThreadStack::new() };
 }
 
 /// The lock of this module, for the fork handlers.
@@ -142,49 +142,51 @@ pub(super) unsafe fn task_begun(event: *mut trace_event_data_t, instance: u64) {
             _ => {}
         })
     };
-    let _ = TASKS.try_with(|t| t.borrow_mut().push((instance, tag)));
+    TASKS.push(instance, tag);
+    publish();
 }
 
-/// `task_end`.
+/// `task_end`: the task and any opened inside it and never ended.
 pub(super) fn task_ended(instance: u64) {
-    let _ = TASKS.try_with(|t| {
-        let mut t = t.borrow_mut();
-        if let Some(i) = t.iter().rposition(|(n, _)| *n == instance) {
-            t.truncate(i);
-        }
-    });
+    if TASKS.close(instance).is_some() {
+        publish();
+    }
 }
 
 /// A Unified Runtime enqueue call (a kernel `launch` or not) begins on queue `handle` inside
 /// the current task: the task's queue (the handle's, which names the queue that really
 /// submits; the event's metadata may be a shared event's), and for a launch its enqueue time.
 pub(super) fn enqueue_begun(handle: usize, launch: bool) {
-    let _ = TASKS.try_with(|t| {
-        if let Some((_, tag)) = t.borrow_mut().last_mut() {
-            if launch && tag.enqueue_begin == 0 {
-                tag.enqueue_begin = clock::now();
-            }
-            if let Some(id) = queue_id(handle) {
-                tag.queue_id = id;
-            }
+    TASKS.with_top(|tag| {
+        if launch && tag.enqueue_begin == 0 {
+            tag.enqueue_begin = clock::now();
+        }
+        if let Some(id) = queue_id(handle) {
+            tag.queue_id = id;
         }
     });
+    publish();
 }
 
-/// The tag of the task being enqueued on this thread: the innermost open task, while one of its
-/// `urEnqueue*` calls is open (work submitted outside such a call, or after a task whose end the
-/// runtime skipped, is not the task's).
-pub(crate) fn current() -> Option<SyclTag> {
-    if !super::calls::in_enqueue() {
-        return None;
-    }
-    TASKS
-        .try_with(|t| t.borrow().last().map(|(_, tag)| *tag))
-        .ok()
-        .flatten()
+/// The SYCL kernel name of the innermost task open on this thread, if it has one.
+pub(super) fn innermost_kernel_name() -> Option<&'static CStr> {
+    TASKS.with_top(|tag| tag.kernel_name).flatten()
+}
+
+/// Tells the engine which task the driver commands submitted on this thread now belong to: the
+/// innermost open task, while one of its `urEnqueue*` calls is open (work submitted outside such
+/// a call, or after a task whose end the runtime skipped, is not the task's). Called whenever a
+/// task or an enqueue call begins or ends.
+pub(super) fn publish() {
+    let tag = if super::calls::in_enqueue() {
+        TASKS.with_top(|tag| *tag)
+    } else {
+        None
+    };
+    runtime_task::set_current(tag);
 }
 
 /// In the child after `fork()`.
-pub(super) fn fork_child() {
+pub(super) fn forget_in_child() {
     *QUEUES.lock() = None;
 }

@@ -1,6 +1,9 @@
 //! Commands submitted but not yet recorded, and their harvest: one [`Pending`] list per backend,
 //! of that backend's [`PendingCommand`]s.
 //!
+//! Touches the engine (critical events, the view's lost-record counts) and, through
+//! [`PendingCommand`], the backend's runtime queries.
+//!
 //! A harvest asks each command, without waiting, whether it has completed; completed ones get
 //! their record written on the harvesting thread and their event given back, exactly once,
 //! because a harvest takes the commands it looks at out of the list. It asks them under the
@@ -89,8 +92,19 @@ pub(crate) fn wait_for_other_harvests() {
 
 /// In the child after `fork()`: harvests that other threads of the parent had under way do not
 /// exist here; one of the forking thread's own (a tool callback that forked) does.
-pub(crate) fn fork_child() {
+pub(crate) fn reset_in_child() {
     HARVESTING.store(own_depth(), Ordering::Relaxed);
+}
+
+/// Which pending commands a harvest asks the runtime about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ask {
+    /// Every command, but none behind a command of the same in-order stream that is still
+    /// running (they cannot have completed): the harvest after a program's wait, cheap.
+    UpToBusy,
+    /// Every command: when the harvest returns, everything that had completed is recorded (a
+    /// flush).
+    All,
 }
 
 /// Size of a list at which adding to it harvests (doubles while commands stay unfinished).
@@ -136,7 +150,7 @@ impl<C: PendingCommand> Pending<C> {
             list.len()
         };
         if count >= self.harvest_at.load(Ordering::Relaxed) {
-            self.harvest();
+            self.harvest(Ask::UpToBusy);
             let left = self.count.load(Ordering::Relaxed);
             self.harvest_at
                 .store((left * 2).max(MIN_HARVEST_AT), Ordering::Relaxed);
@@ -155,27 +169,23 @@ impl<C: PendingCommand> Pending<C> {
         }
     }
 
-    /// Writes the records of the pending commands that have completed; never waits. Behind a
-    /// command of an in-order stream that is still running, the stream's later commands are
-    /// not asked (they cannot have completed; at worst, one enqueued by another thread and
-    /// listed out of order waits for the next harvest): so a harvest asks the runtime about the
-    /// completed commands and one per busy stream, not about every command in flight.
-    pub(crate) fn harvest(&self) {
-        self.harvest_inner(|_| true, true);
+    /// Writes the records of the pending commands that have completed; never waits. With
+    /// [`Ask::UpToBusy`], behind a command of an in-order stream that is still running, the
+    /// stream's later commands are not asked (they cannot have completed; at worst, one enqueued
+    /// by another thread and listed out of order waits for the next harvest): so a harvest asks
+    /// the runtime about the completed commands and one per busy stream, not about every command
+    /// in flight. With [`Ask::All`], everything completed is recorded when it returns.
+    pub(crate) fn harvest(&self, ask: Ask) {
+        self.harvest_inner(|_| true, ask);
     }
 
-    /// As [`Pending::harvest`], asking about every pending command: everything completed is
-    /// recorded when it returns (for a flush).
-    pub(crate) fn harvest_every(&self) {
-        self.harvest_inner(|_| true, false);
+    /// As [`Pending::harvest`] with [`Ask::All`], for the commands `pick` selects (the others are
+    /// not asked).
+    pub(crate) fn harvest_matching(&self, pick: impl Fn(&C) -> bool) {
+        self.harvest_inner(pick, Ask::All);
     }
 
-    /// As [`Pending::harvest_every`], for the commands `pick` selects (the others are not asked).
-    pub(crate) fn harvest_where(&self, pick: impl Fn(&C) -> bool) {
-        self.harvest_inner(pick, false);
-    }
-
-    fn harvest_inner(&self, pick: impl Fn(&C) -> bool, skip_behind_running: bool) {
+    fn harvest_inner(&self, pick: impl Fn(&C) -> bool, ask: Ask) {
         if self.count.load(Ordering::Relaxed) == 0 {
             return;
         }
@@ -194,7 +204,7 @@ impl<C: PendingCommand> Pending<C> {
             // Streams found busy in this harvest (few: one per queue with work in flight).
             let mut busy: Vec<usize> = Vec::new();
             for command in taken {
-                let stream = command.in_order_stream().filter(|_| skip_behind_running);
+                let stream = command.in_order_stream().filter(|_| ask == Ask::UpToBusy);
                 if stream.is_some_and(|s| busy.contains(&s)) {
                     kept.push(command);
                     continue;
@@ -275,7 +285,7 @@ impl<C: PendingCommand> Pending<C> {
     /// In the child after `fork()` (the lock released again): the pending commands and their
     /// events are the parent's (it records them); the child forgets them without touching the
     /// runtime.
-    pub(crate) fn fork_child(&self) {
+    pub(crate) fn forget_in_child(&self) {
         let mut list = self.list.lock();
         for command in list.drain(..) {
             core::mem::forget(command);
@@ -314,7 +324,7 @@ mod tests {
         static LIST: Pending<Slow> = Pending::new();
         static POLLING: AtomicBool = AtomicBool::new(false);
         LIST.add(Slow(&POLLING));
-        let harvester = std::thread::spawn(|| LIST.harvest());
+        let harvester = std::thread::spawn(|| LIST.harvest(Ask::UpToBusy));
         while !POLLING.load(Ordering::SeqCst) {
             std::thread::yield_now();
         }
@@ -379,7 +389,7 @@ mod tests {
         ] {
             LIST.add(c);
         }
-        LIST.harvest();
+        LIST.harvest(Ask::UpToBusy);
         let log = std::mem::take(&mut *LOG.lock().unwrap());
         assert_eq!(
             log,
@@ -396,7 +406,7 @@ mod tests {
         );
         // What is left stays in submission order, and a flush's harvest asks about everything.
         LIST.add(command("a4", Some(1), true));
-        LIST.harvest_every();
+        LIST.harvest(Ask::All);
         let log = std::mem::take(&mut *LOG.lock().unwrap());
         assert_eq!(
             log,

@@ -1,6 +1,9 @@
-//! The functions whose wrappers do more than trace: each hook has the name of its function and
-//! receives the call's scope, the next layer's entry and the program's arguments, and calls the
-//! next layer itself. The wrapper generator gives a hook to every function named here.
+//! The overrides: functions whose wrappers do more than trace. Each override has the name of its
+//! function and receives the call's scope, the next layer's entry and the program's arguments,
+//! and makes the real call itself, through [`CallScope::call_next`] (or [`submit`], which does),
+//! so that the dispatch's panic boundary around it (`dispatch::run_override`) never makes the
+//! real call twice nor skips it. The wrapper generator gives an override to every function named
+//! here.
 //!
 //! - queue creation adds profiling while a device view is enabled, and queue queries hide it;
 //! - enqueue calls go through [`submit`], which times the command they submit;
@@ -8,7 +11,7 @@
 //! - extension-address queries hand out libpti's wrappers;
 //! - kernel creation invalidates remembered kernel names.
 //!
-//! # Safety (every hook)
+//! # Safety (every override)
 //! The arguments are the program's, valid as the OpenCL API requires of them for this function;
 //! `next_fn` is the next layer's entry for the same function.
 
@@ -25,14 +28,17 @@ use super::commands::{
     submit,
 };
 use super::next::Next;
-use super::{errcode, extensions, kernels, pending, query, queues, retained};
+use super::pending::PENDING;
+use super::{errcode, extensions, kernels, query, queues, retained};
 use crate::api::ApiGroup;
+use crate::backend::device::command;
+use crate::backend::device::pending::Ask;
 use crate::dispatch::CallScope;
 use crate::ids::opencl as ids;
 use crate::result::ResultCode;
-use crate::view::abi::{pti_view_kind, pti_view_memory_type, pti_view_synchronization_type};
-use crate::view::device::{self, Synchronization};
-use crate::{clock, critical, thread, view};
+use crate::view::abi::{pti_view_memory_type, pti_view_synchronization_type};
+use crate::view::device::Synchronization;
+use crate::{clock, critical, view};
 
 const MEMORY: pti_view_memory_type = pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_MEMORY;
 
@@ -78,7 +84,7 @@ fn register_as_created(queue: cl_command_queue, context: cl_context, device: cl_
 }
 
 pub(super) unsafe fn clCreateCommandQueue(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clCreateCommandQueue_t>,
     context: cl_context,
     device: cl_device_id,
@@ -89,14 +95,14 @@ pub(super) unsafe fn clCreateCommandQueue(
         && properties & (CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_ON_DEVICE) == 0;
     if add {
         // SAFETY: the program's arguments, with profiling added to its properties.
-        let queue = unsafe {
+        let queue = scope.call_next(|| unsafe {
             next_fn(
                 context,
                 device,
                 properties | CL_QUEUE_PROFILING_ENABLE,
                 errcode_ret,
             )
-        };
+        });
         if !queue.is_null() {
             queues::register(queue, context, device, true, true, None);
             return queue;
@@ -104,7 +110,7 @@ pub(super) unsafe fn clCreateCommandQueue(
         profiling_refused("command queue");
     }
     // SAFETY: the program's arguments, unchanged.
-    let queue = unsafe { next_fn(context, device, properties, errcode_ret) };
+    let queue = scope.call_next(|| unsafe { next_fn(context, device, properties, errcode_ret) });
     if !queue.is_null() {
         register_as_created(queue, context, device);
     }
@@ -113,6 +119,7 @@ pub(super) unsafe fn clCreateCommandQueue(
 
 /// Both `clCreateCommandQueueWithProperties` and its KHR alias.
 unsafe fn create_with_properties(
+    scope: &CallScope,
     next_fn: Next<clCreateCommandQueueWithProperties_t>,
     context: cl_context,
     device: cl_device_id,
@@ -124,7 +131,8 @@ unsafe fn create_with_properties(
         if let Some((changed, original)) = unsafe { queues::properties_with_profiling(properties) }
         {
             // SAFETY: the program's arguments, with profiling added to its property list.
-            let queue = unsafe { next_fn(context, device, changed.as_ptr(), errcode_ret) };
+            let queue = scope
+                .call_next(|| unsafe { next_fn(context, device, changed.as_ptr(), errcode_ret) });
             if !queue.is_null() {
                 queues::register(queue, context, device, true, true, Some(original));
                 return queue;
@@ -133,7 +141,7 @@ unsafe fn create_with_properties(
         }
     }
     // SAFETY: the program's arguments, unchanged.
-    let queue = unsafe { next_fn(context, device, properties, errcode_ret) };
+    let queue = scope.call_next(|| unsafe { next_fn(context, device, properties, errcode_ret) });
     if !queue.is_null() {
         register_as_created(queue, context, device);
     }
@@ -141,7 +149,7 @@ unsafe fn create_with_properties(
 }
 
 pub(super) unsafe fn clCreateCommandQueueWithProperties(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clCreateCommandQueueWithProperties_t>,
     context: cl_context,
     device: cl_device_id,
@@ -149,11 +157,11 @@ pub(super) unsafe fn clCreateCommandQueueWithProperties(
     errcode_ret: *mut cl_int,
 ) -> cl_command_queue {
     // SAFETY: the program's arguments (see the module docs).
-    unsafe { create_with_properties(next_fn, context, device, properties, errcode_ret) }
+    unsafe { create_with_properties(scope, next_fn, context, device, properties, errcode_ret) }
 }
 
 pub(super) unsafe fn clCreateCommandQueueWithPropertiesKHR(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clCreateCommandQueueWithPropertiesKHR_t>,
     context: cl_context,
     device: cl_device_id,
@@ -162,11 +170,11 @@ pub(super) unsafe fn clCreateCommandQueueWithPropertiesKHR(
 ) -> cl_command_queue {
     // SAFETY: the program's arguments (see the module docs); the KHR entry has the core one's
     // signature (`cl_queue_properties_khr` is `cl_queue_properties`).
-    unsafe { create_with_properties(next_fn, context, device, properties, errcode_ret) }
+    unsafe { create_with_properties(scope, next_fn, context, device, properties, errcode_ret) }
 }
 
 pub(super) unsafe fn clGetCommandQueueInfo(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clGetCommandQueueInfo_t>,
     command_queue: cl_command_queue,
     param_name: cl_command_queue_info,
@@ -190,7 +198,7 @@ pub(super) unsafe fn clGetCommandQueueInfo(
         }
     }
     // SAFETY: the program's arguments, unchanged.
-    let status = unsafe {
+    let status = scope.call_next(|| unsafe {
         next_fn(
             command_queue,
             param_name,
@@ -198,7 +206,7 @@ pub(super) unsafe fn clGetCommandQueueInfo(
             param_value,
             param_value_size_ret,
         )
-    };
+    });
     if status != CL_SUCCESS || param_value.is_null() || !queues::profiling_added(command_queue) {
         return status;
     }
@@ -235,7 +243,7 @@ pub(super) unsafe fn clGetCommandQueueInfo(
 /// `clSetCommandQueueProperty` (OpenCL 1.0): on a queue whose profiling libpti added, the
 /// program may not turn it off (libpti's records need it) and does not see it in the old value.
 pub(super) unsafe fn clSetCommandQueueProperty(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clSetCommandQueueProperty_t>,
     command_queue: cl_command_queue,
     properties: cl_command_queue_properties,
@@ -249,7 +257,8 @@ pub(super) unsafe fn clSetCommandQueueProperty(
         properties
     };
     // SAFETY: the program's arguments, with libpti's profiling kept on its queue.
-    let status = unsafe { next_fn(command_queue, properties, enable, old_properties) };
+    let status =
+        scope.call_next(|| unsafe { next_fn(command_queue, properties, enable, old_properties) });
     if status == CL_SUCCESS {
         queues::properties_changed(command_queue);
     }
@@ -263,7 +272,7 @@ pub(super) unsafe fn clSetCommandQueueProperty(
 /// `clGetEventInfo`: the reference count of a program's event that libpti holds until its
 /// command is recorded is answered without libpti's reference.
 pub(super) unsafe fn clGetEventInfo(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clGetEventInfo_t>,
     event: cl_event,
     param_name: cl_event_info,
@@ -271,15 +280,17 @@ pub(super) unsafe fn clGetEventInfo(
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
 ) -> cl_int {
-    // SAFETY: the program's arguments, unchanged.
-    let query = || unsafe {
-        next_fn(
-            event,
-            param_name,
-            param_value_size,
-            param_value,
-            param_value_size_ret,
-        )
+    let query = || {
+        // SAFETY: the program's arguments, unchanged.
+        scope.call_next(|| unsafe {
+            next_fn(
+                event,
+                param_name,
+                param_value_size,
+                param_value,
+                param_value_size_ret,
+            )
+        })
     };
     if param_name != CL_EVENT_REFERENCE_COUNT || param_value_size < size_of::<cl_uint>() {
         return query();
@@ -320,13 +331,13 @@ unsafe fn answer(
 }
 
 pub(super) unsafe fn clReleaseCommandQueue(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clReleaseCommandQueue_t>,
     command_queue: cl_command_queue,
 ) -> cl_int {
     let last = query::queue::<cl_uint>(command_queue, CL_QUEUE_REFERENCE_COUNT) == Some(1);
     // SAFETY: the program's argument, unchanged.
-    let status = unsafe { next_fn(command_queue) };
+    let status = scope.call_next(|| unsafe { next_fn(command_queue) });
     // A queue whose profiling libpti added stays known (until a new queue takes its address):
     // its program's events may still be asked for profiling info, which must stay hidden.
     if status == CL_SUCCESS && last && !queues::profiling_added(command_queue) {
@@ -336,7 +347,7 @@ pub(super) unsafe fn clReleaseCommandQueue(
 }
 
 pub(super) unsafe fn clGetEventProfilingInfo(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clGetEventProfilingInfo_t>,
     event: cl_event,
     param_name: cl_profiling_info,
@@ -349,7 +360,7 @@ pub(super) unsafe fn clGetEventProfilingInfo(
         return CL_PROFILING_INFO_NOT_AVAILABLE;
     }
     // SAFETY: the program's arguments, unchanged.
-    unsafe {
+    scope.call_next(|| unsafe {
         next_fn(
             event,
             param_name,
@@ -357,7 +368,7 @@ pub(super) unsafe fn clGetEventProfilingInfo(
             param_value,
             param_value_size_ret,
         )
-    }
+    })
 }
 
 /// The queue of `event` (`None` for user events and on error).
@@ -369,20 +380,20 @@ fn event_queue(event: cl_event) -> Option<cl_command_queue> {
 // Kernels
 
 pub(super) unsafe fn clCreateKernel(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clCreateKernel_t>,
     program: cl_program,
     kernel_name: *const c_char,
     errcode_ret: *mut cl_int,
 ) -> cl_kernel {
     // SAFETY: the program's arguments, unchanged.
-    let kernel = unsafe { next_fn(program, kernel_name, errcode_ret) };
+    let kernel = scope.call_next(|| unsafe { next_fn(program, kernel_name, errcode_ret) });
     kernels::created();
     kernel
 }
 
 pub(super) unsafe fn clCreateKernelsInProgram(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clCreateKernelsInProgram_t>,
     program: cl_program,
     num_kernels: cl_uint,
@@ -390,19 +401,20 @@ pub(super) unsafe fn clCreateKernelsInProgram(
     num_kernels_ret: *mut cl_uint,
 ) -> cl_int {
     // SAFETY: the program's arguments, unchanged.
-    let status = unsafe { next_fn(program, num_kernels, kernels_out, num_kernels_ret) };
+    let status =
+        scope.call_next(|| unsafe { next_fn(program, num_kernels, kernels_out, num_kernels_ret) });
     kernels::created();
     status
 }
 
 pub(super) unsafe fn clCloneKernel(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clCloneKernel_t>,
     source_kernel: cl_kernel,
     errcode_ret: *mut cl_int,
 ) -> cl_kernel {
     // SAFETY: the program's arguments, unchanged.
-    let kernel = unsafe { next_fn(source_kernel, errcode_ret) };
+    let kernel = scope.call_next(|| unsafe { next_fn(source_kernel, errcode_ret) });
     kernels::created();
     kernel
 }
@@ -1844,19 +1856,6 @@ pub(super) unsafe fn clEnqueueBarrierWithWaitList(
 // ---------------------------------------------------------------------------------------------
 // Host waits: harvest what finished, and record the wait (host times of the call)
 
-/// Writes the synchronisation record of a host wait, when the call is traced and the view on.
-fn host_wait(scope: &CallScope, sync: impl FnOnce() -> Synchronization) {
-    if !scope.is_traced() || !view::is_enabled(pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION) {
-        return;
-    }
-    let mut sync = sync();
-    sync.correlation_id = scope.correlation_id();
-    thread::with(|state| {
-        sync.thread_id = state.thread_id();
-        device::synchronization(state, &sync);
-    });
-}
-
 pub(super) unsafe fn clFinish(
     scope: &mut CallScope,
     next_fn: Next<clFinish_t>,
@@ -1864,10 +1863,10 @@ pub(super) unsafe fn clFinish(
 ) -> cl_int {
     let start = clock::now();
     // SAFETY: the program's argument, unchanged.
-    let status = unsafe { next_fn(command_queue) };
+    let status = scope.call_next(|| unsafe { next_fn(command_queue) });
     let end = clock::now();
-    pending::harvest();
-    host_wait(scope, || Synchronization {
+    PENDING.harvest(Ask::UpToBusy);
+    command::host_wait(scope.correlation_id(), (start, end), || Synchronization {
         kind: pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_QUEUE,
         group: ApiGroup::OpenCl,
         api_id: ids::clFinish,
@@ -1892,10 +1891,10 @@ pub(super) unsafe fn clWaitForEvents(
 ) -> cl_int {
     let start = clock::now();
     // SAFETY: the program's arguments, unchanged.
-    let status = unsafe { next_fn(num_events, event_list) };
+    let status = scope.call_next(|| unsafe { next_fn(num_events, event_list) });
     let end = clock::now();
-    pending::harvest();
-    host_wait(scope, || {
+    PENDING.harvest(Ask::UpToBusy);
+    command::host_wait(scope.correlation_id(), (start, end), || {
         let first = if num_events > 0 && !event_list.is_null() && status == CL_SUCCESS {
             // SAFETY: the list holds `num_events` valid events (the runtime accepted them).
             unsafe { event_list.read() }
@@ -1929,15 +1928,15 @@ pub(super) unsafe fn clWaitForEvents(
 }
 
 pub(super) unsafe fn clMemBlockingFreeINTEL(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clMemBlockingFreeINTEL_t>,
     context: cl_context,
     ptr: *mut c_void,
 ) -> cl_int {
     // SAFETY: the program's arguments, unchanged.
-    let status = unsafe { next_fn(context, ptr) };
+    let status = scope.call_next(|| unsafe { next_fn(context, ptr) });
     // The free waited for the commands using the memory: some may have finished.
-    pending::harvest();
+    PENDING.harvest(Ask::UpToBusy);
     status
 }
 
@@ -1945,24 +1944,24 @@ pub(super) unsafe fn clMemBlockingFreeINTEL(
 // Extension addresses
 
 pub(super) unsafe fn clGetExtensionFunctionAddress(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clGetExtensionFunctionAddress_t>,
     func_name: *const c_char,
 ) -> *mut c_void {
     // SAFETY: the program's argument, unchanged.
-    let function = unsafe { next_fn(func_name) };
+    let function = scope.call_next(|| unsafe { next_fn(func_name) });
     // SAFETY: `func_name` is the program's NUL-terminated name (or NULL).
     unsafe { extensions::hand_out(core::ptr::null_mut(), func_name, function) }
 }
 
 pub(super) unsafe fn clGetExtensionFunctionAddressForPlatform(
-    _scope: &mut CallScope,
+    scope: &mut CallScope,
     next_fn: Next<clGetExtensionFunctionAddressForPlatform_t>,
     platform: cl_platform_id,
     func_name: *const c_char,
 ) -> *mut c_void {
     // SAFETY: the program's arguments, unchanged.
-    let function = unsafe { next_fn(platform, func_name) };
+    let function = scope.call_next(|| unsafe { next_fn(platform, func_name) });
     // SAFETY: a platform the program got from the runtime, and its NUL-terminated name.
     unsafe { extensions::hand_out(platform, func_name, function) }
 }

@@ -1,6 +1,11 @@
-//! Device work as the backends describe it, and the record each finished command gets: what an
-//! OpenCL enqueue or a Level Zero append submits ([`Work`]), and [`Finished::record`], which
-//! writes the kernel, copy, fill or synchronisation record with times already on the host clock.
+//! Device commands as the driver backends describe them, from the call that submits one to its
+//! record: what an OpenCL enqueue or a Level Zero append submits ([`Work`]), who submitted it
+//! ([`Submission`], captured while the submitting call runs), and [`Finished::record`], which
+//! writes the kernel, copy, fill or synchronisation record once its times are on the host clock.
+//! Also the record of a host wait ([`host_wait`]), which both driver backends write the same way.
+//!
+//! Touches the engine only: the view's record writers, the thread's state, the runtime task, and
+//! critical events.
 
 use core::ffi::{CStr, c_void};
 
@@ -11,7 +16,7 @@ use crate::view::abi::{
     pti_view_kind, pti_view_memcpy_type, pti_view_memory_type, pti_view_synchronization_type,
 };
 use crate::view::device::{self, Command, DeviceIdentity, SyclTag, Synchronization, kernel_view};
-use crate::{critical, ids, thread, view};
+use crate::{critical, ids, runtime_task, thread, view};
 
 /// What a command does, as its record needs to know.
 #[derive(Clone, Copy, Debug)]
@@ -77,14 +82,66 @@ impl Work {
     }
 }
 
-/// A command that has completed, with its times on the host clock.
-pub(crate) struct Finished<'a> {
+/// Who submitted a command: the call, its correlation ID and thread, and the runtime task it
+/// belongs to, captured while that call runs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Submission {
     pub(crate) work: Work,
     pub(crate) group: ApiGroup,
     /// The API call that submitted it.
     pub(crate) api_id: ApiId,
     pub(crate) correlation_id: u32,
     pub(crate) thread_id: u32,
+    /// What the runtime (SYCL) said of the task that submitted it, if a task did.
+    pub(crate) task: Option<SyclTag>,
+}
+
+// SAFETY: the names inside are interned (`'static`, never freed) and never written through.
+unsafe impl Send for Submission {}
+
+impl Submission {
+    /// `work`, submitted now on this thread by the call `(group, api_id)` with `correlation_id`.
+    pub(crate) fn now(group: ApiGroup, api_id: ApiId, correlation_id: u32, work: Work) -> Self {
+        Submission {
+            work,
+            group,
+            api_id,
+            correlation_id,
+            thread_id: thread::with(|s| s.thread_id()).unwrap_or(0),
+            task: runtime_task::current(),
+        }
+    }
+
+    /// The record's name (see [`Work::name`]).
+    pub(crate) fn name(&self) -> &'static CStr {
+        self.work.name(self.group, self.api_id)
+    }
+
+    /// The view that records it on `device_is_cpu`'s kind of device.
+    pub(crate) fn view(&self, device_is_cpu: bool) -> pti_view_kind {
+        self.work.view(device_is_cpu)
+    }
+
+    /// Counts its record as lost and raises a critical event with `code`; `why` completes
+    /// "... (name, correlation ID n): {why}; its VIEW record is lost (N so far)".
+    pub(crate) fn lost(&self, device_is_cpu: bool, code: ResultCode, why: &str) {
+        let view = self.view(device_is_cpu);
+        let total = view::count_lost(view);
+        critical::raise(
+            code,
+            format_args!(
+                "a device command ({}, correlation ID {}) gets no record: {why}; its {view:?} \
+                 record is lost ({total} so far)",
+                self.name().to_string_lossy(),
+                self.correlation_id
+            ),
+        );
+    }
+}
+
+/// A command that has completed, with its times on the host clock.
+pub(crate) struct Finished<'a> {
+    pub(crate) submission: &'a Submission,
     pub(crate) queue: *mut c_void,
     pub(crate) context: *mut c_void,
     pub(crate) device: &'a DeviceIdentity,
@@ -95,8 +152,6 @@ pub(crate) struct Finished<'a> {
     pub(crate) submit: u64,
     pub(crate) start: u64,
     pub(crate) end: u64,
-    /// What SYCL said of the task that submitted the command, if SYCL did.
-    pub(crate) sycl: Option<SyclTag>,
 }
 
 impl Finished<'_> {
@@ -104,20 +159,21 @@ impl Finished<'_> {
     /// whose state is gone (a wait in a thread-local destructor) cannot write: the record is
     /// counted as lost, with a critical event.
     pub(crate) fn record(&self) {
+        let s = self.submission;
         let command = Command {
             queue: self.queue,
             context: self.context,
             device: self.device,
-            name: self.work.name(self.group, self.api_id),
-            correlation_id: self.correlation_id,
-            thread_id: self.thread_id,
+            name: s.name(),
+            correlation_id: s.correlation_id,
+            thread_id: s.thread_id,
             append: self.append,
             submit: self.submit,
             start: self.start,
             end: self.end,
-            sycl: self.sycl,
+            sycl: s.task,
         };
-        let written = thread::with_any(|state| match self.work {
+        let written = thread::with_any(|state| match s.work {
             Work::Kernel { .. } => device::kernel(state, self.device_is_cpu, &command),
             Work::Copy { src, dst, bytes } => device::memory_copy(state, &command, src, dst, bytes),
             Work::Fill {
@@ -129,22 +185,22 @@ impl Finished<'_> {
                 state,
                 &Synchronization {
                     kind,
-                    group: self.group,
-                    api_id: self.api_id,
+                    group: s.group,
+                    api_id: s.api_id,
                     context: self.context,
                     queue: self.queue,
                     event: self.event,
                     start: self.start,
                     end: self.end,
-                    thread_id: self.thread_id,
-                    correlation_id: self.correlation_id,
+                    thread_id: s.thread_id,
+                    correlation_id: s.correlation_id,
                     wait_events,
                     status: 0,
                 },
             ),
         });
         if written.is_none() {
-            let view = self.work.view(self.device_is_cpu);
+            let view = s.view(self.device_is_cpu);
             let total = view::count_lost(view);
             critical::raise(
                 ResultCode::ErrorRecordsDropped,
@@ -155,4 +211,26 @@ impl Finished<'_> {
             );
         }
     }
+}
+
+/// Writes the synchronisation record of a host wait (`clFinish`, `zeEventHostSynchronize`, ...)
+/// made by the traced call `correlation_id` (0: untraced, no record), which waited from `start` to
+/// `end`. `sync` describes the wait; it is asked only while the synchronisation view is enabled,
+/// and its start, end, thread and correlation ID are filled in here.
+pub(crate) fn host_wait(
+    correlation_id: u32,
+    (start, end): (u64, u64),
+    sync: impl FnOnce() -> Synchronization,
+) {
+    if correlation_id == 0 || !view::is_enabled(pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION) {
+        return;
+    }
+    let mut sync = sync();
+    sync.start = start;
+    sync.end = end;
+    sync.correlation_id = correlation_id;
+    thread::with(|state| {
+        sync.thread_id = state.thread_id();
+        device::synchronization(state, &sync);
+    });
 }

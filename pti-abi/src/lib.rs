@@ -1,3 +1,5 @@
+//! # pti-abi: the C layouts of libpti's view records
+//!
 //! The view API's C ABI: record layouts, enums and handle types, exactly as `pti_view.h`
 //! declares them (the header is generated from this file by cbindgen, `cargo xtask gen`).
 //!
@@ -9,9 +11,11 @@
 //!
 //! Device records are written in their `_v2` layouts, which extend the v1 layout at its end.
 //!
-//! The file stands alone (it uses nothing else of the crate): the header generator includes it
-//! as a module of its own (`xtask/src/headers.rs`), so it can regenerate headers even while the
-//! rest of pti-core does not build.
+//! A leaf crate with no dependencies, shared by everything that reads or writes these layouts:
+//! pti-core (which writes the records, and re-exports this crate as `pti_core::view::abi`), the
+//! pti-trace collector (which reads them through libpti's C API) and the header generator
+//! (`xtask/src/headers.rs`, which regenerates headers even while pti-core does not build).
+#![no_std]
 #![allow(non_camel_case_types)]
 
 use core::ffi::{c_char, c_void};
