@@ -5,7 +5,7 @@
 use std::process::Command;
 
 use pti_tests::{
-    OWN_SYMBOL_PREFIX, compile_c, compile_shared, exports, lib_dir, out_dir, root, run_ok,
+    OWN_SYMBOL_PREFIX, compile, compile_c, compile_shared, exports, lib_dir, out_dir, root, run_ok,
 };
 
 #[test]
@@ -99,25 +99,14 @@ fn two_clients_in_one_process_share_one_engine() {
         &["tests/c/client_proposal.c"],
         &["-lpti"],
     );
-    let (out, lib) = (out_dir(), lib_dir());
-    let exe = out.join("two_clients");
-    run_ok(
-        Command::new("cc")
-            .current_dir(root())
-            .args([
-                "-std=c11",
-                "-Wall",
-                "-Wextra",
-                "-Werror",
-                "tests/c/two_clients.c",
-                "-o",
-            ])
-            .arg(&exe)
-            .arg(format!("-L{}", out.display()))
-            .arg(format!("-L{}", lib.display()))
-            .arg(format!("-Wl,-rpath,{}:{}", out.display(), lib.display()))
-            // Client B first: it comes before libpti in the process's lookup order.
-            .args(["-lclient_intel_like", "-lpti", "-lclient_proposal", "-ldl"]),
+    let out = out_dir();
+    let exe = compile(
+        out.join("two_clients"),
+        &[],
+        &["tests/c/two_clients.c"],
+        // Client B first: it comes before libpti in the process's lookup order.
+        &["-lclient_intel_like", "-lpti", "-lclient_proposal", "-ldl"],
+        &[out.clone(), lib_dir()],
     );
     let run = run_ok(&mut Command::new(&exe));
     let stdout = String::from_utf8_lossy(&run.stdout);

@@ -30,7 +30,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pti_tests::{compile_c_with, compile_shared, out_dir, root, run_ok, run_with_watchdog};
+use pti_tests::{
+    SHARED, compile, compile_c_with, compile_shared, out_dir, root, run_with_watchdog,
+    sycl_workload,
+};
 
 /// `PTI_ERROR_TRACING_PANICKED`.
 const TRACING_PANICKED: &str = "F CRITICAL 303 ";
@@ -69,20 +72,26 @@ fn preload() -> String {
 fn fault_tool() -> &'static PathBuf {
     static TOOL: OnceLock<PathBuf> = OnceLock::new();
     TOOL.get_or_init(|| {
-        let lib = fault_lib_dir();
-        let out = out_dir().join("libfault_tool.so");
-        run_ok(
-            Command::new("cc")
-                .current_dir(root())
-                .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-shared"])
-                .args(["-fPIC", "-Iinclude", "tests/c/fault_tool.c", "-o"])
-                .arg(&out)
-                .arg(format!("-L{}", lib.display()))
-                .arg(format!("-Wl,-rpath,{}", lib.display()))
-                .arg("-lpti"),
-        );
-        out
+        compile(
+            out_dir().join("libfault_tool.so"),
+            SHARED,
+            &["tests/c/fault_tool.c"],
+            &["-lpti"],
+            &[fault_lib_dir()],
+        )
     })
+}
+
+/// Sets `cmd` up for a run alone (`fault` is `None`) or under the tool with the fault-injection
+/// build, arming `fault` unless it is empty.
+fn under_tool(cmd: &mut Command, fault: Option<&str>) {
+    cmd.env_remove("PTI_FAULT_INJECT").env_remove("LD_PRELOAD");
+    if let Some(fault) = fault {
+        cmd.env("LD_PRELOAD", preload());
+        if !fault.is_empty() {
+            cmd.env("PTI_FAULT_INJECT", fault);
+        }
+    }
 }
 
 /// A run of a program: its exit status was 0 (checked), its lines, and what it leaves in files.
@@ -190,15 +199,8 @@ fn opencl_run(fault: Option<&str>) -> (Run, BTreeMap<String, u64>) {
         // First in the list: the loader stacks libpti (which appends itself) on top of it.
         .env("OPENCL_LAYERS", counter)
         .env("CL_COUNT_FILE", &counts)
-        .env_remove("PTI_OPENCL_LAYER")
-        .env_remove("PTI_FAULT_INJECT")
-        .env_remove("LD_PRELOAD");
-    if let Some(fault) = fault {
-        cmd.env("LD_PRELOAD", preload());
-        if !fault.is_empty() {
-            cmd.env("PTI_FAULT_INJECT", fault);
-        }
-    }
+        .env_remove("PTI_OPENCL_LAYER");
+    under_tool(&mut cmd, fault);
     let run = run(&mut cmd, &format!("the OpenCL workload ({fault:?})"));
     let text = std::fs::read_to_string(&counts)
         .unwrap_or_else(|e| panic!("the counting layer wrote no {}: {e}", counts.display()));
@@ -298,15 +300,8 @@ fn level_zero_run(fault: Option<&str>) -> (Run, DriverAccount) {
         .env("ZE_SIM_TRUTH", &truth)
         .env("ZE_SIM_REPORT", &report)
         .env_remove("ZE_ENABLE_TRACING_LAYER")
-        .env_remove("PTI_LEVEL_ZERO")
-        .env_remove("PTI_FAULT_INJECT")
-        .env_remove("LD_PRELOAD");
-    if let Some(fault) = fault {
-        cmd.env("LD_PRELOAD", preload());
-        if !fault.is_empty() {
-            cmd.env("PTI_FAULT_INJECT", fault);
-        }
-    }
+        .env_remove("PTI_LEVEL_ZERO");
+    under_tool(&mut cmd, fault);
     let run = run(&mut cmd, &format!("the Level Zero workload ({fault:?})"));
     let read = |p: &Path| {
         let text = std::fs::read_to_string(p)
@@ -377,37 +372,9 @@ fn level_zero_program_survives_a_panic_in_every_path_of_the_tracer() {
 // === SYCL ===
 
 fn sycl_run(fault: Option<&str>) -> Run {
-    let venv = root().join(".venv");
-    assert!(
-        venv.join("bin/python").exists() && venv.join("lib/libsycl.so").exists(),
-        "{} lacks the SYCL runtime: run `cargo xtask setup`, which installs dpctl into .venv",
-        venv.display()
-    );
-    let lib = venv.join("lib");
-    let mut cmd = Command::new(venv.join("bin/python"));
-    cmd.arg(root().join("tests/python/sycl_workload.py"))
-        .env("OCL_ICD_FILENAMES", lib.join("libintelocl.so"))
-        .env("LD_LIBRARY_PATH", &lib)
-        .env_remove("PTI_FAULT_INJECT")
-        .env_remove("PTI_TEST_EXTERNAL_ID")
-        .env_remove("LD_PRELOAD");
-    for var in [
-        "XPTI_SUBSCRIBERS",
-        "XPTI_TRACE_ENABLE",
-        "XPTI_FRAMEWORK_DISPATCHER",
-        "UR_ENABLE_LAYERS",
-        "OPENCL_LAYERS",
-        "PTI_SYCL",
-        "PTI_OPENCL_LAYER",
-    ] {
-        cmd.env_remove(var);
-    }
-    if let Some(fault) = fault {
-        cmd.env("LD_PRELOAD", preload());
-        if !fault.is_empty() {
-            cmd.env("PTI_FAULT_INJECT", fault);
-        }
-    }
+    let mut cmd = sycl_workload();
+    cmd.env_remove("PTI_TEST_EXTERNAL_ID");
+    under_tool(&mut cmd, fault);
     run(&mut cmd, &format!("the SYCL workload ({fault:?})"))
 }
 

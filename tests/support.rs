@@ -71,7 +71,7 @@ pub fn compile_c(name: &str, sources: &[&str]) -> PathBuf {
 /// As [`compile_c`], with `link` (libraries, `-l...`) instead of libpti alone; `tests/c` is on
 /// the include path.
 pub fn compile_c_with(name: &str, sources: &[&str], link: &[&str]) -> PathBuf {
-    compile(out_dir().join(name), &[], sources, link)
+    compile(out_dir().join(name), &[], sources, link, &[lib_dir()])
 }
 
 /// Compiles C sources into the shared library `target/pti-tests/lib<name>.so` (a tool to
@@ -79,14 +79,26 @@ pub fn compile_c_with(name: &str, sources: &[&str], link: &[&str]) -> PathBuf {
 pub fn compile_shared(name: &str, sources: &[&str], link: &[&str]) -> PathBuf {
     compile(
         out_dir().join(format!("lib{name}.so")),
-        &["-shared", "-fPIC"],
+        SHARED,
         sources,
         link,
+        &[lib_dir()],
     )
 }
 
-fn compile(exe: PathBuf, flags: &[&str], sources: &[&str], link: &[&str]) -> PathBuf {
-    let lib = lib_dir();
+/// The flags that make [`compile`] build a shared library.
+pub const SHARED: &[&str] = &["-shared", "-fPIC"];
+
+/// Compiles C sources (paths relative to the workspace root; `include/` and `tests/c` on the
+/// include path, warnings as errors) into `output` with `flags`, linked with `link` against the
+/// libraries of `lib_dirs`, searched in that order at link time and at run time.
+pub fn compile(
+    output: PathBuf,
+    flags: &[&str],
+    sources: &[&str],
+    link: &[&str],
+    lib_dirs: &[PathBuf],
+) -> PathBuf {
     let mut cc = Command::new("cc");
     cc.current_dir(root())
         .args([
@@ -101,13 +113,59 @@ fn compile(exe: PathBuf, flags: &[&str], sources: &[&str], link: &[&str]) -> Pat
         .args(flags)
         .args(sources)
         .arg("-o")
-        .arg(&exe)
-        .arg(format!("-L{}", lib.display()))
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .args(link)
-        .arg("-lpthread");
-    run_ok(&mut cc);
-    exe
+        .arg(&output);
+    for dir in lib_dirs {
+        cc.arg(format!("-L{}", dir.display()))
+            .arg(format!("-Wl,-rpath,{}", dir.display()));
+    }
+    run_ok(cc.args(link).arg("-lpthread"));
+    output
+}
+
+/// `.venv`, with what `cargo xtask setup` installs there for SYCL: dpctl, the SYCL runtime and
+/// its XPTI framework, Intel's CPU OpenCL runtime and the Khronos loader.
+pub fn sycl_venv() -> PathBuf {
+    let venv = root().join(".venv");
+    for needed in [
+        "bin/python",
+        "lib/libsycl.so",
+        "lib/libxptifw.so",
+        "lib/libintelocl.so",
+        "lib/libOpenCL.so.1",
+    ] {
+        assert!(
+            venv.join(needed).exists(),
+            "{} is missing: run `cargo xtask setup`, which installs dpctl, the SYCL runtime and \
+             Intel's CPU OpenCL runtime into .venv",
+            venv.join(needed).display()
+        );
+    }
+    venv
+}
+
+/// The Python SYCL workload (`tests/python/sycl_workload.py`) on Intel's CPU OpenCL runtime,
+/// its environment cleared of everything that sets up tracing (XPTI, Unified Runtime and OpenCL
+/// layers, libpti's switches, `LD_PRELOAD`): a test adds what it traces with.
+pub fn sycl_workload() -> Command {
+    let venv = sycl_venv();
+    let lib = venv.join("lib");
+    let mut cmd = Command::new(venv.join("bin/python"));
+    cmd.arg(root().join("tests/python/sycl_workload.py"))
+        .env("OCL_ICD_FILENAMES", lib.join("libintelocl.so"))
+        .env("LD_LIBRARY_PATH", &lib);
+    for var in [
+        "XPTI_SUBSCRIBERS",
+        "XPTI_TRACE_ENABLE",
+        "XPTI_FRAMEWORK_DISPATCHER",
+        "UR_ENABLE_LAYERS",
+        "OPENCL_LAYERS",
+        "PTI_SYCL",
+        "PTI_OPENCL_LAYER",
+        "LD_PRELOAD",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
 }
 
 /// Runs `cmd` to its end, its output captured, killing it (and failing the test, with what it

@@ -10,34 +10,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
-use pti_tests::{compile_shared, lib_dir, out_dir, root};
+use pti_tests::{compile_shared, lib_dir, out_dir, root, sycl_workload};
 
 /// The external correlation ID the program pushes around its first kernel.
 const EXTERNAL_ID: u64 = 4242;
 /// `PTI_INVALID_QUEUE_ID`.
 const NO_QUEUE: u64 = 0xFFFF_FFFF_FFFF_FFFE;
-
-fn venv() -> PathBuf {
-    let venv = root().join(".venv");
-    for needed in [
-        "bin/python",
-        "lib/libsycl.so",
-        "lib/libxptifw.so",
-        "lib/libintelocl.so",
-        "lib/libOpenCL.so.1",
-    ] {
-        assert!(
-            venv.join(needed).exists(),
-            "{} is missing: run `cargo xtask setup`, which installs dpctl, the SYCL runtime and \
-             Intel's CPU OpenCL runtime into .venv",
-            venv.join(needed).display()
-        );
-    }
-    venv
-}
 
 /// The tool and the other subscriber, compiled once per test binary.
 fn libraries() -> &'static (PathBuf, PathBuf) {
@@ -56,25 +36,8 @@ struct Run {
 }
 
 fn run(traced: bool, extra_env: &[(&str, &str)]) -> Run {
-    let venv = venv();
-    let lib = venv.join("lib");
-    let mut cmd = Command::new(venv.join("bin/python"));
-    cmd.arg(root().join("tests/python/sycl_workload.py"))
-        .env("OCL_ICD_FILENAMES", lib.join("libintelocl.so"))
-        .env("LD_LIBRARY_PATH", &lib)
-        .env("PTI_TEST_EXTERNAL_ID", EXTERNAL_ID.to_string());
-    for var in [
-        "XPTI_SUBSCRIBERS",
-        "XPTI_TRACE_ENABLE",
-        "XPTI_FRAMEWORK_DISPATCHER",
-        "UR_ENABLE_LAYERS",
-        "OPENCL_LAYERS",
-        "PTI_SYCL",
-        "PTI_OPENCL_LAYER",
-        "LD_PRELOAD",
-    ] {
-        cmd.env_remove(var);
-    }
+    let mut cmd = sycl_workload();
+    cmd.env("PTI_TEST_EXTERNAL_ID", EXTERNAL_ID.to_string());
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let stem = format!("sycl-{}-{n}", std::process::id());

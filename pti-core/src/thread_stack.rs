@@ -44,59 +44,54 @@ pub(crate) trait LocalStack<K, V> {
     fn depth(&'static self) -> usize;
 }
 
+/// Runs `f` on the entries of the thread's `stack`; `None` when the stack cannot be had (see the
+/// module docs) or `f` finds nothing.
+fn with_entries<K: 'static, V: 'static, R>(
+    stack: &'static LocalKey<ThreadStack<K, V>>,
+    f: impl FnOnce(&mut Vec<(K, V)>) -> Option<R>,
+) -> Option<R> {
+    stack
+        .try_with(|s| f(&mut *s.0.try_borrow_mut().ok()?))
+        .ok()
+        .flatten()
+}
+
+/// The index of the innermost entry with `key`.
+fn innermost<K: PartialEq, V>(entries: &[(K, V)], key: K) -> Option<usize> {
+    entries.iter().rposition(|(k, _)| *k == key)
+}
+
 impl<K: Copy + PartialEq + 'static, V: 'static> LocalStack<K, V> for LocalKey<ThreadStack<K, V>> {
     fn push(&'static self, key: K, value: V) -> bool {
-        self.try_with(|s| match s.0.try_borrow_mut() {
-            Ok(mut v) => {
-                v.push((key, value));
-                true
-            }
-            Err(_) => false,
+        with_entries(self, |v| {
+            v.push((key, value));
+            Some(())
         })
-        .unwrap_or(false)
+        .is_some()
     }
 
     fn take(&'static self, key: K) -> Option<V> {
-        self.try_with(|s| {
-            let mut v = s.0.try_borrow_mut().ok()?;
-            let i = v.iter().rposition(|(k, _)| *k == key)?;
-            Some(v.remove(i).1)
-        })
-        .ok()
-        .flatten()
+        with_entries(self, |v| Some(v.remove(innermost(v, key)?).1))
     }
 
     fn close(&'static self, key: K) -> Option<(V, usize)> {
-        self.try_with(|s| {
-            let mut v = s.0.try_borrow_mut().ok()?;
-            let i = v.iter().rposition(|(k, _)| *k == key)?;
+        with_entries(self, |v| {
+            let i = innermost(v, key)?;
             let above = v.len() - i - 1;
             v.truncate(i + 1);
             v.pop().map(|(_, value)| (value, above))
         })
-        .ok()
-        .flatten()
     }
 
     fn with_top<R>(&'static self, f: impl FnOnce(&mut V) -> R) -> Option<R> {
-        self.try_with(|s| {
-            let mut v = s.0.try_borrow_mut().ok()?;
-            v.last_mut().map(|(_, value)| f(value))
-        })
-        .ok()
-        .flatten()
+        with_entries(self, |v| v.last_mut().map(|(_, value)| f(value)))
     }
 
     fn with_key<R>(&'static self, key: K, f: impl FnOnce(&mut V) -> R) -> Option<R> {
-        self.try_with(|s| {
-            let mut v = s.0.try_borrow_mut().ok()?;
-            v.iter_mut()
-                .rev()
-                .find(|(k, _)| *k == key)
-                .map(|(_, value)| f(value))
+        with_entries(self, |v| {
+            let i = innermost(v, key)?;
+            Some(f(&mut v[i].1))
         })
-        .ok()
-        .flatten()
     }
 
     fn depth(&'static self) -> usize {

@@ -55,7 +55,8 @@ pub(crate) trait Backend: Sync {
     fn activate(&self, why: Activation) -> Result<(), Error>;
 
     /// Writes the records of every command that has completed, without waiting for any other
-    /// (for a flush).
+    /// (for a flush; the session then waits for the harvests of other threads, which are
+    /// `backend::device::pending`'s).
     fn harvest(&self) {}
 
     /// The process exits (or the runtime's loader shuts down): what can no longer be recorded is

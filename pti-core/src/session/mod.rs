@@ -31,6 +31,7 @@ mod subscriber;
 
 use crate::api::{ApiGroup, ApiId};
 use crate::backend::contract::{Activation, Backend};
+use crate::backend::device::pending;
 use crate::backend::{level_zero::LevelZero, opencl::OpenCl, sycl::Sycl};
 use crate::interest;
 use crate::result::Error;
@@ -47,9 +48,9 @@ static BACKENDS: [&dyn Backend; 3] = [&OpenCl, &LevelZero, &Sycl];
 /// The backend of `group`.
 fn backend(group: ApiGroup) -> &'static dyn Backend {
     match group {
-        ApiGroup::OpenCl => BACKENDS[0],
-        ApiGroup::LevelZero => BACKENDS[1],
-        ApiGroup::Sycl => BACKENDS[2],
+        ApiGroup::OpenCl => &OpenCl,
+        ApiGroup::LevelZero => &LevelZero,
+        ApiGroup::Sycl => &Sycl,
     }
 }
 
@@ -162,13 +163,15 @@ pub fn reset_api_filters() {
 
 /// Hands every finished record of every thread to the tool before returning: first every
 /// backend writes the records of the device work that has completed (without waiting for any
-/// that has not), then the backends say why data may be missing (once each), then every buffer
-/// is delivered (see `view::FilledBuffer`).
+/// that has not), and harvests other threads have under way finish writing theirs; then the
+/// backends say why data may be missing (once each), then every buffer is delivered (see
+/// `view::FilledBuffer`).
 pub fn flush() -> Result<(), Error> {
     let started = clock::now();
     for b in BACKENDS {
         b.harvest();
     }
+    pending::wait_for_other_harvests();
     for b in BACKENDS {
         let in_use = in_use(b.group());
         // A flush is never refused for what a backend reports.

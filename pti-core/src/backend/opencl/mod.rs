@@ -45,7 +45,7 @@ mod wrappers;
 
 use crate::api::{ApiGroup, ApiId};
 use crate::backend::contract::{Activation, Backend, Counts};
-use crate::backend::device::pending::{Ask, wait_for_other_harvests};
+use crate::backend::device::pending::Ask;
 use crate::ids::opencl as ids;
 use crate::result::Error;
 use crate::sync::writer_lock::ForkLock;
@@ -118,7 +118,6 @@ impl Backend for OpenCl {
 
     fn harvest(&self) {
         pending::PENDING.harvest(Ask::All);
-        wait_for_other_harvests();
     }
 
     fn exit(&self) {

@@ -108,7 +108,7 @@ impl PendingCommand for ClCommand {
                 format_args!(
                     "an OpenCL command ({}) reported device timestamps out of order (queued {}, \
                      submit {}, start {}, end {}); its record carries them as converted",
-                    self.name(),
+                    self.submission.name().to_string_lossy(),
                     t.queued,
                     t.submit,
                     t.start,
@@ -148,20 +148,16 @@ impl PendingCommand for ClCommand {
 }
 
 impl ClCommand {
-    fn name(&self) -> String {
-        self.submission.name().to_string_lossy().into_owned()
-    }
-
     /// Counts the record of a command whose times could not be had, and says why. A device
     /// that gives no timestamps for barriers (NVIDIA's) is told once and remembered, so that its
     /// later barriers are counted without an event injected for them.
     fn lost(&self, code: cl_int) {
-        let view = self.view();
-        let total = view::count_lost(view);
+        let device = &self.queue.device;
         if matches!(self.submission.work, Work::Barrier { .. })
             && code == CL_PROFILING_INFO_NOT_AVAILABLE
         {
-            if self.queue.device.info.learn_barriers_untimed() {
+            let total = view::count_lost(self.view());
+            if device.info.learn_barriers_untimed() {
                 critical::raise(
                     ResultCode::ErrorDriver,
                     format_args!(
@@ -169,20 +165,16 @@ impl ClCommand {
                          ({} answered CL_PROFILING_INFO_NOT_AVAILABLE): its barriers get no \
                          synchronisation records and are counted as dropped \
                          (ptiViewGetDroppedRecordCount; {total} so far)",
-                        self.name()
+                        self.submission.name().to_string_lossy()
                     ),
                 );
             }
             return;
         }
-        critical::raise(
+        self.submission.lost(
+            device.is_cpu,
             ResultCode::ErrorDriver,
-            format_args!(
-                "no device timestamps for an OpenCL command ({}, correlation ID {}): the runtime \
-                 answered {code}; the {view:?} record is lost ({total} so far)",
-                self.name(),
-                self.submission.correlation_id
-            ),
+            &format!("the OpenCL runtime gave no device timestamps for it (status {code})"),
         );
     }
 }
