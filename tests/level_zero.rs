@@ -10,6 +10,15 @@
 //! simulated driver's ground truth (the host times at which it really ran each command): they
 //! must agree within 1 µs, including commands that ran after the device's kernel timestamps
 //! wrapped around.
+//!
+//! A second program (`tests/c/ze_modern.c`, built against the newest headers) takes the modern
+//! paths a program on this loader can only reach through `zeDriverGetExtensionFunctionAddress`:
+//! counter-based events created both ways, the `…WithParameters` appends, a host function,
+//! regular lists run on an immediate list, `zeCommandListHostSynchronize`; and again over a
+//! deliberately minimal configuration of the driver (`ZE_SIM_MINIMAL`). Every command appended
+//! must give a device record (none dropped), with its appending call's correlation ID, inside
+//! that call and the wait after it. A last test checks that the generated registration reaches
+//! every register function a 1.32 loader exports.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -565,13 +574,17 @@ fn check_device(device_type: &str, keep_pools: bool) {
             tr.criticals
         );
     }
-    // Every function the loader's tracing layer offers has a prologue and an epilogue.
+    // Every function the loader's tracing layer offers has a prologue and an epilogue, and the
+    // functions of the extension route (none of which loader 1.8.12's layer traces) wrappers.
     let offered = loader_register_functions().len() as u64;
     assert!(
         offered > 100,
         "the loader exports only {offered} register functions"
     );
-    assert_eq!(tr.counters.get("INTERCEPTED").copied(), Some(offered));
+    assert_eq!(
+        tr.counters.get("INTERCEPTED").copied(),
+        Some(offered + extension_route().len() as u64)
+    );
 
     // Callbacks, and API records for the functions the tool enabled, each matching a call.
     let calls = check_callbacks(&tr, &ids);
@@ -924,4 +937,350 @@ fn the_overhead_benchmark_runs_in_every_mode() {
         let want_at_least = if mode == "views" { 1000 + 2 * 200 } else { 0 };
         assert!(records >= want_at_least, "{mode}: {stdout}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The newest Level Zero: generated registration, the extension route, drivers that implement less
+
+/// The functions libpti wraps when a program obtains them through
+/// `zeDriverGetExtensionFunctionAddress`, as the generated callbacks list them
+/// (`xtask::level_zero::EXTENSION_ROUTE`).
+fn extension_route() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("pti-core/src/backend/level_zero/callbacks.rs"))
+        .expect("the generated callbacks");
+    let wrapped: Vec<String> = text
+        .lines()
+        .filter(|l| l.contains("_wrapper::<0>"))
+        .filter_map(|l| l.trim().strip_prefix("(c\"")?.split_once('"'))
+        .map(|(name, _)| name.to_string())
+        .collect();
+    assert!(wrapped.len() >= 10, "the generated wrappers: {wrapped:?}");
+    wrapped
+}
+
+/// The newest Level Zero headers and loader that `cargo xtask setup` fetches from Debian
+/// (`.cache/level-zero/<version>/`).
+fn newest_level_zero() -> PathBuf {
+    let cache = root().join(".cache/level-zero");
+    let trees: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.join("usr/include/level_zero/ze_api.h").exists())
+                .collect()
+        })
+        .unwrap_or_default();
+    match trees.as_slice() {
+        [one] => one.clone(),
+        _ => panic!(
+            "expected one unpacked Level Zero release under {} (found {trees:?}): run `cargo xtask \
+             setup`, which fetches Debian's libze-dev and libze1 1.32",
+            cache.display()
+        ),
+    }
+}
+
+/// The `zelTracer*RegisterCallback` functions a loader library exports.
+fn register_functions_of(loader: &Path) -> BTreeSet<String> {
+    let out = pti_tests::run_ok(
+        Command::new("nm")
+            .args(["-D", "--defined-only"])
+            .arg(loader),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().last())
+        .filter(|s| s.starts_with("zelTracer") && s.ends_with("RegisterCallback"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The register functions libpti's generated callbacks name.
+fn generated_registration() -> BTreeSet<String> {
+    let text = std::fs::read_to_string(root().join("pti-core/src/backend/level_zero/callbacks.rs"))
+        .expect("the generated callbacks");
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("(c\"zelTracer"))
+        .filter_map(|l| l.split_once('"'))
+        .map(|(stem, _)| format!("zelTracer{stem}"))
+        .collect()
+}
+
+#[test]
+fn registration_reaches_every_function_a_1_32_loader_traces() {
+    let newest = newest_level_zero();
+    let loader = std::fs::read_dir(newest.join("usr/lib/x86_64-linux-gnu"))
+        .expect("the unpacked libze1")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libze_loader.so.1."))
+        })
+        .expect("libze_loader.so.1.* in the unpacked libze1");
+    let newest_offers = register_functions_of(&loader);
+    let installed_offers = loader_register_functions();
+    let generated = generated_registration();
+    let missing: Vec<&String> = newest_offers.difference(&generated).collect();
+    assert!(
+        missing.is_empty(),
+        "{} of the newest loader's register functions have no callbacks: {missing:?}",
+        missing.len()
+    );
+    let reached_today = generated.intersection(&installed_offers).count();
+    assert_eq!(
+        reached_today,
+        installed_offers.len(),
+        "the installed loader's layer offers functions libpti does not register"
+    );
+    let route = extension_route();
+    let wrapped_untraced_by_newest = route
+        .iter()
+        .filter(|f| {
+            !f.starts_with("zex")
+                && !newest_offers.contains(&format!("zelTracer{}RegisterCallback", &f[2..]))
+        })
+        .count();
+    println!(
+        "registration: {} callbacks generated; the installed loader \
+         (/usr/lib/x86_64-linux-gnu/libze_loader.so.1) exports {} register \
+         functions, all registered, plus {} functions wrapped on the extension route = {} \
+         intercepted; the newest loader ({}) exports {}, all of which the generated registration \
+         reaches ({} intercepted with zexCounterBasedEventCreate2 on the extension route; {} \
+         wrapped functions it does not trace)",
+        generated.len(),
+        installed_offers.len(),
+        route.len(),
+        installed_offers.len() + route.len(),
+        loader.display(),
+        newest_offers.len(),
+        newest_offers.len() + 1,
+        wrapped_untraced_by_newest,
+    );
+}
+
+/// The modern-path program, built against the newest headers.
+fn modern_program() -> &'static PathBuf {
+    static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        let include = format!("-I{}", newest_level_zero().join("usr/include").display());
+        pti_tests::compile(
+            out_dir().join("ze_modern"),
+            &[&include],
+            &["tests/c/ze_modern.c"],
+            &["-lpti", "-lze_loader"],
+            &[lib_dir()],
+        )
+    })
+}
+
+/// One device record of the modern-path program.
+#[derive(Debug)]
+struct ModernRecord {
+    kind: String,
+    correlation_id: u32,
+    start: u64,
+    end: u64,
+    name: String,
+}
+
+/// What the modern paths must give: `(appending function, kernels, copies, fills)` per call,
+/// and the wait (`W WAIT <path>`) after which its commands must have ended.
+const MODERN: [(&str, u64, u64, u64, &str); 8] = [
+    ("zeCommandListAppendLaunchKernel", 1, 0, 0, "A"),
+    ("zeCommandListAppendMemoryCopy", 0, 1, 0, "B"),
+    (
+        "zeCommandListAppendLaunchKernelWithParameters",
+        1,
+        0,
+        0,
+        "C",
+    ),
+    ("zeCommandListAppendMemoryCopyWithParameters", 0, 1, 0, "C"),
+    ("zeCommandListAppendMemoryFillWithParameters", 0, 0, 1, "C"),
+    ("zeCommandListAppendHostFunction", 1, 0, 0, "C"),
+    // A regular list of a kernel and a fill, run on the immediate list.
+    ("zeCommandListImmediateAppendCommandListsExp", 1, 0, 1, "E"),
+    (
+        "zeCommandListImmediateAppendCommandListsWithParameters",
+        1,
+        0,
+        1,
+        "F",
+    ),
+];
+
+/// Runs the modern paths with `env` and checks them exactly; returns the critical events.
+fn check_modern(env: &[(&str, &str)]) -> Vec<String> {
+    let run = run(modern_program(), env);
+    let ids = api_ids();
+    let name_of = |id: u32| {
+        ids.iter()
+            .find(|(_, v)| **v == id)
+            .map(|(n, _)| n.clone())
+            .unwrap_or_else(|| format!("<id {id}>"))
+    };
+    let mut appended: HashMap<String, u64> = HashMap::new();
+    let mut on_regular: HashMap<String, u64> = HashMap::new();
+    let mut waits: HashMap<String, (u64, u64)> = HashMap::new();
+    for line in &run.w {
+        let p: Vec<&str> = line.split(' ').collect();
+        match p.as_slice() {
+            ["APPEND", f, n] => {
+                *appended.entry(f.to_string()).or_default() += n.parse::<u64>().unwrap()
+            }
+            // Appends to the regular list: traced calls, recorded when the list runs.
+            ["APPEND_REGULAR", f, n] => {
+                *on_regular.entry(f.to_string()).or_default() += n.parse::<u64>().unwrap()
+            }
+            // The last wait of a path bounds its commands.
+            ["WAIT", path, s, e] => {
+                waits.insert(path.to_string(), (s.parse().unwrap(), e.parse().unwrap()));
+            }
+            ["RESULT", "host_function_calls", n] => assert_eq!(*n, "1", "the host function ran"),
+            _ => {}
+        }
+    }
+    let mut api: HashMap<u32, (String, u64, u64)> = HashMap::new();
+    let mut api_calls: HashMap<String, u64> = HashMap::new();
+    let mut device = Vec::new();
+    let mut list_waits = 0;
+    let mut criticals = Vec::new();
+    for line in &run.t {
+        let p: Vec<&str> = line.splitn(6, ' ').collect();
+        match p.as_slice() {
+            ["API", id, corr, s, e] => {
+                let name = name_of(id.parse().unwrap());
+                *api_calls.entry(name.clone()).or_default() += 1;
+                api.insert(
+                    corr.parse().unwrap(),
+                    (name, s.parse().unwrap(), e.parse().unwrap()),
+                );
+            }
+            ["DEVICE", kind, corr, s, e, name] => device.push(ModernRecord {
+                kind: kind.to_string(),
+                correlation_id: corr.parse().unwrap(),
+                start: s.parse().unwrap(),
+                end: e.parse().unwrap(),
+                name: name.to_string(),
+            }),
+            ["SYNC", "5", id, _corr, s, e]
+                if name_of(id.parse().unwrap()) == "zeCommandListHostSynchronize" =>
+            {
+                let (s, e): (u64, u64) = (s.parse().unwrap(), e.parse().unwrap());
+                assert!(s <= e, "a list wait's record ends before it starts: {line}");
+                list_waits += 1;
+            }
+            ["DROPPED", view, n] => {
+                assert_eq!(*n, "0", "records of view {view} dropped: {:?}", run.t)
+            }
+            ["CRITICAL", ..] => criticals.push(line.clone()),
+            _ => {}
+        }
+    }
+    // Every appending call was traced, once per call.
+    let mut expected = (0, 0, 0);
+    for (function, kernels, copies, fills, _) in MODERN {
+        let calls = appended.get(function).copied().unwrap_or(0);
+        assert!(calls > 0, "the program made no {function}");
+        assert_eq!(
+            api_calls.get(function).copied().unwrap_or(0),
+            calls + on_regular.get(function).copied().unwrap_or(0),
+            "API records of {function}"
+        );
+        expected.0 += calls * kernels;
+        expected.1 += calls * copies;
+        expected.2 += calls * fills;
+    }
+    // Commands appended = device records (nothing was dropped, checked above), each with the
+    // correlation ID of its appending call and times within the call and the wait after it.
+    let count = |k: &str| device.iter().filter(|r| r.kind == k).count() as u64;
+    assert_eq!(
+        (count("KERNEL"), count("COPY"), count("FILL")),
+        expected,
+        "device records (kernels, copies, fills); critical events: {criticals:?}"
+    );
+    for r in &device {
+        let (function, call_start, _) = api
+            .get(&r.correlation_id)
+            .unwrap_or_else(|| panic!("{r:?}: no API record has its correlation ID"));
+        let (_, kernels, copies, fills, path) = MODERN
+            .iter()
+            .find(|m| m.0 == function)
+            .unwrap_or_else(|| panic!("{r:?} has the correlation ID of a {function} call"));
+        let allowed = match r.kind.as_str() {
+            "KERNEL" => *kernels,
+            "COPY" => *copies,
+            _ => *fills,
+        };
+        assert!(
+            allowed > 0,
+            "{r:?}: a {function} call appends no such command"
+        );
+        let (_, wait_end) = waits[*path];
+        assert!(
+            *call_start <= r.start && r.start <= r.end && r.end <= wait_end,
+            "{r:?}: not within its {function} call (from {call_start}) and the wait after it \
+             (to {wait_end})"
+        );
+        if function == "zeCommandListAppendHostFunction" {
+            assert_eq!(r.name, "<host function>");
+        }
+    }
+    assert_eq!(list_waits, 4, "zeCommandListHostSynchronize records");
+    let counter = |k: &str| {
+        run.t
+            .iter()
+            .find_map(|l| l.strip_prefix(k))
+            .unwrap_or_else(|| panic!("no T {k} line"))
+            .trim()
+            .to_string()
+    };
+    let intercepted: usize = counter("INTERCEPTED").parse().unwrap();
+    assert_eq!(
+        intercepted,
+        loader_register_functions().len() + extension_route().len()
+    );
+    assert_eq!(
+        counter("LOCAL"),
+        "PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED"
+    );
+    println!(
+        "modern paths {env:?}: {} calls appended {} commands; {} device records, 0 lost; {} \
+         intercepted functions",
+        appended.values().sum::<u64>(),
+        expected.0 + expected.1 + expected.2,
+        device.len(),
+        intercepted
+    );
+    criticals
+}
+
+#[test]
+fn modern_paths_through_the_extension_route() {
+    let criticals = check_modern(&[]);
+    assert!(criticals.is_empty(), "{criticals:?}");
+}
+
+#[test]
+fn a_driver_without_query_status_or_global_timestamps_loses_nothing() {
+    let criticals = check_modern(&[("ZE_SIM_MINIMAL", "query-status,global-timestamps")]);
+    assert!(
+        criticals.iter().any(|c| c.contains("zeEventQueryStatus")),
+        "the fallback is not reported: {criticals:?}"
+    );
+}
+
+#[test]
+fn a_driver_without_kernel_timestamps_is_timed_by_the_host() {
+    let criticals = check_modern(&[(
+        "ZE_SIM_MINIMAL",
+        "query-status,global-timestamps,kernel-timestamps",
+    )]);
+    assert!(
+        criticals
+            .iter()
+            .any(|c| c.contains("zeEventQueryKernelTimestamp")),
+        "the fallback is not reported: {criticals:?}"
+    );
 }

@@ -1430,10 +1430,12 @@ pti_result ptiViewEnable(pti_view_kind view_kind) PTI_SYMBOL(libpti_ptiViewEnabl
 pti_result ptiViewDisable(pti_view_kind view_kind) PTI_SYMBOL(libpti_ptiViewDisable);
 
 /**
- * PTI_SUCCESS if Level Zero local (per-kernel) device profiling is available. libpti times Level
- * Zero commands with kernel timestamps on the program's own command lists (the device views);
- * the local collection mode of Intel's PTI is not implemented in this version, so this returns
- * PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED.
+ * PTI_SUCCESS if Level Zero device activity can be collected from whenever the tool enables it,
+ * whatever the environment was at the program's first zeInit: the Level Zero loader can load its
+ * tracing layer at run time (it exports zelEnableTracingLayer; loader 1.32 does, 1.8.12 does
+ * not). Otherwise PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED: Level Zero is then traced only if
+ * ZE_ENABLE_TRACING_LAYER=1 was set before the first zeInit, which libpti does when it is loaded
+ * before the program uses Level Zero.
  */
 pti_result ptiViewGPULocalAvailable(void) PTI_SYMBOL(libpti_ptiViewGPULocalAvailable);
 

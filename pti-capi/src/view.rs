@@ -112,13 +112,15 @@ pub extern "C" fn ptiViewDisable(view_kind: RawViewKind) -> pti_result {
     guard(|| session::disable_view(kind_from_raw(view_kind)?))
 }
 
-/// PTI_SUCCESS if Level Zero local (per-kernel) device profiling is available. libpti times Level
-/// Zero commands with kernel timestamps on the program's own command lists (the device views);
-/// the local collection mode of Intel's PTI is not implemented in this version, so this returns
-/// PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED.
+/// PTI_SUCCESS if Level Zero device activity can be collected from whenever the tool enables it,
+/// whatever the environment was at the program's first zeInit: the Level Zero loader can load its
+/// tracing layer at run time (it exports zelEnableTracingLayer; loader 1.32 does, 1.8.12 does
+/// not). Otherwise PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED: Level Zero is then traced only if
+/// ZE_ENABLE_TRACING_LAYER=1 was set before the first zeInit, which libpti does when it is loaded
+/// before the program uses Level Zero.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewGPULocalAvailable() -> pti_result {
-    guard(view::gpu_local_available)
+    guard(session::gpu_local_available)
 }
 
 /// Hands every finished record of every thread (exited threads included) to the completed

@@ -7,6 +7,7 @@
 //! - [`opencl_extra`]: the few extension functions libpti traces that `opencl-sys` lacks;
 //! - [`level_zero`]: the Level Zero core, tools and sysman types, DDI tables, the tracing layer,
 //!   and a function-pointer alias per function (generated with bindgen by `cargo xtask gen`);
+//! - [`level_zero_intel`]: Intel's `zex*` extension functions that libpti traces, by hand;
 //! - [`xpti`]: the few plain-C XPTI entry points and data types the SYCL backend needs, written by
 //!   hand, and the C++ accessor of XPTI's event metadata (`cpp/xpti_metadata.cpp`, built by
 //!   `build.rs`).
@@ -17,4 +18,5 @@ pub mod opencl_extra;
 #[rustfmt::skip]
 #[allow(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 pub mod level_zero;
+pub mod level_zero_intel;
 pub mod xpti;

@@ -4,12 +4,17 @@
 //! `Option<unsafe extern "C" fn(..)>`, the convention of `opencl-sys`): libpti never links the
 //! loader, it looks the functions up at run time, and the test driver implements them.
 //!
-//! Input: the headers of Debian's `libze-dev` (1.8.12) under `/usr/include/level_zero`, or the
-//! directory `$PTI_LEVEL_ZERO_INCLUDE` names. Outputs: `pti-sys/src/level_zero.rs`, and the
-//! tracer's callbacks, `pti-core/src/backend/level_zero/callbacks.rs` (a prologue and an epilogue
-//! per function the tracing layer can register, mapped onto `level_zero.tsv`, calling the hooks
-//! of `hooks.rs`). The same header version and bindgen version give the same files; the drift
-//! test checks them.
+//! Input: the newest Level Zero headers, those of Debian's `libze-dev` 1.32 that
+//! [`crate::newest_level_zero`] fetches into `.cache/level-zero` (or the directory
+//! `$PTI_LEVEL_ZERO_INCLUDE` names), and the hand-written declarations of Intel's `zex*`
+//! extensions in `pti-sys/src/level_zero_intel.rs`. Outputs: `pti-sys/src/level_zero.rs`, and the
+//! tracer's callbacks, `pti-core/src/backend/level_zero/callbacks.rs`: a prologue and an epilogue
+//! per function the tracing layer of a 1.32 loader can register (libpti registers, at run time,
+//! those the loader present has), mapped onto `level_zero.tsv` and calling the hooks of
+//! `hooks.rs`; and a wrapper per function of [`EXTENSION_ROUTE`], which libpti hands out from
+//! `zeDriverGetExtensionFunctionAddress` and which runs the same prologue and epilogue around
+//! the driver's function. The same header version and bindgen version give the same files; the
+//! drift test checks them.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -17,8 +22,9 @@ use std::path::{Path, PathBuf};
 use crate::GeneratedFile;
 
 /// Headers read, relative to the include directory (each includes what it needs).
-const HEADERS: [&str; 6] = [
+const HEADERS: [&str; 7] = [
     "level_zero/ze_ddi.h",
+    "level_zero/zer_api.h",
     "level_zero/zet_ddi.h",
     "level_zero/zes_ddi.h",
     "level_zero/layers/zel_tracing_ddi.h",
@@ -26,27 +32,53 @@ const HEADERS: [&str; 6] = [
     "level_zero/loader/ze_loader.h",
 ];
 
-fn include_dir() -> PathBuf {
-    std::env::var_os("PTI_LEVEL_ZERO_INCLUDE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/include"))
+/// Functions that programs obtain through `zeDriverGetExtensionFunctionAddress` (on loaders
+/// that lack them, and always for Intel's `zex*`), so that the loader's tracing layer never sees
+/// their calls: libpti hands out its wrapper instead of the driver's address. Functions that
+/// create events, append work or wait; graph capture is not among them (not done: its IDs are
+/// reserved, and a loader that registers it traces its calls).
+pub const EXTENSION_ROUTE: [&str; 10] = [
+    "zexCounterBasedEventCreate2",
+    "zeEventCounterBasedCreate",
+    "zeCommandListAppendHostFunction",
+    "zeCommandListAppendLaunchKernelWithParameters",
+    "zeCommandListAppendLaunchKernelWithArguments",
+    "zeCommandListAppendMemoryCopyWithParameters",
+    "zeCommandListAppendMemoryFillWithParameters",
+    "zeCommandListImmediateAppendCommandListsExp",
+    "zeCommandListImmediateAppendCommandListsWithParameters",
+    "zeCommandListHostSynchronize",
+];
+
+/// Intel's extension functions declared in `pti-sys/src/level_zero_intel.rs`, with their
+/// parameter structs (they have no tracing-layer register function).
+const INTEL_EXTENSIONS: [(&str, &str); 1] = [(
+    "zexCounterBasedEventCreate2",
+    "zex_counter_based_event_create2_params_t",
+)];
+
+/// The headers' include directory: `$PTI_LEVEL_ZERO_INCLUDE`, else the newest headers (fetched).
+fn include_dir(root: &Path) -> Result<PathBuf, String> {
+    match std::env::var_os("PTI_LEVEL_ZERO_INCLUDE") {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => {
+            crate::newest_level_zero::fetch(root)?;
+            Ok(crate::newest_level_zero::include_dir(root))
+        }
+    }
 }
 
-/// The header version the bindings were generated from, read from the loader's pkg-config file.
+/// Which headers the bindings were generated from.
 fn header_version() -> String {
-    std::process::Command::new("dpkg-query")
-        .args(["-W", "-f=${Version}", "libze-dev"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success() && !o.stdout.is_empty())
-        .map_or_else(
-            || "unknown".into(),
-            |o| String::from_utf8_lossy(&o.stdout).into_owned(),
-        )
+    match std::env::var_os("PTI_LEVEL_ZERO_INCLUDE") {
+        Some(dir) => format!("in {}", dir.to_string_lossy()),
+        None => format!("libze-dev {}", crate::newest_level_zero::VERSION),
+    }
 }
 
 fn bindgen_output(include: &Path) -> Result<String, String> {
-    let mut wrapper = String::new();
+    // ze_loader.h of 1.32 uses `bool` without including <stdbool.h>.
+    let mut wrapper = String::from("#include <stdbool.h>\n");
     for h in HEADERS {
         let _ = writeln!(wrapper, "#include <{h}>");
     }
@@ -54,9 +86,9 @@ fn bindgen_output(include: &Path) -> Result<String, String> {
         .header_contents("pti_level_zero.h", &wrapper)
         .clang_arg(format!("-I{}", include.display()))
         .clang_arg(format!("-I{}", include.join("level_zero").display()))
-        .allowlist_type("_?(ze|zet|zes|zel)_.*")
-        .allowlist_var("(ZE|ZET|ZES|ZEL)_.*")
-        .allowlist_function("(ze|zet|zes|zel)[A-Z].*")
+        .allowlist_type("_?(ze|zet|zes|zel|zer)_.*")
+        .allowlist_var("(ZE|ZET|ZES|ZEL|ZER)_.*")
+        .allowlist_function("(ze|zet|zes|zel|zer)[A-Z].*")
         .default_enum_style(bindgen::EnumVariation::Consts)
         .prepend_enum_name(false)
         .derive_default(true)
@@ -133,21 +165,31 @@ fn prettyplease_unparse(file: &syn::File) -> String {
 
 /// The generated bindings file.
 pub fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
-    let include = include_dir();
+    let include = include_dir(root)?;
     if !include.join("level_zero/ze_api.h").exists() {
         return Err(format!(
-            "{}/level_zero/ze_api.h is missing: install Debian's libze-dev (`cargo xtask setup` does), \
-             or point PTI_LEVEL_ZERO_INCLUDE at the headers",
+            "{}/level_zero/ze_api.h is missing: `cargo xtask setup` fetches the newest headers \
+             into .cache/level-zero, or point PTI_LEVEL_ZERO_INCLUDE at headers",
             include.display()
         ));
     }
     let raw = bindgen_output(&include)?;
     let body = functions_to_aliases(&raw)?;
-    let traced = traced_functions(&body, root)?;
+    let intel_path = root.join("pti-sys/src/level_zero_intel.rs");
+    let intel = std::fs::read_to_string(&intel_path)
+        .map_err(|e| format!("{}: {e}", intel_path.display()))?;
+    // Its items only: inner attributes and doc comments cannot follow the bindings' items.
+    let intel: String = intel
+        .lines()
+        .filter(|l| !l.starts_with("//!") && !l.starts_with("#!["))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let declarations = format!("{body}\n{intel}");
+    let traced = traced_functions(&declarations, root)?;
     let callbacks = render_callbacks(&traced, &hook_names(root)?)?;
     let contents = format!(
         "// GENERATED by `cargo xtask gen` (xtask/src/level_zero.rs) with bindgen from the Level Zero\n\
-         // headers of libze-dev {}. Do not edit by hand.\n\n\
+         // headers {}. Do not edit by hand.\n\n\
          //! Level Zero types, constants and function-pointer aliases (`<function>_t`): the core,\n\
          //! tools and sysman APIs, their DDI tables, and the loader's tracing layer. Generated from\n\
          //! the installed headers; see `xtask/src/level_zero.rs`.\n\n\
@@ -172,12 +214,14 @@ struct Traced {
     /// `zeCommandListAppendLaunchKernel`.
     name: String,
     id: u32,
-    /// The tracing layer's register function.
-    register: String,
+    /// The tracing layer's register function (none for Intel's extensions).
+    register: Option<String>,
     /// `ze_command_list_append_launch_kernel_params_t`.
     params: String,
     /// Parameter-struct fields (`phCommandList`, ...).
     fields: Vec<String>,
+    /// The function's arguments, `(name, type)`, for its extension-route wrapper.
+    args: Vec<(String, String)>,
 }
 
 /// The tracing layer's register functions, their callbacks' parameter structs, and the IDs.
@@ -225,6 +269,35 @@ fn traced_functions(bindings: &str, root: &Path) -> Result<Vec<Traced>, String> 
         .into_iter()
         .map(|(id, name)| (name, id))
         .collect();
+    let arguments = |name: &str| -> Result<Vec<(String, String)>, String> {
+        use quote::ToTokens;
+        let ty = aliases
+            .get(&format!("{name}_t"))
+            .ok_or_else(|| format!("no function-pointer alias {name}_t"))?;
+        let syn::Type::Path(p) = ty else {
+            return Err(format!("{name}_t is not an Option<fn>"));
+        };
+        let syn::PathArguments::AngleBracketed(a) = &p.path.segments.last().unwrap().arguments
+        else {
+            return Err(format!("{name}_t is not an Option<fn>"));
+        };
+        let Some(syn::GenericArgument::Type(syn::Type::BareFn(f))) = a.args.first() else {
+            return Err(format!("{name}_t is not an Option<fn>"));
+        };
+        f.inputs
+            .iter()
+            .map(|i| {
+                let n = i.name.as_ref().map(|(n, _)| n.to_string());
+                let n = n.ok_or_else(|| format!("{name}: unnamed argument"))?;
+                Ok((n, i.ty.to_token_stream().to_string()))
+            })
+            .collect()
+    };
+    let id_of = |name: &str| {
+        ids.get(name)
+            .copied()
+            .ok_or_else(|| format!("{name} has a tracing callback but no ID in level_zero.tsv"))
+    };
     let mut out = Vec::new();
     let mut names: Vec<&String> = aliases.keys().collect();
     names.sort();
@@ -235,7 +308,12 @@ fn traced_functions(bindings: &str, root: &Path) -> Result<Vec<Traced>, String> 
         else {
             continue;
         };
-        let name = format!("ze{stem}");
+        // The layer names `zer*` functions' register functions without their prefix too.
+        let name = ["ze", "zer"]
+            .map(|p| format!("{p}{stem}"))
+            .into_iter()
+            .find(|n| aliases.contains_key(&format!("{n}_t")))
+            .ok_or_else(|| format!("{alias}: no function ze{stem} or zer{stem}"))?;
         let args = fn_args(&aliases[alias]).ok_or_else(|| format!("{alias}: not a function"))?;
         let callback = type_name(&args[2]).ok_or_else(|| format!("{alias}: callback type"))?;
         let cb_args = aliases
@@ -247,16 +325,37 @@ fn traced_functions(bindings: &str, root: &Path) -> Result<Vec<Traced>, String> 
             .get(&format!("_{params}"))
             .cloned()
             .ok_or_else(|| format!("no struct for {params}"))?;
-        let id = *ids
-            .get(&name)
-            .ok_or_else(|| format!("{name} has a tracing callback but no ID in level_zero.tsv"))?;
         out.push(Traced {
-            register: alias.trim_end_matches("_t").to_string(),
+            register: Some(alias.trim_end_matches("_t").to_string()),
+            id: id_of(&name)?,
+            args: arguments(&name)?,
             name,
-            id,
             params,
             fields,
         });
+    }
+    for (name, params) in INTEL_EXTENSIONS {
+        let fields = structs
+            .get(&format!("_{params}"))
+            .cloned()
+            .ok_or_else(|| format!("level_zero_intel.rs has no struct _{params}"))?;
+        out.push(Traced {
+            register: None,
+            id: id_of(name)?,
+            args: arguments(name)?,
+            name: name.to_string(),
+            params: params.to_string(),
+            fields,
+        });
+    }
+    for name in EXTENSION_ROUTE {
+        let t = out
+            .iter()
+            .find(|t| t.name == name)
+            .ok_or_else(|| format!("{name} is wrapped but has no tracing parameters"))?;
+        if t.args.len() != t.fields.len() {
+            return Err(format!("{name}: arguments and parameter fields differ"));
+        }
     }
     out.sort_by_key(|t| t.id);
     Ok(out)
@@ -310,11 +409,14 @@ fn render_callbacks(
          //! prologue opens the traced call (ENTER callbacks) and runs the function's `before_` hook,\n\
          //! the epilogue runs its `after_` hook and closes the call (EXIT callbacks, records); the\n\
          //! call's token travels in the tracing layer's per-call instance slot. Both run behind the\n\
-         //! tracer's panic boundary (`tracer::prologue`, `tracer::epilogue`).\n\n\
+         //! tracer's panic boundary (`tracer::prologue`, `tracer::epilogue`). The functions programs\n\
+         //! obtain through `zeDriverGetExtensionFunctionAddress` also get a wrapper per slot of\n\
+         //! `extension`, which runs the same prologue and epilogue around the driver's function.\n\n\
          #![allow(non_snake_case, unused_variables, clippy::let_unit_value, clippy::let_and_return)]\n\n\
          use core::ffi::{CStr, c_void};\n\n\
          use pti_sys::level_zero::*;\n\n\
-         use super::{hooks, objects, tracer};\n\
+         use pti_sys::level_zero_intel::*;\n\n\
+         use super::{extension, hooks, objects, tracer};\n\
          use crate::ids::level_zero as ids;\n",
     );
     for t in traced {
@@ -374,19 +476,85 @@ fn render_callbacks(
              }}\n"
         );
     }
+    let registered: Vec<&Traced> = traced.iter().filter(|t| t.register.is_some()).collect();
     let _ = write!(
         out,
-        "\n/// Every traced function: the tracing layer's register function, the prologue, the epilogue.\n\
+        "\n/// Every function a 1.32 loader's tracing layer can trace: its register function, the\n\
+         /// prologue, the epilogue.\n\
          pub(super) fn callbacks() -> [(&'static CStr, *const c_void, *const c_void); {}] {{\n    [\n",
-        traced.len()
+        registered.len()
     );
-    for t in traced {
+    for t in &registered {
         let _ = writeln!(
             out,
             "        (c\"{}\", {1}_prologue as *const c_void, {1}_epilogue as *const c_void),",
-            t.register, t.name
+            t.register.as_deref().unwrap_or_default(),
+            t.name
         );
     }
     out.push_str("    ]\n}\n");
+    render_wrappers(traced, &mut out);
     Ok(out)
+}
+
+/// A wrapper per function of [`EXTENSION_ROUTE`], in `SLOTS` copies (one per driver address it
+/// may stand for), and the table `extension` hands them out from.
+fn render_wrappers(traced: &[Traced], out: &mut String) {
+    let _ = write!(
+        out,
+        "\n/// The functions libpti wraps when a program obtains them through\n\
+         /// `zeDriverGetExtensionFunctionAddress`: the name, and the wrapper of each slot.\n\
+         pub(super) fn extension_wrappers() -> [(&'static CStr, [*const c_void; extension::SLOTS]); {}] {{\n    [\n",
+        EXTENSION_ROUTE.len()
+    );
+    for name in EXTENSION_ROUTE {
+        let _ = writeln!(
+            out,
+            "        (c\"{name}\", [{name}_wrapper::<0> as *const c_void, {name}_wrapper::<1> as *const c_void, {name}_wrapper::<2> as *const c_void, {name}_wrapper::<3> as *const c_void]),"
+        );
+    }
+    out.push_str("    ]\n}\n");
+    for (index, name) in EXTENSION_ROUTE.iter().enumerate() {
+        let t = traced
+            .iter()
+            .find(|t| t.name == *name)
+            .expect("checked by traced_functions");
+        let typed: Vec<String> = t.args.iter().map(|(n, ty)| format!("{n}: {ty}")).collect();
+        let locals: Vec<String> = t.args.iter().map(|(n, _)| format!("mut {n}")).collect();
+        let values: Vec<&str> = t.args.iter().map(|(n, _)| n.as_str()).collect();
+        let fields: Vec<String> = t
+            .fields
+            .iter()
+            .zip(&t.args)
+            .map(|(f, (n, _))| format!("{f}: &raw mut {n}"))
+            .collect();
+        let reads: Vec<String> = t.fields.iter().map(|f| format!("*params.{f}")).collect();
+        let _ = write!(
+            out,
+            "\n/// `{name}` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's\n\
+             /// function (of slot `SLOT`), traced as the tracing layer traces the others.\n\
+             unsafe extern \"C\" fn {name}_wrapper<const SLOT: usize>({}) -> ze_result_t {{\n\
+             \x20   // SAFETY: the slot holds the driver's `{name}`, stored under this name.\n\
+             \x20   let Some(original) = (unsafe {{ extension::original::<{name}_t>({index}, SLOT) }}) else {{\n\
+             \x20       return ZE_RESULT_ERROR_UNINITIALIZED;\n\
+             \x20   }};\n\
+             \x20   let ({}) = ({});\n\
+             \x20   let mut params = {} {{ {} }};\n\
+             \x20   let mut instance: *mut c_void = core::ptr::null_mut();\n\
+             \x20   // SAFETY: parameters that point at this call's arguments, as the layer's do.\n\
+             \x20   unsafe {{ {name}_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) }};\n\
+             \x20   // SAFETY: the driver's function, with the arguments as the prologue left them.\n\
+             \x20   let result = unsafe {{ original({}) }};\n\
+             \x20   // SAFETY: as for the prologue.\n\
+             \x20   unsafe {{ {name}_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) }};\n\
+             \x20   result\n\
+             }}\n",
+            typed.join(", "),
+            locals.join(", "),
+            values.join(", "),
+            t.params,
+            fields.join(", "),
+            reads.join(", "),
+        );
+    }
 }

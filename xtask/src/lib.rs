@@ -4,7 +4,8 @@
 //!   `pti-core` and the C ID headers in `include/pti/`.
 //! - [`headers`] runs cbindgen over `pti-capi` to write the C API headers.
 //! - [`opencl`] writes the OpenCL layer's wrappers and parameter structs (Rust and C).
-//! - [`level_zero`] writes pti-sys's Level Zero bindings with bindgen.
+//! - [`level_zero`] writes pti-sys's Level Zero bindings with bindgen, from the newest headers
+//!   that [`newest_level_zero`] fetches.
 //! - [`generate`] collects both, so that `cargo xtask gen` writes them and the drift test
 //!   (`xtask/tests/generated_files.rs`) compares them with what is committed.
 //! - [`setup`] and [`run`] hold the two top-level commands (`cargo xtask demo`, `cargo xtask test`).
@@ -16,6 +17,7 @@ pub mod headers;
 pub mod ids;
 pub mod install;
 pub mod level_zero;
+pub mod newest_level_zero;
 pub mod opencl;
 pub mod run;
 pub mod setup;

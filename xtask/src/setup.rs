@@ -214,8 +214,10 @@ pub fn python_venv(root: &Path) -> Result<(), String> {
     }
 }
 
-/// Everything: Debian packages, then the virtual environment.
+/// Everything: Debian packages, the newest Level Zero headers (`.cache/level-zero`), then the
+/// virtual environment.
 pub fn all(root: &Path) -> Result<(), String> {
     system_packages()?;
+    crate::newest_level_zero::fetch(root)?;
     python_venv(root)
 }

@@ -7,230 +7,268 @@ use core::ffi::CStr;
 use crate::api::ApiId;
 
 /// The highest ID of the table.
-pub const MAX_ID: ApiId = 218;
+pub const MAX_ID: ApiId = 4132;
 
-/// `NAMES[id]` is the function of `id`; `None` for ID 0 and for retired IDs.
-pub(crate) static NAMES: [Option<&CStr>; 219] = [
-    None,
-    Some(c"zeInit"),
-    Some(c"zeDriverGet"),
-    Some(c"zeDriverGetApiVersion"),
-    Some(c"zeDriverGetProperties"),
-    Some(c"zeDriverGetIpcProperties"),
-    Some(c"zeDriverGetExtensionProperties"),
-    Some(c"zeDeviceGet"),
-    Some(c"zeDeviceGetSubDevices"),
-    Some(c"zeDeviceGetProperties"),
-    Some(c"zeDeviceGetComputeProperties"),
-    Some(c"zeDeviceGetModuleProperties"),
-    Some(c"zeDeviceGetCommandQueueGroupProperties"),
-    Some(c"zeDeviceGetMemoryProperties"),
-    Some(c"zeDeviceGetMemoryAccessProperties"),
-    Some(c"zeDeviceGetCacheProperties"),
-    Some(c"zeDeviceGetImageProperties"),
-    Some(c"zeDeviceGetExternalMemoryProperties"),
-    Some(c"zeDeviceGetP2PProperties"),
-    Some(c"zeDeviceCanAccessPeer"),
-    Some(c"zeDeviceGetStatus"),
-    Some(c"zeContextCreate"),
-    Some(c"zeContextDestroy"),
-    Some(c"zeContextGetStatus"),
-    Some(c"zeContextSystemBarrier"),
-    Some(c"zeContextMakeMemoryResident"),
-    Some(c"zeContextEvictMemory"),
-    Some(c"zeContextMakeImageResident"),
-    Some(c"zeContextEvictImage"),
-    Some(c"zeCommandQueueCreate"),
-    Some(c"zeCommandQueueDestroy"),
-    Some(c"zeCommandQueueExecuteCommandLists"),
-    Some(c"zeCommandQueueSynchronize"),
-    Some(c"zeCommandListCreate"),
-    Some(c"zeCommandListCreateImmediate"),
-    Some(c"zeCommandListDestroy"),
-    Some(c"zeCommandListClose"),
-    Some(c"zeCommandListReset"),
-    Some(c"zeCommandListAppendWriteGlobalTimestamp"),
-    Some(c"zeCommandListAppendBarrier"),
-    Some(c"zeCommandListAppendMemoryRangesBarrier"),
-    Some(c"zeCommandListAppendMemoryCopy"),
-    Some(c"zeCommandListAppendMemoryFill"),
-    Some(c"zeCommandListAppendMemoryCopyRegion"),
-    Some(c"zeCommandListAppendMemoryCopyFromContext"),
-    Some(c"zeCommandListAppendImageCopy"),
-    Some(c"zeCommandListAppendImageCopyRegion"),
-    Some(c"zeCommandListAppendImageCopyToMemory"),
-    Some(c"zeCommandListAppendImageCopyFromMemory"),
-    Some(c"zeCommandListAppendMemoryPrefetch"),
-    Some(c"zeCommandListAppendMemAdvise"),
-    Some(c"zeCommandListAppendSignalEvent"),
-    Some(c"zeCommandListAppendWaitOnEvents"),
-    Some(c"zeCommandListAppendEventReset"),
-    Some(c"zeCommandListAppendQueryKernelTimestamps"),
-    Some(c"zeCommandListAppendLaunchKernel"),
-    Some(c"zeCommandListAppendLaunchCooperativeKernel"),
-    Some(c"zeCommandListAppendLaunchKernelIndirect"),
-    Some(c"zeCommandListAppendLaunchMultipleKernelsIndirect"),
-    Some(c"zeImageGetProperties"),
-    Some(c"zeImageCreate"),
-    Some(c"zeImageDestroy"),
-    Some(c"zeMemAllocShared"),
-    Some(c"zeMemAllocDevice"),
-    Some(c"zeMemAllocHost"),
-    Some(c"zeMemFree"),
-    Some(c"zeMemGetAllocProperties"),
-    Some(c"zeMemGetAddressRange"),
-    Some(c"zeMemGetIpcHandle"),
-    Some(c"zeMemOpenIpcHandle"),
-    Some(c"zeMemCloseIpcHandle"),
-    Some(c"zeFenceCreate"),
-    Some(c"zeFenceDestroy"),
-    Some(c"zeFenceHostSynchronize"),
-    Some(c"zeFenceQueryStatus"),
-    Some(c"zeFenceReset"),
-    Some(c"zeEventPoolCreate"),
-    Some(c"zeEventPoolDestroy"),
-    Some(c"zeEventPoolGetIpcHandle"),
-    Some(c"zeEventPoolOpenIpcHandle"),
-    Some(c"zeEventPoolCloseIpcHandle"),
-    Some(c"zeEventCreate"),
-    Some(c"zeEventDestroy"),
-    Some(c"zeEventHostSignal"),
-    Some(c"zeEventHostSynchronize"),
-    Some(c"zeEventQueryStatus"),
-    Some(c"zeEventHostReset"),
-    Some(c"zeEventQueryKernelTimestamp"),
-    Some(c"zeModuleCreate"),
-    Some(c"zeModuleDestroy"),
-    Some(c"zeModuleDynamicLink"),
-    Some(c"zeModuleGetNativeBinary"),
-    Some(c"zeModuleGetGlobalPointer"),
-    Some(c"zeModuleGetKernelNames"),
-    Some(c"zeModuleGetProperties"),
-    Some(c"zeModuleGetFunctionPointer"),
-    Some(c"zeModuleBuildLogDestroy"),
-    Some(c"zeModuleBuildLogGetString"),
-    Some(c"zeKernelCreate"),
-    Some(c"zeKernelDestroy"),
-    Some(c"zeKernelSetCacheConfig"),
-    Some(c"zeKernelSetGroupSize"),
-    Some(c"zeKernelSuggestGroupSize"),
-    Some(c"zeKernelSuggestMaxCooperativeGroupCount"),
-    Some(c"zeKernelSetArgumentValue"),
-    Some(c"zeKernelSetIndirectAccess"),
-    Some(c"zeKernelGetIndirectAccess"),
-    Some(c"zeKernelGetSourceAttributes"),
-    Some(c"zeKernelGetProperties"),
-    Some(c"zeKernelGetName"),
-    Some(c"zeSamplerCreate"),
-    Some(c"zeSamplerDestroy"),
-    Some(c"zePhysicalMemCreate"),
-    Some(c"zePhysicalMemDestroy"),
-    Some(c"zeVirtualMemReserve"),
-    Some(c"zeVirtualMemFree"),
-    Some(c"zeVirtualMemQueryPageSize"),
-    Some(c"zeVirtualMemMap"),
-    Some(c"zeVirtualMemUnmap"),
-    Some(c"zeVirtualMemSetAccessAttribute"),
-    Some(c"zeVirtualMemGetAccessAttribute"),
-    Some(c"zeInitDrivers"),
-    Some(c"zeRTASBuilderCreateExp"),
-    Some(c"zeRTASBuilderGetBuildPropertiesExp"),
-    Some(c"zeRTASBuilderBuildExp"),
-    Some(c"zeRTASBuilderDestroyExp"),
-    Some(c"zeRTASParallelOperationCreateExp"),
-    Some(c"zeRTASParallelOperationGetPropertiesExp"),
-    Some(c"zeRTASParallelOperationJoinExp"),
-    Some(c"zeRTASParallelOperationDestroyExp"),
-    Some(c"zeDriverGetExtensionFunctionAddress"),
-    Some(c"zeDriverGetLastErrorDescription"),
-    Some(c"zeDriverRTASFormatCompatibilityCheckExp"),
-    Some(c"zeDeviceGetGlobalTimestamps"),
-    Some(c"zeDeviceImportExternalSemaphoreExt"),
-    Some(c"zeDeviceReleaseExternalSemaphoreExt"),
-    Some(c"zeDeviceReserveCacheExt"),
-    Some(c"zeDeviceSetCacheAdviceExt"),
-    Some(c"zeDevicePciGetPropertiesExt"),
-    Some(c"zeDeviceGetFabricVertexExp"),
-    Some(c"zeDeviceGetRootDevice"),
-    Some(c"zeContextCreateEx"),
-    Some(c"zeCommandQueueGetOrdinal"),
-    Some(c"zeCommandQueueGetIndex"),
-    Some(c"zeCommandListGetNextCommandIdWithKernelsExp"),
-    Some(c"zeCommandListUpdateMutableCommandKernelsExp"),
-    Some(c"zeCommandListAppendSignalExternalSemaphoreExt"),
-    Some(c"zeCommandListAppendWaitExternalSemaphoreExt"),
-    Some(c"zeCommandListAppendImageCopyToMemoryExt"),
-    Some(c"zeCommandListAppendImageCopyFromMemoryExt"),
-    Some(c"zeCommandListHostSynchronize"),
-    Some(c"zeCommandListCreateCloneExp"),
-    Some(c"zeCommandListGetDeviceHandle"),
-    Some(c"zeCommandListGetContextHandle"),
-    Some(c"zeCommandListGetOrdinal"),
-    Some(c"zeCommandListImmediateGetIndex"),
-    Some(c"zeCommandListIsImmediate"),
-    Some(c"zeCommandListImmediateAppendCommandListsExp"),
-    Some(c"zeCommandListGetNextCommandIdExp"),
-    Some(c"zeCommandListUpdateMutableCommandsExp"),
-    Some(c"zeCommandListUpdateMutableCommandSignalEventExp"),
-    Some(c"zeCommandListUpdateMutableCommandWaitEventsExp"),
-    Some(c"zeEventQueryTimestampsExp"),
-    Some(c"zeEventQueryKernelTimestampsExt"),
-    Some(c"zeEventGetEventPool"),
-    Some(c"zeEventGetSignalScope"),
-    Some(c"zeEventGetWaitScope"),
-    Some(c"zeEventPoolPutIpcHandle"),
-    Some(c"zeEventPoolGetContextHandle"),
-    Some(c"zeEventPoolGetFlags"),
-    Some(c"zeImageGetMemoryPropertiesExp"),
-    Some(c"zeImageViewCreateExp"),
-    Some(c"zeImageGetAllocPropertiesExt"),
-    Some(c"zeImageViewCreateExt"),
-    Some(c"zeImageGetDeviceOffsetExp"),
-    Some(c"zeKernelSetGlobalOffsetExp"),
-    Some(c"zeKernelGetBinaryExp"),
-    Some(c"zeKernelSchedulingHintExp"),
-    Some(c"zeMemFreeExt"),
-    Some(c"zeMemGetIpcHandleFromFileDescriptorExp"),
-    Some(c"zeMemGetFileDescriptorFromIpcHandleExp"),
-    Some(c"zeMemPutIpcHandle"),
-    Some(c"zeMemSetAtomicAccessAttributeExp"),
-    Some(c"zeMemGetAtomicAccessAttributeExp"),
-    Some(c"zeMemGetPitchFor2dImage"),
-    Some(c"zeModuleInspectLinkageExt"),
-    Some(c"zeFabricEdgeGetExp"),
-    Some(c"zeFabricEdgeGetVerticesExp"),
-    Some(c"zeFabricEdgeGetPropertiesExp"),
-    Some(c"zeFabricVertexGetExp"),
-    Some(c"zeFabricVertexGetSubVerticesExp"),
-    Some(c"zeFabricVertexGetPropertiesExp"),
-    Some(c"zeFabricVertexGetDeviceExp"),
-    Some(c"zelTracerSetEnabled"),
-    Some(c"zelTracerCreate"),
-    Some(c"zeRTASBuilderCreateExt"),
-    Some(c"zeRTASBuilderGetBuildPropertiesExt"),
-    Some(c"zeRTASBuilderBuildExt"),
-    Some(c"zeRTASBuilderCommandListAppendCopyExt"),
-    Some(c"zeRTASBuilderDestroyExt"),
-    Some(c"zeRTASParallelOperationCreateExt"),
-    Some(c"zeRTASParallelOperationGetPropertiesExt"),
-    Some(c"zeRTASParallelOperationJoinExt"),
-    Some(c"zeRTASParallelOperationDestroyExt"),
-    Some(c"zeDriverRTASFormatCompatibilityCheckExt"),
-    Some(c"zeDeviceGetVectorWidthPropertiesExt"),
-    Some(c"zeDeviceSynchronize"),
-    Some(c"zeDriverGetDefaultContext"),
-    Some(c"zeCommandListAppendLaunchKernelWithParameters"),
-    Some(c"zeCommandListAppendLaunchKernelWithArguments"),
-    Some(c"zeKernelGetAllocationPropertiesExp"),
-    Some(c"zeDeviceGetAggregatedCopyOffloadIncrementValue"),
-    Some(c"zeEventCounterBasedCreate"),
-    Some(c"zeEventCounterBasedGetIpcHandle"),
-    Some(c"zeEventCounterBasedOpenIpcHandle"),
-    Some(c"zeEventCounterBasedCloseIpcHandle"),
-    Some(c"zeEventCounterBasedGetDeviceAddress"),
-    Some(c"zeMemGetIpcHandleWithProperties"),
-    Some(c"zePhysicalMemGetProperties"),
-];
+/// `NAMES[id]` is the function of `id`; `None` for ID 0, retired IDs and unused ones.
+pub(crate) static NAMES: [Option<&CStr>; 4133] = {
+    let mut names: [Option<&CStr>; 4133] = [None; 4133];
+    names[1] = Some(c"zeInit");
+    names[2] = Some(c"zeDriverGet");
+    names[3] = Some(c"zeDriverGetApiVersion");
+    names[4] = Some(c"zeDriverGetProperties");
+    names[5] = Some(c"zeDriverGetIpcProperties");
+    names[6] = Some(c"zeDriverGetExtensionProperties");
+    names[7] = Some(c"zeDeviceGet");
+    names[8] = Some(c"zeDeviceGetSubDevices");
+    names[9] = Some(c"zeDeviceGetProperties");
+    names[10] = Some(c"zeDeviceGetComputeProperties");
+    names[11] = Some(c"zeDeviceGetModuleProperties");
+    names[12] = Some(c"zeDeviceGetCommandQueueGroupProperties");
+    names[13] = Some(c"zeDeviceGetMemoryProperties");
+    names[14] = Some(c"zeDeviceGetMemoryAccessProperties");
+    names[15] = Some(c"zeDeviceGetCacheProperties");
+    names[16] = Some(c"zeDeviceGetImageProperties");
+    names[17] = Some(c"zeDeviceGetExternalMemoryProperties");
+    names[18] = Some(c"zeDeviceGetP2PProperties");
+    names[19] = Some(c"zeDeviceCanAccessPeer");
+    names[20] = Some(c"zeDeviceGetStatus");
+    names[21] = Some(c"zeContextCreate");
+    names[22] = Some(c"zeContextDestroy");
+    names[23] = Some(c"zeContextGetStatus");
+    names[24] = Some(c"zeContextSystemBarrier");
+    names[25] = Some(c"zeContextMakeMemoryResident");
+    names[26] = Some(c"zeContextEvictMemory");
+    names[27] = Some(c"zeContextMakeImageResident");
+    names[28] = Some(c"zeContextEvictImage");
+    names[29] = Some(c"zeCommandQueueCreate");
+    names[30] = Some(c"zeCommandQueueDestroy");
+    names[31] = Some(c"zeCommandQueueExecuteCommandLists");
+    names[32] = Some(c"zeCommandQueueSynchronize");
+    names[33] = Some(c"zeCommandListCreate");
+    names[34] = Some(c"zeCommandListCreateImmediate");
+    names[35] = Some(c"zeCommandListDestroy");
+    names[36] = Some(c"zeCommandListClose");
+    names[37] = Some(c"zeCommandListReset");
+    names[38] = Some(c"zeCommandListAppendWriteGlobalTimestamp");
+    names[39] = Some(c"zeCommandListAppendBarrier");
+    names[40] = Some(c"zeCommandListAppendMemoryRangesBarrier");
+    names[41] = Some(c"zeCommandListAppendMemoryCopy");
+    names[42] = Some(c"zeCommandListAppendMemoryFill");
+    names[43] = Some(c"zeCommandListAppendMemoryCopyRegion");
+    names[44] = Some(c"zeCommandListAppendMemoryCopyFromContext");
+    names[45] = Some(c"zeCommandListAppendImageCopy");
+    names[46] = Some(c"zeCommandListAppendImageCopyRegion");
+    names[47] = Some(c"zeCommandListAppendImageCopyToMemory");
+    names[48] = Some(c"zeCommandListAppendImageCopyFromMemory");
+    names[49] = Some(c"zeCommandListAppendMemoryPrefetch");
+    names[50] = Some(c"zeCommandListAppendMemAdvise");
+    names[51] = Some(c"zeCommandListAppendSignalEvent");
+    names[52] = Some(c"zeCommandListAppendWaitOnEvents");
+    names[53] = Some(c"zeCommandListAppendEventReset");
+    names[54] = Some(c"zeCommandListAppendQueryKernelTimestamps");
+    names[55] = Some(c"zeCommandListAppendLaunchKernel");
+    names[56] = Some(c"zeCommandListAppendLaunchCooperativeKernel");
+    names[57] = Some(c"zeCommandListAppendLaunchKernelIndirect");
+    names[58] = Some(c"zeCommandListAppendLaunchMultipleKernelsIndirect");
+    names[59] = Some(c"zeImageGetProperties");
+    names[60] = Some(c"zeImageCreate");
+    names[61] = Some(c"zeImageDestroy");
+    names[62] = Some(c"zeMemAllocShared");
+    names[63] = Some(c"zeMemAllocDevice");
+    names[64] = Some(c"zeMemAllocHost");
+    names[65] = Some(c"zeMemFree");
+    names[66] = Some(c"zeMemGetAllocProperties");
+    names[67] = Some(c"zeMemGetAddressRange");
+    names[68] = Some(c"zeMemGetIpcHandle");
+    names[69] = Some(c"zeMemOpenIpcHandle");
+    names[70] = Some(c"zeMemCloseIpcHandle");
+    names[71] = Some(c"zeFenceCreate");
+    names[72] = Some(c"zeFenceDestroy");
+    names[73] = Some(c"zeFenceHostSynchronize");
+    names[74] = Some(c"zeFenceQueryStatus");
+    names[75] = Some(c"zeFenceReset");
+    names[76] = Some(c"zeEventPoolCreate");
+    names[77] = Some(c"zeEventPoolDestroy");
+    names[78] = Some(c"zeEventPoolGetIpcHandle");
+    names[79] = Some(c"zeEventPoolOpenIpcHandle");
+    names[80] = Some(c"zeEventPoolCloseIpcHandle");
+    names[81] = Some(c"zeEventCreate");
+    names[82] = Some(c"zeEventDestroy");
+    names[83] = Some(c"zeEventHostSignal");
+    names[84] = Some(c"zeEventHostSynchronize");
+    names[85] = Some(c"zeEventQueryStatus");
+    names[86] = Some(c"zeEventHostReset");
+    names[87] = Some(c"zeEventQueryKernelTimestamp");
+    names[88] = Some(c"zeModuleCreate");
+    names[89] = Some(c"zeModuleDestroy");
+    names[90] = Some(c"zeModuleDynamicLink");
+    names[91] = Some(c"zeModuleGetNativeBinary");
+    names[92] = Some(c"zeModuleGetGlobalPointer");
+    names[93] = Some(c"zeModuleGetKernelNames");
+    names[94] = Some(c"zeModuleGetProperties");
+    names[95] = Some(c"zeModuleGetFunctionPointer");
+    names[96] = Some(c"zeModuleBuildLogDestroy");
+    names[97] = Some(c"zeModuleBuildLogGetString");
+    names[98] = Some(c"zeKernelCreate");
+    names[99] = Some(c"zeKernelDestroy");
+    names[100] = Some(c"zeKernelSetCacheConfig");
+    names[101] = Some(c"zeKernelSetGroupSize");
+    names[102] = Some(c"zeKernelSuggestGroupSize");
+    names[103] = Some(c"zeKernelSuggestMaxCooperativeGroupCount");
+    names[104] = Some(c"zeKernelSetArgumentValue");
+    names[105] = Some(c"zeKernelSetIndirectAccess");
+    names[106] = Some(c"zeKernelGetIndirectAccess");
+    names[107] = Some(c"zeKernelGetSourceAttributes");
+    names[108] = Some(c"zeKernelGetProperties");
+    names[109] = Some(c"zeKernelGetName");
+    names[110] = Some(c"zeSamplerCreate");
+    names[111] = Some(c"zeSamplerDestroy");
+    names[112] = Some(c"zePhysicalMemCreate");
+    names[113] = Some(c"zePhysicalMemDestroy");
+    names[114] = Some(c"zeVirtualMemReserve");
+    names[115] = Some(c"zeVirtualMemFree");
+    names[116] = Some(c"zeVirtualMemQueryPageSize");
+    names[117] = Some(c"zeVirtualMemMap");
+    names[118] = Some(c"zeVirtualMemUnmap");
+    names[119] = Some(c"zeVirtualMemSetAccessAttribute");
+    names[120] = Some(c"zeVirtualMemGetAccessAttribute");
+    names[121] = Some(c"zeInitDrivers");
+    names[122] = Some(c"zeRTASBuilderCreateExp");
+    names[123] = Some(c"zeRTASBuilderGetBuildPropertiesExp");
+    names[124] = Some(c"zeRTASBuilderBuildExp");
+    names[125] = Some(c"zeRTASBuilderDestroyExp");
+    names[126] = Some(c"zeRTASParallelOperationCreateExp");
+    names[127] = Some(c"zeRTASParallelOperationGetPropertiesExp");
+    names[128] = Some(c"zeRTASParallelOperationJoinExp");
+    names[129] = Some(c"zeRTASParallelOperationDestroyExp");
+    names[130] = Some(c"zeDriverGetExtensionFunctionAddress");
+    names[131] = Some(c"zeDriverGetLastErrorDescription");
+    names[132] = Some(c"zeDriverRTASFormatCompatibilityCheckExp");
+    names[133] = Some(c"zeDeviceGetGlobalTimestamps");
+    names[134] = Some(c"zeDeviceImportExternalSemaphoreExt");
+    names[135] = Some(c"zeDeviceReleaseExternalSemaphoreExt");
+    names[136] = Some(c"zeDeviceReserveCacheExt");
+    names[137] = Some(c"zeDeviceSetCacheAdviceExt");
+    names[138] = Some(c"zeDevicePciGetPropertiesExt");
+    names[139] = Some(c"zeDeviceGetFabricVertexExp");
+    names[140] = Some(c"zeDeviceGetRootDevice");
+    names[141] = Some(c"zeContextCreateEx");
+    names[142] = Some(c"zeCommandQueueGetOrdinal");
+    names[143] = Some(c"zeCommandQueueGetIndex");
+    names[144] = Some(c"zeCommandListGetNextCommandIdWithKernelsExp");
+    names[145] = Some(c"zeCommandListUpdateMutableCommandKernelsExp");
+    names[146] = Some(c"zeCommandListAppendSignalExternalSemaphoreExt");
+    names[147] = Some(c"zeCommandListAppendWaitExternalSemaphoreExt");
+    names[148] = Some(c"zeCommandListAppendImageCopyToMemoryExt");
+    names[149] = Some(c"zeCommandListAppendImageCopyFromMemoryExt");
+    names[150] = Some(c"zeCommandListHostSynchronize");
+    names[151] = Some(c"zeCommandListCreateCloneExp");
+    names[152] = Some(c"zeCommandListGetDeviceHandle");
+    names[153] = Some(c"zeCommandListGetContextHandle");
+    names[154] = Some(c"zeCommandListGetOrdinal");
+    names[155] = Some(c"zeCommandListImmediateGetIndex");
+    names[156] = Some(c"zeCommandListIsImmediate");
+    names[157] = Some(c"zeCommandListImmediateAppendCommandListsExp");
+    names[158] = Some(c"zeCommandListGetNextCommandIdExp");
+    names[159] = Some(c"zeCommandListUpdateMutableCommandsExp");
+    names[160] = Some(c"zeCommandListUpdateMutableCommandSignalEventExp");
+    names[161] = Some(c"zeCommandListUpdateMutableCommandWaitEventsExp");
+    names[162] = Some(c"zeEventQueryTimestampsExp");
+    names[163] = Some(c"zeEventQueryKernelTimestampsExt");
+    names[164] = Some(c"zeEventGetEventPool");
+    names[165] = Some(c"zeEventGetSignalScope");
+    names[166] = Some(c"zeEventGetWaitScope");
+    names[167] = Some(c"zeEventPoolPutIpcHandle");
+    names[168] = Some(c"zeEventPoolGetContextHandle");
+    names[169] = Some(c"zeEventPoolGetFlags");
+    names[170] = Some(c"zeImageGetMemoryPropertiesExp");
+    names[171] = Some(c"zeImageViewCreateExp");
+    names[172] = Some(c"zeImageGetAllocPropertiesExt");
+    names[173] = Some(c"zeImageViewCreateExt");
+    names[174] = Some(c"zeImageGetDeviceOffsetExp");
+    names[175] = Some(c"zeKernelSetGlobalOffsetExp");
+    names[176] = Some(c"zeKernelGetBinaryExp");
+    names[177] = Some(c"zeKernelSchedulingHintExp");
+    names[178] = Some(c"zeMemFreeExt");
+    names[179] = Some(c"zeMemGetIpcHandleFromFileDescriptorExp");
+    names[180] = Some(c"zeMemGetFileDescriptorFromIpcHandleExp");
+    names[181] = Some(c"zeMemPutIpcHandle");
+    names[182] = Some(c"zeMemSetAtomicAccessAttributeExp");
+    names[183] = Some(c"zeMemGetAtomicAccessAttributeExp");
+    names[184] = Some(c"zeMemGetPitchFor2dImage");
+    names[185] = Some(c"zeModuleInspectLinkageExt");
+    names[186] = Some(c"zeFabricEdgeGetExp");
+    names[187] = Some(c"zeFabricEdgeGetVerticesExp");
+    names[188] = Some(c"zeFabricEdgeGetPropertiesExp");
+    names[189] = Some(c"zeFabricVertexGetExp");
+    names[190] = Some(c"zeFabricVertexGetSubVerticesExp");
+    names[191] = Some(c"zeFabricVertexGetPropertiesExp");
+    names[192] = Some(c"zeFabricVertexGetDeviceExp");
+    names[193] = Some(c"zelTracerSetEnabled");
+    names[194] = Some(c"zelTracerCreate");
+    names[195] = Some(c"zeRTASBuilderCreateExt");
+    names[196] = Some(c"zeRTASBuilderGetBuildPropertiesExt");
+    names[197] = Some(c"zeRTASBuilderBuildExt");
+    names[198] = Some(c"zeRTASBuilderCommandListAppendCopyExt");
+    names[199] = Some(c"zeRTASBuilderDestroyExt");
+    names[200] = Some(c"zeRTASParallelOperationCreateExt");
+    names[201] = Some(c"zeRTASParallelOperationGetPropertiesExt");
+    names[202] = Some(c"zeRTASParallelOperationJoinExt");
+    names[203] = Some(c"zeRTASParallelOperationDestroyExt");
+    names[204] = Some(c"zeDriverRTASFormatCompatibilityCheckExt");
+    names[205] = Some(c"zeDeviceGetVectorWidthPropertiesExt");
+    names[206] = Some(c"zeDeviceSynchronize");
+    names[207] = Some(c"zeDriverGetDefaultContext");
+    names[208] = Some(c"zeCommandListAppendLaunchKernelWithParameters");
+    names[209] = Some(c"zeCommandListAppendLaunchKernelWithArguments");
+    names[210] = Some(c"zeKernelGetAllocationPropertiesExp");
+    names[211] = Some(c"zeDeviceGetAggregatedCopyOffloadIncrementValue");
+    names[212] = Some(c"zeEventCounterBasedCreate");
+    names[213] = Some(c"zeEventCounterBasedGetIpcHandle");
+    names[214] = Some(c"zeEventCounterBasedOpenIpcHandle");
+    names[215] = Some(c"zeEventCounterBasedCloseIpcHandle");
+    names[216] = Some(c"zeEventCounterBasedGetDeviceAddress");
+    names[217] = Some(c"zeMemGetIpcHandleWithProperties");
+    names[218] = Some(c"zePhysicalMemGetProperties");
+    names[4096] = Some(c"zeDeviceGetCounterBasedEventMaxValue");
+    names[4097] = Some(c"zeDeviceGetRuntimeRequirements");
+    names[4098] = Some(c"zeDeviceGetRuntimeRequirementsKey");
+    names[4099] = Some(c"zeDeviceValidateRuntimeRequirements");
+    names[4100] = Some(c"zeCommandQueueGetFlags");
+    names[4101] = Some(c"zeCommandQueueGetMode");
+    names[4102] = Some(c"zeCommandQueueGetPriority");
+    names[4103] = Some(c"zeCommandListGetFlags");
+    names[4104] = Some(c"zeCommandListImmediateGetFlags");
+    names[4105] = Some(c"zeCommandListImmediateGetMode");
+    names[4106] = Some(c"zeCommandListImmediateGetPriority");
+    names[4107] = Some(c"zeCommandListAppendMemoryCopyWithParameters");
+    names[4108] = Some(c"zeCommandListAppendMemoryFillWithParameters");
+    names[4109] = Some(c"zeEventGetCounterBasedFlags");
+    names[4110] = Some(c"zeCommandListImmediateAppendCommandListsWithParameters");
+    names[4111] = Some(c"zeCommandListIsMutableExp");
+    names[4112] = Some(c"zeGraphCreateExt");
+    names[4113] = Some(c"zeCommandListBeginGraphCaptureExt");
+    names[4114] = Some(c"zeCommandListBeginCaptureIntoGraphExt");
+    names[4115] = Some(c"zeCommandListIsGraphCaptureEnabledExt");
+    names[4116] = Some(c"zeCommandListEndGraphCaptureExt");
+    names[4117] = Some(c"zeCommandListGetGraphExt");
+    names[4118] = Some(c"zeGraphGetPrimaryCommandListExt");
+    names[4119] = Some(c"zeGraphSetDestructionCallbackExt");
+    names[4120] = Some(c"zeGraphInstantiateExt");
+    names[4121] = Some(c"zeCommandListAppendGraphExt");
+    names[4122] = Some(c"zeExecutableGraphGetSourceGraphExt");
+    names[4123] = Some(c"zeGraphIsEmptyExt");
+    names[4124] = Some(c"zeGraphDumpContentsExt");
+    names[4125] = Some(c"zeExecutableGraphDestroyExt");
+    names[4126] = Some(c"zeGraphDestroyExt");
+    names[4127] = Some(c"zeCommandListAppendHostFunction");
+    names[4128] = Some(c"zerGetLastErrorDescription");
+    names[4129] = Some(c"zerTranslateDeviceHandleToIdentifier");
+    names[4130] = Some(c"zerTranslateIdentifierToDeviceHandle");
+    names[4131] = Some(c"zerGetDefaultContext");
+    names[4132] = Some(c"zexCounterBasedEventCreate2");
+    names
+};
 
 /// `zeInit`.
 pub const zeInit: ApiId = 1;
@@ -885,3 +923,114 @@ pub const zeMemGetIpcHandleWithProperties: ApiId = 217;
 
 /// `zePhysicalMemGetProperties`.
 pub const zePhysicalMemGetProperties: ApiId = 218;
+
+/// `zeDeviceGetCounterBasedEventMaxValue`.
+pub const zeDeviceGetCounterBasedEventMaxValue: ApiId = 4096;
+
+/// `zeDeviceGetRuntimeRequirements`.
+pub const zeDeviceGetRuntimeRequirements: ApiId = 4097;
+
+/// `zeDeviceGetRuntimeRequirementsKey`.
+pub const zeDeviceGetRuntimeRequirementsKey: ApiId = 4098;
+
+/// `zeDeviceValidateRuntimeRequirements`.
+pub const zeDeviceValidateRuntimeRequirements: ApiId = 4099;
+
+/// `zeCommandQueueGetFlags`.
+pub const zeCommandQueueGetFlags: ApiId = 4100;
+
+/// `zeCommandQueueGetMode`.
+pub const zeCommandQueueGetMode: ApiId = 4101;
+
+/// `zeCommandQueueGetPriority`.
+pub const zeCommandQueueGetPriority: ApiId = 4102;
+
+/// `zeCommandListGetFlags`.
+pub const zeCommandListGetFlags: ApiId = 4103;
+
+/// `zeCommandListImmediateGetFlags`.
+pub const zeCommandListImmediateGetFlags: ApiId = 4104;
+
+/// `zeCommandListImmediateGetMode`.
+pub const zeCommandListImmediateGetMode: ApiId = 4105;
+
+/// `zeCommandListImmediateGetPriority`.
+pub const zeCommandListImmediateGetPriority: ApiId = 4106;
+
+/// `zeCommandListAppendMemoryCopyWithParameters`.
+pub const zeCommandListAppendMemoryCopyWithParameters: ApiId = 4107;
+
+/// `zeCommandListAppendMemoryFillWithParameters`.
+pub const zeCommandListAppendMemoryFillWithParameters: ApiId = 4108;
+
+/// `zeEventGetCounterBasedFlags`.
+pub const zeEventGetCounterBasedFlags: ApiId = 4109;
+
+/// `zeCommandListImmediateAppendCommandListsWithParameters`.
+pub const zeCommandListImmediateAppendCommandListsWithParameters: ApiId = 4110;
+
+/// `zeCommandListIsMutableExp`.
+pub const zeCommandListIsMutableExp: ApiId = 4111;
+
+/// `zeGraphCreateExt`.
+pub const zeGraphCreateExt: ApiId = 4112;
+
+/// `zeCommandListBeginGraphCaptureExt`.
+pub const zeCommandListBeginGraphCaptureExt: ApiId = 4113;
+
+/// `zeCommandListBeginCaptureIntoGraphExt`.
+pub const zeCommandListBeginCaptureIntoGraphExt: ApiId = 4114;
+
+/// `zeCommandListIsGraphCaptureEnabledExt`.
+pub const zeCommandListIsGraphCaptureEnabledExt: ApiId = 4115;
+
+/// `zeCommandListEndGraphCaptureExt`.
+pub const zeCommandListEndGraphCaptureExt: ApiId = 4116;
+
+/// `zeCommandListGetGraphExt`.
+pub const zeCommandListGetGraphExt: ApiId = 4117;
+
+/// `zeGraphGetPrimaryCommandListExt`.
+pub const zeGraphGetPrimaryCommandListExt: ApiId = 4118;
+
+/// `zeGraphSetDestructionCallbackExt`.
+pub const zeGraphSetDestructionCallbackExt: ApiId = 4119;
+
+/// `zeGraphInstantiateExt`.
+pub const zeGraphInstantiateExt: ApiId = 4120;
+
+/// `zeCommandListAppendGraphExt`.
+pub const zeCommandListAppendGraphExt: ApiId = 4121;
+
+/// `zeExecutableGraphGetSourceGraphExt`.
+pub const zeExecutableGraphGetSourceGraphExt: ApiId = 4122;
+
+/// `zeGraphIsEmptyExt`.
+pub const zeGraphIsEmptyExt: ApiId = 4123;
+
+/// `zeGraphDumpContentsExt`.
+pub const zeGraphDumpContentsExt: ApiId = 4124;
+
+/// `zeExecutableGraphDestroyExt`.
+pub const zeExecutableGraphDestroyExt: ApiId = 4125;
+
+/// `zeGraphDestroyExt`.
+pub const zeGraphDestroyExt: ApiId = 4126;
+
+/// `zeCommandListAppendHostFunction`.
+pub const zeCommandListAppendHostFunction: ApiId = 4127;
+
+/// `zerGetLastErrorDescription`.
+pub const zerGetLastErrorDescription: ApiId = 4128;
+
+/// `zerTranslateDeviceHandleToIdentifier`.
+pub const zerTranslateDeviceHandleToIdentifier: ApiId = 4129;
+
+/// `zerTranslateIdentifierToDeviceHandle`.
+pub const zerTranslateIdentifierToDeviceHandle: ApiId = 4130;
+
+/// `zerGetDefaultContext`.
+pub const zerGetDefaultContext: ApiId = 4131;
+
+/// `zexCounterBasedEventCreate2`.
+pub const zexCounterBasedEventCreate2: ApiId = 4132;

@@ -5,7 +5,9 @@
 //! are generated from it by `cargo xtask gen` (never edit them), and
 //! `tests/api_id_stability.rs` fails if a released `(id, name)` pair changes or disappears.
 //!
-//! - Level Zero: numbered as the published PTI Level Zero ID header numbers them.
+//! - Level Zero: 1..4095 numbered as the published PTI Level Zero ID header numbers them; from
+//!   4096 up, libpti's own numbers for functions Intel had not numbered (the rest of the 1.32
+//!   headers, then Intel's `zex*` extensions), append-only like the rest.
 //! - OpenCL: 1..=149 in the order of the Khronos ICD dispatch table (`struct _cl_icd_dispatch`),
 //!   then the extension functions reached through `clGetExtensionFunctionAddress[ForPlatform]`,
 //!   the `cl_intel_unified_shared_memory` functions first.

@@ -9,209 +9,210 @@ use crate::api::ApiId;
 /// The highest ID of the table.
 pub const MAX_ID: ApiId = 199;
 
-/// `NAMES[id]` is the function of `id`; `None` for ID 0 and for retired IDs.
-pub(crate) static NAMES: [Option<&CStr>; 200] = [
-    None,
-    Some(c"clGetPlatformIDs"),
-    Some(c"clGetPlatformInfo"),
-    Some(c"clGetDeviceIDs"),
-    Some(c"clGetDeviceInfo"),
-    Some(c"clCreateContext"),
-    Some(c"clCreateContextFromType"),
-    Some(c"clRetainContext"),
-    Some(c"clReleaseContext"),
-    Some(c"clGetContextInfo"),
-    Some(c"clCreateCommandQueue"),
-    Some(c"clRetainCommandQueue"),
-    Some(c"clReleaseCommandQueue"),
-    Some(c"clGetCommandQueueInfo"),
-    Some(c"clSetCommandQueueProperty"),
-    Some(c"clCreateBuffer"),
-    Some(c"clCreateImage2D"),
-    Some(c"clCreateImage3D"),
-    Some(c"clRetainMemObject"),
-    Some(c"clReleaseMemObject"),
-    Some(c"clGetSupportedImageFormats"),
-    Some(c"clGetMemObjectInfo"),
-    Some(c"clGetImageInfo"),
-    Some(c"clCreateSampler"),
-    Some(c"clRetainSampler"),
-    Some(c"clReleaseSampler"),
-    Some(c"clGetSamplerInfo"),
-    Some(c"clCreateProgramWithSource"),
-    Some(c"clCreateProgramWithBinary"),
-    Some(c"clRetainProgram"),
-    Some(c"clReleaseProgram"),
-    Some(c"clBuildProgram"),
-    Some(c"clUnloadCompiler"),
-    Some(c"clGetProgramInfo"),
-    Some(c"clGetProgramBuildInfo"),
-    Some(c"clCreateKernel"),
-    Some(c"clCreateKernelsInProgram"),
-    Some(c"clRetainKernel"),
-    Some(c"clReleaseKernel"),
-    Some(c"clSetKernelArg"),
-    Some(c"clGetKernelInfo"),
-    Some(c"clGetKernelWorkGroupInfo"),
-    Some(c"clWaitForEvents"),
-    Some(c"clGetEventInfo"),
-    Some(c"clRetainEvent"),
-    Some(c"clReleaseEvent"),
-    Some(c"clGetEventProfilingInfo"),
-    Some(c"clFlush"),
-    Some(c"clFinish"),
-    Some(c"clEnqueueReadBuffer"),
-    Some(c"clEnqueueWriteBuffer"),
-    Some(c"clEnqueueCopyBuffer"),
-    Some(c"clEnqueueReadImage"),
-    Some(c"clEnqueueWriteImage"),
-    Some(c"clEnqueueCopyImage"),
-    Some(c"clEnqueueCopyImageToBuffer"),
-    Some(c"clEnqueueCopyBufferToImage"),
-    Some(c"clEnqueueMapBuffer"),
-    Some(c"clEnqueueMapImage"),
-    Some(c"clEnqueueUnmapMemObject"),
-    Some(c"clEnqueueNDRangeKernel"),
-    Some(c"clEnqueueTask"),
-    Some(c"clEnqueueNativeKernel"),
-    Some(c"clEnqueueMarker"),
-    Some(c"clEnqueueWaitForEvents"),
-    Some(c"clEnqueueBarrier"),
-    Some(c"clGetExtensionFunctionAddress"),
-    Some(c"clCreateFromGLBuffer"),
-    Some(c"clCreateFromGLTexture2D"),
-    Some(c"clCreateFromGLTexture3D"),
-    Some(c"clCreateFromGLRenderbuffer"),
-    Some(c"clGetGLObjectInfo"),
-    Some(c"clGetGLTextureInfo"),
-    Some(c"clEnqueueAcquireGLObjects"),
-    Some(c"clEnqueueReleaseGLObjects"),
-    Some(c"clGetGLContextInfoKHR"),
-    Some(c"clGetDeviceIDsFromD3D10KHR"),
-    Some(c"clCreateFromD3D10BufferKHR"),
-    Some(c"clCreateFromD3D10Texture2DKHR"),
-    Some(c"clCreateFromD3D10Texture3DKHR"),
-    Some(c"clEnqueueAcquireD3D10ObjectsKHR"),
-    Some(c"clEnqueueReleaseD3D10ObjectsKHR"),
-    Some(c"clSetEventCallback"),
-    Some(c"clCreateSubBuffer"),
-    Some(c"clSetMemObjectDestructorCallback"),
-    Some(c"clCreateUserEvent"),
-    Some(c"clSetUserEventStatus"),
-    Some(c"clEnqueueReadBufferRect"),
-    Some(c"clEnqueueWriteBufferRect"),
-    Some(c"clEnqueueCopyBufferRect"),
-    Some(c"clCreateSubDevicesEXT"),
-    Some(c"clRetainDeviceEXT"),
-    Some(c"clReleaseDeviceEXT"),
-    Some(c"clCreateEventFromGLsyncKHR"),
-    Some(c"clCreateSubDevices"),
-    Some(c"clRetainDevice"),
-    Some(c"clReleaseDevice"),
-    Some(c"clCreateImage"),
-    Some(c"clCreateProgramWithBuiltInKernels"),
-    Some(c"clCompileProgram"),
-    Some(c"clLinkProgram"),
-    Some(c"clUnloadPlatformCompiler"),
-    Some(c"clGetKernelArgInfo"),
-    Some(c"clEnqueueFillBuffer"),
-    Some(c"clEnqueueFillImage"),
-    Some(c"clEnqueueMigrateMemObjects"),
-    Some(c"clEnqueueMarkerWithWaitList"),
-    Some(c"clEnqueueBarrierWithWaitList"),
-    Some(c"clGetExtensionFunctionAddressForPlatform"),
-    Some(c"clCreateFromGLTexture"),
-    Some(c"clGetDeviceIDsFromD3D11KHR"),
-    Some(c"clCreateFromD3D11BufferKHR"),
-    Some(c"clCreateFromD3D11Texture2DKHR"),
-    Some(c"clCreateFromD3D11Texture3DKHR"),
-    Some(c"clCreateFromDX9MediaSurfaceKHR"),
-    Some(c"clEnqueueAcquireD3D11ObjectsKHR"),
-    Some(c"clEnqueueReleaseD3D11ObjectsKHR"),
-    Some(c"clGetDeviceIDsFromDX9MediaAdapterKHR"),
-    Some(c"clEnqueueAcquireDX9MediaSurfacesKHR"),
-    Some(c"clEnqueueReleaseDX9MediaSurfacesKHR"),
-    Some(c"clCreateFromEGLImageKHR"),
-    Some(c"clEnqueueAcquireEGLObjectsKHR"),
-    Some(c"clEnqueueReleaseEGLObjectsKHR"),
-    Some(c"clCreateEventFromEGLSyncKHR"),
-    Some(c"clCreateCommandQueueWithProperties"),
-    Some(c"clCreatePipe"),
-    Some(c"clGetPipeInfo"),
-    Some(c"clSVMAlloc"),
-    Some(c"clSVMFree"),
-    Some(c"clEnqueueSVMFree"),
-    Some(c"clEnqueueSVMMemcpy"),
-    Some(c"clEnqueueSVMMemFill"),
-    Some(c"clEnqueueSVMMap"),
-    Some(c"clEnqueueSVMUnmap"),
-    Some(c"clCreateSamplerWithProperties"),
-    Some(c"clSetKernelArgSVMPointer"),
-    Some(c"clSetKernelExecInfo"),
-    Some(c"clGetKernelSubGroupInfoKHR"),
-    Some(c"clCloneKernel"),
-    Some(c"clCreateProgramWithIL"),
-    Some(c"clEnqueueSVMMigrateMem"),
-    Some(c"clGetDeviceAndHostTimer"),
-    Some(c"clGetHostTimer"),
-    Some(c"clGetKernelSubGroupInfo"),
-    Some(c"clSetDefaultDeviceCommandQueue"),
-    Some(c"clSetProgramReleaseCallback"),
-    Some(c"clSetProgramSpecializationConstant"),
-    Some(c"clCreateBufferWithProperties"),
-    Some(c"clCreateImageWithProperties"),
-    Some(c"clSetContextDestructorCallback"),
-    Some(c"clHostMemAllocINTEL"),
-    Some(c"clDeviceMemAllocINTEL"),
-    Some(c"clSharedMemAllocINTEL"),
-    Some(c"clMemFreeINTEL"),
-    Some(c"clMemBlockingFreeINTEL"),
-    Some(c"clGetMemAllocInfoINTEL"),
-    Some(c"clSetKernelArgMemPointerINTEL"),
-    Some(c"clEnqueueMemsetINTEL"),
-    Some(c"clEnqueueMemFillINTEL"),
-    Some(c"clEnqueueMemcpyINTEL"),
-    Some(c"clEnqueueMigrateMemINTEL"),
-    Some(c"clEnqueueMemAdviseINTEL"),
-    Some(c"clCreateBufferWithPropertiesINTEL"),
-    Some(c"clGetDeviceFunctionPointerINTEL"),
-    Some(c"clGetDeviceGlobalVariablePointerINTEL"),
-    Some(c"clEnqueueWriteGlobalVariableINTEL"),
-    Some(c"clEnqueueReadGlobalVariableINTEL"),
-    Some(c"clEnqueueReadHostPipeINTEL"),
-    Some(c"clEnqueueWriteHostPipeINTEL"),
-    Some(c"clCreateProgramWithILKHR"),
-    Some(c"clCreateCommandBufferKHR"),
-    Some(c"clRetainCommandBufferKHR"),
-    Some(c"clReleaseCommandBufferKHR"),
-    Some(c"clFinalizeCommandBufferKHR"),
-    Some(c"clEnqueueCommandBufferKHR"),
-    Some(c"clCommandBarrierWithWaitListKHR"),
-    Some(c"clCommandCopyBufferKHR"),
-    Some(c"clCommandCopyBufferRectKHR"),
-    Some(c"clCommandCopyBufferToImageKHR"),
-    Some(c"clCommandCopyImageKHR"),
-    Some(c"clCommandCopyImageToBufferKHR"),
-    Some(c"clCommandFillBufferKHR"),
-    Some(c"clCommandFillImageKHR"),
-    Some(c"clCommandNDRangeKernelKHR"),
-    Some(c"clCommandSVMMemcpyKHR"),
-    Some(c"clCommandSVMMemFillKHR"),
-    Some(c"clGetCommandBufferInfoKHR"),
-    Some(c"clUpdateMutableCommandsKHR"),
-    Some(c"clGetKernelSuggestedLocalWorkSizeKHR"),
-    Some(c"clCreateCommandQueueWithPropertiesKHR"),
-    Some(c"clTerminateContextKHR"),
-    Some(c"clEnqueueAcquireExternalMemObjectsKHR"),
-    Some(c"clEnqueueReleaseExternalMemObjectsKHR"),
-    Some(c"clCreateSemaphoreWithPropertiesKHR"),
-    Some(c"clEnqueueWaitSemaphoresKHR"),
-    Some(c"clEnqueueSignalSemaphoresKHR"),
-    Some(c"clGetSemaphoreInfoKHR"),
-    Some(c"clReleaseSemaphoreKHR"),
-    Some(c"clRetainSemaphoreKHR"),
-    Some(c"clGetSemaphoreHandleForTypeKHR"),
-];
+/// `NAMES[id]` is the function of `id`; `None` for ID 0, retired IDs and unused ones.
+pub(crate) static NAMES: [Option<&CStr>; 200] = {
+    let mut names: [Option<&CStr>; 200] = [None; 200];
+    names[1] = Some(c"clGetPlatformIDs");
+    names[2] = Some(c"clGetPlatformInfo");
+    names[3] = Some(c"clGetDeviceIDs");
+    names[4] = Some(c"clGetDeviceInfo");
+    names[5] = Some(c"clCreateContext");
+    names[6] = Some(c"clCreateContextFromType");
+    names[7] = Some(c"clRetainContext");
+    names[8] = Some(c"clReleaseContext");
+    names[9] = Some(c"clGetContextInfo");
+    names[10] = Some(c"clCreateCommandQueue");
+    names[11] = Some(c"clRetainCommandQueue");
+    names[12] = Some(c"clReleaseCommandQueue");
+    names[13] = Some(c"clGetCommandQueueInfo");
+    names[14] = Some(c"clSetCommandQueueProperty");
+    names[15] = Some(c"clCreateBuffer");
+    names[16] = Some(c"clCreateImage2D");
+    names[17] = Some(c"clCreateImage3D");
+    names[18] = Some(c"clRetainMemObject");
+    names[19] = Some(c"clReleaseMemObject");
+    names[20] = Some(c"clGetSupportedImageFormats");
+    names[21] = Some(c"clGetMemObjectInfo");
+    names[22] = Some(c"clGetImageInfo");
+    names[23] = Some(c"clCreateSampler");
+    names[24] = Some(c"clRetainSampler");
+    names[25] = Some(c"clReleaseSampler");
+    names[26] = Some(c"clGetSamplerInfo");
+    names[27] = Some(c"clCreateProgramWithSource");
+    names[28] = Some(c"clCreateProgramWithBinary");
+    names[29] = Some(c"clRetainProgram");
+    names[30] = Some(c"clReleaseProgram");
+    names[31] = Some(c"clBuildProgram");
+    names[32] = Some(c"clUnloadCompiler");
+    names[33] = Some(c"clGetProgramInfo");
+    names[34] = Some(c"clGetProgramBuildInfo");
+    names[35] = Some(c"clCreateKernel");
+    names[36] = Some(c"clCreateKernelsInProgram");
+    names[37] = Some(c"clRetainKernel");
+    names[38] = Some(c"clReleaseKernel");
+    names[39] = Some(c"clSetKernelArg");
+    names[40] = Some(c"clGetKernelInfo");
+    names[41] = Some(c"clGetKernelWorkGroupInfo");
+    names[42] = Some(c"clWaitForEvents");
+    names[43] = Some(c"clGetEventInfo");
+    names[44] = Some(c"clRetainEvent");
+    names[45] = Some(c"clReleaseEvent");
+    names[46] = Some(c"clGetEventProfilingInfo");
+    names[47] = Some(c"clFlush");
+    names[48] = Some(c"clFinish");
+    names[49] = Some(c"clEnqueueReadBuffer");
+    names[50] = Some(c"clEnqueueWriteBuffer");
+    names[51] = Some(c"clEnqueueCopyBuffer");
+    names[52] = Some(c"clEnqueueReadImage");
+    names[53] = Some(c"clEnqueueWriteImage");
+    names[54] = Some(c"clEnqueueCopyImage");
+    names[55] = Some(c"clEnqueueCopyImageToBuffer");
+    names[56] = Some(c"clEnqueueCopyBufferToImage");
+    names[57] = Some(c"clEnqueueMapBuffer");
+    names[58] = Some(c"clEnqueueMapImage");
+    names[59] = Some(c"clEnqueueUnmapMemObject");
+    names[60] = Some(c"clEnqueueNDRangeKernel");
+    names[61] = Some(c"clEnqueueTask");
+    names[62] = Some(c"clEnqueueNativeKernel");
+    names[63] = Some(c"clEnqueueMarker");
+    names[64] = Some(c"clEnqueueWaitForEvents");
+    names[65] = Some(c"clEnqueueBarrier");
+    names[66] = Some(c"clGetExtensionFunctionAddress");
+    names[67] = Some(c"clCreateFromGLBuffer");
+    names[68] = Some(c"clCreateFromGLTexture2D");
+    names[69] = Some(c"clCreateFromGLTexture3D");
+    names[70] = Some(c"clCreateFromGLRenderbuffer");
+    names[71] = Some(c"clGetGLObjectInfo");
+    names[72] = Some(c"clGetGLTextureInfo");
+    names[73] = Some(c"clEnqueueAcquireGLObjects");
+    names[74] = Some(c"clEnqueueReleaseGLObjects");
+    names[75] = Some(c"clGetGLContextInfoKHR");
+    names[76] = Some(c"clGetDeviceIDsFromD3D10KHR");
+    names[77] = Some(c"clCreateFromD3D10BufferKHR");
+    names[78] = Some(c"clCreateFromD3D10Texture2DKHR");
+    names[79] = Some(c"clCreateFromD3D10Texture3DKHR");
+    names[80] = Some(c"clEnqueueAcquireD3D10ObjectsKHR");
+    names[81] = Some(c"clEnqueueReleaseD3D10ObjectsKHR");
+    names[82] = Some(c"clSetEventCallback");
+    names[83] = Some(c"clCreateSubBuffer");
+    names[84] = Some(c"clSetMemObjectDestructorCallback");
+    names[85] = Some(c"clCreateUserEvent");
+    names[86] = Some(c"clSetUserEventStatus");
+    names[87] = Some(c"clEnqueueReadBufferRect");
+    names[88] = Some(c"clEnqueueWriteBufferRect");
+    names[89] = Some(c"clEnqueueCopyBufferRect");
+    names[90] = Some(c"clCreateSubDevicesEXT");
+    names[91] = Some(c"clRetainDeviceEXT");
+    names[92] = Some(c"clReleaseDeviceEXT");
+    names[93] = Some(c"clCreateEventFromGLsyncKHR");
+    names[94] = Some(c"clCreateSubDevices");
+    names[95] = Some(c"clRetainDevice");
+    names[96] = Some(c"clReleaseDevice");
+    names[97] = Some(c"clCreateImage");
+    names[98] = Some(c"clCreateProgramWithBuiltInKernels");
+    names[99] = Some(c"clCompileProgram");
+    names[100] = Some(c"clLinkProgram");
+    names[101] = Some(c"clUnloadPlatformCompiler");
+    names[102] = Some(c"clGetKernelArgInfo");
+    names[103] = Some(c"clEnqueueFillBuffer");
+    names[104] = Some(c"clEnqueueFillImage");
+    names[105] = Some(c"clEnqueueMigrateMemObjects");
+    names[106] = Some(c"clEnqueueMarkerWithWaitList");
+    names[107] = Some(c"clEnqueueBarrierWithWaitList");
+    names[108] = Some(c"clGetExtensionFunctionAddressForPlatform");
+    names[109] = Some(c"clCreateFromGLTexture");
+    names[110] = Some(c"clGetDeviceIDsFromD3D11KHR");
+    names[111] = Some(c"clCreateFromD3D11BufferKHR");
+    names[112] = Some(c"clCreateFromD3D11Texture2DKHR");
+    names[113] = Some(c"clCreateFromD3D11Texture3DKHR");
+    names[114] = Some(c"clCreateFromDX9MediaSurfaceKHR");
+    names[115] = Some(c"clEnqueueAcquireD3D11ObjectsKHR");
+    names[116] = Some(c"clEnqueueReleaseD3D11ObjectsKHR");
+    names[117] = Some(c"clGetDeviceIDsFromDX9MediaAdapterKHR");
+    names[118] = Some(c"clEnqueueAcquireDX9MediaSurfacesKHR");
+    names[119] = Some(c"clEnqueueReleaseDX9MediaSurfacesKHR");
+    names[120] = Some(c"clCreateFromEGLImageKHR");
+    names[121] = Some(c"clEnqueueAcquireEGLObjectsKHR");
+    names[122] = Some(c"clEnqueueReleaseEGLObjectsKHR");
+    names[123] = Some(c"clCreateEventFromEGLSyncKHR");
+    names[124] = Some(c"clCreateCommandQueueWithProperties");
+    names[125] = Some(c"clCreatePipe");
+    names[126] = Some(c"clGetPipeInfo");
+    names[127] = Some(c"clSVMAlloc");
+    names[128] = Some(c"clSVMFree");
+    names[129] = Some(c"clEnqueueSVMFree");
+    names[130] = Some(c"clEnqueueSVMMemcpy");
+    names[131] = Some(c"clEnqueueSVMMemFill");
+    names[132] = Some(c"clEnqueueSVMMap");
+    names[133] = Some(c"clEnqueueSVMUnmap");
+    names[134] = Some(c"clCreateSamplerWithProperties");
+    names[135] = Some(c"clSetKernelArgSVMPointer");
+    names[136] = Some(c"clSetKernelExecInfo");
+    names[137] = Some(c"clGetKernelSubGroupInfoKHR");
+    names[138] = Some(c"clCloneKernel");
+    names[139] = Some(c"clCreateProgramWithIL");
+    names[140] = Some(c"clEnqueueSVMMigrateMem");
+    names[141] = Some(c"clGetDeviceAndHostTimer");
+    names[142] = Some(c"clGetHostTimer");
+    names[143] = Some(c"clGetKernelSubGroupInfo");
+    names[144] = Some(c"clSetDefaultDeviceCommandQueue");
+    names[145] = Some(c"clSetProgramReleaseCallback");
+    names[146] = Some(c"clSetProgramSpecializationConstant");
+    names[147] = Some(c"clCreateBufferWithProperties");
+    names[148] = Some(c"clCreateImageWithProperties");
+    names[149] = Some(c"clSetContextDestructorCallback");
+    names[150] = Some(c"clHostMemAllocINTEL");
+    names[151] = Some(c"clDeviceMemAllocINTEL");
+    names[152] = Some(c"clSharedMemAllocINTEL");
+    names[153] = Some(c"clMemFreeINTEL");
+    names[154] = Some(c"clMemBlockingFreeINTEL");
+    names[155] = Some(c"clGetMemAllocInfoINTEL");
+    names[156] = Some(c"clSetKernelArgMemPointerINTEL");
+    names[157] = Some(c"clEnqueueMemsetINTEL");
+    names[158] = Some(c"clEnqueueMemFillINTEL");
+    names[159] = Some(c"clEnqueueMemcpyINTEL");
+    names[160] = Some(c"clEnqueueMigrateMemINTEL");
+    names[161] = Some(c"clEnqueueMemAdviseINTEL");
+    names[162] = Some(c"clCreateBufferWithPropertiesINTEL");
+    names[163] = Some(c"clGetDeviceFunctionPointerINTEL");
+    names[164] = Some(c"clGetDeviceGlobalVariablePointerINTEL");
+    names[165] = Some(c"clEnqueueWriteGlobalVariableINTEL");
+    names[166] = Some(c"clEnqueueReadGlobalVariableINTEL");
+    names[167] = Some(c"clEnqueueReadHostPipeINTEL");
+    names[168] = Some(c"clEnqueueWriteHostPipeINTEL");
+    names[169] = Some(c"clCreateProgramWithILKHR");
+    names[170] = Some(c"clCreateCommandBufferKHR");
+    names[171] = Some(c"clRetainCommandBufferKHR");
+    names[172] = Some(c"clReleaseCommandBufferKHR");
+    names[173] = Some(c"clFinalizeCommandBufferKHR");
+    names[174] = Some(c"clEnqueueCommandBufferKHR");
+    names[175] = Some(c"clCommandBarrierWithWaitListKHR");
+    names[176] = Some(c"clCommandCopyBufferKHR");
+    names[177] = Some(c"clCommandCopyBufferRectKHR");
+    names[178] = Some(c"clCommandCopyBufferToImageKHR");
+    names[179] = Some(c"clCommandCopyImageKHR");
+    names[180] = Some(c"clCommandCopyImageToBufferKHR");
+    names[181] = Some(c"clCommandFillBufferKHR");
+    names[182] = Some(c"clCommandFillImageKHR");
+    names[183] = Some(c"clCommandNDRangeKernelKHR");
+    names[184] = Some(c"clCommandSVMMemcpyKHR");
+    names[185] = Some(c"clCommandSVMMemFillKHR");
+    names[186] = Some(c"clGetCommandBufferInfoKHR");
+    names[187] = Some(c"clUpdateMutableCommandsKHR");
+    names[188] = Some(c"clGetKernelSuggestedLocalWorkSizeKHR");
+    names[189] = Some(c"clCreateCommandQueueWithPropertiesKHR");
+    names[190] = Some(c"clTerminateContextKHR");
+    names[191] = Some(c"clEnqueueAcquireExternalMemObjectsKHR");
+    names[192] = Some(c"clEnqueueReleaseExternalMemObjectsKHR");
+    names[193] = Some(c"clCreateSemaphoreWithPropertiesKHR");
+    names[194] = Some(c"clEnqueueWaitSemaphoresKHR");
+    names[195] = Some(c"clEnqueueSignalSemaphoresKHR");
+    names[196] = Some(c"clGetSemaphoreInfoKHR");
+    names[197] = Some(c"clReleaseSemaphoreKHR");
+    names[198] = Some(c"clRetainSemaphoreKHR");
+    names[199] = Some(c"clGetSemaphoreHandleForTypeKHR");
+    names
+};
 
 /// `clGetPlatformIDs`.
 pub const clGetPlatformIDs: ApiId = 1;

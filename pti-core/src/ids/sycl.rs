@@ -9,323 +9,276 @@ use crate::api::ApiId;
 /// The highest ID of the table.
 pub const MAX_ID: ApiId = 313;
 
-/// `NAMES[id]` is the function of `id`; `None` for ID 0 and for retired IDs.
-pub(crate) static NAMES: [Option<&CStr>; 314] = [
-    None,
-    Some(c"urContextCreate"),
-    Some(c"urContextRetain"),
-    Some(c"urContextRelease"),
-    Some(c"urContextGetInfo"),
-    Some(c"urContextGetNativeHandle"),
-    Some(c"urContextCreateWithNativeHandle"),
-    Some(c"urContextSetExtendedDeleter"),
-    Some(c"urDeviceGet"),
-    Some(c"urDeviceGetInfo"),
-    Some(c"urDeviceRetain"),
-    Some(c"urDeviceRelease"),
-    Some(c"urDevicePartition"),
-    Some(c"urDeviceSelectBinary"),
-    Some(c"urDeviceGetNativeHandle"),
-    Some(c"urDeviceCreateWithNativeHandle"),
-    Some(c"urDeviceGetGlobalTimestamps"),
-    Some(c"urEnqueueKernelLaunch"),
-    Some(c"urEnqueueEventsWait"),
-    Some(c"urEnqueueEventsWaitWithBarrier"),
-    Some(c"urEnqueueMemBufferRead"),
-    Some(c"urEnqueueMemBufferWrite"),
-    Some(c"urEnqueueMemBufferReadRect"),
-    Some(c"urEnqueueMemBufferWriteRect"),
-    Some(c"urEnqueueMemBufferCopy"),
-    Some(c"urEnqueueMemBufferCopyRect"),
-    Some(c"urEnqueueMemBufferFill"),
-    Some(c"urEnqueueMemImageRead"),
-    Some(c"urEnqueueMemImageWrite"),
-    Some(c"urEnqueueMemImageCopy"),
-    Some(c"urEnqueueMemBufferMap"),
-    Some(c"urEnqueueMemUnmap"),
-    Some(c"urEnqueueUSMFill"),
-    Some(c"urEnqueueUSMMemcpy"),
-    Some(c"urEnqueueUSMPrefetch"),
-    Some(c"urEnqueueUSMAdvise"),
-    None,
-    None,
-    Some(c"urEnqueueDeviceGlobalVariableWrite"),
-    Some(c"urEnqueueDeviceGlobalVariableRead"),
-    Some(c"urEventGetInfo"),
-    Some(c"urEventGetProfilingInfo"),
-    Some(c"urEventWait"),
-    Some(c"urEventRetain"),
-    Some(c"urEventRelease"),
-    Some(c"urEventGetNativeHandle"),
-    Some(c"urEventCreateWithNativeHandle"),
-    Some(c"urEventSetCallback"),
-    Some(c"urKernelCreate"),
-    Some(c"urKernelSetArgValue"),
-    Some(c"urKernelSetArgLocal"),
-    Some(c"urKernelGetInfo"),
-    Some(c"urKernelGetGroupInfo"),
-    Some(c"urKernelGetSubGroupInfo"),
-    Some(c"urKernelRetain"),
-    Some(c"urKernelRelease"),
-    Some(c"urKernelSetArgPointer"),
-    Some(c"urKernelSetExecInfo"),
-    Some(c"urKernelSetArgSampler"),
-    Some(c"urKernelSetArgMemObj"),
-    Some(c"urKernelSetSpecializationConstants"),
-    Some(c"urKernelGetNativeHandle"),
-    Some(c"urKernelCreateWithNativeHandle"),
-    Some(c"urMemImageCreate"),
-    Some(c"urMemBufferCreate"),
-    Some(c"urMemRetain"),
-    Some(c"urMemRelease"),
-    Some(c"urMemBufferPartition"),
-    Some(c"urMemGetNativeHandle"),
-    Some(c"urEnqueueReadHostPipe"),
-    Some(c"urMemGetInfo"),
-    Some(c"urMemImageGetInfo"),
-    Some(c"urPlatformGet"),
-    Some(c"urPlatformGetInfo"),
-    Some(c"urPlatformGetApiVersion"),
-    Some(c"urPlatformGetNativeHandle"),
-    Some(c"urPlatformCreateWithNativeHandle"),
-    None,
-    Some(c"urProgramCreateWithIL"),
-    Some(c"urProgramCreateWithBinary"),
-    Some(c"urProgramBuild"),
-    Some(c"urProgramCompile"),
-    Some(c"urProgramLink"),
-    Some(c"urProgramRetain"),
-    Some(c"urProgramRelease"),
-    Some(c"urProgramGetFunctionPointer"),
-    Some(c"urProgramGetInfo"),
-    Some(c"urProgramGetBuildInfo"),
-    Some(c"urProgramSetSpecializationConstants"),
-    Some(c"urProgramGetNativeHandle"),
-    Some(c"urProgramCreateWithNativeHandle"),
-    Some(c"urQueueGetInfo"),
-    Some(c"urQueueCreate"),
-    Some(c"urQueueRetain"),
-    Some(c"urQueueRelease"),
-    Some(c"urQueueGetNativeHandle"),
-    Some(c"urQueueCreateWithNativeHandle"),
-    Some(c"urQueueFinish"),
-    Some(c"urQueueFlush"),
-    None,
-    None,
-    Some(c"urSamplerCreate"),
-    Some(c"urSamplerRetain"),
-    Some(c"urSamplerRelease"),
-    Some(c"urSamplerGetInfo"),
-    Some(c"urSamplerGetNativeHandle"),
-    Some(c"urSamplerCreateWithNativeHandle"),
-    Some(c"urUSMHostAlloc"),
-    Some(c"urUSMDeviceAlloc"),
-    Some(c"urUSMSharedAlloc"),
-    Some(c"urUSMFree"),
-    Some(c"urUSMGetMemAllocInfo"),
-    Some(c"urUSMPoolCreate"),
-    Some(c"urCommandBufferCreateExp"),
-    Some(c"urPlatformGetBackendOption"),
-    Some(c"urMemBufferCreateWithNativeHandle"),
-    Some(c"urMemImageCreateWithNativeHandle"),
-    Some(c"urEnqueueWriteHostPipe"),
-    Some(c"urUSMPoolRetain"),
-    Some(c"urUSMPoolRelease"),
-    Some(c"urUSMPoolGetInfo"),
-    Some(c"urCommandBufferRetainExp"),
-    Some(c"urCommandBufferReleaseExp"),
-    Some(c"urCommandBufferFinalizeExp"),
-    None,
-    Some(c"urCommandBufferAppendKernelLaunchExp"),
-    None,
-    None,
-    Some(c"urCommandBufferEnqueueExp"),
-    None,
-    None,
-    None,
-    Some(c"urUSMPitchedAllocExp"),
-    Some(c"urBindlessImagesUnsampledImageHandleDestroyExp"),
-    Some(c"urBindlessImagesSampledImageHandleDestroyExp"),
-    Some(c"urBindlessImagesImageAllocateExp"),
-    Some(c"urBindlessImagesImageFreeExp"),
-    Some(c"urBindlessImagesUnsampledImageCreateExp"),
-    Some(c"urBindlessImagesSampledImageCreateExp"),
-    Some(c"urBindlessImagesImageCopyExp"),
-    Some(c"urBindlessImagesImageGetInfoExp"),
-    Some(c"urBindlessImagesMipmapGetLevelExp"),
-    Some(c"urBindlessImagesMipmapFreeExp"),
-    None,
-    Some(c"urBindlessImagesMapExternalArrayExp"),
-    None,
-    None,
-    Some(c"urBindlessImagesReleaseExternalSemaphoreExp"),
-    Some(c"urBindlessImagesWaitExternalSemaphoreExp"),
-    Some(c"urBindlessImagesSignalExternalSemaphoreExp"),
-    None,
-    Some(c"urEnqueueUSMFill2D"),
-    Some(c"urEnqueueUSMMemcpy2D"),
-    Some(c"urVirtualMemGranularityGetInfo"),
-    Some(c"urVirtualMemReserve"),
-    Some(c"urVirtualMemFree"),
-    Some(c"urVirtualMemMap"),
-    Some(c"urVirtualMemUnmap"),
-    Some(c"urVirtualMemSetAccess"),
-    Some(c"urVirtualMemGetInfo"),
-    Some(c"urPhysicalMemCreate"),
-    Some(c"urPhysicalMemRetain"),
-    Some(c"urPhysicalMemRelease"),
-    Some(c"urUSMImportExp"),
-    Some(c"urUSMReleaseExp"),
-    Some(c"urUsmP2PEnablePeerAccessExp"),
-    Some(c"urUsmP2PDisablePeerAccessExp"),
-    Some(c"urUsmP2PPeerAccessGetInfoExp"),
-    None,
-    None,
-    None,
-    None,
-    Some(c"urLoaderConfigCreate"),
-    Some(c"urLoaderConfigRelease"),
-    Some(c"urLoaderConfigRetain"),
-    Some(c"urLoaderConfigGetInfo"),
-    Some(c"urLoaderConfigEnableLayer"),
-    Some(c"urAdapterRelease"),
-    Some(c"urAdapterGet"),
-    Some(c"urAdapterRetain"),
-    Some(c"urAdapterGetLastError"),
-    Some(c"urAdapterGetInfo"),
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    Some(c"urProgramBuildExp"),
-    Some(c"urProgramCompileExp"),
-    Some(c"urProgramLinkExp"),
-    Some(c"urLoaderConfigSetCodeLocationCallback"),
-    Some(c"urLoaderInit"),
-    Some(c"urLoaderTearDown"),
-    Some(c"urCommandBufferAppendUSMMemcpyExp"),
-    Some(c"urCommandBufferAppendUSMFillExp"),
-    Some(c"urCommandBufferAppendMemBufferCopyExp"),
-    Some(c"urCommandBufferAppendMemBufferWriteExp"),
-    Some(c"urCommandBufferAppendMemBufferReadExp"),
-    Some(c"urCommandBufferAppendMemBufferCopyRectExp"),
-    Some(c"urCommandBufferAppendMemBufferWriteRectExp"),
-    Some(c"urCommandBufferAppendMemBufferReadRectExp"),
-    Some(c"urCommandBufferAppendMemBufferFillExp"),
-    Some(c"urCommandBufferAppendUSMPrefetchExp"),
-    Some(c"urCommandBufferAppendUSMAdviseExp"),
-    Some(c"urEnqueueCooperativeKernelLaunchExp"),
-    Some(c"urKernelSuggestMaxCooperativeGroupCountExp"),
-    Some(c"urProgramGetGlobalVariablePointer"),
-    Some(c"urDeviceGetSelected"),
-    Some(c"urCommandBufferRetainCommandExp"),
-    Some(c"urCommandBufferReleaseCommandExp"),
-    Some(c"urCommandBufferUpdateKernelLaunchExp"),
-    Some(c"urCommandBufferGetInfoExp"),
-    Some(c"urCommandBufferCommandGetInfoExp"),
-    Some(c"urEnqueueTimestampRecordingExp"),
-    Some(c"urEnqueueKernelLaunchCustomExp"),
-    Some(c"urKernelGetSuggestedLocalWorkSize"),
-    Some(c"urBindlessImagesImportExternalMemoryExp"),
-    Some(c"urBindlessImagesImportExternalSemaphoreExp"),
-    Some(c"urEnqueueNativeCommandExp"),
-    Some(c"urLoaderConfigSetMockingEnabled"),
-    Some(c"urBindlessImagesReleaseExternalMemoryExp"),
-    Some(c"urCommandBufferAppendUSMMemcpyExp_v2"),
-    Some(c"urCommandBufferAppendUSMFillExp_v2"),
-    Some(c"urCommandBufferAppendMemBufferCopyExp_v2"),
-    Some(c"urCommandBufferAppendMemBufferWriteExp_v2"),
-    Some(c"urCommandBufferAppendMemBufferReadExp_v2"),
-    Some(c"urCommandBufferAppendMemBufferCopyRectExp_v2"),
-    Some(c"urCommandBufferAppendMemBufferWriteRectExp_v2"),
-    Some(c"urCommandBufferAppendMemBufferReadRectExp_v2"),
-    Some(c"urCommandBufferAppendMemBufferFillExp_v2"),
-    Some(c"urCommandBufferAppendUSMPrefetchExp_v2"),
-    Some(c"urCommandBufferAppendUSMAdviseExp_v2"),
-    Some(c"urEnqueueCommandBufferExp"),
-    Some(c"urCommandBufferUpdateSignalEventExp"),
-    Some(c"urCommandBufferUpdateWaitEventsExp"),
-    Some(c"urBindlessImagesMapExternalLinearMemoryExp"),
-    Some(c"urEnqueueEventsWaitWithBarrierExt"),
-    Some(c"urTensorMapEncodeIm2ColExp"),
-    Some(c"urTensorMapEncodeTiledExp"),
-    Some(c"urPhysicalMemGetInfo"),
-    Some(c"urEnqueueUSMDeviceAllocExp"),
-    Some(c"urEnqueueUSMSharedAllocExp"),
-    Some(c"urEnqueueUSMHostAllocExp"),
-    Some(c"urEnqueueUSMFreeExp"),
-    Some(c"urUSMPoolCreateExp"),
-    Some(c"urUSMPoolDestroyExp"),
-    Some(c"urUSMPoolSetThresholdExp"),
-    Some(c"urUSMPoolGetDefaultDevicePoolExp"),
-    None,
-    Some(c"urUSMPoolSetDevicePoolExp"),
-    Some(c"urUSMPoolGetDevicePoolExp"),
-    Some(c"urUSMPoolTrimToExp"),
-    Some(c"urUSMPoolGetInfoExp"),
-    Some(c"urCommandBufferAppendNativeCommandExp"),
-    Some(c"urCommandBufferGetNativeHandleExp"),
-    Some(c"urUSMPoolSetInfoExp"),
-    Some(c"urAdapterSetLoggerCallback"),
-    Some(c"urAdapterSetLoggerCallbackLevel"),
-    Some(c"urBindlessImagesGetImageUnsampledHandleSupportExp"),
-    Some(c"urBindlessImagesGetImageSampledHandleSupportExp"),
-    Some(c"urBindlessImagesGetImageMemoryHandleTypeSupportExp"),
-    Some(c"urBindlessImagesFreeMappedLinearMemoryExp"),
-    Some(c"urKernelSuggestMaxCooperativeGroupCount"),
-    Some(c"urUSMContextMemcpyExp"),
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    None,
-    Some(c"urMemoryExportAllocExportableMemoryExp"),
-    Some(c"urMemoryExportFreeExportableMemoryExp"),
-    Some(c"urMemoryExportExportMemoryHandleExp"),
-    Some(c"urBindlessImagesSupportsImportingHandleTypeExp"),
-    Some(c"urIPCGetMemHandleExp"),
-    Some(c"urIPCPutMemHandleExp"),
-    Some(c"urIPCOpenMemHandleExp"),
-    Some(c"urIPCCloseMemHandleExp"),
-    Some(c"urDeviceWaitExp"),
-    Some(c"urProgramDynamicLinkExp"),
-    Some(c"urEnqueueKernelLaunchWithArgsExp"),
-    Some(c"urGraphCreateExp"),
-    Some(c"urQueueBeginGraphCaptureExp"),
-    Some(c"urQueueBeginCaptureIntoGraphExp"),
-    Some(c"urQueueEndGraphCaptureExp"),
-    None,
-    None,
-    Some(c"urGraphDestroyExp"),
-    Some(c"urGraphExecutableGraphDestroyExp"),
-    Some(c"urQueueIsGraphCaptureEnabledExp"),
-    Some(c"urGraphIsEmptyExp"),
-    Some(c"urGraphDumpContentsExp"),
-    Some(c"urGraphInstantiateGraphExp"),
-    Some(c"urEnqueueGraphExp"),
-    Some(c"urEnqueueHostTaskExp"),
-    Some(c"urCommandBufferAppendKernelLaunchWithArgsExp"),
-    Some(c"urKernelGetSuggestedLocalWorkSizeWithArgs"),
-    Some(c"urUSMHostAllocRegisterExp"),
-    Some(c"urUSMHostAllocUnregisterExp"),
-];
+/// `NAMES[id]` is the function of `id`; `None` for ID 0, retired IDs and unused ones.
+pub(crate) static NAMES: [Option<&CStr>; 314] = {
+    let mut names: [Option<&CStr>; 314] = [None; 314];
+    names[1] = Some(c"urContextCreate");
+    names[2] = Some(c"urContextRetain");
+    names[3] = Some(c"urContextRelease");
+    names[4] = Some(c"urContextGetInfo");
+    names[5] = Some(c"urContextGetNativeHandle");
+    names[6] = Some(c"urContextCreateWithNativeHandle");
+    names[7] = Some(c"urContextSetExtendedDeleter");
+    names[8] = Some(c"urDeviceGet");
+    names[9] = Some(c"urDeviceGetInfo");
+    names[10] = Some(c"urDeviceRetain");
+    names[11] = Some(c"urDeviceRelease");
+    names[12] = Some(c"urDevicePartition");
+    names[13] = Some(c"urDeviceSelectBinary");
+    names[14] = Some(c"urDeviceGetNativeHandle");
+    names[15] = Some(c"urDeviceCreateWithNativeHandle");
+    names[16] = Some(c"urDeviceGetGlobalTimestamps");
+    names[17] = Some(c"urEnqueueKernelLaunch");
+    names[18] = Some(c"urEnqueueEventsWait");
+    names[19] = Some(c"urEnqueueEventsWaitWithBarrier");
+    names[20] = Some(c"urEnqueueMemBufferRead");
+    names[21] = Some(c"urEnqueueMemBufferWrite");
+    names[22] = Some(c"urEnqueueMemBufferReadRect");
+    names[23] = Some(c"urEnqueueMemBufferWriteRect");
+    names[24] = Some(c"urEnqueueMemBufferCopy");
+    names[25] = Some(c"urEnqueueMemBufferCopyRect");
+    names[26] = Some(c"urEnqueueMemBufferFill");
+    names[27] = Some(c"urEnqueueMemImageRead");
+    names[28] = Some(c"urEnqueueMemImageWrite");
+    names[29] = Some(c"urEnqueueMemImageCopy");
+    names[30] = Some(c"urEnqueueMemBufferMap");
+    names[31] = Some(c"urEnqueueMemUnmap");
+    names[32] = Some(c"urEnqueueUSMFill");
+    names[33] = Some(c"urEnqueueUSMMemcpy");
+    names[34] = Some(c"urEnqueueUSMPrefetch");
+    names[35] = Some(c"urEnqueueUSMAdvise");
+    names[38] = Some(c"urEnqueueDeviceGlobalVariableWrite");
+    names[39] = Some(c"urEnqueueDeviceGlobalVariableRead");
+    names[40] = Some(c"urEventGetInfo");
+    names[41] = Some(c"urEventGetProfilingInfo");
+    names[42] = Some(c"urEventWait");
+    names[43] = Some(c"urEventRetain");
+    names[44] = Some(c"urEventRelease");
+    names[45] = Some(c"urEventGetNativeHandle");
+    names[46] = Some(c"urEventCreateWithNativeHandle");
+    names[47] = Some(c"urEventSetCallback");
+    names[48] = Some(c"urKernelCreate");
+    names[49] = Some(c"urKernelSetArgValue");
+    names[50] = Some(c"urKernelSetArgLocal");
+    names[51] = Some(c"urKernelGetInfo");
+    names[52] = Some(c"urKernelGetGroupInfo");
+    names[53] = Some(c"urKernelGetSubGroupInfo");
+    names[54] = Some(c"urKernelRetain");
+    names[55] = Some(c"urKernelRelease");
+    names[56] = Some(c"urKernelSetArgPointer");
+    names[57] = Some(c"urKernelSetExecInfo");
+    names[58] = Some(c"urKernelSetArgSampler");
+    names[59] = Some(c"urKernelSetArgMemObj");
+    names[60] = Some(c"urKernelSetSpecializationConstants");
+    names[61] = Some(c"urKernelGetNativeHandle");
+    names[62] = Some(c"urKernelCreateWithNativeHandle");
+    names[63] = Some(c"urMemImageCreate");
+    names[64] = Some(c"urMemBufferCreate");
+    names[65] = Some(c"urMemRetain");
+    names[66] = Some(c"urMemRelease");
+    names[67] = Some(c"urMemBufferPartition");
+    names[68] = Some(c"urMemGetNativeHandle");
+    names[69] = Some(c"urEnqueueReadHostPipe");
+    names[70] = Some(c"urMemGetInfo");
+    names[71] = Some(c"urMemImageGetInfo");
+    names[72] = Some(c"urPlatformGet");
+    names[73] = Some(c"urPlatformGetInfo");
+    names[74] = Some(c"urPlatformGetApiVersion");
+    names[75] = Some(c"urPlatformGetNativeHandle");
+    names[76] = Some(c"urPlatformCreateWithNativeHandle");
+    names[78] = Some(c"urProgramCreateWithIL");
+    names[79] = Some(c"urProgramCreateWithBinary");
+    names[80] = Some(c"urProgramBuild");
+    names[81] = Some(c"urProgramCompile");
+    names[82] = Some(c"urProgramLink");
+    names[83] = Some(c"urProgramRetain");
+    names[84] = Some(c"urProgramRelease");
+    names[85] = Some(c"urProgramGetFunctionPointer");
+    names[86] = Some(c"urProgramGetInfo");
+    names[87] = Some(c"urProgramGetBuildInfo");
+    names[88] = Some(c"urProgramSetSpecializationConstants");
+    names[89] = Some(c"urProgramGetNativeHandle");
+    names[90] = Some(c"urProgramCreateWithNativeHandle");
+    names[91] = Some(c"urQueueGetInfo");
+    names[92] = Some(c"urQueueCreate");
+    names[93] = Some(c"urQueueRetain");
+    names[94] = Some(c"urQueueRelease");
+    names[95] = Some(c"urQueueGetNativeHandle");
+    names[96] = Some(c"urQueueCreateWithNativeHandle");
+    names[97] = Some(c"urQueueFinish");
+    names[98] = Some(c"urQueueFlush");
+    names[101] = Some(c"urSamplerCreate");
+    names[102] = Some(c"urSamplerRetain");
+    names[103] = Some(c"urSamplerRelease");
+    names[104] = Some(c"urSamplerGetInfo");
+    names[105] = Some(c"urSamplerGetNativeHandle");
+    names[106] = Some(c"urSamplerCreateWithNativeHandle");
+    names[107] = Some(c"urUSMHostAlloc");
+    names[108] = Some(c"urUSMDeviceAlloc");
+    names[109] = Some(c"urUSMSharedAlloc");
+    names[110] = Some(c"urUSMFree");
+    names[111] = Some(c"urUSMGetMemAllocInfo");
+    names[112] = Some(c"urUSMPoolCreate");
+    names[113] = Some(c"urCommandBufferCreateExp");
+    names[114] = Some(c"urPlatformGetBackendOption");
+    names[115] = Some(c"urMemBufferCreateWithNativeHandle");
+    names[116] = Some(c"urMemImageCreateWithNativeHandle");
+    names[117] = Some(c"urEnqueueWriteHostPipe");
+    names[118] = Some(c"urUSMPoolRetain");
+    names[119] = Some(c"urUSMPoolRelease");
+    names[120] = Some(c"urUSMPoolGetInfo");
+    names[121] = Some(c"urCommandBufferRetainExp");
+    names[122] = Some(c"urCommandBufferReleaseExp");
+    names[123] = Some(c"urCommandBufferFinalizeExp");
+    names[125] = Some(c"urCommandBufferAppendKernelLaunchExp");
+    names[128] = Some(c"urCommandBufferEnqueueExp");
+    names[132] = Some(c"urUSMPitchedAllocExp");
+    names[133] = Some(c"urBindlessImagesUnsampledImageHandleDestroyExp");
+    names[134] = Some(c"urBindlessImagesSampledImageHandleDestroyExp");
+    names[135] = Some(c"urBindlessImagesImageAllocateExp");
+    names[136] = Some(c"urBindlessImagesImageFreeExp");
+    names[137] = Some(c"urBindlessImagesUnsampledImageCreateExp");
+    names[138] = Some(c"urBindlessImagesSampledImageCreateExp");
+    names[139] = Some(c"urBindlessImagesImageCopyExp");
+    names[140] = Some(c"urBindlessImagesImageGetInfoExp");
+    names[141] = Some(c"urBindlessImagesMipmapGetLevelExp");
+    names[142] = Some(c"urBindlessImagesMipmapFreeExp");
+    names[144] = Some(c"urBindlessImagesMapExternalArrayExp");
+    names[147] = Some(c"urBindlessImagesReleaseExternalSemaphoreExp");
+    names[148] = Some(c"urBindlessImagesWaitExternalSemaphoreExp");
+    names[149] = Some(c"urBindlessImagesSignalExternalSemaphoreExp");
+    names[151] = Some(c"urEnqueueUSMFill2D");
+    names[152] = Some(c"urEnqueueUSMMemcpy2D");
+    names[153] = Some(c"urVirtualMemGranularityGetInfo");
+    names[154] = Some(c"urVirtualMemReserve");
+    names[155] = Some(c"urVirtualMemFree");
+    names[156] = Some(c"urVirtualMemMap");
+    names[157] = Some(c"urVirtualMemUnmap");
+    names[158] = Some(c"urVirtualMemSetAccess");
+    names[159] = Some(c"urVirtualMemGetInfo");
+    names[160] = Some(c"urPhysicalMemCreate");
+    names[161] = Some(c"urPhysicalMemRetain");
+    names[162] = Some(c"urPhysicalMemRelease");
+    names[163] = Some(c"urUSMImportExp");
+    names[164] = Some(c"urUSMReleaseExp");
+    names[165] = Some(c"urUsmP2PEnablePeerAccessExp");
+    names[166] = Some(c"urUsmP2PDisablePeerAccessExp");
+    names[167] = Some(c"urUsmP2PPeerAccessGetInfoExp");
+    names[172] = Some(c"urLoaderConfigCreate");
+    names[173] = Some(c"urLoaderConfigRelease");
+    names[174] = Some(c"urLoaderConfigRetain");
+    names[175] = Some(c"urLoaderConfigGetInfo");
+    names[176] = Some(c"urLoaderConfigEnableLayer");
+    names[177] = Some(c"urAdapterRelease");
+    names[178] = Some(c"urAdapterGet");
+    names[179] = Some(c"urAdapterRetain");
+    names[180] = Some(c"urAdapterGetLastError");
+    names[181] = Some(c"urAdapterGetInfo");
+    names[197] = Some(c"urProgramBuildExp");
+    names[198] = Some(c"urProgramCompileExp");
+    names[199] = Some(c"urProgramLinkExp");
+    names[200] = Some(c"urLoaderConfigSetCodeLocationCallback");
+    names[201] = Some(c"urLoaderInit");
+    names[202] = Some(c"urLoaderTearDown");
+    names[203] = Some(c"urCommandBufferAppendUSMMemcpyExp");
+    names[204] = Some(c"urCommandBufferAppendUSMFillExp");
+    names[205] = Some(c"urCommandBufferAppendMemBufferCopyExp");
+    names[206] = Some(c"urCommandBufferAppendMemBufferWriteExp");
+    names[207] = Some(c"urCommandBufferAppendMemBufferReadExp");
+    names[208] = Some(c"urCommandBufferAppendMemBufferCopyRectExp");
+    names[209] = Some(c"urCommandBufferAppendMemBufferWriteRectExp");
+    names[210] = Some(c"urCommandBufferAppendMemBufferReadRectExp");
+    names[211] = Some(c"urCommandBufferAppendMemBufferFillExp");
+    names[212] = Some(c"urCommandBufferAppendUSMPrefetchExp");
+    names[213] = Some(c"urCommandBufferAppendUSMAdviseExp");
+    names[214] = Some(c"urEnqueueCooperativeKernelLaunchExp");
+    names[215] = Some(c"urKernelSuggestMaxCooperativeGroupCountExp");
+    names[216] = Some(c"urProgramGetGlobalVariablePointer");
+    names[217] = Some(c"urDeviceGetSelected");
+    names[218] = Some(c"urCommandBufferRetainCommandExp");
+    names[219] = Some(c"urCommandBufferReleaseCommandExp");
+    names[220] = Some(c"urCommandBufferUpdateKernelLaunchExp");
+    names[221] = Some(c"urCommandBufferGetInfoExp");
+    names[222] = Some(c"urCommandBufferCommandGetInfoExp");
+    names[223] = Some(c"urEnqueueTimestampRecordingExp");
+    names[224] = Some(c"urEnqueueKernelLaunchCustomExp");
+    names[225] = Some(c"urKernelGetSuggestedLocalWorkSize");
+    names[226] = Some(c"urBindlessImagesImportExternalMemoryExp");
+    names[227] = Some(c"urBindlessImagesImportExternalSemaphoreExp");
+    names[228] = Some(c"urEnqueueNativeCommandExp");
+    names[229] = Some(c"urLoaderConfigSetMockingEnabled");
+    names[230] = Some(c"urBindlessImagesReleaseExternalMemoryExp");
+    names[231] = Some(c"urCommandBufferAppendUSMMemcpyExp_v2");
+    names[232] = Some(c"urCommandBufferAppendUSMFillExp_v2");
+    names[233] = Some(c"urCommandBufferAppendMemBufferCopyExp_v2");
+    names[234] = Some(c"urCommandBufferAppendMemBufferWriteExp_v2");
+    names[235] = Some(c"urCommandBufferAppendMemBufferReadExp_v2");
+    names[236] = Some(c"urCommandBufferAppendMemBufferCopyRectExp_v2");
+    names[237] = Some(c"urCommandBufferAppendMemBufferWriteRectExp_v2");
+    names[238] = Some(c"urCommandBufferAppendMemBufferReadRectExp_v2");
+    names[239] = Some(c"urCommandBufferAppendMemBufferFillExp_v2");
+    names[240] = Some(c"urCommandBufferAppendUSMPrefetchExp_v2");
+    names[241] = Some(c"urCommandBufferAppendUSMAdviseExp_v2");
+    names[242] = Some(c"urEnqueueCommandBufferExp");
+    names[243] = Some(c"urCommandBufferUpdateSignalEventExp");
+    names[244] = Some(c"urCommandBufferUpdateWaitEventsExp");
+    names[245] = Some(c"urBindlessImagesMapExternalLinearMemoryExp");
+    names[246] = Some(c"urEnqueueEventsWaitWithBarrierExt");
+    names[247] = Some(c"urTensorMapEncodeIm2ColExp");
+    names[248] = Some(c"urTensorMapEncodeTiledExp");
+    names[249] = Some(c"urPhysicalMemGetInfo");
+    names[250] = Some(c"urEnqueueUSMDeviceAllocExp");
+    names[251] = Some(c"urEnqueueUSMSharedAllocExp");
+    names[252] = Some(c"urEnqueueUSMHostAllocExp");
+    names[253] = Some(c"urEnqueueUSMFreeExp");
+    names[254] = Some(c"urUSMPoolCreateExp");
+    names[255] = Some(c"urUSMPoolDestroyExp");
+    names[256] = Some(c"urUSMPoolSetThresholdExp");
+    names[257] = Some(c"urUSMPoolGetDefaultDevicePoolExp");
+    names[259] = Some(c"urUSMPoolSetDevicePoolExp");
+    names[260] = Some(c"urUSMPoolGetDevicePoolExp");
+    names[261] = Some(c"urUSMPoolTrimToExp");
+    names[262] = Some(c"urUSMPoolGetInfoExp");
+    names[263] = Some(c"urCommandBufferAppendNativeCommandExp");
+    names[264] = Some(c"urCommandBufferGetNativeHandleExp");
+    names[265] = Some(c"urUSMPoolSetInfoExp");
+    names[266] = Some(c"urAdapterSetLoggerCallback");
+    names[267] = Some(c"urAdapterSetLoggerCallbackLevel");
+    names[268] = Some(c"urBindlessImagesGetImageUnsampledHandleSupportExp");
+    names[269] = Some(c"urBindlessImagesGetImageSampledHandleSupportExp");
+    names[270] = Some(c"urBindlessImagesGetImageMemoryHandleTypeSupportExp");
+    names[271] = Some(c"urBindlessImagesFreeMappedLinearMemoryExp");
+    names[272] = Some(c"urKernelSuggestMaxCooperativeGroupCount");
+    names[273] = Some(c"urUSMContextMemcpyExp");
+    names[285] = Some(c"urMemoryExportAllocExportableMemoryExp");
+    names[286] = Some(c"urMemoryExportFreeExportableMemoryExp");
+    names[287] = Some(c"urMemoryExportExportMemoryHandleExp");
+    names[288] = Some(c"urBindlessImagesSupportsImportingHandleTypeExp");
+    names[289] = Some(c"urIPCGetMemHandleExp");
+    names[290] = Some(c"urIPCPutMemHandleExp");
+    names[291] = Some(c"urIPCOpenMemHandleExp");
+    names[292] = Some(c"urIPCCloseMemHandleExp");
+    names[293] = Some(c"urDeviceWaitExp");
+    names[294] = Some(c"urProgramDynamicLinkExp");
+    names[295] = Some(c"urEnqueueKernelLaunchWithArgsExp");
+    names[296] = Some(c"urGraphCreateExp");
+    names[297] = Some(c"urQueueBeginGraphCaptureExp");
+    names[298] = Some(c"urQueueBeginCaptureIntoGraphExp");
+    names[299] = Some(c"urQueueEndGraphCaptureExp");
+    names[302] = Some(c"urGraphDestroyExp");
+    names[303] = Some(c"urGraphExecutableGraphDestroyExp");
+    names[304] = Some(c"urQueueIsGraphCaptureEnabledExp");
+    names[305] = Some(c"urGraphIsEmptyExp");
+    names[306] = Some(c"urGraphDumpContentsExp");
+    names[307] = Some(c"urGraphInstantiateGraphExp");
+    names[308] = Some(c"urEnqueueGraphExp");
+    names[309] = Some(c"urEnqueueHostTaskExp");
+    names[310] = Some(c"urCommandBufferAppendKernelLaunchWithArgsExp");
+    names[311] = Some(c"urKernelGetSuggestedLocalWorkSizeWithArgs");
+    names[312] = Some(c"urUSMHostAllocRegisterExp");
+    names[313] = Some(c"urUSMHostAllocUnregisterExp");
+    names
+};
 
 /// `urContextCreate`.
 pub const urContextCreate: ApiId = 1;

@@ -180,11 +180,26 @@ pub fn flush() -> Result<(), Error> {
     view::flush(started)
 }
 
+/// Whether Level Zero device activity can be collected from whenever a tool enables it: the
+/// loader can load its tracing layer at run time (`zelEnableTracingLayer`; Intel's PTI calls this
+/// local collection). On a loader without it, Level Zero is traced only if
+/// `ZE_ENABLE_TRACING_LAYER=1` was set before the program's first `zeInit` (libpti sets it when it
+/// is loaded first), and this answers `Error::L0LocalProfilingNotSupported`.
+pub fn gpu_local_available() -> Result<(), Error> {
+    if crate::backend::level_zero::tracer::attaches_at_run_time() {
+        Ok(())
+    } else {
+        Err(Error::L0LocalProfilingNotSupported)
+    }
+}
+
 /// How many functions of `group` libpti intercepts in this process now: for Level Zero, those
-/// whose prologue and epilogue the loader's tracing layer accepted; for OpenCL, the dispatch-table
-/// entries of the layer (those the layer below provides; extension functions are wrapped as the
-/// program asks for them, and not counted); for SYCL, the table's functions once the Unified
-/// Runtime's calls reach libpti. 0 while the backend is not attached.
+/// whose prologue and epilogue the loader's tracing layer accepted, plus the functions libpti
+/// wraps on the extension route (`zeDriverGetExtensionFunctionAddress`) that the layer does not
+/// trace; for OpenCL, the dispatch-table entries of the layer (those the layer below provides;
+/// extension functions are wrapped as the program asks for them, and not counted); for SYCL, the
+/// table's functions once the Unified Runtime's calls reach libpti. 0 while the backend is not
+/// attached.
 pub fn intercepted_functions(group: ApiGroup) -> usize {
     backend(group).counts().intercepted_functions
 }

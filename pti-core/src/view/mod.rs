@@ -355,14 +355,6 @@ pub(crate) fn reset_api_filters() {
     }
 }
 
-/// Whether Level Zero local (per-kernel) device profiling is available: not in this version.
-/// The Level Zero backend times commands with kernel timestamps on the program's command lists
-/// (see `backend::level_zero`); the per-kernel local collection Intel's PTI offers on top of
-/// that is not implemented, so this answers `PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED`.
-pub fn gpu_local_available() -> Result<(), Error> {
-    Err(Error::L0LocalProfilingNotSupported)
-}
-
 /// `fork()` hooks of the view configuration and buffers.
 pub(crate) fn fork_prepare() {
     CONFIG.acquire_for_fork();

@@ -202,6 +202,9 @@ pub(crate) unsafe extern "C" fn zeDeviceGetGlobalTimestamps(
     host: *mut u64,
     device: *mut u64,
 ) -> ze_result_t {
+    if crate::modern::minimal().global_timestamps {
+        return UNSUPPORTED;
+    }
     let now = clock::host_ns();
     // SAFETY: see the module docs.
     unsafe {
@@ -331,7 +334,7 @@ pub(crate) unsafe extern "C" fn zeCommandListReset(h: ze_command_list_handle_t) 
 ///
 /// # Safety
 /// `waits` holds `n` events (or is NULL when `n` is 0).
-unsafe fn wait_list(n: u32, waits: *mut ze_event_handle_t) -> Vec<ze_event_handle_t> {
+pub(crate) unsafe fn wait_list(n: u32, waits: *mut ze_event_handle_t) -> Vec<ze_event_handle_t> {
     if n == 0 || waits.is_null() {
         return Vec::new();
     }
@@ -339,7 +342,7 @@ unsafe fn wait_list(n: u32, waits: *mut ze_event_handle_t) -> Vec<ze_event_handl
     unsafe { core::slice::from_raw_parts(waits, n as usize) }.to_vec()
 }
 
-unsafe fn append(
+pub(crate) unsafe fn append(
     h: ze_command_list_handle_t,
     work: Work,
     signal: ze_event_handle_t,
@@ -550,6 +553,9 @@ pub(crate) unsafe extern "C" fn zeEventHostSynchronize(
 }
 
 pub(crate) unsafe extern "C" fn zeEventQueryStatus(h: ze_event_handle_t) -> ze_result_t {
+    if crate::modern::minimal().query_status {
+        return UNSUPPORTED;
+    }
     // SAFETY: an event of this fixture.
     let e: &Event = unsafe { object(h) };
     if e.signaled.load(Ordering::Acquire) {
@@ -573,7 +579,7 @@ pub(crate) unsafe extern "C" fn zeEventQueryKernelTimestamp(
 ) -> ze_result_t {
     // SAFETY: an event of this fixture.
     let e: &Event = unsafe { object(h) };
-    if !e.timestamps {
+    if !e.timestamps || crate::modern::minimal().kernel_timestamps {
         return UNSUPPORTED;
     }
     let Some((start, end)) = *e.span.lock().unwrap() else {

@@ -44,6 +44,11 @@ pub(crate) enum Work {
         bytes: usize,
     },
     Barrier,
+    /// A host function with its data (zeCommandListAppendHostFunction).
+    HostFunction {
+        function: unsafe extern "C" fn(*mut core::ffi::c_void),
+        user_data: usize,
+    },
     /// Signals the event only (zeCommandListAppendSignalEvent).
     Signal,
     Reset(ze_event_handle_t),
@@ -145,6 +150,14 @@ pub(crate) fn execute(command: &Command) {
             ("FILL", "-".into(), *bytes)
         }
         Work::Barrier => ("BARRIER", "-".into(), 0),
+        Work::HostFunction {
+            function,
+            user_data,
+        } => {
+            // SAFETY: the program's function and data, called as it asked.
+            unsafe { function(*user_data as *mut core::ffi::c_void) };
+            ("HOSTFN", "-".into(), 0)
+        }
         Work::Signal => ("SIGNAL", "-".into(), 0),
         Work::Reset(event) => {
             if !event.is_null() {
@@ -163,7 +176,7 @@ pub(crate) fn execute(command: &Command) {
         *e.span.lock().unwrap() = Some((clock::ticks_at(start), clock::ticks_at(end)));
         e.signaled.store(true, Ordering::Release);
     }
-    if matches!(kind, "KERNEL" | "COPY" | "FILL" | "BARRIER") {
+    if matches!(kind, "KERNEL" | "COPY" | "FILL" | "BARRIER" | "HOSTFN") {
         truth(&format!("TRUTH {kind} {name} {bytes} {start} {end}"));
     }
 }

@@ -24,6 +24,13 @@
 //!   how many commands ran while an event they wait for had not signalled (`stuck`: a real
 //!   device would have waited for ever).
 //!
+//! Functions newer than the loader the tests run (API 1.4), and Intel's
+//! `zexCounterBasedEventCreate2`, are served through `zeDriverGetExtensionFunctionAddress`
+//! (`modern`): counter-based events, host functions, the `…WithParameters` appends, regular lists
+//! run on an immediate list, `zeCommandListHostSynchronize`. `ZE_SIM_MINIMAL` (comma-separated:
+//! `query-status`, `global-timestamps`, `kernel-timestamps`) makes those entry points answer
+//! `ZE_RESULT_ERROR_UNSUPPORTED_FEATURE`, a deliberately minimal driver for a profiler's fallbacks.
+//!
 //! Execution is synchronous: a command has completed when the call that submits it returns, and
 //! wait lists are checked rather than waited on.
 //! Whatever a test needs that this fixture lacks returns `ZE_RESULT_ERROR_UNSUPPORTED_FEATURE`.
@@ -31,5 +38,6 @@
 mod api;
 mod clock;
 mod exec;
+mod modern;
 mod objects;
 pub mod tables;

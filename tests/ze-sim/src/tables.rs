@@ -8,16 +8,33 @@ use pti_sys::level_zero::*;
 
 use crate::api::*;
 
-/// Zeroes `table` and lets `fill` set the entries the fixture implements.
+/// Lets `fill` set the entries the fixture implements in a zeroed table of the newest layout,
+/// then copies into the loader's `table` only the words up to the last entry set.
+///
+/// The loader's table has the layout of the API version it was built for (1.4 for loader
+/// 1.8.12), shorter than the newest one the bindings describe: writing a whole newest-layout
+/// table would overrun it. Tables only grow at their end, so the prefix holding the entries the
+/// fixture sets fits, as long as every entry set here exists in that version; functions newer
+/// than that are served through `zeDriverGetExtensionFunctionAddress` instead (see `api`).
 unsafe fn fill_table<T>(table: *mut T, fill: impl FnOnce(&mut T)) -> ze_result_t {
     if table.is_null() {
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     }
-    // SAFETY: the loader passes a writable table; every field is an optional function pointer,
-    // for which all-zero bytes are `None`.
+    // SAFETY: every field of a DDI table is an optional function pointer, for which all-zero
+    // bytes are `None`.
+    let mut full: T = unsafe { core::mem::zeroed() };
+    fill(&mut full);
+    let words = size_of::<T>() / size_of::<usize>();
+    // SAFETY: the table is `words` pointer-sized fields.
+    let entries = unsafe { core::slice::from_raw_parts((&raw const full).cast::<usize>(), words) };
+    let used = entries
+        .iter()
+        .rposition(|&w| w != 0)
+        .map_or(0, |last| last + 1);
+    // SAFETY: the loader's table holds at least the entries set (see above); the copy writes
+    // `used` words into it.
     unsafe {
-        table.write(core::mem::zeroed());
-        fill(&mut *table);
+        core::ptr::copy_nonoverlapping(entries.as_ptr(), table.cast::<usize>(), used);
     }
     ZE_RESULT_SUCCESS
 }
@@ -50,6 +67,8 @@ pub unsafe extern "C" fn zeGetDriverProcAddrTable(
             t.pfnGetProperties = Some(zeDriverGetProperties);
             t.pfnGetIpcProperties = Some(zeDriverGetIpcProperties);
             t.pfnGetExtensionProperties = Some(zeDriverGetExtensionProperties);
+            t.pfnGetExtensionFunctionAddress =
+                Some(crate::modern::zeDriverGetExtensionFunctionAddress);
         })
     }
 }

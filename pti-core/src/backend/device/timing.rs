@@ -3,8 +3,9 @@
 //!
 //! - a **base** mapping: synchronisation pairs (a host time and the device timer read together:
 //!   `clGetDeviceAndHostTimer`, `zeDeviceGetGlobalTimestamps`) in a [`DeviceClock`], refreshed at
-//!   most every [`RESYNC_NS`] when records are written; or, for a device without a timer (PoCL),
-//!   device nanoseconds as they are;
+//!   most every [`RESYNC_NS`] when records are written; for a timer that cannot be read beside
+//!   the host clock (a driver without `zeDeviceGetGlobalTimestamps`), the first command converted
+//!   as the one pair; or, for a device without a timer (PoCL), device nanoseconds as they are;
 //! - a **shift** from the commands themselves: a command cannot reach the device before the call
 //!   that submitted it began, so each command's earliest device timestamp, mapped, bounds the
 //!   shift from below. The shift is the largest bound of the last [`OFFSET_WINDOW_NS`] (older
@@ -34,6 +35,13 @@ enum Base {
     },
     /// The device has a timer: synchronisation pairs.
     Timer { clock: DeviceClock, last_sync: u64 },
+    /// A timer of known rate that cannot be read beside the host clock (a driver without
+    /// `zeDeviceGetGlobalTimestamps`): the first command converted anchors it, as if it started
+    /// when its call began; its rate gives every duration. The shift corrects it forward.
+    Anchorless {
+        ticks_per_second: u64,
+        valid_bits: u32,
+    },
     /// No device timer: device nanoseconds as they are.
     Identity,
 }
@@ -67,7 +75,7 @@ impl Timing {
         match &self.base {
             Base::Unprobed { .. } => true,
             Base::Timer { last_sync, .. } => clock::now().saturating_sub(*last_sync) >= RESYNC_NS,
-            Base::Identity => false,
+            Base::Anchorless { .. } | Base::Identity => false,
         }
     }
 
@@ -119,7 +127,24 @@ impl Base {
                     Err(_) => Base::Identity,
                 };
             }
-            (base @ Base::Unprobed { .. }, None) => *base = Base::Identity,
+            (base @ Base::Unprobed { .. }, None) => {
+                let Base::Unprobed {
+                    ticks_per_second,
+                    valid_bits,
+                } = *base
+                else {
+                    return;
+                };
+                // Nanoseconds over 64 bits are what a device without a timer reports.
+                *base = if ticks_per_second == 1_000_000_000 && valid_bits >= 64 {
+                    Base::Identity
+                } else {
+                    Base::Anchorless {
+                        ticks_per_second,
+                        valid_bits,
+                    }
+                };
+            }
             // Pairs read on several threads may arrive out of order: only newer ones are taken.
             (Base::Timer { clock, last_sync }, Some((host, ticks))) if host > *last_sync => {
                 clock.add_sync_point(host, ticks);
@@ -133,15 +158,38 @@ impl Base {
     fn elapsed(&self, from: u64, to: u64) -> i128 {
         match self {
             Base::Timer { clock, .. } => clock.elapsed_ns(from, to) as i128,
-            Base::Unprobed { .. } | Base::Identity => to.saturating_sub(from) as i128,
+            Base::Unprobed { .. } | Base::Anchorless { .. } | Base::Identity => {
+                to.saturating_sub(from) as i128
+            }
         }
     }
 
     fn map(&self, ticks: u64, near: u64) -> i128 {
         match self {
             Base::Timer { clock, .. } => clock.to_host_ns(ticks, near).unwrap_or(near) as i128,
-            Base::Unprobed { .. } | Base::Identity => ticks as i128,
+            Base::Unprobed { .. } | Base::Anchorless { .. } | Base::Identity => ticks as i128,
         }
+    }
+
+    /// An anchorless timer anchored: device tick `ticks` taken to be host time `host`.
+    fn anchor(&mut self, host: u64, ticks: u64) {
+        let Base::Anchorless {
+            ticks_per_second,
+            valid_bits,
+        } = *self
+        else {
+            return;
+        };
+        *self = match DeviceClock::new(ticks_per_second, valid_bits) {
+            Ok(mut clock) => {
+                clock.add_sync_point(host, ticks);
+                Base::Timer {
+                    clock,
+                    last_sync: host,
+                }
+            }
+            Err(_) => Base::Identity,
+        };
     }
 }
 
@@ -153,12 +201,13 @@ impl Timing {
             .into_iter()
             .find(|v| *v != 0)
             .unwrap_or(t.start);
+        self.base.anchor(enter, earliest);
         // This command cannot have reached the device before its enqueue call began.
         let bound = enter as i128 - self.base.map(earliest, enter);
         let bound = match self.base {
             // A device timer is believed except where a command proves it early.
             Base::Timer { .. } => bound.max(0),
-            Base::Unprobed { .. } | Base::Identity => bound,
+            Base::Unprobed { .. } | Base::Anchorless { .. } | Base::Identity => bound,
         };
         let now = clock::now();
         let expired =

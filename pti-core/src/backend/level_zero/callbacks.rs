@@ -5,7 +5,9 @@
 //! prologue opens the traced call (ENTER callbacks) and runs the function's `before_` hook,
 //! the epilogue runs its `after_` hook and closes the call (EXIT callbacks, records); the
 //! call's token travels in the tracing layer's per-call instance slot. Both run behind the
-//! tracer's panic boundary (`tracer::prologue`, `tracer::epilogue`).
+//! tracer's panic boundary (`tracer::prologue`, `tracer::epilogue`). The functions programs
+//! obtain through `zeDriverGetExtensionFunctionAddress` also get a wrapper per slot of
+//! `extension`, which runs the same prologue and epilogue around the driver's function.
 
 #![allow(non_snake_case, unused_variables, clippy::let_unit_value, clippy::let_and_return)]
 
@@ -13,7 +15,9 @@ use core::ffi::{CStr, c_void};
 
 use pti_sys::level_zero::*;
 
-use super::{hooks, objects, tracer};
+use pti_sys::level_zero_intel::*;
+
+use super::{extension, hooks, objects, tracer};
 use crate::ids::level_zero as ids;
 
 /// `zeInit` (Level Zero API ID 1), before the call.
@@ -2713,6 +2717,177 @@ unsafe extern "C" fn zeVirtualMemGetAccessAttribute_epilogue(params: *mut ze_vir
     });
 }
 
+/// `zeInitDrivers` (Level Zero API ID 121), before the call.
+unsafe extern "C" fn zeInitDrivers_prologue(params: *mut ze_init_drivers_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeInitDrivers, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeInitDrivers` (Level Zero API ID 121), after the call.
+unsafe extern "C" fn zeInitDrivers_epilogue(params: *mut ze_init_drivers_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASBuilderCreateExp` (Level Zero API ID 122), before the call.
+unsafe extern "C" fn zeRTASBuilderCreateExp_prologue(params: *mut ze_rtas_builder_create_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASBuilderCreateExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASBuilderCreateExp` (Level Zero API ID 122), after the call.
+unsafe extern "C" fn zeRTASBuilderCreateExp_epilogue(params: *mut ze_rtas_builder_create_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASBuilderGetBuildPropertiesExp` (Level Zero API ID 123), before the call.
+unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExp_prologue(params: *mut ze_rtas_builder_get_build_properties_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASBuilderGetBuildPropertiesExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASBuilderGetBuildPropertiesExp` (Level Zero API ID 123), after the call.
+unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExp_epilogue(params: *mut ze_rtas_builder_get_build_properties_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASBuilderBuildExp` (Level Zero API ID 124), before the call.
+unsafe extern "C" fn zeRTASBuilderBuildExp_prologue(params: *mut ze_rtas_builder_build_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASBuilderBuildExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASBuilderBuildExp` (Level Zero API ID 124), after the call.
+unsafe extern "C" fn zeRTASBuilderBuildExp_epilogue(params: *mut ze_rtas_builder_build_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASBuilderDestroyExp` (Level Zero API ID 125), before the call.
+unsafe extern "C" fn zeRTASBuilderDestroyExp_prologue(params: *mut ze_rtas_builder_destroy_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASBuilderDestroyExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASBuilderDestroyExp` (Level Zero API ID 125), after the call.
+unsafe extern "C" fn zeRTASBuilderDestroyExp_epilogue(params: *mut ze_rtas_builder_destroy_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASParallelOperationCreateExp` (Level Zero API ID 126), before the call.
+unsafe extern "C" fn zeRTASParallelOperationCreateExp_prologue(params: *mut ze_rtas_parallel_operation_create_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASParallelOperationCreateExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASParallelOperationCreateExp` (Level Zero API ID 126), after the call.
+unsafe extern "C" fn zeRTASParallelOperationCreateExp_epilogue(params: *mut ze_rtas_parallel_operation_create_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASParallelOperationGetPropertiesExp` (Level Zero API ID 127), before the call.
+unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExp_prologue(params: *mut ze_rtas_parallel_operation_get_properties_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASParallelOperationGetPropertiesExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASParallelOperationGetPropertiesExp` (Level Zero API ID 127), after the call.
+unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExp_epilogue(params: *mut ze_rtas_parallel_operation_get_properties_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASParallelOperationJoinExp` (Level Zero API ID 128), before the call.
+unsafe extern "C" fn zeRTASParallelOperationJoinExp_prologue(params: *mut ze_rtas_parallel_operation_join_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASParallelOperationJoinExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASParallelOperationJoinExp` (Level Zero API ID 128), after the call.
+unsafe extern "C" fn zeRTASParallelOperationJoinExp_epilogue(params: *mut ze_rtas_parallel_operation_join_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASParallelOperationDestroyExp` (Level Zero API ID 129), before the call.
+unsafe extern "C" fn zeRTASParallelOperationDestroyExp_prologue(params: *mut ze_rtas_parallel_operation_destroy_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASParallelOperationDestroyExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASParallelOperationDestroyExp` (Level Zero API ID 129), after the call.
+unsafe extern "C" fn zeRTASParallelOperationDestroyExp_epilogue(params: *mut ze_rtas_parallel_operation_destroy_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
 /// `zeDriverGetExtensionFunctionAddress` (Level Zero API ID 130), before the call.
 unsafe extern "C" fn zeDriverGetExtensionFunctionAddress_prologue(params: *mut ze_driver_get_extension_function_address_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
@@ -2725,6 +2900,45 @@ unsafe extern "C" fn zeDriverGetExtensionFunctionAddress_prologue(params: *mut z
 
 /// `zeDriverGetExtensionFunctionAddress` (Level Zero API ID 130), after the call.
 unsafe extern "C" fn zeDriverGetExtensionFunctionAddress_epilogue(params: *mut ze_driver_get_extension_function_address_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeDriverGetExtensionFunctionAddress(p, result, token);
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeDriverGetLastErrorDescription` (Level Zero API ID 131), before the call.
+unsafe extern "C" fn zeDriverGetLastErrorDescription_prologue(params: *mut ze_driver_get_last_error_description_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDriverGetLastErrorDescription, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDriverGetLastErrorDescription` (Level Zero API ID 131), after the call.
+unsafe extern "C" fn zeDriverGetLastErrorDescription_epilogue(params: *mut ze_driver_get_last_error_description_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeDriverRTASFormatCompatibilityCheckExp` (Level Zero API ID 132), before the call.
+unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExp_prologue(params: *mut ze_driver_rtas_format_compatibility_check_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDriverRTASFormatCompatibilityCheckExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDriverRTASFormatCompatibilityCheckExp` (Level Zero API ID 132), after the call.
+unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExp_epilogue(params: *mut ze_driver_rtas_format_compatibility_check_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2744,6 +2958,44 @@ unsafe extern "C" fn zeDeviceGetGlobalTimestamps_prologue(params: *mut ze_device
 
 /// `zeDeviceGetGlobalTimestamps` (Level Zero API ID 133), after the call.
 unsafe extern "C" fn zeDeviceGetGlobalTimestamps_epilogue(params: *mut ze_device_get_global_timestamps_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeDeviceImportExternalSemaphoreExt` (Level Zero API ID 134), before the call.
+unsafe extern "C" fn zeDeviceImportExternalSemaphoreExt_prologue(params: *mut ze_device_import_external_semaphore_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceImportExternalSemaphoreExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDeviceImportExternalSemaphoreExt` (Level Zero API ID 134), after the call.
+unsafe extern "C" fn zeDeviceImportExternalSemaphoreExt_epilogue(params: *mut ze_device_import_external_semaphore_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeDeviceReleaseExternalSemaphoreExt` (Level Zero API ID 135), before the call.
+unsafe extern "C" fn zeDeviceReleaseExternalSemaphoreExt_prologue(params: *mut ze_device_release_external_semaphore_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceReleaseExternalSemaphoreExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDeviceReleaseExternalSemaphoreExt` (Level Zero API ID 135), after the call.
+unsafe extern "C" fn zeDeviceReleaseExternalSemaphoreExt_epilogue(params: *mut ze_device_release_external_semaphore_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2827,6 +3079,25 @@ unsafe extern "C" fn zeDeviceGetFabricVertexExp_epilogue(params: *mut ze_device_
     });
 }
 
+/// `zeDeviceGetRootDevice` (Level Zero API ID 140), before the call.
+unsafe extern "C" fn zeDeviceGetRootDevice_prologue(params: *mut ze_device_get_root_device_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetRootDevice, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDeviceGetRootDevice` (Level Zero API ID 140), after the call.
+unsafe extern "C" fn zeDeviceGetRootDevice_epilogue(params: *mut ze_device_get_root_device_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
 /// `zeContextCreateEx` (Level Zero API ID 141), before the call.
 unsafe extern "C" fn zeContextCreateEx_prologue(params: *mut ze_context_create_ex_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
@@ -2843,6 +3114,156 @@ unsafe extern "C" fn zeContextCreateEx_epilogue(params: *mut ze_context_create_e
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandQueueGetOrdinal` (Level Zero API ID 142), before the call.
+unsafe extern "C" fn zeCommandQueueGetOrdinal_prologue(params: *mut ze_command_queue_get_ordinal_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandQueueGetOrdinal, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::queue_context(*p.phCommandQueue) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandQueueGetOrdinal` (Level Zero API ID 142), after the call.
+unsafe extern "C" fn zeCommandQueueGetOrdinal_epilogue(params: *mut ze_command_queue_get_ordinal_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::queue_context(*p.phCommandQueue) }
+    });
+    });
+}
+
+/// `zeCommandQueueGetIndex` (Level Zero API ID 143), before the call.
+unsafe extern "C" fn zeCommandQueueGetIndex_prologue(params: *mut ze_command_queue_get_index_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandQueueGetIndex, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::queue_context(*p.phCommandQueue) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandQueueGetIndex` (Level Zero API ID 143), after the call.
+unsafe extern "C" fn zeCommandQueueGetIndex_epilogue(params: *mut ze_command_queue_get_index_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::queue_context(*p.phCommandQueue) }
+    });
+    });
+}
+
+/// `zeCommandListGetNextCommandIdWithKernelsExp` (Level Zero API ID 144), before the call.
+unsafe extern "C" fn zeCommandListGetNextCommandIdWithKernelsExp_prologue(params: *mut ze_command_list_get_next_command_id_with_kernels_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListGetNextCommandIdWithKernelsExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListGetNextCommandIdWithKernelsExp` (Level Zero API ID 144), after the call.
+unsafe extern "C" fn zeCommandListGetNextCommandIdWithKernelsExp_epilogue(params: *mut ze_command_list_get_next_command_id_with_kernels_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListUpdateMutableCommandKernelsExp` (Level Zero API ID 145), before the call.
+unsafe extern "C" fn zeCommandListUpdateMutableCommandKernelsExp_prologue(params: *mut ze_command_list_update_mutable_command_kernels_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListUpdateMutableCommandKernelsExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListUpdateMutableCommandKernelsExp` (Level Zero API ID 145), after the call.
+unsafe extern "C" fn zeCommandListUpdateMutableCommandKernelsExp_epilogue(params: *mut ze_command_list_update_mutable_command_kernels_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListAppendSignalExternalSemaphoreExt` (Level Zero API ID 146), before the call.
+unsafe extern "C" fn zeCommandListAppendSignalExternalSemaphoreExt_prologue(params: *mut ze_command_list_append_signal_external_semaphore_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendSignalExternalSemaphoreExt, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListAppendSignalExternalSemaphoreExt` (Level Zero API ID 146), after the call.
+unsafe extern "C" fn zeCommandListAppendSignalExternalSemaphoreExt_epilogue(params: *mut ze_command_list_append_signal_external_semaphore_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListAppendWaitExternalSemaphoreExt` (Level Zero API ID 147), before the call.
+unsafe extern "C" fn zeCommandListAppendWaitExternalSemaphoreExt_prologue(params: *mut ze_command_list_append_wait_external_semaphore_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendWaitExternalSemaphoreExt, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListAppendWaitExternalSemaphoreExt` (Level Zero API ID 147), after the call.
+unsafe extern "C" fn zeCommandListAppendWaitExternalSemaphoreExt_epilogue(params: *mut ze_command_list_append_wait_external_semaphore_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
     });
 }
 
@@ -2896,6 +3317,298 @@ unsafe extern "C" fn zeCommandListAppendImageCopyFromMemoryExt_epilogue(params: 
     });
 }
 
+/// `zeCommandListHostSynchronize` (Level Zero API ID 150), before the call.
+unsafe extern "C" fn zeCommandListHostSynchronize_prologue(params: *mut ze_command_list_host_synchronize_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListHostSynchronize, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        hooks::before_zeCommandListHostSynchronize(p, token);
+        token
+    });
+}
+
+/// `zeCommandListHostSynchronize` (Level Zero API ID 150), after the call.
+unsafe extern "C" fn zeCommandListHostSynchronize_epilogue(params: *mut ze_command_list_host_synchronize_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListHostSynchronize(p, result, token);
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListCreateCloneExp` (Level Zero API ID 151), before the call.
+unsafe extern "C" fn zeCommandListCreateCloneExp_prologue(params: *mut ze_command_list_create_clone_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListCreateCloneExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListCreateCloneExp` (Level Zero API ID 151), after the call.
+unsafe extern "C" fn zeCommandListCreateCloneExp_epilogue(params: *mut ze_command_list_create_clone_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListGetDeviceHandle` (Level Zero API ID 152), before the call.
+unsafe extern "C" fn zeCommandListGetDeviceHandle_prologue(params: *mut ze_command_list_get_device_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListGetDeviceHandle, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListGetDeviceHandle` (Level Zero API ID 152), after the call.
+unsafe extern "C" fn zeCommandListGetDeviceHandle_epilogue(params: *mut ze_command_list_get_device_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListGetContextHandle` (Level Zero API ID 153), before the call.
+unsafe extern "C" fn zeCommandListGetContextHandle_prologue(params: *mut ze_command_list_get_context_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListGetContextHandle, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListGetContextHandle` (Level Zero API ID 153), after the call.
+unsafe extern "C" fn zeCommandListGetContextHandle_epilogue(params: *mut ze_command_list_get_context_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListGetOrdinal` (Level Zero API ID 154), before the call.
+unsafe extern "C" fn zeCommandListGetOrdinal_prologue(params: *mut ze_command_list_get_ordinal_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListGetOrdinal, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListGetOrdinal` (Level Zero API ID 154), after the call.
+unsafe extern "C" fn zeCommandListGetOrdinal_epilogue(params: *mut ze_command_list_get_ordinal_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListImmediateGetIndex` (Level Zero API ID 155), before the call.
+unsafe extern "C" fn zeCommandListImmediateGetIndex_prologue(params: *mut ze_command_list_immediate_get_index_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListImmediateGetIndex, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeCommandListImmediateGetIndex` (Level Zero API ID 155), after the call.
+unsafe extern "C" fn zeCommandListImmediateGetIndex_epilogue(params: *mut ze_command_list_immediate_get_index_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandListIsImmediate` (Level Zero API ID 156), before the call.
+unsafe extern "C" fn zeCommandListIsImmediate_prologue(params: *mut ze_command_list_is_immediate_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListIsImmediate, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListIsImmediate` (Level Zero API ID 156), after the call.
+unsafe extern "C" fn zeCommandListIsImmediate_epilogue(params: *mut ze_command_list_is_immediate_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListImmediateAppendCommandListsExp` (Level Zero API ID 157), before the call.
+unsafe extern "C" fn zeCommandListImmediateAppendCommandListsExp_prologue(params: *mut ze_command_list_immediate_append_command_lists_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListImmediateAppendCommandListsExp, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeCommandListImmediateAppendCommandListsExp(p, token);
+        token
+    });
+}
+
+/// `zeCommandListImmediateAppendCommandListsExp` (Level Zero API ID 157), after the call.
+unsafe extern "C" fn zeCommandListImmediateAppendCommandListsExp_epilogue(params: *mut ze_command_list_immediate_append_command_lists_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListImmediateAppendCommandListsExp(p, result, token);
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandListGetNextCommandIdExp` (Level Zero API ID 158), before the call.
+unsafe extern "C" fn zeCommandListGetNextCommandIdExp_prologue(params: *mut ze_command_list_get_next_command_id_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListGetNextCommandIdExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListGetNextCommandIdExp` (Level Zero API ID 158), after the call.
+unsafe extern "C" fn zeCommandListGetNextCommandIdExp_epilogue(params: *mut ze_command_list_get_next_command_id_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListUpdateMutableCommandsExp` (Level Zero API ID 159), before the call.
+unsafe extern "C" fn zeCommandListUpdateMutableCommandsExp_prologue(params: *mut ze_command_list_update_mutable_commands_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListUpdateMutableCommandsExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListUpdateMutableCommandsExp` (Level Zero API ID 159), after the call.
+unsafe extern "C" fn zeCommandListUpdateMutableCommandsExp_epilogue(params: *mut ze_command_list_update_mutable_commands_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListUpdateMutableCommandSignalEventExp` (Level Zero API ID 160), before the call.
+unsafe extern "C" fn zeCommandListUpdateMutableCommandSignalEventExp_prologue(params: *mut ze_command_list_update_mutable_command_signal_event_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListUpdateMutableCommandSignalEventExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListUpdateMutableCommandSignalEventExp` (Level Zero API ID 160), after the call.
+unsafe extern "C" fn zeCommandListUpdateMutableCommandSignalEventExp_epilogue(params: *mut ze_command_list_update_mutable_command_signal_event_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListUpdateMutableCommandWaitEventsExp` (Level Zero API ID 161), before the call.
+unsafe extern "C" fn zeCommandListUpdateMutableCommandWaitEventsExp_prologue(params: *mut ze_command_list_update_mutable_command_wait_events_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListUpdateMutableCommandWaitEventsExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListUpdateMutableCommandWaitEventsExp` (Level Zero API ID 161), after the call.
+unsafe extern "C" fn zeCommandListUpdateMutableCommandWaitEventsExp_epilogue(params: *mut ze_command_list_update_mutable_command_wait_events_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
 /// `zeEventQueryTimestampsExp` (Level Zero API ID 162), before the call.
 unsafe extern "C" fn zeEventQueryTimestampsExp_prologue(params: *mut ze_event_query_timestamps_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
@@ -2908,6 +3621,145 @@ unsafe extern "C" fn zeEventQueryTimestampsExp_prologue(params: *mut ze_event_qu
 
 /// `zeEventQueryTimestampsExp` (Level Zero API ID 162), after the call.
 unsafe extern "C" fn zeEventQueryTimestampsExp_epilogue(params: *mut ze_event_query_timestamps_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeEventQueryKernelTimestampsExt` (Level Zero API ID 163), before the call.
+unsafe extern "C" fn zeEventQueryKernelTimestampsExt_prologue(params: *mut ze_event_query_kernel_timestamps_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventQueryKernelTimestampsExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeEventQueryKernelTimestampsExt` (Level Zero API ID 163), after the call.
+unsafe extern "C" fn zeEventQueryKernelTimestampsExt_epilogue(params: *mut ze_event_query_kernel_timestamps_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeEventGetEventPool` (Level Zero API ID 164), before the call.
+unsafe extern "C" fn zeEventGetEventPool_prologue(params: *mut ze_event_get_event_pool_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventGetEventPool, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeEventGetEventPool` (Level Zero API ID 164), after the call.
+unsafe extern "C" fn zeEventGetEventPool_epilogue(params: *mut ze_event_get_event_pool_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeEventGetSignalScope` (Level Zero API ID 165), before the call.
+unsafe extern "C" fn zeEventGetSignalScope_prologue(params: *mut ze_event_get_signal_scope_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventGetSignalScope, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeEventGetSignalScope` (Level Zero API ID 165), after the call.
+unsafe extern "C" fn zeEventGetSignalScope_epilogue(params: *mut ze_event_get_signal_scope_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeEventGetWaitScope` (Level Zero API ID 166), before the call.
+unsafe extern "C" fn zeEventGetWaitScope_prologue(params: *mut ze_event_get_wait_scope_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventGetWaitScope, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeEventGetWaitScope` (Level Zero API ID 166), after the call.
+unsafe extern "C" fn zeEventGetWaitScope_epilogue(params: *mut ze_event_get_wait_scope_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeEventPoolPutIpcHandle` (Level Zero API ID 167), before the call.
+unsafe extern "C" fn zeEventPoolPutIpcHandle_prologue(params: *mut ze_event_pool_put_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventPoolPutIpcHandle, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zeEventPoolPutIpcHandle` (Level Zero API ID 167), after the call.
+unsafe extern "C" fn zeEventPoolPutIpcHandle_epilogue(params: *mut ze_event_pool_put_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zeEventPoolGetContextHandle` (Level Zero API ID 168), before the call.
+unsafe extern "C" fn zeEventPoolGetContextHandle_prologue(params: *mut ze_event_pool_get_context_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventPoolGetContextHandle, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeEventPoolGetContextHandle` (Level Zero API ID 168), after the call.
+unsafe extern "C" fn zeEventPoolGetContextHandle_epilogue(params: *mut ze_event_pool_get_context_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeEventPoolGetFlags` (Level Zero API ID 169), before the call.
+unsafe extern "C" fn zeEventPoolGetFlags_prologue(params: *mut ze_event_pool_get_flags_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventPoolGetFlags, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeEventPoolGetFlags` (Level Zero API ID 169), after the call.
+unsafe extern "C" fn zeEventPoolGetFlags_epilogue(params: *mut ze_event_pool_get_flags_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2984,6 +3836,50 @@ unsafe extern "C" fn zeImageGetAllocPropertiesExt_epilogue(params: *mut ze_image
     });
 }
 
+/// `zeImageViewCreateExt` (Level Zero API ID 173), before the call.
+unsafe extern "C" fn zeImageViewCreateExt_prologue(params: *mut ze_image_view_create_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeImageViewCreateExt, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zeImageViewCreateExt` (Level Zero API ID 173), after the call.
+unsafe extern "C" fn zeImageViewCreateExt_epilogue(params: *mut ze_image_view_create_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zeImageGetDeviceOffsetExp` (Level Zero API ID 174), before the call.
+unsafe extern "C" fn zeImageGetDeviceOffsetExp_prologue(params: *mut ze_image_get_device_offset_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeImageGetDeviceOffsetExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeImageGetDeviceOffsetExp` (Level Zero API ID 174), after the call.
+unsafe extern "C" fn zeImageGetDeviceOffsetExp_epilogue(params: *mut ze_image_get_device_offset_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
 /// `zeKernelSetGlobalOffsetExp` (Level Zero API ID 175), before the call.
 unsafe extern "C" fn zeKernelSetGlobalOffsetExp_prologue(params: *mut ze_kernel_set_global_offset_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
@@ -2996,6 +3892,25 @@ unsafe extern "C" fn zeKernelSetGlobalOffsetExp_prologue(params: *mut ze_kernel_
 
 /// `zeKernelSetGlobalOffsetExp` (Level Zero API ID 175), after the call.
 unsafe extern "C" fn zeKernelSetGlobalOffsetExp_epilogue(params: *mut ze_kernel_set_global_offset_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeKernelGetBinaryExp` (Level Zero API ID 176), before the call.
+unsafe extern "C" fn zeKernelGetBinaryExp_prologue(params: *mut ze_kernel_get_binary_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelGetBinaryExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeKernelGetBinaryExp` (Level Zero API ID 176), after the call.
+unsafe extern "C" fn zeKernelGetBinaryExp_epilogue(params: *mut ze_kernel_get_binary_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3037,6 +3952,156 @@ unsafe extern "C" fn zeMemFreeExt_prologue(params: *mut ze_mem_free_ext_params_t
 
 /// `zeMemFreeExt` (Level Zero API ID 178), after the call.
 unsafe extern "C" fn zeMemFreeExt_epilogue(params: *mut ze_mem_free_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zeMemGetIpcHandleFromFileDescriptorExp` (Level Zero API ID 179), before the call.
+unsafe extern "C" fn zeMemGetIpcHandleFromFileDescriptorExp_prologue(params: *mut ze_mem_get_ipc_handle_from_file_descriptor_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemGetIpcHandleFromFileDescriptorExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zeMemGetIpcHandleFromFileDescriptorExp` (Level Zero API ID 179), after the call.
+unsafe extern "C" fn zeMemGetIpcHandleFromFileDescriptorExp_epilogue(params: *mut ze_mem_get_ipc_handle_from_file_descriptor_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zeMemGetFileDescriptorFromIpcHandleExp` (Level Zero API ID 180), before the call.
+unsafe extern "C" fn zeMemGetFileDescriptorFromIpcHandleExp_prologue(params: *mut ze_mem_get_file_descriptor_from_ipc_handle_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemGetFileDescriptorFromIpcHandleExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zeMemGetFileDescriptorFromIpcHandleExp` (Level Zero API ID 180), after the call.
+unsafe extern "C" fn zeMemGetFileDescriptorFromIpcHandleExp_epilogue(params: *mut ze_mem_get_file_descriptor_from_ipc_handle_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zeMemPutIpcHandle` (Level Zero API ID 181), before the call.
+unsafe extern "C" fn zeMemPutIpcHandle_prologue(params: *mut ze_mem_put_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemPutIpcHandle, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zeMemPutIpcHandle` (Level Zero API ID 181), after the call.
+unsafe extern "C" fn zeMemPutIpcHandle_epilogue(params: *mut ze_mem_put_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zeMemSetAtomicAccessAttributeExp` (Level Zero API ID 182), before the call.
+unsafe extern "C" fn zeMemSetAtomicAccessAttributeExp_prologue(params: *mut ze_mem_set_atomic_access_attribute_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemSetAtomicAccessAttributeExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zeMemSetAtomicAccessAttributeExp` (Level Zero API ID 182), after the call.
+unsafe extern "C" fn zeMemSetAtomicAccessAttributeExp_epilogue(params: *mut ze_mem_set_atomic_access_attribute_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zeMemGetAtomicAccessAttributeExp` (Level Zero API ID 183), before the call.
+unsafe extern "C" fn zeMemGetAtomicAccessAttributeExp_prologue(params: *mut ze_mem_get_atomic_access_attribute_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemGetAtomicAccessAttributeExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zeMemGetAtomicAccessAttributeExp` (Level Zero API ID 183), after the call.
+unsafe extern "C" fn zeMemGetAtomicAccessAttributeExp_epilogue(params: *mut ze_mem_get_atomic_access_attribute_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zeMemGetPitchFor2dImage` (Level Zero API ID 184), before the call.
+unsafe extern "C" fn zeMemGetPitchFor2dImage_prologue(params: *mut ze_mem_get_pitch_for2d_image_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemGetPitchFor2dImage, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zeMemGetPitchFor2dImage` (Level Zero API ID 184), after the call.
+unsafe extern "C" fn zeMemGetPitchFor2dImage_epilogue(params: *mut ze_mem_get_pitch_for2d_image_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3199,8 +4264,1324 @@ unsafe extern "C" fn zeFabricVertexGetDeviceExp_epilogue(params: *mut ze_fabric_
     });
 }
 
-/// Every traced function: the tracing layer's register function, the prologue, the epilogue.
-pub(super) fn callbacks() -> [(&'static CStr, *const c_void, *const c_void); 144] {
+/// `zeRTASBuilderCreateExt` (Level Zero API ID 195), before the call.
+unsafe extern "C" fn zeRTASBuilderCreateExt_prologue(params: *mut ze_rtas_builder_create_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASBuilderCreateExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASBuilderCreateExt` (Level Zero API ID 195), after the call.
+unsafe extern "C" fn zeRTASBuilderCreateExt_epilogue(params: *mut ze_rtas_builder_create_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASBuilderGetBuildPropertiesExt` (Level Zero API ID 196), before the call.
+unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExt_prologue(params: *mut ze_rtas_builder_get_build_properties_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASBuilderGetBuildPropertiesExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASBuilderGetBuildPropertiesExt` (Level Zero API ID 196), after the call.
+unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExt_epilogue(params: *mut ze_rtas_builder_get_build_properties_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASBuilderBuildExt` (Level Zero API ID 197), before the call.
+unsafe extern "C" fn zeRTASBuilderBuildExt_prologue(params: *mut ze_rtas_builder_build_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASBuilderBuildExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASBuilderBuildExt` (Level Zero API ID 197), after the call.
+unsafe extern "C" fn zeRTASBuilderBuildExt_epilogue(params: *mut ze_rtas_builder_build_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASBuilderCommandListAppendCopyExt` (Level Zero API ID 198), before the call.
+unsafe extern "C" fn zeRTASBuilderCommandListAppendCopyExt_prologue(params: *mut ze_rtas_builder_command_list_append_copy_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASBuilderCommandListAppendCopyExt, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeRTASBuilderCommandListAppendCopyExt` (Level Zero API ID 198), after the call.
+unsafe extern "C" fn zeRTASBuilderCommandListAppendCopyExt_epilogue(params: *mut ze_rtas_builder_command_list_append_copy_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeRTASBuilderDestroyExt` (Level Zero API ID 199), before the call.
+unsafe extern "C" fn zeRTASBuilderDestroyExt_prologue(params: *mut ze_rtas_builder_destroy_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASBuilderDestroyExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASBuilderDestroyExt` (Level Zero API ID 199), after the call.
+unsafe extern "C" fn zeRTASBuilderDestroyExt_epilogue(params: *mut ze_rtas_builder_destroy_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASParallelOperationCreateExt` (Level Zero API ID 200), before the call.
+unsafe extern "C" fn zeRTASParallelOperationCreateExt_prologue(params: *mut ze_rtas_parallel_operation_create_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASParallelOperationCreateExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASParallelOperationCreateExt` (Level Zero API ID 200), after the call.
+unsafe extern "C" fn zeRTASParallelOperationCreateExt_epilogue(params: *mut ze_rtas_parallel_operation_create_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASParallelOperationGetPropertiesExt` (Level Zero API ID 201), before the call.
+unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExt_prologue(params: *mut ze_rtas_parallel_operation_get_properties_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASParallelOperationGetPropertiesExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASParallelOperationGetPropertiesExt` (Level Zero API ID 201), after the call.
+unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExt_epilogue(params: *mut ze_rtas_parallel_operation_get_properties_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASParallelOperationJoinExt` (Level Zero API ID 202), before the call.
+unsafe extern "C" fn zeRTASParallelOperationJoinExt_prologue(params: *mut ze_rtas_parallel_operation_join_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASParallelOperationJoinExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASParallelOperationJoinExt` (Level Zero API ID 202), after the call.
+unsafe extern "C" fn zeRTASParallelOperationJoinExt_epilogue(params: *mut ze_rtas_parallel_operation_join_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeRTASParallelOperationDestroyExt` (Level Zero API ID 203), before the call.
+unsafe extern "C" fn zeRTASParallelOperationDestroyExt_prologue(params: *mut ze_rtas_parallel_operation_destroy_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeRTASParallelOperationDestroyExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeRTASParallelOperationDestroyExt` (Level Zero API ID 203), after the call.
+unsafe extern "C" fn zeRTASParallelOperationDestroyExt_epilogue(params: *mut ze_rtas_parallel_operation_destroy_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeDriverRTASFormatCompatibilityCheckExt` (Level Zero API ID 204), before the call.
+unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExt_prologue(params: *mut ze_driver_rtas_format_compatibility_check_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDriverRTASFormatCompatibilityCheckExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDriverRTASFormatCompatibilityCheckExt` (Level Zero API ID 204), after the call.
+unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExt_epilogue(params: *mut ze_driver_rtas_format_compatibility_check_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeDeviceGetVectorWidthPropertiesExt` (Level Zero API ID 205), before the call.
+unsafe extern "C" fn zeDeviceGetVectorWidthPropertiesExt_prologue(params: *mut ze_device_get_vector_width_properties_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetVectorWidthPropertiesExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDeviceGetVectorWidthPropertiesExt` (Level Zero API ID 205), after the call.
+unsafe extern "C" fn zeDeviceGetVectorWidthPropertiesExt_epilogue(params: *mut ze_device_get_vector_width_properties_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeDeviceSynchronize` (Level Zero API ID 206), before the call.
+unsafe extern "C" fn zeDeviceSynchronize_prologue(params: *mut ze_device_synchronize_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceSynchronize, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDeviceSynchronize` (Level Zero API ID 206), after the call.
+unsafe extern "C" fn zeDeviceSynchronize_epilogue(params: *mut ze_device_synchronize_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeDriverGetDefaultContext` (Level Zero API ID 207), before the call.
+unsafe extern "C" fn zeDriverGetDefaultContext_prologue(params: *mut ze_driver_get_default_context_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDriverGetDefaultContext, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDriverGetDefaultContext` (Level Zero API ID 207), after the call.
+unsafe extern "C" fn zeDriverGetDefaultContext_epilogue(params: *mut ze_driver_get_default_context_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandListAppendLaunchKernelWithParameters` (Level Zero API ID 208), before the call.
+unsafe extern "C" fn zeCommandListAppendLaunchKernelWithParameters_prologue(params: *mut ze_command_list_append_launch_kernel_with_parameters_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendLaunchKernelWithParameters, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::kernel_name(*p.phKernel) }
+    });
+        hooks::before_zeCommandListAppendLaunchKernelWithParameters(p, token);
+        token
+    });
+}
+
+/// `zeCommandListAppendLaunchKernelWithParameters` (Level Zero API ID 208), after the call.
+unsafe extern "C" fn zeCommandListAppendLaunchKernelWithParameters_epilogue(params: *mut ze_command_list_append_launch_kernel_with_parameters_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendLaunchKernelWithParameters(p, result, token);
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListAppendLaunchKernelWithArguments` (Level Zero API ID 209), before the call.
+unsafe extern "C" fn zeCommandListAppendLaunchKernelWithArguments_prologue(params: *mut ze_command_list_append_launch_kernel_with_arguments_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendLaunchKernelWithArguments, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::kernel_name(*p.phKernel) }
+    });
+        hooks::before_zeCommandListAppendLaunchKernelWithArguments(p, token);
+        token
+    });
+}
+
+/// `zeCommandListAppendLaunchKernelWithArguments` (Level Zero API ID 209), after the call.
+unsafe extern "C" fn zeCommandListAppendLaunchKernelWithArguments_epilogue(params: *mut ze_command_list_append_launch_kernel_with_arguments_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendLaunchKernelWithArguments(p, result, token);
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeKernelGetAllocationPropertiesExp` (Level Zero API ID 210), before the call.
+unsafe extern "C" fn zeKernelGetAllocationPropertiesExp_prologue(params: *mut ze_kernel_get_allocation_properties_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeKernelGetAllocationPropertiesExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeKernelGetAllocationPropertiesExp` (Level Zero API ID 210), after the call.
+unsafe extern "C" fn zeKernelGetAllocationPropertiesExp_epilogue(params: *mut ze_kernel_get_allocation_properties_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeDeviceGetAggregatedCopyOffloadIncrementValue` (Level Zero API ID 211), before the call.
+unsafe extern "C" fn zeDeviceGetAggregatedCopyOffloadIncrementValue_prologue(params: *mut ze_device_get_aggregated_copy_offload_increment_value_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetAggregatedCopyOffloadIncrementValue, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDeviceGetAggregatedCopyOffloadIncrementValue` (Level Zero API ID 211), after the call.
+unsafe extern "C" fn zeDeviceGetAggregatedCopyOffloadIncrementValue_epilogue(params: *mut ze_device_get_aggregated_copy_offload_increment_value_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeEventCounterBasedCreate` (Level Zero API ID 212), before the call.
+unsafe extern "C" fn zeEventCounterBasedCreate_prologue(params: *mut ze_event_counter_based_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventCounterBasedCreate, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zeEventCounterBasedCreate` (Level Zero API ID 212), after the call.
+unsafe extern "C" fn zeEventCounterBasedCreate_epilogue(params: *mut ze_event_counter_based_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zeEventCounterBasedGetIpcHandle` (Level Zero API ID 213), before the call.
+unsafe extern "C" fn zeEventCounterBasedGetIpcHandle_prologue(params: *mut ze_event_counter_based_get_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventCounterBasedGetIpcHandle, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeEventCounterBasedGetIpcHandle` (Level Zero API ID 213), after the call.
+unsafe extern "C" fn zeEventCounterBasedGetIpcHandle_epilogue(params: *mut ze_event_counter_based_get_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeEventCounterBasedOpenIpcHandle` (Level Zero API ID 214), before the call.
+unsafe extern "C" fn zeEventCounterBasedOpenIpcHandle_prologue(params: *mut ze_event_counter_based_open_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventCounterBasedOpenIpcHandle, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zeEventCounterBasedOpenIpcHandle` (Level Zero API ID 214), after the call.
+unsafe extern "C" fn zeEventCounterBasedOpenIpcHandle_epilogue(params: *mut ze_event_counter_based_open_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zeEventCounterBasedCloseIpcHandle` (Level Zero API ID 215), before the call.
+unsafe extern "C" fn zeEventCounterBasedCloseIpcHandle_prologue(params: *mut ze_event_counter_based_close_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventCounterBasedCloseIpcHandle, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeEventCounterBasedCloseIpcHandle` (Level Zero API ID 215), after the call.
+unsafe extern "C" fn zeEventCounterBasedCloseIpcHandle_epilogue(params: *mut ze_event_counter_based_close_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeEventCounterBasedGetDeviceAddress` (Level Zero API ID 216), before the call.
+unsafe extern "C" fn zeEventCounterBasedGetDeviceAddress_prologue(params: *mut ze_event_counter_based_get_device_address_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventCounterBasedGetDeviceAddress, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeEventCounterBasedGetDeviceAddress` (Level Zero API ID 216), after the call.
+unsafe extern "C" fn zeEventCounterBasedGetDeviceAddress_epilogue(params: *mut ze_event_counter_based_get_device_address_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeMemGetIpcHandleWithProperties` (Level Zero API ID 217), before the call.
+unsafe extern "C" fn zeMemGetIpcHandleWithProperties_prologue(params: *mut ze_mem_get_ipc_handle_with_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeMemGetIpcHandleWithProperties, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zeMemGetIpcHandleWithProperties` (Level Zero API ID 217), after the call.
+unsafe extern "C" fn zeMemGetIpcHandleWithProperties_epilogue(params: *mut ze_mem_get_ipc_handle_with_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zePhysicalMemGetProperties` (Level Zero API ID 218), before the call.
+unsafe extern "C" fn zePhysicalMemGetProperties_prologue(params: *mut ze_physical_mem_get_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zePhysicalMemGetProperties, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zePhysicalMemGetProperties` (Level Zero API ID 218), after the call.
+unsafe extern "C" fn zePhysicalMemGetProperties_epilogue(params: *mut ze_physical_mem_get_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zeDeviceGetCounterBasedEventMaxValue` (Level Zero API ID 4096), before the call.
+unsafe extern "C" fn zeDeviceGetCounterBasedEventMaxValue_prologue(params: *mut ze_device_get_counter_based_event_max_value_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetCounterBasedEventMaxValue, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDeviceGetCounterBasedEventMaxValue` (Level Zero API ID 4096), after the call.
+unsafe extern "C" fn zeDeviceGetCounterBasedEventMaxValue_epilogue(params: *mut ze_device_get_counter_based_event_max_value_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeDeviceGetRuntimeRequirements` (Level Zero API ID 4097), before the call.
+unsafe extern "C" fn zeDeviceGetRuntimeRequirements_prologue(params: *mut ze_device_get_runtime_requirements_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetRuntimeRequirements, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDeviceGetRuntimeRequirements` (Level Zero API ID 4097), after the call.
+unsafe extern "C" fn zeDeviceGetRuntimeRequirements_epilogue(params: *mut ze_device_get_runtime_requirements_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeDeviceGetRuntimeRequirementsKey` (Level Zero API ID 4098), before the call.
+unsafe extern "C" fn zeDeviceGetRuntimeRequirementsKey_prologue(params: *mut ze_device_get_runtime_requirements_key_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceGetRuntimeRequirementsKey, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDeviceGetRuntimeRequirementsKey` (Level Zero API ID 4098), after the call.
+unsafe extern "C" fn zeDeviceGetRuntimeRequirementsKey_epilogue(params: *mut ze_device_get_runtime_requirements_key_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeDeviceValidateRuntimeRequirements` (Level Zero API ID 4099), before the call.
+unsafe extern "C" fn zeDeviceValidateRuntimeRequirements_prologue(params: *mut ze_device_validate_runtime_requirements_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeDeviceValidateRuntimeRequirements, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeDeviceValidateRuntimeRequirements` (Level Zero API ID 4099), after the call.
+unsafe extern "C" fn zeDeviceValidateRuntimeRequirements_epilogue(params: *mut ze_device_validate_runtime_requirements_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandQueueGetFlags` (Level Zero API ID 4100), before the call.
+unsafe extern "C" fn zeCommandQueueGetFlags_prologue(params: *mut ze_command_queue_get_flags_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandQueueGetFlags, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeCommandQueueGetFlags` (Level Zero API ID 4100), after the call.
+unsafe extern "C" fn zeCommandQueueGetFlags_epilogue(params: *mut ze_command_queue_get_flags_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandQueueGetMode` (Level Zero API ID 4101), before the call.
+unsafe extern "C" fn zeCommandQueueGetMode_prologue(params: *mut ze_command_queue_get_mode_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandQueueGetMode, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeCommandQueueGetMode` (Level Zero API ID 4101), after the call.
+unsafe extern "C" fn zeCommandQueueGetMode_epilogue(params: *mut ze_command_queue_get_mode_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandQueueGetPriority` (Level Zero API ID 4102), before the call.
+unsafe extern "C" fn zeCommandQueueGetPriority_prologue(params: *mut ze_command_queue_get_priority_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandQueueGetPriority, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeCommandQueueGetPriority` (Level Zero API ID 4102), after the call.
+unsafe extern "C" fn zeCommandQueueGetPriority_epilogue(params: *mut ze_command_queue_get_priority_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandListGetFlags` (Level Zero API ID 4103), before the call.
+unsafe extern "C" fn zeCommandListGetFlags_prologue(params: *mut ze_command_list_get_flags_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListGetFlags, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListGetFlags` (Level Zero API ID 4103), after the call.
+unsafe extern "C" fn zeCommandListGetFlags_epilogue(params: *mut ze_command_list_get_flags_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListImmediateGetFlags` (Level Zero API ID 4104), before the call.
+unsafe extern "C" fn zeCommandListImmediateGetFlags_prologue(params: *mut ze_command_list_immediate_get_flags_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListImmediateGetFlags, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListImmediateGetFlags` (Level Zero API ID 4104), after the call.
+unsafe extern "C" fn zeCommandListImmediateGetFlags_epilogue(params: *mut ze_command_list_immediate_get_flags_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListImmediateGetMode` (Level Zero API ID 4105), before the call.
+unsafe extern "C" fn zeCommandListImmediateGetMode_prologue(params: *mut ze_command_list_immediate_get_mode_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListImmediateGetMode, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListImmediateGetMode` (Level Zero API ID 4105), after the call.
+unsafe extern "C" fn zeCommandListImmediateGetMode_epilogue(params: *mut ze_command_list_immediate_get_mode_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListImmediateGetPriority` (Level Zero API ID 4106), before the call.
+unsafe extern "C" fn zeCommandListImmediateGetPriority_prologue(params: *mut ze_command_list_immediate_get_priority_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListImmediateGetPriority, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListImmediateGetPriority` (Level Zero API ID 4106), after the call.
+unsafe extern "C" fn zeCommandListImmediateGetPriority_epilogue(params: *mut ze_command_list_immediate_get_priority_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListAppendMemoryCopyWithParameters` (Level Zero API ID 4107), before the call.
+unsafe extern "C" fn zeCommandListAppendMemoryCopyWithParameters_prologue(params: *mut ze_command_list_append_memory_copy_with_parameters_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendMemoryCopyWithParameters, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        hooks::before_zeCommandListAppendMemoryCopyWithParameters(p, token);
+        token
+    });
+}
+
+/// `zeCommandListAppendMemoryCopyWithParameters` (Level Zero API ID 4107), after the call.
+unsafe extern "C" fn zeCommandListAppendMemoryCopyWithParameters_epilogue(params: *mut ze_command_list_append_memory_copy_with_parameters_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendMemoryCopyWithParameters(p, result, token);
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListAppendMemoryFillWithParameters` (Level Zero API ID 4108), before the call.
+unsafe extern "C" fn zeCommandListAppendMemoryFillWithParameters_prologue(params: *mut ze_command_list_append_memory_fill_with_parameters_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendMemoryFillWithParameters, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        hooks::before_zeCommandListAppendMemoryFillWithParameters(p, token);
+        token
+    });
+}
+
+/// `zeCommandListAppendMemoryFillWithParameters` (Level Zero API ID 4108), after the call.
+unsafe extern "C" fn zeCommandListAppendMemoryFillWithParameters_epilogue(params: *mut ze_command_list_append_memory_fill_with_parameters_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendMemoryFillWithParameters(p, result, token);
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeEventGetCounterBasedFlags` (Level Zero API ID 4109), before the call.
+unsafe extern "C" fn zeEventGetCounterBasedFlags_prologue(params: *mut ze_event_get_counter_based_flags_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeEventGetCounterBasedFlags, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeEventGetCounterBasedFlags` (Level Zero API ID 4109), after the call.
+unsafe extern "C" fn zeEventGetCounterBasedFlags_epilogue(params: *mut ze_event_get_counter_based_flags_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandListImmediateAppendCommandListsWithParameters` (Level Zero API ID 4110), before the call.
+unsafe extern "C" fn zeCommandListImmediateAppendCommandListsWithParameters_prologue(params: *mut ze_command_list_immediate_append_command_lists_with_parameters_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListImmediateAppendCommandListsWithParameters, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeCommandListImmediateAppendCommandListsWithParameters(p, token);
+        token
+    });
+}
+
+/// `zeCommandListImmediateAppendCommandListsWithParameters` (Level Zero API ID 4110), after the call.
+unsafe extern "C" fn zeCommandListImmediateAppendCommandListsWithParameters_epilogue(params: *mut ze_command_list_immediate_append_command_lists_with_parameters_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListImmediateAppendCommandListsWithParameters(p, result, token);
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandListIsMutableExp` (Level Zero API ID 4111), before the call.
+unsafe extern "C" fn zeCommandListIsMutableExp_prologue(params: *mut ze_command_list_is_mutable_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListIsMutableExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListIsMutableExp` (Level Zero API ID 4111), after the call.
+unsafe extern "C" fn zeCommandListIsMutableExp_epilogue(params: *mut ze_command_list_is_mutable_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeGraphCreateExt` (Level Zero API ID 4112), before the call.
+unsafe extern "C" fn zeGraphCreateExt_prologue(params: *mut ze_graph_create_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeGraphCreateExt, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zeGraphCreateExt` (Level Zero API ID 4112), after the call.
+unsafe extern "C" fn zeGraphCreateExt_epilogue(params: *mut ze_graph_create_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zeCommandListBeginGraphCaptureExt` (Level Zero API ID 4113), before the call.
+unsafe extern "C" fn zeCommandListBeginGraphCaptureExt_prologue(params: *mut ze_command_list_begin_graph_capture_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListBeginGraphCaptureExt, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListBeginGraphCaptureExt` (Level Zero API ID 4113), after the call.
+unsafe extern "C" fn zeCommandListBeginGraphCaptureExt_epilogue(params: *mut ze_command_list_begin_graph_capture_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListBeginCaptureIntoGraphExt` (Level Zero API ID 4114), before the call.
+unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExt_prologue(params: *mut ze_command_list_begin_capture_into_graph_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListBeginCaptureIntoGraphExt, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListBeginCaptureIntoGraphExt` (Level Zero API ID 4114), after the call.
+unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExt_epilogue(params: *mut ze_command_list_begin_capture_into_graph_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListIsGraphCaptureEnabledExt` (Level Zero API ID 4115), before the call.
+unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExt_prologue(params: *mut ze_command_list_is_graph_capture_enabled_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListIsGraphCaptureEnabledExt, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListIsGraphCaptureEnabledExt` (Level Zero API ID 4115), after the call.
+unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExt_epilogue(params: *mut ze_command_list_is_graph_capture_enabled_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListEndGraphCaptureExt` (Level Zero API ID 4116), before the call.
+unsafe extern "C" fn zeCommandListEndGraphCaptureExt_prologue(params: *mut ze_command_list_end_graph_capture_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListEndGraphCaptureExt, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListEndGraphCaptureExt` (Level Zero API ID 4116), after the call.
+unsafe extern "C" fn zeCommandListEndGraphCaptureExt_epilogue(params: *mut ze_command_list_end_graph_capture_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListGetGraphExt` (Level Zero API ID 4117), before the call.
+unsafe extern "C" fn zeCommandListGetGraphExt_prologue(params: *mut ze_command_list_get_graph_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListGetGraphExt, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListGetGraphExt` (Level Zero API ID 4117), after the call.
+unsafe extern "C" fn zeCommandListGetGraphExt_epilogue(params: *mut ze_command_list_get_graph_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeGraphGetPrimaryCommandListExt` (Level Zero API ID 4118), before the call.
+unsafe extern "C" fn zeGraphGetPrimaryCommandListExt_prologue(params: *mut ze_graph_get_primary_command_list_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeGraphGetPrimaryCommandListExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeGraphGetPrimaryCommandListExt` (Level Zero API ID 4118), after the call.
+unsafe extern "C" fn zeGraphGetPrimaryCommandListExt_epilogue(params: *mut ze_graph_get_primary_command_list_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeGraphSetDestructionCallbackExt` (Level Zero API ID 4119), before the call.
+unsafe extern "C" fn zeGraphSetDestructionCallbackExt_prologue(params: *mut ze_graph_set_destruction_callback_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeGraphSetDestructionCallbackExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeGraphSetDestructionCallbackExt` (Level Zero API ID 4119), after the call.
+unsafe extern "C" fn zeGraphSetDestructionCallbackExt_epilogue(params: *mut ze_graph_set_destruction_callback_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeGraphInstantiateExt` (Level Zero API ID 4120), before the call.
+unsafe extern "C" fn zeGraphInstantiateExt_prologue(params: *mut ze_graph_instantiate_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeGraphInstantiateExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeGraphInstantiateExt` (Level Zero API ID 4120), after the call.
+unsafe extern "C" fn zeGraphInstantiateExt_epilogue(params: *mut ze_graph_instantiate_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandListAppendGraphExt` (Level Zero API ID 4121), before the call.
+unsafe extern "C" fn zeCommandListAppendGraphExt_prologue(params: *mut ze_command_list_append_graph_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendGraphExt, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListAppendGraphExt` (Level Zero API ID 4121), after the call.
+unsafe extern "C" fn zeCommandListAppendGraphExt_epilogue(params: *mut ze_command_list_append_graph_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeExecutableGraphGetSourceGraphExt` (Level Zero API ID 4122), before the call.
+unsafe extern "C" fn zeExecutableGraphGetSourceGraphExt_prologue(params: *mut ze_executable_graph_get_source_graph_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeExecutableGraphGetSourceGraphExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeExecutableGraphGetSourceGraphExt` (Level Zero API ID 4122), after the call.
+unsafe extern "C" fn zeExecutableGraphGetSourceGraphExt_epilogue(params: *mut ze_executable_graph_get_source_graph_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeGraphIsEmptyExt` (Level Zero API ID 4123), before the call.
+unsafe extern "C" fn zeGraphIsEmptyExt_prologue(params: *mut ze_graph_is_empty_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeGraphIsEmptyExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeGraphIsEmptyExt` (Level Zero API ID 4123), after the call.
+unsafe extern "C" fn zeGraphIsEmptyExt_epilogue(params: *mut ze_graph_is_empty_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeGraphDumpContentsExt` (Level Zero API ID 4124), before the call.
+unsafe extern "C" fn zeGraphDumpContentsExt_prologue(params: *mut ze_graph_dump_contents_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeGraphDumpContentsExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeGraphDumpContentsExt` (Level Zero API ID 4124), after the call.
+unsafe extern "C" fn zeGraphDumpContentsExt_epilogue(params: *mut ze_graph_dump_contents_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeExecutableGraphDestroyExt` (Level Zero API ID 4125), before the call.
+unsafe extern "C" fn zeExecutableGraphDestroyExt_prologue(params: *mut ze_executable_graph_destroy_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeExecutableGraphDestroyExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeExecutableGraphDestroyExt` (Level Zero API ID 4125), after the call.
+unsafe extern "C" fn zeExecutableGraphDestroyExt_epilogue(params: *mut ze_executable_graph_destroy_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeGraphDestroyExt` (Level Zero API ID 4126), before the call.
+unsafe extern "C" fn zeGraphDestroyExt_prologue(params: *mut ze_graph_destroy_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeGraphDestroyExt, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeGraphDestroyExt` (Level Zero API ID 4126), after the call.
+unsafe extern "C" fn zeGraphDestroyExt_epilogue(params: *mut ze_graph_destroy_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandListAppendHostFunction` (Level Zero API ID 4127), before the call.
+unsafe extern "C" fn zeCommandListAppendHostFunction_prologue(params: *mut ze_command_list_append_host_function_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendHostFunction, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        hooks::before_zeCommandListAppendHostFunction(p, token);
+        token
+    });
+}
+
+/// `zeCommandListAppendHostFunction` (Level Zero API ID 4127), after the call.
+unsafe extern "C" fn zeCommandListAppendHostFunction_epilogue(params: *mut ze_command_list_append_host_function_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendHostFunction(p, result, token);
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zerGetLastErrorDescription` (Level Zero API ID 4128), before the call.
+unsafe extern "C" fn zerGetLastErrorDescription_prologue(params: *mut zer_get_last_error_description_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zerGetLastErrorDescription, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zerGetLastErrorDescription` (Level Zero API ID 4128), after the call.
+unsafe extern "C" fn zerGetLastErrorDescription_epilogue(params: *mut zer_get_last_error_description_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zerTranslateDeviceHandleToIdentifier` (Level Zero API ID 4129), before the call.
+unsafe extern "C" fn zerTranslateDeviceHandleToIdentifier_prologue(params: *mut zer_translate_device_handle_to_identifier_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zerTranslateDeviceHandleToIdentifier, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zerTranslateDeviceHandleToIdentifier` (Level Zero API ID 4129), after the call.
+unsafe extern "C" fn zerTranslateDeviceHandleToIdentifier_epilogue(params: *mut zer_translate_device_handle_to_identifier_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zerTranslateIdentifierToDeviceHandle` (Level Zero API ID 4130), before the call.
+unsafe extern "C" fn zerTranslateIdentifierToDeviceHandle_prologue(params: *mut zer_translate_identifier_to_device_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zerTranslateIdentifierToDeviceHandle, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zerTranslateIdentifierToDeviceHandle` (Level Zero API ID 4130), after the call.
+unsafe extern "C" fn zerTranslateIdentifierToDeviceHandle_epilogue(params: *mut zer_translate_identifier_to_device_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zerGetDefaultContext` (Level Zero API ID 4131), before the call.
+unsafe extern "C" fn zerGetDefaultContext_prologue(params: *mut zer_get_default_context_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zerGetDefaultContext, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zerGetDefaultContext` (Level Zero API ID 4131), after the call.
+unsafe extern "C" fn zerGetDefaultContext_epilogue(params: *mut zer_get_default_context_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zexCounterBasedEventCreate2` (Level Zero API ID 4132), before the call.
+unsafe extern "C" fn zexCounterBasedEventCreate2_prologue(params: *mut zex_counter_based_event_create2_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zexCounterBasedEventCreate2, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zexCounterBasedEventCreate2` (Level Zero API ID 4132), after the call.
+unsafe extern "C" fn zexCounterBasedEventCreate2_epilogue(params: *mut zex_counter_based_event_create2_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// Every function a 1.32 loader's tracing layer can trace: its register function, the
+/// prologue, the epilogue.
+pub(super) fn callbacks() -> [(&'static CStr, *const c_void, *const c_void); 252] {
     [
         (c"zelTracerInitRegisterCallback", zeInit_prologue as *const c_void, zeInit_epilogue as *const c_void),
         (c"zelTracerDriverGetRegisterCallback", zeDriverGet_prologue as *const c_void, zeDriverGet_epilogue as *const c_void),
@@ -3322,22 +5703,70 @@ pub(super) fn callbacks() -> [(&'static CStr, *const c_void, *const c_void); 144
         (c"zelTracerVirtualMemUnmapRegisterCallback", zeVirtualMemUnmap_prologue as *const c_void, zeVirtualMemUnmap_epilogue as *const c_void),
         (c"zelTracerVirtualMemSetAccessAttributeRegisterCallback", zeVirtualMemSetAccessAttribute_prologue as *const c_void, zeVirtualMemSetAccessAttribute_epilogue as *const c_void),
         (c"zelTracerVirtualMemGetAccessAttributeRegisterCallback", zeVirtualMemGetAccessAttribute_prologue as *const c_void, zeVirtualMemGetAccessAttribute_epilogue as *const c_void),
+        (c"zelTracerInitDriversRegisterCallback", zeInitDrivers_prologue as *const c_void, zeInitDrivers_epilogue as *const c_void),
+        (c"zelTracerRTASBuilderCreateExpRegisterCallback", zeRTASBuilderCreateExp_prologue as *const c_void, zeRTASBuilderCreateExp_epilogue as *const c_void),
+        (c"zelTracerRTASBuilderGetBuildPropertiesExpRegisterCallback", zeRTASBuilderGetBuildPropertiesExp_prologue as *const c_void, zeRTASBuilderGetBuildPropertiesExp_epilogue as *const c_void),
+        (c"zelTracerRTASBuilderBuildExpRegisterCallback", zeRTASBuilderBuildExp_prologue as *const c_void, zeRTASBuilderBuildExp_epilogue as *const c_void),
+        (c"zelTracerRTASBuilderDestroyExpRegisterCallback", zeRTASBuilderDestroyExp_prologue as *const c_void, zeRTASBuilderDestroyExp_epilogue as *const c_void),
+        (c"zelTracerRTASParallelOperationCreateExpRegisterCallback", zeRTASParallelOperationCreateExp_prologue as *const c_void, zeRTASParallelOperationCreateExp_epilogue as *const c_void),
+        (c"zelTracerRTASParallelOperationGetPropertiesExpRegisterCallback", zeRTASParallelOperationGetPropertiesExp_prologue as *const c_void, zeRTASParallelOperationGetPropertiesExp_epilogue as *const c_void),
+        (c"zelTracerRTASParallelOperationJoinExpRegisterCallback", zeRTASParallelOperationJoinExp_prologue as *const c_void, zeRTASParallelOperationJoinExp_epilogue as *const c_void),
+        (c"zelTracerRTASParallelOperationDestroyExpRegisterCallback", zeRTASParallelOperationDestroyExp_prologue as *const c_void, zeRTASParallelOperationDestroyExp_epilogue as *const c_void),
         (c"zelTracerDriverGetExtensionFunctionAddressRegisterCallback", zeDriverGetExtensionFunctionAddress_prologue as *const c_void, zeDriverGetExtensionFunctionAddress_epilogue as *const c_void),
+        (c"zelTracerDriverGetLastErrorDescriptionRegisterCallback", zeDriverGetLastErrorDescription_prologue as *const c_void, zeDriverGetLastErrorDescription_epilogue as *const c_void),
+        (c"zelTracerDriverRTASFormatCompatibilityCheckExpRegisterCallback", zeDriverRTASFormatCompatibilityCheckExp_prologue as *const c_void, zeDriverRTASFormatCompatibilityCheckExp_epilogue as *const c_void),
         (c"zelTracerDeviceGetGlobalTimestampsRegisterCallback", zeDeviceGetGlobalTimestamps_prologue as *const c_void, zeDeviceGetGlobalTimestamps_epilogue as *const c_void),
+        (c"zelTracerDeviceImportExternalSemaphoreExtRegisterCallback", zeDeviceImportExternalSemaphoreExt_prologue as *const c_void, zeDeviceImportExternalSemaphoreExt_epilogue as *const c_void),
+        (c"zelTracerDeviceReleaseExternalSemaphoreExtRegisterCallback", zeDeviceReleaseExternalSemaphoreExt_prologue as *const c_void, zeDeviceReleaseExternalSemaphoreExt_epilogue as *const c_void),
         (c"zelTracerDeviceReserveCacheExtRegisterCallback", zeDeviceReserveCacheExt_prologue as *const c_void, zeDeviceReserveCacheExt_epilogue as *const c_void),
         (c"zelTracerDeviceSetCacheAdviceExtRegisterCallback", zeDeviceSetCacheAdviceExt_prologue as *const c_void, zeDeviceSetCacheAdviceExt_epilogue as *const c_void),
         (c"zelTracerDevicePciGetPropertiesExtRegisterCallback", zeDevicePciGetPropertiesExt_prologue as *const c_void, zeDevicePciGetPropertiesExt_epilogue as *const c_void),
         (c"zelTracerDeviceGetFabricVertexExpRegisterCallback", zeDeviceGetFabricVertexExp_prologue as *const c_void, zeDeviceGetFabricVertexExp_epilogue as *const c_void),
+        (c"zelTracerDeviceGetRootDeviceRegisterCallback", zeDeviceGetRootDevice_prologue as *const c_void, zeDeviceGetRootDevice_epilogue as *const c_void),
         (c"zelTracerContextCreateExRegisterCallback", zeContextCreateEx_prologue as *const c_void, zeContextCreateEx_epilogue as *const c_void),
+        (c"zelTracerCommandQueueGetOrdinalRegisterCallback", zeCommandQueueGetOrdinal_prologue as *const c_void, zeCommandQueueGetOrdinal_epilogue as *const c_void),
+        (c"zelTracerCommandQueueGetIndexRegisterCallback", zeCommandQueueGetIndex_prologue as *const c_void, zeCommandQueueGetIndex_epilogue as *const c_void),
+        (c"zelTracerCommandListGetNextCommandIdWithKernelsExpRegisterCallback", zeCommandListGetNextCommandIdWithKernelsExp_prologue as *const c_void, zeCommandListGetNextCommandIdWithKernelsExp_epilogue as *const c_void),
+        (c"zelTracerCommandListUpdateMutableCommandKernelsExpRegisterCallback", zeCommandListUpdateMutableCommandKernelsExp_prologue as *const c_void, zeCommandListUpdateMutableCommandKernelsExp_epilogue as *const c_void),
+        (c"zelTracerCommandListAppendSignalExternalSemaphoreExtRegisterCallback", zeCommandListAppendSignalExternalSemaphoreExt_prologue as *const c_void, zeCommandListAppendSignalExternalSemaphoreExt_epilogue as *const c_void),
+        (c"zelTracerCommandListAppendWaitExternalSemaphoreExtRegisterCallback", zeCommandListAppendWaitExternalSemaphoreExt_prologue as *const c_void, zeCommandListAppendWaitExternalSemaphoreExt_epilogue as *const c_void),
         (c"zelTracerCommandListAppendImageCopyToMemoryExtRegisterCallback", zeCommandListAppendImageCopyToMemoryExt_prologue as *const c_void, zeCommandListAppendImageCopyToMemoryExt_epilogue as *const c_void),
         (c"zelTracerCommandListAppendImageCopyFromMemoryExtRegisterCallback", zeCommandListAppendImageCopyFromMemoryExt_prologue as *const c_void, zeCommandListAppendImageCopyFromMemoryExt_epilogue as *const c_void),
+        (c"zelTracerCommandListHostSynchronizeRegisterCallback", zeCommandListHostSynchronize_prologue as *const c_void, zeCommandListHostSynchronize_epilogue as *const c_void),
+        (c"zelTracerCommandListCreateCloneExpRegisterCallback", zeCommandListCreateCloneExp_prologue as *const c_void, zeCommandListCreateCloneExp_epilogue as *const c_void),
+        (c"zelTracerCommandListGetDeviceHandleRegisterCallback", zeCommandListGetDeviceHandle_prologue as *const c_void, zeCommandListGetDeviceHandle_epilogue as *const c_void),
+        (c"zelTracerCommandListGetContextHandleRegisterCallback", zeCommandListGetContextHandle_prologue as *const c_void, zeCommandListGetContextHandle_epilogue as *const c_void),
+        (c"zelTracerCommandListGetOrdinalRegisterCallback", zeCommandListGetOrdinal_prologue as *const c_void, zeCommandListGetOrdinal_epilogue as *const c_void),
+        (c"zelTracerCommandListImmediateGetIndexRegisterCallback", zeCommandListImmediateGetIndex_prologue as *const c_void, zeCommandListImmediateGetIndex_epilogue as *const c_void),
+        (c"zelTracerCommandListIsImmediateRegisterCallback", zeCommandListIsImmediate_prologue as *const c_void, zeCommandListIsImmediate_epilogue as *const c_void),
+        (c"zelTracerCommandListImmediateAppendCommandListsExpRegisterCallback", zeCommandListImmediateAppendCommandListsExp_prologue as *const c_void, zeCommandListImmediateAppendCommandListsExp_epilogue as *const c_void),
+        (c"zelTracerCommandListGetNextCommandIdExpRegisterCallback", zeCommandListGetNextCommandIdExp_prologue as *const c_void, zeCommandListGetNextCommandIdExp_epilogue as *const c_void),
+        (c"zelTracerCommandListUpdateMutableCommandsExpRegisterCallback", zeCommandListUpdateMutableCommandsExp_prologue as *const c_void, zeCommandListUpdateMutableCommandsExp_epilogue as *const c_void),
+        (c"zelTracerCommandListUpdateMutableCommandSignalEventExpRegisterCallback", zeCommandListUpdateMutableCommandSignalEventExp_prologue as *const c_void, zeCommandListUpdateMutableCommandSignalEventExp_epilogue as *const c_void),
+        (c"zelTracerCommandListUpdateMutableCommandWaitEventsExpRegisterCallback", zeCommandListUpdateMutableCommandWaitEventsExp_prologue as *const c_void, zeCommandListUpdateMutableCommandWaitEventsExp_epilogue as *const c_void),
         (c"zelTracerEventQueryTimestampsExpRegisterCallback", zeEventQueryTimestampsExp_prologue as *const c_void, zeEventQueryTimestampsExp_epilogue as *const c_void),
+        (c"zelTracerEventQueryKernelTimestampsExtRegisterCallback", zeEventQueryKernelTimestampsExt_prologue as *const c_void, zeEventQueryKernelTimestampsExt_epilogue as *const c_void),
+        (c"zelTracerEventGetEventPoolRegisterCallback", zeEventGetEventPool_prologue as *const c_void, zeEventGetEventPool_epilogue as *const c_void),
+        (c"zelTracerEventGetSignalScopeRegisterCallback", zeEventGetSignalScope_prologue as *const c_void, zeEventGetSignalScope_epilogue as *const c_void),
+        (c"zelTracerEventGetWaitScopeRegisterCallback", zeEventGetWaitScope_prologue as *const c_void, zeEventGetWaitScope_epilogue as *const c_void),
+        (c"zelTracerEventPoolPutIpcHandleRegisterCallback", zeEventPoolPutIpcHandle_prologue as *const c_void, zeEventPoolPutIpcHandle_epilogue as *const c_void),
+        (c"zelTracerEventPoolGetContextHandleRegisterCallback", zeEventPoolGetContextHandle_prologue as *const c_void, zeEventPoolGetContextHandle_epilogue as *const c_void),
+        (c"zelTracerEventPoolGetFlagsRegisterCallback", zeEventPoolGetFlags_prologue as *const c_void, zeEventPoolGetFlags_epilogue as *const c_void),
         (c"zelTracerImageGetMemoryPropertiesExpRegisterCallback", zeImageGetMemoryPropertiesExp_prologue as *const c_void, zeImageGetMemoryPropertiesExp_epilogue as *const c_void),
         (c"zelTracerImageViewCreateExpRegisterCallback", zeImageViewCreateExp_prologue as *const c_void, zeImageViewCreateExp_epilogue as *const c_void),
         (c"zelTracerImageGetAllocPropertiesExtRegisterCallback", zeImageGetAllocPropertiesExt_prologue as *const c_void, zeImageGetAllocPropertiesExt_epilogue as *const c_void),
+        (c"zelTracerImageViewCreateExtRegisterCallback", zeImageViewCreateExt_prologue as *const c_void, zeImageViewCreateExt_epilogue as *const c_void),
+        (c"zelTracerImageGetDeviceOffsetExpRegisterCallback", zeImageGetDeviceOffsetExp_prologue as *const c_void, zeImageGetDeviceOffsetExp_epilogue as *const c_void),
         (c"zelTracerKernelSetGlobalOffsetExpRegisterCallback", zeKernelSetGlobalOffsetExp_prologue as *const c_void, zeKernelSetGlobalOffsetExp_epilogue as *const c_void),
+        (c"zelTracerKernelGetBinaryExpRegisterCallback", zeKernelGetBinaryExp_prologue as *const c_void, zeKernelGetBinaryExp_epilogue as *const c_void),
         (c"zelTracerKernelSchedulingHintExpRegisterCallback", zeKernelSchedulingHintExp_prologue as *const c_void, zeKernelSchedulingHintExp_epilogue as *const c_void),
         (c"zelTracerMemFreeExtRegisterCallback", zeMemFreeExt_prologue as *const c_void, zeMemFreeExt_epilogue as *const c_void),
+        (c"zelTracerMemGetIpcHandleFromFileDescriptorExpRegisterCallback", zeMemGetIpcHandleFromFileDescriptorExp_prologue as *const c_void, zeMemGetIpcHandleFromFileDescriptorExp_epilogue as *const c_void),
+        (c"zelTracerMemGetFileDescriptorFromIpcHandleExpRegisterCallback", zeMemGetFileDescriptorFromIpcHandleExp_prologue as *const c_void, zeMemGetFileDescriptorFromIpcHandleExp_epilogue as *const c_void),
+        (c"zelTracerMemPutIpcHandleRegisterCallback", zeMemPutIpcHandle_prologue as *const c_void, zeMemPutIpcHandle_epilogue as *const c_void),
+        (c"zelTracerMemSetAtomicAccessAttributeExpRegisterCallback", zeMemSetAtomicAccessAttributeExp_prologue as *const c_void, zeMemSetAtomicAccessAttributeExp_epilogue as *const c_void),
+        (c"zelTracerMemGetAtomicAccessAttributeExpRegisterCallback", zeMemGetAtomicAccessAttributeExp_prologue as *const c_void, zeMemGetAtomicAccessAttributeExp_epilogue as *const c_void),
+        (c"zelTracerMemGetPitchFor2dImageRegisterCallback", zeMemGetPitchFor2dImage_prologue as *const c_void, zeMemGetPitchFor2dImage_epilogue as *const c_void),
         (c"zelTracerModuleInspectLinkageExtRegisterCallback", zeModuleInspectLinkageExt_prologue as *const c_void, zeModuleInspectLinkageExt_epilogue as *const c_void),
         (c"zelTracerFabricEdgeGetExpRegisterCallback", zeFabricEdgeGetExp_prologue as *const c_void, zeFabricEdgeGetExp_epilogue as *const c_void),
         (c"zelTracerFabricEdgeGetVerticesExpRegisterCallback", zeFabricEdgeGetVerticesExp_prologue as *const c_void, zeFabricEdgeGetVerticesExp_epilogue as *const c_void),
@@ -3346,5 +5775,272 @@ pub(super) fn callbacks() -> [(&'static CStr, *const c_void, *const c_void); 144
         (c"zelTracerFabricVertexGetSubVerticesExpRegisterCallback", zeFabricVertexGetSubVerticesExp_prologue as *const c_void, zeFabricVertexGetSubVerticesExp_epilogue as *const c_void),
         (c"zelTracerFabricVertexGetPropertiesExpRegisterCallback", zeFabricVertexGetPropertiesExp_prologue as *const c_void, zeFabricVertexGetPropertiesExp_epilogue as *const c_void),
         (c"zelTracerFabricVertexGetDeviceExpRegisterCallback", zeFabricVertexGetDeviceExp_prologue as *const c_void, zeFabricVertexGetDeviceExp_epilogue as *const c_void),
+        (c"zelTracerRTASBuilderCreateExtRegisterCallback", zeRTASBuilderCreateExt_prologue as *const c_void, zeRTASBuilderCreateExt_epilogue as *const c_void),
+        (c"zelTracerRTASBuilderGetBuildPropertiesExtRegisterCallback", zeRTASBuilderGetBuildPropertiesExt_prologue as *const c_void, zeRTASBuilderGetBuildPropertiesExt_epilogue as *const c_void),
+        (c"zelTracerRTASBuilderBuildExtRegisterCallback", zeRTASBuilderBuildExt_prologue as *const c_void, zeRTASBuilderBuildExt_epilogue as *const c_void),
+        (c"zelTracerRTASBuilderCommandListAppendCopyExtRegisterCallback", zeRTASBuilderCommandListAppendCopyExt_prologue as *const c_void, zeRTASBuilderCommandListAppendCopyExt_epilogue as *const c_void),
+        (c"zelTracerRTASBuilderDestroyExtRegisterCallback", zeRTASBuilderDestroyExt_prologue as *const c_void, zeRTASBuilderDestroyExt_epilogue as *const c_void),
+        (c"zelTracerRTASParallelOperationCreateExtRegisterCallback", zeRTASParallelOperationCreateExt_prologue as *const c_void, zeRTASParallelOperationCreateExt_epilogue as *const c_void),
+        (c"zelTracerRTASParallelOperationGetPropertiesExtRegisterCallback", zeRTASParallelOperationGetPropertiesExt_prologue as *const c_void, zeRTASParallelOperationGetPropertiesExt_epilogue as *const c_void),
+        (c"zelTracerRTASParallelOperationJoinExtRegisterCallback", zeRTASParallelOperationJoinExt_prologue as *const c_void, zeRTASParallelOperationJoinExt_epilogue as *const c_void),
+        (c"zelTracerRTASParallelOperationDestroyExtRegisterCallback", zeRTASParallelOperationDestroyExt_prologue as *const c_void, zeRTASParallelOperationDestroyExt_epilogue as *const c_void),
+        (c"zelTracerDriverRTASFormatCompatibilityCheckExtRegisterCallback", zeDriverRTASFormatCompatibilityCheckExt_prologue as *const c_void, zeDriverRTASFormatCompatibilityCheckExt_epilogue as *const c_void),
+        (c"zelTracerDeviceGetVectorWidthPropertiesExtRegisterCallback", zeDeviceGetVectorWidthPropertiesExt_prologue as *const c_void, zeDeviceGetVectorWidthPropertiesExt_epilogue as *const c_void),
+        (c"zelTracerDeviceSynchronizeRegisterCallback", zeDeviceSynchronize_prologue as *const c_void, zeDeviceSynchronize_epilogue as *const c_void),
+        (c"zelTracerDriverGetDefaultContextRegisterCallback", zeDriverGetDefaultContext_prologue as *const c_void, zeDriverGetDefaultContext_epilogue as *const c_void),
+        (c"zelTracerCommandListAppendLaunchKernelWithParametersRegisterCallback", zeCommandListAppendLaunchKernelWithParameters_prologue as *const c_void, zeCommandListAppendLaunchKernelWithParameters_epilogue as *const c_void),
+        (c"zelTracerCommandListAppendLaunchKernelWithArgumentsRegisterCallback", zeCommandListAppendLaunchKernelWithArguments_prologue as *const c_void, zeCommandListAppendLaunchKernelWithArguments_epilogue as *const c_void),
+        (c"zelTracerKernelGetAllocationPropertiesExpRegisterCallback", zeKernelGetAllocationPropertiesExp_prologue as *const c_void, zeKernelGetAllocationPropertiesExp_epilogue as *const c_void),
+        (c"zelTracerDeviceGetAggregatedCopyOffloadIncrementValueRegisterCallback", zeDeviceGetAggregatedCopyOffloadIncrementValue_prologue as *const c_void, zeDeviceGetAggregatedCopyOffloadIncrementValue_epilogue as *const c_void),
+        (c"zelTracerEventCounterBasedCreateRegisterCallback", zeEventCounterBasedCreate_prologue as *const c_void, zeEventCounterBasedCreate_epilogue as *const c_void),
+        (c"zelTracerEventCounterBasedGetIpcHandleRegisterCallback", zeEventCounterBasedGetIpcHandle_prologue as *const c_void, zeEventCounterBasedGetIpcHandle_epilogue as *const c_void),
+        (c"zelTracerEventCounterBasedOpenIpcHandleRegisterCallback", zeEventCounterBasedOpenIpcHandle_prologue as *const c_void, zeEventCounterBasedOpenIpcHandle_epilogue as *const c_void),
+        (c"zelTracerEventCounterBasedCloseIpcHandleRegisterCallback", zeEventCounterBasedCloseIpcHandle_prologue as *const c_void, zeEventCounterBasedCloseIpcHandle_epilogue as *const c_void),
+        (c"zelTracerEventCounterBasedGetDeviceAddressRegisterCallback", zeEventCounterBasedGetDeviceAddress_prologue as *const c_void, zeEventCounterBasedGetDeviceAddress_epilogue as *const c_void),
+        (c"zelTracerMemGetIpcHandleWithPropertiesRegisterCallback", zeMemGetIpcHandleWithProperties_prologue as *const c_void, zeMemGetIpcHandleWithProperties_epilogue as *const c_void),
+        (c"zelTracerPhysicalMemGetPropertiesRegisterCallback", zePhysicalMemGetProperties_prologue as *const c_void, zePhysicalMemGetProperties_epilogue as *const c_void),
+        (c"zelTracerDeviceGetCounterBasedEventMaxValueRegisterCallback", zeDeviceGetCounterBasedEventMaxValue_prologue as *const c_void, zeDeviceGetCounterBasedEventMaxValue_epilogue as *const c_void),
+        (c"zelTracerDeviceGetRuntimeRequirementsRegisterCallback", zeDeviceGetRuntimeRequirements_prologue as *const c_void, zeDeviceGetRuntimeRequirements_epilogue as *const c_void),
+        (c"zelTracerDeviceGetRuntimeRequirementsKeyRegisterCallback", zeDeviceGetRuntimeRequirementsKey_prologue as *const c_void, zeDeviceGetRuntimeRequirementsKey_epilogue as *const c_void),
+        (c"zelTracerDeviceValidateRuntimeRequirementsRegisterCallback", zeDeviceValidateRuntimeRequirements_prologue as *const c_void, zeDeviceValidateRuntimeRequirements_epilogue as *const c_void),
+        (c"zelTracerCommandQueueGetFlagsRegisterCallback", zeCommandQueueGetFlags_prologue as *const c_void, zeCommandQueueGetFlags_epilogue as *const c_void),
+        (c"zelTracerCommandQueueGetModeRegisterCallback", zeCommandQueueGetMode_prologue as *const c_void, zeCommandQueueGetMode_epilogue as *const c_void),
+        (c"zelTracerCommandQueueGetPriorityRegisterCallback", zeCommandQueueGetPriority_prologue as *const c_void, zeCommandQueueGetPriority_epilogue as *const c_void),
+        (c"zelTracerCommandListGetFlagsRegisterCallback", zeCommandListGetFlags_prologue as *const c_void, zeCommandListGetFlags_epilogue as *const c_void),
+        (c"zelTracerCommandListImmediateGetFlagsRegisterCallback", zeCommandListImmediateGetFlags_prologue as *const c_void, zeCommandListImmediateGetFlags_epilogue as *const c_void),
+        (c"zelTracerCommandListImmediateGetModeRegisterCallback", zeCommandListImmediateGetMode_prologue as *const c_void, zeCommandListImmediateGetMode_epilogue as *const c_void),
+        (c"zelTracerCommandListImmediateGetPriorityRegisterCallback", zeCommandListImmediateGetPriority_prologue as *const c_void, zeCommandListImmediateGetPriority_epilogue as *const c_void),
+        (c"zelTracerCommandListAppendMemoryCopyWithParametersRegisterCallback", zeCommandListAppendMemoryCopyWithParameters_prologue as *const c_void, zeCommandListAppendMemoryCopyWithParameters_epilogue as *const c_void),
+        (c"zelTracerCommandListAppendMemoryFillWithParametersRegisterCallback", zeCommandListAppendMemoryFillWithParameters_prologue as *const c_void, zeCommandListAppendMemoryFillWithParameters_epilogue as *const c_void),
+        (c"zelTracerEventGetCounterBasedFlagsRegisterCallback", zeEventGetCounterBasedFlags_prologue as *const c_void, zeEventGetCounterBasedFlags_epilogue as *const c_void),
+        (c"zelTracerCommandListImmediateAppendCommandListsWithParametersRegisterCallback", zeCommandListImmediateAppendCommandListsWithParameters_prologue as *const c_void, zeCommandListImmediateAppendCommandListsWithParameters_epilogue as *const c_void),
+        (c"zelTracerCommandListIsMutableExpRegisterCallback", zeCommandListIsMutableExp_prologue as *const c_void, zeCommandListIsMutableExp_epilogue as *const c_void),
+        (c"zelTracerGraphCreateExtRegisterCallback", zeGraphCreateExt_prologue as *const c_void, zeGraphCreateExt_epilogue as *const c_void),
+        (c"zelTracerCommandListBeginGraphCaptureExtRegisterCallback", zeCommandListBeginGraphCaptureExt_prologue as *const c_void, zeCommandListBeginGraphCaptureExt_epilogue as *const c_void),
+        (c"zelTracerCommandListBeginCaptureIntoGraphExtRegisterCallback", zeCommandListBeginCaptureIntoGraphExt_prologue as *const c_void, zeCommandListBeginCaptureIntoGraphExt_epilogue as *const c_void),
+        (c"zelTracerCommandListIsGraphCaptureEnabledExtRegisterCallback", zeCommandListIsGraphCaptureEnabledExt_prologue as *const c_void, zeCommandListIsGraphCaptureEnabledExt_epilogue as *const c_void),
+        (c"zelTracerCommandListEndGraphCaptureExtRegisterCallback", zeCommandListEndGraphCaptureExt_prologue as *const c_void, zeCommandListEndGraphCaptureExt_epilogue as *const c_void),
+        (c"zelTracerCommandListGetGraphExtRegisterCallback", zeCommandListGetGraphExt_prologue as *const c_void, zeCommandListGetGraphExt_epilogue as *const c_void),
+        (c"zelTracerGraphGetPrimaryCommandListExtRegisterCallback", zeGraphGetPrimaryCommandListExt_prologue as *const c_void, zeGraphGetPrimaryCommandListExt_epilogue as *const c_void),
+        (c"zelTracerGraphSetDestructionCallbackExtRegisterCallback", zeGraphSetDestructionCallbackExt_prologue as *const c_void, zeGraphSetDestructionCallbackExt_epilogue as *const c_void),
+        (c"zelTracerGraphInstantiateExtRegisterCallback", zeGraphInstantiateExt_prologue as *const c_void, zeGraphInstantiateExt_epilogue as *const c_void),
+        (c"zelTracerCommandListAppendGraphExtRegisterCallback", zeCommandListAppendGraphExt_prologue as *const c_void, zeCommandListAppendGraphExt_epilogue as *const c_void),
+        (c"zelTracerExecutableGraphGetSourceGraphExtRegisterCallback", zeExecutableGraphGetSourceGraphExt_prologue as *const c_void, zeExecutableGraphGetSourceGraphExt_epilogue as *const c_void),
+        (c"zelTracerGraphIsEmptyExtRegisterCallback", zeGraphIsEmptyExt_prologue as *const c_void, zeGraphIsEmptyExt_epilogue as *const c_void),
+        (c"zelTracerGraphDumpContentsExtRegisterCallback", zeGraphDumpContentsExt_prologue as *const c_void, zeGraphDumpContentsExt_epilogue as *const c_void),
+        (c"zelTracerExecutableGraphDestroyExtRegisterCallback", zeExecutableGraphDestroyExt_prologue as *const c_void, zeExecutableGraphDestroyExt_epilogue as *const c_void),
+        (c"zelTracerGraphDestroyExtRegisterCallback", zeGraphDestroyExt_prologue as *const c_void, zeGraphDestroyExt_epilogue as *const c_void),
+        (c"zelTracerCommandListAppendHostFunctionRegisterCallback", zeCommandListAppendHostFunction_prologue as *const c_void, zeCommandListAppendHostFunction_epilogue as *const c_void),
+        (c"zelTracerGetLastErrorDescriptionRegisterCallback", zerGetLastErrorDescription_prologue as *const c_void, zerGetLastErrorDescription_epilogue as *const c_void),
+        (c"zelTracerTranslateDeviceHandleToIdentifierRegisterCallback", zerTranslateDeviceHandleToIdentifier_prologue as *const c_void, zerTranslateDeviceHandleToIdentifier_epilogue as *const c_void),
+        (c"zelTracerTranslateIdentifierToDeviceHandleRegisterCallback", zerTranslateIdentifierToDeviceHandle_prologue as *const c_void, zerTranslateIdentifierToDeviceHandle_epilogue as *const c_void),
+        (c"zelTracerGetDefaultContextRegisterCallback", zerGetDefaultContext_prologue as *const c_void, zerGetDefaultContext_epilogue as *const c_void),
     ]
+}
+
+/// The functions libpti wraps when a program obtains them through
+/// `zeDriverGetExtensionFunctionAddress`: the name, and the wrapper of each slot.
+pub(super) fn extension_wrappers() -> [(&'static CStr, [*const c_void; extension::SLOTS]); 10] {
+    [
+        (c"zexCounterBasedEventCreate2", [zexCounterBasedEventCreate2_wrapper::<0> as *const c_void, zexCounterBasedEventCreate2_wrapper::<1> as *const c_void, zexCounterBasedEventCreate2_wrapper::<2> as *const c_void, zexCounterBasedEventCreate2_wrapper::<3> as *const c_void]),
+        (c"zeEventCounterBasedCreate", [zeEventCounterBasedCreate_wrapper::<0> as *const c_void, zeEventCounterBasedCreate_wrapper::<1> as *const c_void, zeEventCounterBasedCreate_wrapper::<2> as *const c_void, zeEventCounterBasedCreate_wrapper::<3> as *const c_void]),
+        (c"zeCommandListAppendHostFunction", [zeCommandListAppendHostFunction_wrapper::<0> as *const c_void, zeCommandListAppendHostFunction_wrapper::<1> as *const c_void, zeCommandListAppendHostFunction_wrapper::<2> as *const c_void, zeCommandListAppendHostFunction_wrapper::<3> as *const c_void]),
+        (c"zeCommandListAppendLaunchKernelWithParameters", [zeCommandListAppendLaunchKernelWithParameters_wrapper::<0> as *const c_void, zeCommandListAppendLaunchKernelWithParameters_wrapper::<1> as *const c_void, zeCommandListAppendLaunchKernelWithParameters_wrapper::<2> as *const c_void, zeCommandListAppendLaunchKernelWithParameters_wrapper::<3> as *const c_void]),
+        (c"zeCommandListAppendLaunchKernelWithArguments", [zeCommandListAppendLaunchKernelWithArguments_wrapper::<0> as *const c_void, zeCommandListAppendLaunchKernelWithArguments_wrapper::<1> as *const c_void, zeCommandListAppendLaunchKernelWithArguments_wrapper::<2> as *const c_void, zeCommandListAppendLaunchKernelWithArguments_wrapper::<3> as *const c_void]),
+        (c"zeCommandListAppendMemoryCopyWithParameters", [zeCommandListAppendMemoryCopyWithParameters_wrapper::<0> as *const c_void, zeCommandListAppendMemoryCopyWithParameters_wrapper::<1> as *const c_void, zeCommandListAppendMemoryCopyWithParameters_wrapper::<2> as *const c_void, zeCommandListAppendMemoryCopyWithParameters_wrapper::<3> as *const c_void]),
+        (c"zeCommandListAppendMemoryFillWithParameters", [zeCommandListAppendMemoryFillWithParameters_wrapper::<0> as *const c_void, zeCommandListAppendMemoryFillWithParameters_wrapper::<1> as *const c_void, zeCommandListAppendMemoryFillWithParameters_wrapper::<2> as *const c_void, zeCommandListAppendMemoryFillWithParameters_wrapper::<3> as *const c_void]),
+        (c"zeCommandListImmediateAppendCommandListsExp", [zeCommandListImmediateAppendCommandListsExp_wrapper::<0> as *const c_void, zeCommandListImmediateAppendCommandListsExp_wrapper::<1> as *const c_void, zeCommandListImmediateAppendCommandListsExp_wrapper::<2> as *const c_void, zeCommandListImmediateAppendCommandListsExp_wrapper::<3> as *const c_void]),
+        (c"zeCommandListImmediateAppendCommandListsWithParameters", [zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<0> as *const c_void, zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<1> as *const c_void, zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<2> as *const c_void, zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<3> as *const c_void]),
+        (c"zeCommandListHostSynchronize", [zeCommandListHostSynchronize_wrapper::<0> as *const c_void, zeCommandListHostSynchronize_wrapper::<1> as *const c_void, zeCommandListHostSynchronize_wrapper::<2> as *const c_void, zeCommandListHostSynchronize_wrapper::<3> as *const c_void]),
+    ]
+}
+
+/// `zexCounterBasedEventCreate2` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zexCounterBasedEventCreate2_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, hDevice: ze_device_handle_t, desc: * const c_void, phEvent: * mut ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zexCounterBasedEventCreate2`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zexCounterBasedEventCreate2_t>(0, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hContext, mut hDevice, mut desc, mut phEvent) = (hContext, hDevice, desc, phEvent);
+    let mut params = zex_counter_based_event_create2_params_t { phContext: &raw mut hContext, phDevice: &raw mut hDevice, pdesc: &raw mut desc, pphEvent: &raw mut phEvent };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zexCounterBasedEventCreate2_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phContext, *params.phDevice, *params.pdesc, *params.pphEvent) };
+    // SAFETY: as for the prologue.
+    unsafe { zexCounterBasedEventCreate2_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeEventCounterBasedCreate` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeEventCounterBasedCreate_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, hDevice: ze_device_handle_t, desc: * const ze_event_counter_based_desc_t, phEvent: * mut ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeEventCounterBasedCreate`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeEventCounterBasedCreate_t>(1, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hContext, mut hDevice, mut desc, mut phEvent) = (hContext, hDevice, desc, phEvent);
+    let mut params = ze_event_counter_based_create_params_t { phContext: &raw mut hContext, phDevice: &raw mut hDevice, pdesc: &raw mut desc, pphEvent: &raw mut phEvent };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeEventCounterBasedCreate_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phContext, *params.phDevice, *params.pdesc, *params.pphEvent) };
+    // SAFETY: as for the prologue.
+    unsafe { zeEventCounterBasedCreate_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListAppendHostFunction` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListAppendHostFunction_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, pfnHostFunction: ze_host_function_callback_t, pUserData: * mut :: core :: ffi :: c_void, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListAppendHostFunction`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListAppendHostFunction_t>(2, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut pfnHostFunction, mut pUserData, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, pfnHostFunction, pUserData, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
+    let mut params = ze_command_list_append_host_function_params_t { phCommandList: &raw mut hCommandList, ppfnHostFunction: &raw mut pfnHostFunction, ppUserData: &raw mut pUserData, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListAppendHostFunction_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.ppfnHostFunction, *params.ppUserData, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListAppendHostFunction_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListAppendLaunchKernelWithParameters` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListAppendLaunchKernelWithParameters_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, hKernel: ze_kernel_handle_t, pGroupCounts: * const ze_group_count_t, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListAppendLaunchKernelWithParameters`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListAppendLaunchKernelWithParameters_t>(3, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut hKernel, mut pGroupCounts, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, hKernel, pGroupCounts, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
+    let mut params = ze_command_list_append_launch_kernel_with_parameters_params_t { phCommandList: &raw mut hCommandList, phKernel: &raw mut hKernel, ppGroupCounts: &raw mut pGroupCounts, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListAppendLaunchKernelWithParameters_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.phKernel, *params.ppGroupCounts, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListAppendLaunchKernelWithParameters_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListAppendLaunchKernelWithArguments` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListAppendLaunchKernelWithArguments_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, hKernel: ze_kernel_handle_t, groupCounts: ze_group_count_t, groupSizes: ze_group_size_t, pArguments: * mut * mut :: core :: ffi :: c_void, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListAppendLaunchKernelWithArguments`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListAppendLaunchKernelWithArguments_t>(4, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut hKernel, mut groupCounts, mut groupSizes, mut pArguments, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, hKernel, groupCounts, groupSizes, pArguments, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
+    let mut params = ze_command_list_append_launch_kernel_with_arguments_params_t { phCommandList: &raw mut hCommandList, phKernel: &raw mut hKernel, pgroupCounts: &raw mut groupCounts, pgroupSizes: &raw mut groupSizes, ppArguments: &raw mut pArguments, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListAppendLaunchKernelWithArguments_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.phKernel, *params.pgroupCounts, *params.pgroupSizes, *params.ppArguments, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListAppendLaunchKernelWithArguments_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListAppendMemoryCopyWithParameters` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListAppendMemoryCopyWithParameters_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, dstptr: * mut :: core :: ffi :: c_void, srcptr: * const :: core :: ffi :: c_void, size: usize, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListAppendMemoryCopyWithParameters`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListAppendMemoryCopyWithParameters_t>(5, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut dstptr, mut srcptr, mut size, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, dstptr, srcptr, size, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
+    let mut params = ze_command_list_append_memory_copy_with_parameters_params_t { phCommandList: &raw mut hCommandList, pdstptr: &raw mut dstptr, psrcptr: &raw mut srcptr, psize: &raw mut size, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListAppendMemoryCopyWithParameters_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.pdstptr, *params.psrcptr, *params.psize, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListAppendMemoryCopyWithParameters_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListAppendMemoryFillWithParameters` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListAppendMemoryFillWithParameters_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, ptr: * mut :: core :: ffi :: c_void, pattern: * const :: core :: ffi :: c_void, pattern_size: usize, size: usize, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListAppendMemoryFillWithParameters`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListAppendMemoryFillWithParameters_t>(6, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut ptr, mut pattern, mut pattern_size, mut size, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, ptr, pattern, pattern_size, size, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
+    let mut params = ze_command_list_append_memory_fill_with_parameters_params_t { phCommandList: &raw mut hCommandList, pptr: &raw mut ptr, ppattern: &raw mut pattern, ppattern_size: &raw mut pattern_size, psize: &raw mut size, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListAppendMemoryFillWithParameters_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.pptr, *params.ppattern, *params.ppattern_size, *params.psize, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListAppendMemoryFillWithParameters_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListImmediateAppendCommandListsExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListImmediateAppendCommandListsExp_wrapper<const SLOT: usize>(hCommandListImmediate: ze_command_list_handle_t, numCommandLists: u32, phCommandLists: * mut ze_command_list_handle_t, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListImmediateAppendCommandListsExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListImmediateAppendCommandListsExp_t>(7, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandListImmediate, mut numCommandLists, mut phCommandLists, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandListImmediate, numCommandLists, phCommandLists, hSignalEvent, numWaitEvents, phWaitEvents);
+    let mut params = ze_command_list_immediate_append_command_lists_exp_params_t { phCommandListImmediate: &raw mut hCommandListImmediate, pnumCommandLists: &raw mut numCommandLists, pphCommandLists: &raw mut phCommandLists, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListImmediateAppendCommandListsExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandListImmediate, *params.pnumCommandLists, *params.pphCommandLists, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListImmediateAppendCommandListsExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListImmediateAppendCommandListsWithParameters` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListImmediateAppendCommandListsWithParameters_wrapper<const SLOT: usize>(hCommandListImmediate: ze_command_list_handle_t, numCommandLists: u32, phCommandLists: * mut ze_command_list_handle_t, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListImmediateAppendCommandListsWithParameters`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListImmediateAppendCommandListsWithParameters_t>(8, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandListImmediate, mut numCommandLists, mut phCommandLists, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandListImmediate, numCommandLists, phCommandLists, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
+    let mut params = ze_command_list_immediate_append_command_lists_with_parameters_params_t { phCommandListImmediate: &raw mut hCommandListImmediate, pnumCommandLists: &raw mut numCommandLists, pphCommandLists: &raw mut phCommandLists, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListImmediateAppendCommandListsWithParameters_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandListImmediate, *params.pnumCommandLists, *params.pphCommandLists, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListImmediateAppendCommandListsWithParameters_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListHostSynchronize` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListHostSynchronize_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, timeout: u64) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListHostSynchronize`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListHostSynchronize_t>(9, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut timeout) = (hCommandList, timeout);
+    let mut params = ze_command_list_host_synchronize_params_t { phCommandList: &raw mut hCommandList, ptimeout: &raw mut timeout };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListHostSynchronize_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.ptimeout) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListHostSynchronize_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
 }

@@ -13,6 +13,10 @@
 //!   one); on a regular list it is kept with the list (`objects::Recorded`) and becomes pending at
 //!   each execution of the list ([`executing`], [`executed`]), with the correlation ID of the
 //!   execute call.
+//! - Drivers that implement less are met with what they do implement: without
+//!   `zeEventQueryStatus`, events are polled with `zeEventHostSynchronize(event, 0)`; without
+//!   kernel timestamps, a command is timed by the host clock, from the start of the call that
+//!   submitted it to when libpti saw it complete (a critical event says so once for each).
 //! - A pending command is recorded when its event has signalled ([`ZeCommand`], harvested as in
 //!   `backend::device::pending`), unless the event still holds the timestamps already recorded from it
 //!   (a previous execution's, not yet reset on the device): then it is not done yet.
@@ -103,33 +107,110 @@ impl ZeCommand {
     }
 }
 
+/// How a command's completion was timed.
+pub(super) enum Timed {
+    /// By the driver's kernel timestamps.
+    Kernel(ze_kernel_timestamp_result_t),
+    /// By the host clock, for a driver without kernel timestamps: from the start of the call that
+    /// submitted the command to when libpti saw it complete.
+    Host { seen: u64 },
+}
+
+/// The driver does not implement `zeEventQueryStatus`: events are polled with
+/// `zeEventHostSynchronize(event, 0)`.
+static NO_QUERY_STATUS: AtomicBool = AtomicBool::new(false);
+
+/// The driver gave no kernel timestamps for some event (`zeEventQueryKernelTimestamp` not
+/// implemented, for every event or for that one): said once; each such command is timed by the
+/// host. Asked again for every command, as a driver may lack them for some events only.
+static NO_KERNEL_TIMESTAMPS: AtomicBool = AtomicBool::new(false);
+
+/// Whether a status says the driver lacks the entry point (the loader says the same for an
+/// entry point its driver table leaves empty).
+fn unimplemented(status: ze_result_t) -> bool {
+    matches!(
+        status,
+        ZE_RESULT_ERROR_UNSUPPORTED_FEATURE | ZE_RESULT_ERROR_UNSUPPORTED_VERSION
+    )
+}
+
+/// Says once that the driver lacks `what`, and what libpti does instead.
+fn fall_back(flag: &AtomicBool, what: &str, instead: &str) {
+    if !flag.swap(true, Ordering::Relaxed) {
+        critical::raise(
+            ResultCode::ErrorDriver,
+            format_args!("the Level Zero driver does not implement {what}: libpti {instead}"),
+        );
+    }
+}
+
+/// Whether `event` has signalled: `zeEventQueryStatus`, or `zeEventHostSynchronize(event, 0)`
+/// where the driver lacks it.
+fn signalled(event: ze_event_handle_t) -> Result<bool, ze_result_t> {
+    let l = loader().ok_or(ZE_RESULT_ERROR_UNINITIALIZED)?;
+    if !NO_QUERY_STATUS.load(Ordering::Relaxed) {
+        let status = l
+            .zeEventQueryStatus
+            .map_or(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, |query| {
+                // SAFETY: an event that times a pending command, alive while it is pending.
+                internal(|| unsafe { query(event) })
+            });
+        match status {
+            ZE_RESULT_NOT_READY => return Ok(false),
+            ZE_RESULT_SUCCESS => return Ok(true),
+            s if unimplemented(s) => fall_back(
+                &NO_QUERY_STATUS,
+                "zeEventQueryStatus",
+                "polls events with zeEventHostSynchronize(event, 0) instead",
+            ),
+            error => return Err(error),
+        }
+    }
+    let sync = l
+        .zeEventHostSynchronize
+        .ok_or(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)?;
+    // SAFETY: as above; a timeout of 0 only looks.
+    match internal(|| unsafe { sync(event, 0) }) {
+        ZE_RESULT_NOT_READY => Ok(false),
+        ZE_RESULT_SUCCESS => Ok(true),
+        error => Err(error),
+    }
+}
+
 impl PendingCommand for ZeCommand {
-    type Outcome = Result<ze_kernel_timestamp_result_t, ze_result_t>;
+    type Outcome = Result<Timed, ze_result_t>;
 
     fn poll(&self) -> Option<Self::Outcome> {
-        let l = loader()?;
-        let status = l.zeEventQueryStatus?;
-        // SAFETY: an event that times this command, alive while it is pending.
-        match internal(|| unsafe { status(self.event) }) {
-            ZE_RESULT_NOT_READY => None,
-            ZE_RESULT_SUCCESS => {
-                let query = l.zeEventQueryKernelTimestamp?;
-                // SAFETY: all-zero bytes are a valid timestamp result (integers).
-                let mut ts: ze_kernel_timestamp_result_t = unsafe { core::mem::zeroed() };
-                // SAFETY: the same event, and a writable result.
-                let status = internal(|| unsafe { query(self.event, &mut ts) });
-                match status {
-                    ZE_RESULT_SUCCESS if already_seen(self.event, &ts) => None,
-                    ZE_RESULT_SUCCESS => Some(Ok(ts)),
-                    error => Some(Err(error)),
-                }
+        match signalled(self.event) {
+            Ok(false) => return None,
+            Ok(true) => {}
+            Err(error) => return Some(Err(error)),
+        }
+        let query = loader()?.zeEventQueryKernelTimestamp;
+        // SAFETY: all-zero bytes are a valid timestamp result (integers).
+        let mut ts: ze_kernel_timestamp_result_t = unsafe { core::mem::zeroed() };
+        let status = query.map_or(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, |query| {
+            // SAFETY: the same event, and a writable result.
+            internal(|| unsafe { query(self.event, &mut ts) })
+        });
+        match status {
+            ZE_RESULT_SUCCESS if already_seen(self.event, &ts) => None,
+            ZE_RESULT_SUCCESS => Some(Ok(Timed::Kernel(ts))),
+            s if unimplemented(s) => {
+                fall_back(
+                    &NO_KERNEL_TIMESTAMPS,
+                    "zeEventQueryKernelTimestamp (for some event)",
+                    "times such device commands by the host clock instead (from the call that \
+                     submitted each to when libpti saw it complete)",
+                );
+                Some(Ok(Timed::Host { seen: clock::now() }))
             }
             error => Some(Err(error)),
         }
     }
 
     fn finish(self, outcome: Self::Outcome) {
-        if let Ok(ts) = &outcome {
+        if let Ok(Timed::Kernel(ts)) = &outcome {
             seen(self.event, self.context, ts);
         }
         if self.give_back {
@@ -139,8 +220,17 @@ impl PendingCommand for ZeCommand {
                 events::retire(self.context, self.event, self.program);
             }
         }
-        let ts = match outcome {
-            Ok(ts) => ts,
+        let (start, end) = match outcome {
+            Ok(Timed::Kernel(ts)) => {
+                let h = devices::to_host(
+                    &self.device,
+                    ts.global.kernelStart,
+                    ts.global.kernelEnd,
+                    self.submitted,
+                );
+                (h.start, h.end)
+            }
+            Ok(Timed::Host { seen }) => (self.submitted, seen.max(self.submitted)),
             Err(code) => {
                 self.submission.lost(
                     self.device.is_cpu,
@@ -150,12 +240,6 @@ impl PendingCommand for ZeCommand {
                 return;
             }
         };
-        let h = devices::to_host(
-            &self.device,
-            ts.global.kernelStart,
-            ts.global.kernelEnd,
-            self.submitted,
-        );
         Finished {
             submission: &self.submission,
             queue: self.list.cast(),
@@ -170,8 +254,8 @@ impl PendingCommand for ZeCommand {
             // The conversion keeps the start at or after the submitting call's start.
             append: self.appended,
             submit: self.submitted,
-            start: h.start,
-            end: h.end,
+            start,
+            end,
         }
         .record();
     }

@@ -20,6 +20,7 @@ use core::ffi::{CStr, c_void};
 use pti_sys::level_zero::*;
 
 use super::commands::{self, PENDING, memory_type};
+use super::extension;
 use super::objects::{self, List};
 use super::tracer::{self, is_internal};
 use crate::api::ApiGroup;
@@ -258,6 +259,27 @@ pub(super) fn before_zeContextDestroy(p: &mut ze_context_destroy_params_t, _toke
 }
 
 // ---------------------------------------------------------------------------------------------
+// The extension route
+
+pub(super) fn after_zeDriverGetExtensionFunctionAddress(
+    p: &mut ze_driver_get_extension_function_address_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result != ZE_RESULT_SUCCESS || is_internal() {
+        return;
+    }
+    // SAFETY: the fields point at the call's arguments: the program's NUL-terminated name and
+    // the address the driver has just written (NULL-checked).
+    unsafe {
+        let (name, address) = (*p.pname, *p.pppFunctionAddress);
+        if !name.is_null() && !address.is_null() {
+            *address = extension::hand_out(CStr::from_ptr(name), *address);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Appends
 
 fn kernel(kernel: ze_kernel_handle_t) -> Work {
@@ -271,6 +293,35 @@ fn copy(context: ze_context_handle_t, dst: *const c_void, src: *const c_void, by
         src: memory_type(context, src),
         dst: memory_type(context, dst),
         bytes,
+    }
+}
+
+/// A fill of `bytes` bytes at `ptr` with the `pattern_size`-byte `pattern`.
+///
+/// # Safety
+/// `pattern` is NULL or points at `pattern_size` readable bytes (the program's argument).
+unsafe fn fill(
+    context: ze_context_handle_t,
+    ptr: *const c_void,
+    pattern: *const c_void,
+    pattern_size: usize,
+    bytes: usize,
+) -> Work {
+    let mut value = [0u8; 8];
+    if !pattern.is_null() {
+        // SAFETY: as the caller promises; at most 8 bytes are read.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                pattern.cast::<u8>(),
+                value.as_mut_ptr(),
+                pattern_size.min(8),
+            )
+        };
+    }
+    Work::Fill {
+        memory: memory_type(context, ptr),
+        bytes: bytes as u64,
+        value: u64::from_le_bytes(value),
     }
 }
 
@@ -296,8 +347,11 @@ macro_rules! append_hooks {
                 |list: Option<&List>| {
                     let $context = list.map_or(core::ptr::null_mut(), |l| l.context);
                     let $p = params;
+                    #[allow(unused_unsafe)] // some descriptions read no argument
                     // SAFETY: the fields point at the call's arguments.
-                    unsafe { $work }
+                    unsafe {
+                        $work
+                    }
                 },
             );
         }
@@ -376,18 +430,7 @@ append_hooks!(
     after_zeCommandListAppendMemoryFill,
     ze_command_list_append_memory_fill_params_t,
     zeCommandListAppendMemoryFill,
-    |context, p| {
-        let (pattern, size) = (*p.ppattern, *p.ppattern_size);
-        let mut value = [0u8; 8];
-        if !pattern.is_null() {
-            core::ptr::copy_nonoverlapping(pattern.cast::<u8>(), value.as_mut_ptr(), size.min(8));
-        }
-        Work::Fill {
-            memory: memory_type(context, *p.pptr),
-            bytes: *p.psize as u64,
-            value: u64::from_le_bytes(value),
-        }
-    }
+    |context, p| fill(context, *p.pptr, *p.ppattern, *p.ppattern_size, *p.psize)
 );
 
 append_hooks!(
@@ -412,24 +455,70 @@ append_hooks!(
     )
 );
 
+// The appends of spec 1.13 and later, which programs on older loaders reach through
+// `zeDriverGetExtensionFunctionAddress` (see `extension`).
+
+append_hooks!(
+    before_zeCommandListAppendLaunchKernelWithParameters,
+    after_zeCommandListAppendLaunchKernelWithParameters,
+    ze_command_list_append_launch_kernel_with_parameters_params_t,
+    zeCommandListAppendLaunchKernelWithParameters,
+    |_context, p| kernel(*p.phKernel)
+);
+
+append_hooks!(
+    before_zeCommandListAppendLaunchKernelWithArguments,
+    after_zeCommandListAppendLaunchKernelWithArguments,
+    ze_command_list_append_launch_kernel_with_arguments_params_t,
+    zeCommandListAppendLaunchKernelWithArguments,
+    |_context, p| kernel(*p.phKernel)
+);
+
+append_hooks!(
+    before_zeCommandListAppendMemoryCopyWithParameters,
+    after_zeCommandListAppendMemoryCopyWithParameters,
+    ze_command_list_append_memory_copy_with_parameters_params_t,
+    zeCommandListAppendMemoryCopyWithParameters,
+    |context, p| copy(context, *p.pdstptr, *p.psrcptr, *p.psize as u64)
+);
+
+append_hooks!(
+    before_zeCommandListAppendMemoryFillWithParameters,
+    after_zeCommandListAppendMemoryFillWithParameters,
+    ze_command_list_append_memory_fill_with_parameters_params_t,
+    zeCommandListAppendMemoryFillWithParameters,
+    |context, p| fill(context, *p.pptr, *p.ppattern, *p.ppattern_size, *p.psize)
+);
+
+// A host function runs in the list's stream, like OpenCL's native kernels: a kernel record.
+append_hooks!(
+    before_zeCommandListAppendHostFunction,
+    after_zeCommandListAppendHostFunction,
+    ze_command_list_append_host_function_params_t,
+    zeCommandListAppendHostFunction,
+    |_context, _p| Work::Kernel {
+        name: c"<host function>"
+    }
+);
+
 // ---------------------------------------------------------------------------------------------
 // Executions of regular lists
 
-/// The regular lists of an execute call, each with the number of times the call passes it.
+/// The regular lists among the `n` lists at `lists` (a call's arguments), each with the number
+/// of times the call passes it.
 ///
 /// # Safety
-/// `p` is the call's parameter struct.
-unsafe fn executed_lists(
-    p: &ze_command_queue_execute_command_lists_params_t,
+/// `lists` is NULL or points at `n` list handles.
+unsafe fn regular_lists(
+    n: u32,
+    lists: *const ze_command_list_handle_t,
 ) -> Vec<(std::sync::Arc<List>, usize)> {
-    // SAFETY: the fields point at the call's arguments: a count and that many lists.
-    let (n, lists) = unsafe { (*p.pnumCommandLists, *p.pphCommandLists) };
     if lists.is_null() {
         return Vec::new();
     }
     let mut out: Vec<(std::sync::Arc<List>, usize)> = Vec::new();
     for i in 0..n as usize {
-        // SAFETY: as above.
+        // SAFETY: as the caller promises.
         let handle = unsafe { *lists.add(i) };
         match out.iter_mut().find(|(l, _)| l.handle == handle) {
             Some((_, times)) => *times += 1,
@@ -443,22 +532,31 @@ unsafe fn executed_lists(
     out
 }
 
-pub(super) fn before_zeCommandQueueExecuteCommandLists(
-    p: &mut ze_command_queue_execute_command_lists_params_t,
-    token: usize,
-) {
+/// The regular lists of an execute call, each with the number of times the call passes it.
+///
+/// # Safety
+/// `p` is the call's parameter struct.
+unsafe fn executed_lists(
+    p: &ze_command_queue_execute_command_lists_params_t,
+) -> Vec<(std::sync::Arc<List>, usize)> {
+    // SAFETY: the fields point at the call's arguments: a count and that many lists.
+    unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) }
+}
+
+/// Before a call that runs regular lists: their previous executions settled.
+fn before_running(lists: Vec<(std::sync::Arc<List>, usize)>, token: usize) {
     if is_internal() {
         return;
     }
-    // SAFETY: the call's parameter struct.
-    for (list, _) in unsafe { executed_lists(p) } {
+    for (list, _) in lists {
         commands::executing(&list);
     }
     note_start(token);
 }
 
-pub(super) fn after_zeCommandQueueExecuteCommandLists(
-    p: &mut ze_command_queue_execute_command_lists_params_t,
+/// After a call that ran regular lists: their commands pending, with the call's correlation ID.
+fn after_running(
+    lists: impl FnOnce() -> Vec<(std::sync::Arc<List>, usize)>,
     result: ze_result_t,
     token: usize,
 ) {
@@ -468,10 +566,76 @@ pub(super) fn after_zeCommandQueueExecuteCommandLists(
     if result != ZE_RESULT_SUCCESS || !view::any_device_view() {
         return;
     }
-    // SAFETY: the call's parameter struct.
-    for (list, times) in unsafe { executed_lists(p) } {
+    for (list, times) in lists() {
         commands::executed(&list, token, entered, times);
     }
+}
+
+pub(super) fn before_zeCommandQueueExecuteCommandLists(
+    p: &mut ze_command_queue_execute_command_lists_params_t,
+    token: usize,
+) {
+    // SAFETY: the call's parameter struct.
+    before_running(unsafe { executed_lists(p) }, token);
+}
+
+pub(super) fn after_zeCommandQueueExecuteCommandLists(
+    p: &mut ze_command_queue_execute_command_lists_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    // SAFETY: the call's parameter struct.
+    after_running(|| unsafe { executed_lists(p) }, result, token);
+}
+
+// Regular lists run on an immediate list (spec 1.9 and 1.14): as on a queue.
+
+pub(super) fn before_zeCommandListImmediateAppendCommandListsExp(
+    p: &mut ze_command_list_immediate_append_command_lists_exp_params_t,
+    token: usize,
+) {
+    // SAFETY: the fields point at the call's arguments: a count and that many lists.
+    before_running(
+        unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) },
+        token,
+    );
+}
+
+pub(super) fn after_zeCommandListImmediateAppendCommandListsExp(
+    p: &mut ze_command_list_immediate_append_command_lists_exp_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    // SAFETY: as above.
+    after_running(
+        || unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) },
+        result,
+        token,
+    );
+}
+
+pub(super) fn before_zeCommandListImmediateAppendCommandListsWithParameters(
+    p: &mut ze_command_list_immediate_append_command_lists_with_parameters_params_t,
+    token: usize,
+) {
+    // SAFETY: the fields point at the call's arguments: a count and that many lists.
+    before_running(
+        unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) },
+        token,
+    );
+}
+
+pub(super) fn after_zeCommandListImmediateAppendCommandListsWithParameters(
+    p: &mut ze_command_list_immediate_append_command_lists_with_parameters_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    // SAFETY: as above.
+    after_running(
+        || unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) },
+        result,
+        token,
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -570,6 +734,40 @@ pub(super) fn after_zeCommandQueueSynchronize(
                 ids::zeCommandQueueSynchronize,
                 objects::queue_context(queue),
                 queue.cast(),
+                core::ptr::null_mut(),
+                result,
+            );
+            sync.wait_events = 0;
+            sync
+        });
+    }
+}
+
+pub(super) fn before_zeCommandListHostSynchronize(
+    _p: &mut ze_command_list_host_synchronize_params_t,
+    token: usize,
+) {
+    note_start(token);
+}
+
+pub(super) fn after_zeCommandListHostSynchronize(
+    p: &mut ze_command_list_host_synchronize_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    let end = clock::now();
+    // SAFETY: the field points at the call's argument.
+    let list = unsafe { *p.phCommandList };
+    if result == ZE_RESULT_SUCCESS && !is_internal() {
+        PENDING.harvest(Ask::UpToBusy);
+    }
+    if let Some(start) = take_start(token) {
+        command::host_wait(open::correlation_id(token), (start, end), || {
+            let mut sync = wait_record(
+                pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_LIST,
+                ids::zeCommandListHostSynchronize,
+                objects::list_context(list),
+                list.cast(),
                 core::ptr::null_mut(),
                 result,
             );

@@ -23,6 +23,7 @@ mod callbacks;
 mod commands;
 mod devices;
 mod events;
+mod extension;
 mod hooks;
 mod objects;
 pub mod tracer;
@@ -48,7 +49,15 @@ const DEVICE_WORK: &[ApiId] = &[
     ids::zeCommandListAppendMemoryFill,
     ids::zeCommandListAppendBarrier,
     ids::zeCommandListAppendMemoryRangesBarrier,
+    ids::zeCommandListAppendLaunchKernelWithParameters,
+    ids::zeCommandListAppendLaunchKernelWithArguments,
+    ids::zeCommandListAppendMemoryCopyWithParameters,
+    ids::zeCommandListAppendMemoryFillWithParameters,
+    ids::zeCommandListAppendHostFunction,
+    ids::zeCommandListImmediateAppendCommandListsExp,
+    ids::zeCommandListImmediateAppendCommandListsWithParameters,
     ids::zeCommandQueueExecuteCommandLists,
+    ids::zeCommandListHostSynchronize,
     ids::zeCommandQueueSynchronize,
     ids::zeEventHostSynchronize,
     ids::zeFenceHostSynchronize,

@@ -44,6 +44,7 @@ pub(super) struct Loader {
     pub(super) zeEventDestroy: zeEventDestroy_t,
     pub(super) zeEventHostReset: zeEventHostReset_t,
     pub(super) zeEventQueryStatus: zeEventQueryStatus_t,
+    pub(super) zeEventHostSynchronize: zeEventHostSynchronize_t,
     pub(super) zeEventQueryKernelTimestamp: zeEventQueryKernelTimestamp_t,
     pub(super) zeCommandListAppendBarrier: zeCommandListAppendBarrier_t,
     pub(super) zeCommandListAppendEventReset: zeCommandListAppendEventReset_t,
@@ -178,6 +179,21 @@ fn try_attach() -> Attachment {
     if status != ZE_RESULT_SUCCESS {
         return Attachment::Absent(format!("zeInit found no Level Zero driver (0x{status:x})"));
     }
+    // A loader that exports zelEnableTracingLayer (1.32 does, 1.8.12 does not) loads its tracing
+    // layer now, whatever the environment was
+    // at the program's first zeInit.
+    if let Some(enable_layer) =
+        function::<zelEnableTracingLayer_t>(handle, c"zelEnableTracingLayer").flatten()
+    {
+        // SAFETY: no arguments; the loader is initialised (zeInit above).
+        let status = unsafe { enable_layer() };
+        if status != ZE_RESULT_SUCCESS {
+            critical::raise(
+                ResultCode::ErrorTracingNotInitialized,
+                format_args!("zelEnableTracingLayer returned 0x{status:x}"),
+            );
+        }
+    }
     let desc = zel_tracer_desc_t {
         stype: ZEL_STRUCTURE_TYPE_TRACER_DESC,
         pNext: core::ptr::null(),
@@ -216,6 +232,11 @@ fn try_attach() -> Attachment {
         };
         functions += usize::from(ok);
     }
+    // The functions libpti wraps on the extension route that this loader's layer cannot trace.
+    functions += callbacks::extension_wrappers()
+        .iter()
+        .filter(|(name, _)| !layer_traces(handle, name))
+        .count();
     // Published before the first traced call can need it.
     let _ = LOADER.set(Loader {
         zeDeviceGetProperties: function(handle, c"zeDeviceGetProperties").flatten(),
@@ -226,6 +247,7 @@ fn try_attach() -> Attachment {
         zeEventDestroy: function(handle, c"zeEventDestroy").flatten(),
         zeEventHostReset: function(handle, c"zeEventHostReset").flatten(),
         zeEventQueryStatus: function(handle, c"zeEventQueryStatus").flatten(),
+        zeEventHostSynchronize: function(handle, c"zeEventHostSynchronize").flatten(),
         zeEventQueryKernelTimestamp: function(handle, c"zeEventQueryKernelTimestamp").flatten(),
         zeCommandListAppendBarrier: function(handle, c"zeCommandListAppendBarrier").flatten(),
         zeCommandListAppendEventReset: function(handle, c"zeCommandListAppendEventReset").flatten(),
@@ -238,6 +260,38 @@ fn try_attach() -> Attachment {
         return Attachment::Failed(format!("zelTracerSetEnabled returned 0x{status:x}"));
     }
     Attachment::Attached { functions }
+}
+
+/// Whether the loader `handle` has the tracing layer's register function of `function`.
+fn layer_traces(handle: *mut c_void, function: &CStr) -> bool {
+    let Some(stem) = function.to_str().ok().and_then(|f| f.strip_prefix("ze")) else {
+        return false;
+    };
+    // `zex*` functions have none: their stem would start with `x`.
+    if stem.starts_with('x') {
+        return false;
+    }
+    let Ok(register) = std::ffi::CString::new(format!("zelTracer{stem}RegisterCallback")) else {
+        return false;
+    };
+    !symbol(handle, &register).is_null()
+}
+
+/// Whether this process's Level Zero loader can load its tracing layer at run time (it exports
+/// `zelEnableTracingLayer`: 1.32 does, 1.8.12 does not): Level Zero work can then be traced from
+/// whenever a tool enables it, even if libpti was loaded after the program's first `zeInit`.
+/// This is what Intel's PTI calls local collection. Opens the loader if the program has not (as
+/// attaching would; it is not initialised by this).
+pub fn attaches_at_run_time() -> bool {
+    // SAFETY: a NUL-terminated library name; the handle (a reference count) is kept, as the
+    // loader's is by `try_attach`: the loader is never closed.
+    let handle = unsafe {
+        libc::dlopen(
+            c"libze_loader.so.1".as_ptr(),
+            libc::RTLD_NOW | libc::RTLD_GLOBAL,
+        )
+    };
+    !handle.is_null() && !symbol(handle, c"zelEnableTracingLayer").is_null()
 }
 
 /// Runs a prologue's work `open` (opening the call, the `before_` hook; it returns the call's
