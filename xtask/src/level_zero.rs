@@ -497,21 +497,29 @@ fn render_callbacks(
     Ok(out)
 }
 
-/// A wrapper per function of [`EXTENSION_ROUTE`], in `SLOTS` copies (one per driver address it
-/// may stand for), and the table `extension` hands them out from.
+/// Copies of each wrapper: one per driver address it may stand for (`extension::SLOTS`).
+const SLOTS: usize = 4;
+
+/// A wrapper per function of [`EXTENSION_ROUTE`], in [`SLOTS`] copies, and the table `extension`
+/// hands them out from.
 fn render_wrappers(traced: &[Traced], out: &mut String) {
+    let _ = write!(
+        out,
+        "\n/// How many functions have extension-route wrappers.\n\
+         pub(super) const EXTENSION_FUNCTIONS: usize = {};\n",
+        EXTENSION_ROUTE.len()
+    );
     let _ = write!(
         out,
         "\n/// The functions libpti wraps when a program obtains them through\n\
          /// `zeDriverGetExtensionFunctionAddress`: the name, and the wrapper of each slot.\n\
-         pub(super) fn extension_wrappers() -> [(&'static CStr, [*const c_void; extension::SLOTS]); {}] {{\n    [\n",
-        EXTENSION_ROUTE.len()
+         pub(super) fn extension_wrappers() -> [(&'static CStr, [*const c_void; extension::SLOTS]); EXTENSION_FUNCTIONS] {{\n    [\n",
     );
     for name in EXTENSION_ROUTE {
-        let _ = writeln!(
-            out,
-            "        (c\"{name}\", [{name}_wrapper::<0> as *const c_void, {name}_wrapper::<1> as *const c_void, {name}_wrapper::<2> as *const c_void, {name}_wrapper::<3> as *const c_void]),"
-        );
+        let slots: Vec<String> = (0..SLOTS)
+            .map(|slot| format!("{name}_wrapper::<{slot}> as *const c_void"))
+            .collect();
+        let _ = writeln!(out, "        (c\"{name}\", [{}]),", slots.join(", "));
     }
     out.push_str("    ]\n}\n");
     for (index, name) in EXTENSION_ROUTE.iter().enumerate() {

@@ -5838,9 +5838,12 @@ pub(super) fn callbacks() -> [(&'static CStr, *const c_void, *const c_void); 252
     ]
 }
 
+/// How many functions have extension-route wrappers.
+pub(super) const EXTENSION_FUNCTIONS: usize = 10;
+
 /// The functions libpti wraps when a program obtains them through
 /// `zeDriverGetExtensionFunctionAddress`: the name, and the wrapper of each slot.
-pub(super) fn extension_wrappers() -> [(&'static CStr, [*const c_void; extension::SLOTS]); 10] {
+pub(super) fn extension_wrappers() -> [(&'static CStr, [*const c_void; extension::SLOTS]); EXTENSION_FUNCTIONS] {
     [
         (c"zexCounterBasedEventCreate2", [zexCounterBasedEventCreate2_wrapper::<0> as *const c_void, zexCounterBasedEventCreate2_wrapper::<1> as *const c_void, zexCounterBasedEventCreate2_wrapper::<2> as *const c_void, zexCounterBasedEventCreate2_wrapper::<3> as *const c_void]),
         (c"zeEventCounterBasedCreate", [zeEventCounterBasedCreate_wrapper::<0> as *const c_void, zeEventCounterBasedCreate_wrapper::<1> as *const c_void, zeEventCounterBasedCreate_wrapper::<2> as *const c_void, zeEventCounterBasedCreate_wrapper::<3> as *const c_void]),

@@ -22,11 +22,11 @@ use super::callbacks;
 use crate::critical;
 use crate::result::ResultCode;
 
-/// Wrapper copies per function (the generator emits `::<0>` to `::<3>`).
+/// Wrapper copies per function (the generator's `SLOTS`, which emits `::<0>` to `::<3>`).
 pub(super) const SLOTS: usize = 4;
 
-/// Functions with wrappers (the length of `callbacks::extension_wrappers()`).
-const FUNCTIONS: usize = 10;
+/// Functions with wrappers.
+const FUNCTIONS: usize = callbacks::EXTENSION_FUNCTIONS;
 
 /// `ORIGINALS[function][slot]`: the driver address a wrapper stands for; NULL while free.
 static ORIGINALS: [[AtomicPtr<c_void>; SLOTS]; FUNCTIONS] =
@@ -90,7 +90,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_slot_table_matches_the_generated_wrappers() {
-        assert_eq!(callbacks::extension_wrappers().len(), FUNCTIONS);
+    fn each_driver_address_keeps_its_slot_and_a_fifth_is_handed_out_unwrapped() {
+        let name = c"zeCommandListHostSynchronize";
+        let wrappers = callbacks::extension_wrappers();
+        let function = wrappers.iter().position(|(n, _)| *n == name).unwrap();
+        // Fake driver addresses: handed out, never called.
+        let address = |i: usize| (0x1000 * (i + 1)) as *mut c_void;
+        for i in 0..SLOTS {
+            assert_eq!(
+                hand_out(name, address(i)),
+                wrappers[function].1[i].cast_mut()
+            );
+        }
+        // The same address again gets the same wrapper; a fifth driver's is left as it is.
+        assert_eq!(
+            hand_out(name, address(1)),
+            wrappers[function].1[1].cast_mut()
+        );
+        assert_eq!(hand_out(name, address(SLOTS)), address(SLOTS));
+        // Names libpti does not wrap, and NULL, pass through.
+        assert_eq!(hand_out(c"zeSomethingElse", address(0)), address(0));
+        assert!(hand_out(name, core::ptr::null_mut()).is_null());
+        // SAFETY: `zeCommandListHostSynchronize_t` is the alias of this function.
+        let original: pti_sys::level_zero::zeCommandListHostSynchronize_t =
+            unsafe { original(function, 2) };
+        assert_eq!(original.map(|f| f as *mut c_void), Some(address(2)));
     }
 }
