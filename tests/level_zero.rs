@@ -1086,7 +1086,7 @@ struct ModernRecord {
 
 /// What the modern paths must give: `(appending function, kernels, copies, fills)` per call,
 /// and the wait (`W WAIT <path>`) after which its commands must have ended.
-const MODERN: [(&str, u64, u64, u64, &str); 8] = [
+const MODERN: [(&str, u64, u64, u64, &str); 9] = [
     ("zeCommandListAppendLaunchKernel", 1, 0, 0, "A"),
     ("zeCommandListAppendMemoryCopy", 0, 1, 0, "B"),
     (
@@ -1096,6 +1096,7 @@ const MODERN: [(&str, u64, u64, u64, &str); 8] = [
         0,
         "C",
     ),
+    ("zeCommandListAppendLaunchKernelWithArguments", 1, 0, 0, "C"),
     ("zeCommandListAppendMemoryCopyWithParameters", 0, 1, 0, "C"),
     ("zeCommandListAppendMemoryFillWithParameters", 0, 0, 1, "C"),
     ("zeCommandListAppendHostFunction", 1, 0, 0, "C"),
@@ -1110,8 +1111,55 @@ const MODERN: [(&str, u64, u64, u64, &str); 8] = [
     ),
 ];
 
-/// Runs the modern paths with `env` and checks them exactly; returns the critical events.
-fn check_modern(env: &[(&str, &str)]) -> Vec<String> {
+/// Pairs each record with the closest command of its kind the driver ran (a host function's
+/// kernel record with the driver's `HOSTFN`), each command once, and returns the worst error in
+/// ns. Every command the driver ran (but the barriers libpti appends) must have its record.
+fn modern_truth_error(device: &[ModernRecord], truth: &Truth) -> u64 {
+    fn kind_of(r: &ModernRecord) -> &str {
+        if r.name == "<host function>" {
+            "HOSTFN"
+        } else {
+            &r.kind
+        }
+    }
+    let ran: Vec<usize> = (0..truth.commands.len())
+        .filter(|&j| truth.commands[j].0 != "BARRIER")
+        .collect();
+    assert_eq!(
+        ran.len(),
+        device.len(),
+        "commands the driver ran (no barriers) vs device records"
+    );
+    let mut pairs = Vec::new();
+    for (i, r) in device.iter().enumerate() {
+        for &j in &ran {
+            let (kind, _, _, start, end) = &truth.commands[j];
+            if kind == kind_of(r) {
+                pairs.push((r.start.abs_diff(*start).max(r.end.abs_diff(*end)), i, j));
+            }
+        }
+    }
+    pairs.sort();
+    let (mut record_done, mut truth_done) =
+        (vec![false; device.len()], vec![false; truth.commands.len()]);
+    let mut worst = 0;
+    for (error, i, j) in pairs {
+        if !record_done[i] && !truth_done[j] {
+            record_done[i] = true;
+            truth_done[j] = true;
+            worst = worst.max(error);
+        }
+    }
+    if let Some(i) = record_done.iter().position(|d| !d) {
+        panic!("{:?} matches no command the driver ran", device[i]);
+    }
+    worst
+}
+
+/// Runs the modern paths with `env` and checks them exactly; returns the critical events. With a
+/// driver that gives both kinds of timestamps (`exact_times`), each record must also be within
+/// 1 µs of when the driver really ran its command.
+fn check_modern(env: &[(&str, &str)], exact_times: bool) -> Vec<String> {
     let run = run(modern_program(), env);
     let ids = api_ids();
     let name_of = |id: u32| {
@@ -1228,6 +1276,13 @@ fn check_modern(env: &[(&str, &str)]) -> Vec<String> {
         }
     }
     assert_eq!(list_waits, 4, "zeCommandListHostSynchronize records");
+    let worst = modern_truth_error(&device, &run.truth);
+    if exact_times {
+        assert!(
+            worst <= MAX_ERROR_NS,
+            "a record is {worst} ns from the driver's ground truth"
+        );
+    }
     let counter = |k: &str| {
         run.t
             .iter()
@@ -1246,8 +1301,8 @@ fn check_modern(env: &[(&str, &str)]) -> Vec<String> {
         "PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED"
     );
     println!(
-        "modern paths {env:?}: {} calls appended {} commands; {} device records, 0 lost; {} \
-         intercepted functions",
+        "modern paths {env:?}: {} calls appended {} commands; {} device records, 0 lost; worst \
+         error against the driver's ground truth {worst} ns; {} intercepted functions",
         appended.values().sum::<u64>(),
         expected.0 + expected.1 + expected.2,
         device.len(),
@@ -1258,13 +1313,16 @@ fn check_modern(env: &[(&str, &str)]) -> Vec<String> {
 
 #[test]
 fn modern_paths_through_the_extension_route() {
-    let criticals = check_modern(&[]);
+    let criticals = check_modern(&[], true);
     assert!(criticals.is_empty(), "{criticals:?}");
 }
 
 #[test]
 fn a_driver_without_query_status_or_global_timestamps_loses_nothing() {
-    let criticals = check_modern(&[("ZE_SIM_MINIMAL", "query-status,global-timestamps")]);
+    let criticals = check_modern(
+        &[("ZE_SIM_MINIMAL", "query-status,global-timestamps")],
+        false,
+    );
     assert!(
         criticals.iter().any(|c| c.contains("zeEventQueryStatus")),
         "the fallback is not reported: {criticals:?}"
@@ -1273,10 +1331,13 @@ fn a_driver_without_query_status_or_global_timestamps_loses_nothing() {
 
 #[test]
 fn a_driver_without_kernel_timestamps_is_timed_by_the_host() {
-    let criticals = check_modern(&[(
-        "ZE_SIM_MINIMAL",
-        "query-status,global-timestamps,kernel-timestamps",
-    )]);
+    let criticals = check_modern(
+        &[(
+            "ZE_SIM_MINIMAL",
+            "query-status,global-timestamps,kernel-timestamps",
+        )],
+        false,
+    );
     assert!(
         criticals
             .iter()

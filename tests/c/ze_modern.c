@@ -110,6 +110,8 @@ static void workload(void) {
   zex_create_fn zex_create = extension("zexCounterBasedEventCreate2");
   ze_pfnCommandListAppendLaunchKernelWithParameters_t launch_p =
       extension("zeCommandListAppendLaunchKernelWithParameters");
+  ze_pfnCommandListAppendLaunchKernelWithArguments_t launch_a =
+      extension("zeCommandListAppendLaunchKernelWithArguments");
   ze_pfnCommandListAppendMemoryCopyWithParameters_t copy_p =
       extension("zeCommandListAppendMemoryCopyWithParameters");
   ze_pfnCommandListAppendMemoryFillWithParameters_t fill_p =
@@ -164,10 +166,15 @@ static void workload(void) {
   int calls = 0;
   float pattern = 1.5f;
   ZE(launch_p(list, spin, &one, NULL, NULL, 0, NULL));
+  uint32_t spin_us = 20;
+  void* spin_args[] = {&spin_us};
+  ze_group_size_t one_item = {1, 1, 1};
+  ZE(launch_a(list, spin, one, one_item, spin_args, NULL, NULL, 0, NULL));
   ZE(copy_p(list, dev, host, bytes, NULL, NULL, 0, NULL));
   ZE(fill_p(list, dev, &pattern, sizeof pattern, bytes, NULL, NULL, 0, NULL));
   ZE(host_fn(list, host_function, &calls, NULL, NULL, 0, NULL));
   append_done("zeCommandListAppendLaunchKernelWithParameters", 1);
+  append_done("zeCommandListAppendLaunchKernelWithArguments", 1);
   append_done("zeCommandListAppendMemoryCopyWithParameters", 1);
   append_done("zeCommandListAppendMemoryFillWithParameters", 1);
   append_done("zeCommandListAppendHostFunction", 1);

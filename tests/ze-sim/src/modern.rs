@@ -7,7 +7,8 @@
 //!   no pool; each command that signals one re-arms it (its latest command defines its state and
 //!   timestamps, which it has only if created with a timestamp flag). They are destroyed with
 //!   `zeEventDestroy` and counted with the other events.
-//! - Host functions run when their command executes.
+//! - Host functions run when their command executes. `…WithArguments` launches know the sizes of
+//!   the fixture's kernels' arguments (`argument_sizes`).
 //! - Regular lists appended to an immediate list run as a queue would run them; the signal event
 //!   spans the whole run.
 //! - `zeCommandListHostSynchronize` succeeds at once: execution is synchronous.
@@ -149,6 +150,50 @@ unsafe extern "C" fn zeCommandListAppendLaunchKernelWithParameters(
     unsafe { api::zeCommandListAppendLaunchKernel(h, kernel, groups, signal, n_waits, waits) }
 }
 
+/// The sizes of the arguments of the fixture's kernels, which `…WithArguments` passes as bare
+/// pointers.
+fn argument_sizes(kernel: &str) -> &'static [usize] {
+    match kernel {
+        "vadd" => &[8, 8, 8],
+        "scale" => &[8, 4],
+        "spin" => &[4],
+        _ => &[],
+    }
+}
+
+unsafe extern "C" fn zeCommandListAppendLaunchKernelWithArguments(
+    h: ze_command_list_handle_t,
+    kernel: ze_kernel_handle_t,
+    groups: ze_group_count_t,
+    sizes: ze_group_size_t,
+    arguments: *mut *mut c_void,
+    _: *const c_void,
+    signal: ze_event_handle_t,
+    n_waits: u32,
+    waits: *mut ze_event_handle_t,
+) -> ze_result_t {
+    if kernel.is_null() {
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    }
+    // SAFETY: a kernel of this fixture.
+    let k: &Kernel = unsafe { object(kernel) };
+    *k.group_size.lock().unwrap() = [sizes.groupSizeX, sizes.groupSizeY, sizes.groupSizeZ];
+    let name = k.name.to_string_lossy();
+    for (i, size) in argument_sizes(&name).iter().enumerate() {
+        if arguments.is_null() {
+            return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        }
+        // SAFETY: the program passes one pointer per argument of the kernel, each at a value of
+        // the argument's size.
+        let value = unsafe {
+            core::slice::from_raw_parts((*arguments.add(i)).cast::<u8>(), *size).to_vec()
+        };
+        k.args.lock().unwrap().insert(i as u32, value);
+    }
+    // SAFETY: the plain form, with the group count as a pointer.
+    unsafe { api::zeCommandListAppendLaunchKernel(h, kernel, &groups, signal, n_waits, waits) }
+}
+
 unsafe extern "C" fn zeCommandListAppendMemoryCopyWithParameters(
     h: ze_command_list_handle_t,
     dst: *mut c_void,
@@ -267,6 +312,9 @@ fn served(name: &[u8]) -> *mut c_void {
         b"zeCommandListAppendHostFunction" => zeCommandListAppendHostFunction as *const c_void,
         b"zeCommandListAppendLaunchKernelWithParameters" => {
             zeCommandListAppendLaunchKernelWithParameters as *const c_void
+        }
+        b"zeCommandListAppendLaunchKernelWithArguments" => {
+            zeCommandListAppendLaunchKernelWithArguments as *const c_void
         }
         b"zeCommandListAppendMemoryCopyWithParameters" => {
             zeCommandListAppendMemoryCopyWithParameters as *const c_void
