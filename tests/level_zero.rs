@@ -1276,6 +1276,11 @@ fn check_modern(env: &[(&str, &str)], exact_times: bool) -> Vec<String> {
         }
     }
     assert_eq!(list_waits, 4, "zeCommandListHostSynchronize records");
+    // Nothing leaked (libpti's events and pools included), and no command ran before an event
+    // it waits for had signalled.
+    for (kind, n) in &run.truth.live {
+        assert_eq!(*n, 0, "{env:?}: {n} {kind} at exit");
+    }
     let worst = modern_truth_error(&device, &run.truth);
     if exact_times {
         assert!(

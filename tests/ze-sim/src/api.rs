@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use pti_sys::level_zero::*;
 
 use crate::clock;
-use crate::exec::{Command, Work, execute};
+use crate::exec::{Command, Work, execute, rearm, run_list};
 use crate::objects::*;
 
 const OK: ze_result_t = ZE_RESULT_SUCCESS;
@@ -263,10 +263,7 @@ pub(crate) unsafe extern "C" fn zeCommandQueueExecuteCommandLists(
 ) -> ze_result_t {
     for i in 0..n as usize {
         // SAFETY: `n` lists of this fixture.
-        let list: &List = unsafe { object(*lists.add(i)) };
-        for command in list.commands.lock().unwrap().iter() {
-            execute(command);
-        }
+        run_list(unsafe { object(*lists.add(i)) });
     }
     if !fence.is_null() {
         // SAFETY: a fence of this fixture.
@@ -329,7 +326,6 @@ pub(crate) unsafe extern "C" fn zeCommandListReset(h: ze_command_list_handle_t) 
     OK
 }
 
-/// Appends to a list: an immediate list executes at once, a regular one keeps it.
 /// The wait list of an append, copied.
 ///
 /// # Safety
@@ -342,13 +338,18 @@ pub(crate) unsafe fn wait_list(n: u32, waits: *mut ze_event_handle_t) -> Vec<ze_
     unsafe { core::slice::from_raw_parts(waits, n as usize) }.to_vec()
 }
 
+/// Appends to a list: an immediate list executes the command at once, a regular one keeps it
+/// (and a counter-based signal event is pending from then on: its latest command is this one).
+///
+/// # Safety
+/// `h` is a list of this fixture, `signal` NULL or an event of it, `waits` events of it.
 pub(crate) unsafe fn append(
     h: ze_command_list_handle_t,
     work: Work,
     signal: ze_event_handle_t,
     waits: Vec<ze_event_handle_t>,
 ) -> ze_result_t {
-    // SAFETY: a list of this fixture.
+    // SAFETY: the caller's contract.
     let list: &List = unsafe { object(h) };
     let command = Command {
         work,
@@ -358,9 +359,20 @@ pub(crate) unsafe fn append(
     if list.immediate {
         execute(&command);
     } else {
+        rearm(signal);
         list.commands.lock().unwrap().push(command);
     }
     OK
+}
+
+/// Whether `h` is a counter-based event, which the host must neither reset nor signal (the
+/// specification's rule; a real driver's behaviour then is undefined, this one refuses).
+///
+/// # Safety
+/// `h` is NULL or an event of this fixture.
+unsafe fn counter_based(h: ze_event_handle_t) -> bool {
+    // SAFETY: the caller's contract.
+    !h.is_null() && unsafe { object::<Event, _>(h) }.counter_based
 }
 
 pub(crate) unsafe extern "C" fn zeCommandListAppendBarrier(
@@ -454,6 +466,10 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendEventReset(
     h: ze_command_list_handle_t,
     event: ze_event_handle_t,
 ) -> ze_result_t {
+    // SAFETY: an event of this fixture.
+    if unsafe { counter_based(event) } {
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    }
     // SAFETY: see the module docs.
     unsafe { append(h, Work::Reset(event), core::ptr::null_mut(), Vec::new()) }
 }
@@ -513,11 +529,8 @@ pub(crate) unsafe extern "C" fn zeEventCreate(
 ) -> ze_result_t {
     // SAFETY: a pool of this fixture.
     let pool: &Pool = unsafe { object(pool) };
-    let event = Event {
-        timestamps: pool.flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP != 0,
-        signaled: AtomicBool::new(false),
-        span: Mutex::new(None),
-    };
+    let asked = pool.flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP != 0;
+    let event = Event::new(crate::modern::kernel_timestamps(asked), false);
     // SAFETY: see the module docs.
     unsafe { *ph = into_handle(Kind::Event, event) };
     OK
@@ -530,6 +543,10 @@ pub(crate) unsafe extern "C" fn zeEventDestroy(h: ze_event_handle_t) -> ze_resul
 }
 
 pub(crate) unsafe extern "C" fn zeEventHostSignal(h: ze_event_handle_t) -> ze_result_t {
+    // SAFETY: an event of this fixture.
+    if unsafe { counter_based(h) } {
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    }
     // SAFETY: an event of this fixture.
     let e: &Event = unsafe { object(h) };
     e.signaled.store(true, Ordering::Release);
@@ -567,9 +584,11 @@ pub(crate) unsafe extern "C" fn zeEventQueryStatus(h: ze_event_handle_t) -> ze_r
 
 pub(crate) unsafe extern "C" fn zeEventHostReset(h: ze_event_handle_t) -> ze_result_t {
     // SAFETY: an event of this fixture.
-    let e: &Event = unsafe { object(h) };
-    e.signaled.store(false, Ordering::Release);
-    *e.span.lock().unwrap() = None;
+    if unsafe { counter_based(h) } {
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    }
+    // SAFETY: an event of this fixture.
+    unsafe { object::<Event, _>(h) }.reset();
     OK
 }
 
@@ -577,10 +596,19 @@ pub(crate) unsafe extern "C" fn zeEventQueryKernelTimestamp(
     h: ze_event_handle_t,
     dst: *mut ze_kernel_timestamp_result_t,
 ) -> ze_result_t {
+    if crate::modern::minimal().kernel_timestamps {
+        return UNSUPPORTED;
+    }
     // SAFETY: an event of this fixture.
     let e: &Event = unsafe { object(h) };
-    if !e.timestamps || crate::modern::minimal().kernel_timestamps {
-        return UNSUPPORTED;
+    if !e.timestamps {
+        // A counter-based event created without a timestamp flag: a wrong argument; an event
+        // of a pool without the flag: a feature its pool lacks.
+        return if e.counter_based {
+            ZE_RESULT_ERROR_INVALID_ARGUMENT
+        } else {
+            UNSUPPORTED
+        };
     }
     let Some((start, end)) = *e.span.lock().unwrap() else {
         return ZE_RESULT_NOT_READY;

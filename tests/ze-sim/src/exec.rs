@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use pti_sys::level_zero::*;
 
 use crate::clock;
-use crate::objects::{Event, object};
+use crate::objects::{Event, List, object};
 
 /// A command appended to a list: what it does, captured at append time as Level Zero requires.
 pub(crate) struct Command {
@@ -117,16 +117,51 @@ fn run_kernel(name: &str, args: &HashMap<u32, Vec<u8>>, items: u64) {
     }
 }
 
-/// Executes one command: checks its wait events, does its work, stamps and signals its event,
-/// logs the ground truth.
-pub(crate) fn execute(command: &Command) {
-    for wait in &command.waits {
+/// Counts the events of a wait list that have not signalled (see [`STUCK`]): the command that
+/// waits for them runs anyway.
+pub(crate) fn check_waits(waits: &[ze_event_handle_t]) {
+    for wait in waits {
         // SAFETY: an event handle of this fixture.
         let e: &Event = unsafe { object(*wait) };
         if !e.signaled.load(Ordering::Acquire) {
             STUCK.fetch_add(1, Ordering::Relaxed);
         }
     }
+}
+
+/// The event behind `handle`, if any.
+fn event<'a>(handle: ze_event_handle_t) -> Option<&'a Event> {
+    // SAFETY: a NULL handle or an event handle of this fixture.
+    (!handle.is_null()).then(|| unsafe { object(handle) })
+}
+
+/// Re-arms a counter-based signal event (see [`Event::rearm`]); others are left alone.
+pub(crate) fn rearm(signal: ze_event_handle_t) {
+    if let Some(e) = event(signal) {
+        e.rearm();
+    }
+}
+
+/// Signals `signal`, if any, for work that ran from host time `start` to `end`.
+pub(crate) fn signal(signal: ze_event_handle_t, start: u64, end: u64) {
+    if let Some(e) = event(signal) {
+        e.signal(clock::ticks_at(start), clock::ticks_at(end));
+    }
+}
+
+/// Executes a regular list's commands in order (a queue's execution, or an immediate list's
+/// append of it).
+pub(crate) fn run_list(list: &List) {
+    for command in list.commands.lock().unwrap().iter() {
+        execute(command);
+    }
+}
+
+/// Executes one command: checks its wait events, re-arms a counter-based signal event, does its
+/// work, stamps and signals its event, logs the ground truth.
+pub(crate) fn execute(command: &Command) {
+    check_waits(&command.waits);
+    rearm(command.signal);
     let start = clock::host_ns();
     let (kind, name, bytes) = match &command.work {
         Work::Kernel { name, args, items } => {
@@ -159,23 +194,15 @@ pub(crate) fn execute(command: &Command) {
             ("HOSTFN", "-".into(), 0)
         }
         Work::Signal => ("SIGNAL", "-".into(), 0),
-        Work::Reset(event) => {
-            if !event.is_null() {
-                // SAFETY: an event handle of this fixture.
-                let e: &Event = unsafe { object(*event) };
-                e.signaled.store(false, Ordering::Release);
-                *e.span.lock().unwrap() = None;
+        Work::Reset(reset) => {
+            if let Some(e) = event(*reset) {
+                e.reset();
             }
             ("RESET", "-".into(), 0)
         }
     };
     let end = clock::host_ns();
-    if !command.signal.is_null() {
-        // SAFETY: an event handle of this fixture.
-        let e: &Event = unsafe { object(command.signal) };
-        *e.span.lock().unwrap() = Some((clock::ticks_at(start), clock::ticks_at(end)));
-        e.signaled.store(true, Ordering::Release);
-    }
+    signal(command.signal, start, end);
     if matches!(kind, "KERNEL" | "COPY" | "FILL" | "BARRIER" | "HOSTFN") {
         truth(&format!("TRUTH {kind} {name} {bytes} {start} {end}"));
     }

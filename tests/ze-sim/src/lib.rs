@@ -25,11 +25,25 @@
 //!   device would have waited for ever).
 //!
 //! Functions newer than the loader the tests run (API 1.4), and Intel's
-//! `zexCounterBasedEventCreate2`, are served through `zeDriverGetExtensionFunctionAddress`
-//! (`modern`): counter-based events, host functions, the `…WithParameters` appends, regular lists
-//! run on an immediate list, `zeCommandListHostSynchronize`. `ZE_SIM_MINIMAL` (comma-separated:
-//! `query-status`, `global-timestamps`, `kernel-timestamps`) makes those entry points answer
-//! `ZE_RESULT_ERROR_UNSUPPORTED_FEATURE`, a deliberately minimal driver for a profiler's fallbacks.
+//! `zexCounterBasedEventCreate2`, are in no DDI table the loader knows: the fixture serves them
+//! through `zeDriverGetExtensionFunctionAddress` (`modern`), as a real driver does for an old
+//! loader (any other name: NULL and `ZE_RESULT_ERROR_INVALID_ARGUMENT`):
+//! - counter-based events (`zeEventCounterBasedCreate`, `zexCounterBasedEventCreate2`): of no
+//!   pool, re-armed by each command that signals them (the latest one defines their state and
+//!   timestamps), with kernel timestamps only if created with a timestamp flag, never reset or
+//!   signalled by the host (`ZE_RESULT_ERROR_INVALID_ARGUMENT`), counted with the events;
+//! - host functions (`zeCommandListAppendHostFunction`), run when their command executes;
+//! - the `…WithParameters` (and `…WithArguments`) appends, as their plain forms;
+//! - regular lists run on an immediate list (`zeCommandListImmediateAppendCommandListsExp`,
+//!   `…WithParameters`), as a queue runs them, the signal event spanning the whole run;
+//! - `zeCommandListHostSynchronize`.
+//!
+//! `ZE_SIM_MINIMAL` (read once; comma-separated; an unknown word is reported on stderr and
+//! ignored) makes a deliberately minimal driver, for a profiler's fallbacks: each feature it
+//! names answers `ZE_RESULT_ERROR_UNSUPPORTED_FEATURE`, out-parameters untouched:
+//! `query-status` (`zeEventQueryStatus`), `global-timestamps` (`zeDeviceGetGlobalTimestamps`),
+//! `kernel-timestamps` (`zeEventQueryKernelTimestamp`; pools and events asking for timestamps
+//! are still created, the flag ignored).
 //!
 //! Execution is synchronous: a command has completed when the call that submits it returns, and
 //! wait lists are checked rather than waited on.

@@ -5,26 +5,29 @@
 //!
 //! - Counter-based events (`zeEventCounterBasedCreate`, `zexCounterBasedEventCreate2`) belong to
 //!   no pool; each command that signals one re-arms it (its latest command defines its state and
-//!   timestamps, which it has only if created with a timestamp flag). They are destroyed with
-//!   `zeEventDestroy` and counted with the other events.
-//! - Host functions run when their command executes. `…WithArguments` launches know the sizes of
-//!   the fixture's kernels' arguments (`argument_sizes`).
-//! - Regular lists appended to an immediate list run as a queue would run them; the signal event
-//!   spans the whole run.
+//!   timestamps, see `Event::rearm`), which it has only if created with a timestamp flag
+//!   (`zeEventQueryKernelTimestamp` answers `ZE_RESULT_ERROR_INVALID_ARGUMENT` otherwise). The
+//!   host must not reset or signal them: `zeEventHostReset`, `zeEventHostSignal` and
+//!   `zeCommandListAppendEventReset` answer `ZE_RESULT_ERROR_INVALID_ARGUMENT`. They are
+//!   destroyed with `zeEventDestroy` and counted with the other events.
+//! - Host functions run when their command executes (`HOSTFN` in the ground truth).
+//!   `…WithParameters` appends are the plain ones (`pNext` is ignored); `…WithArguments` launches
+//!   know the sizes of the fixture's kernels' arguments (`argument_sizes`).
+//! - Regular lists appended to an immediate list run as a queue would run them (each command
+//!   with its own ground-truth line); the wait list is checked as any command's, and the signal
+//!   event spans the whole run (no ground-truth line of its own: it is no command).
 //! - `zeCommandListHostSynchronize` succeeds at once: execution is synchronous.
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 use core::ffi::{CStr, c_char, c_void};
-use std::sync::Mutex;
 use std::sync::OnceLock;
-use std::sync::atomic::AtomicBool;
 
 use pti_sys::level_zero::*;
 
 use crate::api;
 use crate::clock;
-use crate::exec::{Work, execute};
+use crate::exec::{Work, check_waits, rearm, run_list, signal};
 use crate::objects::*;
 
 const OK: ze_result_t = ZE_RESULT_SUCCESS;
@@ -39,11 +42,15 @@ struct ZexCounterBasedEventDesc {
     wait_scope: u32,
 }
 
-/// Intel's flags that ask for kernel timestamps (`KERNEL_TIMESTAMP`, `KERNEL_MAPPED_TIMESTAMP`).
-const ZEX_TIMESTAMP_FLAGS: u32 = 16 | 32;
+/// Intel's flag for kernel timestamps (besides `IMMEDIATE` 1, `NON_IMMEDIATE` 2,
+/// `HOST_VISIBLE` 4, `IPC` 8, which change nothing here).
+const ZEX_KERNEL_TIMESTAMP: u32 = 16;
+/// Intel's flag for kernel timestamps mapped to the host's clock (given as the device's here).
+const ZEX_KERNEL_MAPPED_TIMESTAMP: u32 = 32;
 
-/// The entry points `ZE_SIM_MINIMAL` (a comma-separated list) says the fixture lacks.
-#[derive(Default)]
+/// The entry points `ZE_SIM_MINIMAL` (a comma-separated list) says the fixture lacks: each
+/// answers `ZE_RESULT_ERROR_UNSUPPORTED_FEATURE` and leaves its out-parameters untouched.
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct Minimal {
     /// `query-status`: `zeEventQueryStatus`.
     pub(crate) query_status: bool,
@@ -53,39 +60,56 @@ pub(crate) struct Minimal {
     pub(crate) kernel_timestamps: bool,
 }
 
-/// The minimal configuration, read once.
-pub(crate) fn minimal() -> &'static Minimal {
-    static MINIMAL: OnceLock<Minimal> = OnceLock::new();
-    MINIMAL.get_or_init(|| {
+impl Minimal {
+    /// Parses `ZE_SIM_MINIMAL`'s value; also returns the words it does not know.
+    fn parse(list: &str) -> (Self, Vec<&str>) {
         let mut m = Minimal::default();
-        let list = std::env::var("ZE_SIM_MINIMAL").unwrap_or_default();
+        let mut unknown = Vec::new();
         for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
             match word {
                 "query-status" => m.query_status = true,
                 "global-timestamps" => m.global_timestamps = true,
                 "kernel-timestamps" => m.kernel_timestamps = true,
-                other => eprintln!("ze-sim: ZE_SIM_MINIMAL: unknown feature {other:?}, ignored"),
+                other => unknown.push(other),
             }
+        }
+        (m, unknown)
+    }
+}
+
+/// The minimal configuration, read once (so an unknown word is reported once).
+pub(crate) fn minimal() -> &'static Minimal {
+    static MINIMAL: OnceLock<Minimal> = OnceLock::new();
+    MINIMAL.get_or_init(|| {
+        let list = std::env::var("ZE_SIM_MINIMAL").unwrap_or_default();
+        let (m, unknown) = Minimal::parse(&list);
+        for word in unknown {
+            eprintln!("ze-sim: ZE_SIM_MINIMAL: unknown feature {word:?}, ignored");
         }
         m
     })
 }
 
-/// A counter-based event: an event of no pool.
+/// Whether an event whose creator `asked` for kernel timestamps gets them: a driver without
+/// them (`kernel-timestamps`) still creates such pools and events, ignoring the flag, as a
+/// driver that cannot time kernels would.
+pub(crate) fn kernel_timestamps(asked: bool) -> bool {
+    asked && !minimal().kernel_timestamps
+}
+
+/// Creates a counter-based event, of no pool, in `*ph`.
 fn counter_based_event(timestamps: bool, ph: *mut ze_event_handle_t) -> ze_result_t {
     if ph.is_null() {
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     }
-    let event = Event {
-        timestamps,
-        signaled: AtomicBool::new(false),
-        span: Mutex::new(None),
-    };
+    let event = Event::new(kernel_timestamps(timestamps), true);
     // SAFETY: a writable handle, checked above.
     unsafe { *ph = into_handle(Kind::Event, event) };
     OK
 }
 
+/// `zeEventCounterBasedCreate`: timestamps with `…_DEVICE_TIMESTAMP` or
+/// `…_HOST_TIMESTAMP`; the other flags and scopes change nothing here.
 unsafe extern "C" fn zeEventCounterBasedCreate(
     _: ze_context_handle_t,
     _: ze_device_handle_t,
@@ -101,6 +125,8 @@ unsafe extern "C" fn zeEventCounterBasedCreate(
     counter_based_event(unsafe { (*desc).flags } & wanted != 0, ph)
 }
 
+/// Intel's `zexCounterBasedEventCreate2`, which its runtimes use: timestamps with
+/// `KERNEL_TIMESTAMP` or `KERNEL_MAPPED_TIMESTAMP`.
 unsafe extern "C" fn zexCounterBasedEventCreate2(
     _: ze_context_handle_t,
     _: ze_device_handle_t,
@@ -114,9 +140,14 @@ unsafe extern "C" fn zexCounterBasedEventCreate2(
         // SAFETY: the caller's descriptor, of Intel's layout.
         unsafe { (*desc.cast::<ZexCounterBasedEventDesc>()).flags }
     };
-    counter_based_event(flags & ZEX_TIMESTAMP_FLAGS != 0, ph)
+    counter_based_event(
+        flags & (ZEX_KERNEL_TIMESTAMP | ZEX_KERNEL_MAPPED_TIMESTAMP) != 0,
+        ph,
+    )
 }
 
+/// `zeCommandListAppendHostFunction`: a command that calls `function(user_data)` when it
+/// executes, on the thread that executes it.
 unsafe extern "C" fn zeCommandListAppendHostFunction(
     h: ze_command_list_handle_t,
     function: ze_host_function_callback_t,
@@ -137,6 +168,7 @@ unsafe extern "C" fn zeCommandListAppendHostFunction(
     unsafe { api::append(h, work, signal, api::wait_list(n_waits, waits)) }
 }
 
+/// `zeCommandListAppendLaunchKernelWithParameters`: the plain launch.
 unsafe extern "C" fn zeCommandListAppendLaunchKernelWithParameters(
     h: ze_command_list_handle_t,
     kernel: ze_kernel_handle_t,
@@ -161,6 +193,8 @@ fn argument_sizes(kernel: &str) -> &'static [usize] {
     }
 }
 
+/// `zeCommandListAppendLaunchKernelWithArguments`: sets the group size and the arguments,
+/// then launches as the plain form.
 unsafe extern "C" fn zeCommandListAppendLaunchKernelWithArguments(
     h: ze_command_list_handle_t,
     kernel: ze_kernel_handle_t,
@@ -194,6 +228,7 @@ unsafe extern "C" fn zeCommandListAppendLaunchKernelWithArguments(
     unsafe { api::zeCommandListAppendLaunchKernel(h, kernel, &groups, signal, n_waits, waits) }
 }
 
+/// `zeCommandListAppendMemoryCopyWithParameters`: the plain copy.
 unsafe extern "C" fn zeCommandListAppendMemoryCopyWithParameters(
     h: ze_command_list_handle_t,
     dst: *mut c_void,
@@ -208,6 +243,7 @@ unsafe extern "C" fn zeCommandListAppendMemoryCopyWithParameters(
     unsafe { api::zeCommandListAppendMemoryCopy(h, dst, src, size, signal, n_waits, waits) }
 }
 
+/// `zeCommandListAppendMemoryFillWithParameters`: the plain fill.
 unsafe extern "C" fn zeCommandListAppendMemoryFillWithParameters(
     h: ze_command_list_handle_t,
     ptr: *mut c_void,
@@ -234,66 +270,71 @@ unsafe extern "C" fn zeCommandListAppendMemoryFillWithParameters(
     }
 }
 
-/// Runs regular lists on an immediate one; `signal` spans the whole run.
+/// Runs regular lists on an immediate one, as `zeCommandQueueExecuteCommandLists` runs them,
+/// after checking the wait list as any command's; `signal_event` (re-armed first if
+/// counter-based) spans the whole run.
 ///
 /// # Safety
-/// `lists` holds `n` lists of this fixture.
+/// `immediate` is a list of this fixture, `lists` holds `n` lists of it, `waits` `n_waits`
+/// events of it, `signal_event` is NULL or an event of it.
 unsafe fn run_lists(
     immediate: ze_command_list_handle_t,
     n: u32,
     lists: *mut ze_command_list_handle_t,
-    signal: ze_event_handle_t,
+    signal_event: ze_event_handle_t,
+    n_waits: u32,
+    waits: *mut ze_event_handle_t,
 ) -> ze_result_t {
-    if immediate.is_null() || (n > 0 && lists.is_null()) {
+    if immediate.is_null() {
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     }
-    // SAFETY: a list of this fixture.
+    if n > 0 && lists.is_null() {
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    }
+    // SAFETY: the caller's contract.
     if !unsafe { object::<List, _>(immediate) }.immediate {
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
+    // SAFETY: the caller's contract.
+    check_waits(&unsafe { api::wait_list(n_waits, waits) });
+    rearm(signal_event);
     let start = clock::host_ns();
     for i in 0..n as usize {
         // SAFETY: the caller's contract.
-        let list: &List = unsafe { object(*lists.add(i)) };
-        for command in list.commands.lock().unwrap().iter() {
-            execute(command);
-        }
+        run_list(unsafe { object(*lists.add(i)) });
     }
-    let end = clock::host_ns();
-    if !signal.is_null() {
-        // SAFETY: an event handle of this fixture.
-        let e: &Event = unsafe { object(signal) };
-        *e.span.lock().unwrap() = Some((clock::ticks_at(start), clock::ticks_at(end)));
-        e.signaled.store(true, std::sync::atomic::Ordering::Release);
-    }
+    signal(signal_event, start, clock::host_ns());
     OK
 }
 
+/// `zeCommandListImmediateAppendCommandListsExp`: runs the lists (see `run_lists`).
 unsafe extern "C" fn zeCommandListImmediateAppendCommandListsExp(
     immediate: ze_command_list_handle_t,
     n: u32,
     lists: *mut ze_command_list_handle_t,
     signal: ze_event_handle_t,
-    _: u32,
-    _: *mut ze_event_handle_t,
+    n_waits: u32,
+    waits: *mut ze_event_handle_t,
 ) -> ze_result_t {
-    // SAFETY: the caller passes `n` lists.
-    unsafe { run_lists(immediate, n, lists, signal) }
+    // SAFETY: the caller passes lists and events of this fixture.
+    unsafe { run_lists(immediate, n, lists, signal, n_waits, waits) }
 }
 
+/// `zeCommandListImmediateAppendCommandListsWithParameters`: the same (`pNext` ignored).
 unsafe extern "C" fn zeCommandListImmediateAppendCommandListsWithParameters(
     immediate: ze_command_list_handle_t,
     n: u32,
     lists: *mut ze_command_list_handle_t,
     _: *const c_void,
     signal: ze_event_handle_t,
-    _: u32,
-    _: *mut ze_event_handle_t,
+    n_waits: u32,
+    waits: *mut ze_event_handle_t,
 ) -> ze_result_t {
     // SAFETY: as above.
-    unsafe { run_lists(immediate, n, lists, signal) }
+    unsafe { run_lists(immediate, n, lists, signal, n_waits, waits) }
 }
 
+/// `zeCommandListHostSynchronize`: everything appended has already run.
 unsafe extern "C" fn zeCommandListHostSynchronize(
     h: ze_command_list_handle_t,
     _: u64,
@@ -354,3 +395,6 @@ pub(crate) unsafe extern "C" fn zeDriverGetExtensionFunctionAddress(
         OK
     }
 }
+
+#[cfg(test)]
+mod tests;

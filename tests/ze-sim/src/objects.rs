@@ -136,10 +136,47 @@ pub(crate) struct Pool {
 }
 
 pub(crate) struct Event {
+    /// Whether `zeEventQueryKernelTimestamp` answers for it (a pool's or a counter-based event's
+    /// timestamp flag, unless `ZE_SIM_MINIMAL` has `kernel-timestamps`).
     pub(crate) timestamps: bool,
+    /// Counter-based (`zeEventCounterBasedCreate`, `zexCounterBasedEventCreate2`): of no pool,
+    /// re-armed by each command that signals it, never reset or signalled from the host.
+    pub(crate) counter_based: bool,
     pub(crate) signaled: AtomicBool,
     /// Device ticks (full width) of the last command that signalled it.
     pub(crate) span: Mutex<Option<(u64, u64)>>,
+}
+
+impl Event {
+    pub(crate) fn new(timestamps: bool, counter_based: bool) -> Self {
+        Self {
+            timestamps,
+            counter_based,
+            signaled: AtomicBool::new(false),
+            span: Mutex::new(None),
+        }
+    }
+
+    /// Signals it for a command that ran over these device ticks.
+    pub(crate) fn signal(&self, start: u64, end: u64) {
+        *self.span.lock().unwrap() = Some((start, end));
+        self.signaled.store(true, Ordering::Release);
+    }
+
+    /// Back to not signalled, without timestamps.
+    pub(crate) fn reset(&self) {
+        self.signaled.store(false, Ordering::Release);
+        *self.span.lock().unwrap() = None;
+    }
+
+    /// A counter-based event follows the latest command that signals it: from the time that
+    /// command is appended to a regular list, or starts, until it ends, the event is pending
+    /// again, and its former timestamps are gone. Other events keep their state until reset.
+    pub(crate) fn rearm(&self) {
+        if self.counter_based {
+            self.reset();
+        }
+    }
 }
 
 pub(crate) struct Fence {
