@@ -182,17 +182,7 @@ fn api_ids() -> HashMap<String, u32> {
 /// The `zelTracer*RegisterCallback` functions the installed loader exports: what its tracing
 /// layer offers.
 fn loader_register_functions() -> BTreeSet<String> {
-    let out = pti_tests::run_ok(Command::new("nm").args([
-        "-D",
-        "--defined-only",
-        "/usr/lib/x86_64-linux-gnu/libze_loader.so.1",
-    ]));
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().last())
-        .filter(|s| s.starts_with("zelTracer") && s.ends_with("RegisterCallback"))
-        .map(str::to_string)
-        .collect()
+    register_functions_of(Path::new("/usr/lib/x86_64-linux-gnu/libze_loader.so.1"))
 }
 
 /// The program's lines that must be the same with and without libpti.

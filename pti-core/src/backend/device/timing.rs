@@ -116,16 +116,7 @@ impl Base {
                 else {
                     return;
                 };
-                *base = match DeviceClock::new(ticks_per_second, valid_bits) {
-                    Ok(mut clock) => {
-                        clock.add_sync_point(host, ticks);
-                        Base::Timer {
-                            clock,
-                            last_sync: host,
-                        }
-                    }
-                    Err(_) => Base::Identity,
-                };
+                *base = Base::synced(ticks_per_second, valid_bits, host, ticks);
             }
             (base @ Base::Unprobed { .. }, None) => {
                 let Base::Unprobed {
@@ -180,7 +171,13 @@ impl Base {
         else {
             return;
         };
-        *self = match DeviceClock::new(ticks_per_second, valid_bits) {
+        *self = Base::synced(ticks_per_second, valid_bits, host, ticks);
+    }
+
+    /// A timer of this rate and width whose first synchronisation pair is `(host, ticks)`; no
+    /// timer if the rate and width make no clock.
+    fn synced(ticks_per_second: u64, valid_bits: u32, host: u64, ticks: u64) -> Base {
+        match DeviceClock::new(ticks_per_second, valid_bits) {
             Ok(mut clock) => {
                 clock.add_sync_point(host, ticks);
                 Base::Timer {
@@ -189,7 +186,7 @@ impl Base {
                 }
             }
             Err(_) => Base::Identity,
-        };
+        }
     }
 }
 

@@ -665,6 +665,19 @@ fn wait_record(
     }
 }
 
+/// After a host wait whose start `before_` noted: what has finished is harvested (if the wait
+/// succeeded, and is the program's), and the wait's synchronisation record written. A record
+/// without an event counts no wait events (`wait_record`).
+fn host_waited(token: usize, result: ze_result_t, record: impl FnOnce() -> Synchronization) {
+    let end = clock::now();
+    if result == ZE_RESULT_SUCCESS && !is_internal() {
+        PENDING.harvest(Ask::UpToBusy);
+    }
+    if let Some(start) = take_start(token) {
+        command::host_wait(open::correlation_id(token), (start, end), record);
+    }
+}
+
 pub(super) fn before_zeEventHostSynchronize(
     _p: &mut ze_event_host_synchronize_params_t,
     token: usize,
@@ -677,24 +690,18 @@ pub(super) fn after_zeEventHostSynchronize(
     result: ze_result_t,
     token: usize,
 ) {
-    let end = clock::now();
     // SAFETY: the field points at the call's argument.
     let event = unsafe { *p.phEvent };
-    if result == ZE_RESULT_SUCCESS && !is_internal() {
-        PENDING.harvest(Ask::UpToBusy);
-    }
-    if let Some(start) = take_start(token) {
-        command::host_wait(open::correlation_id(token), (start, end), || {
-            wait_record(
-                pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_EVENT,
-                ids::zeEventHostSynchronize,
-                core::ptr::null_mut(),
-                core::ptr::null_mut(),
-                event.cast(),
-                result,
-            )
-        });
-    }
+    host_waited(token, result, || {
+        wait_record(
+            pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_EVENT,
+            ids::zeEventHostSynchronize,
+            core::ptr::null_mut(),
+            core::ptr::null_mut(),
+            event.cast(),
+            result,
+        )
+    });
 }
 
 pub(super) fn after_zeEventQueryStatus(
@@ -721,26 +728,18 @@ pub(super) fn after_zeCommandQueueSynchronize(
     result: ze_result_t,
     token: usize,
 ) {
-    let end = clock::now();
-    if result == ZE_RESULT_SUCCESS {
-        PENDING.harvest(Ask::UpToBusy);
-    }
     // SAFETY: the field points at the call's argument.
     let queue = unsafe { *p.phCommandQueue };
-    if let Some(start) = take_start(token) {
-        command::host_wait(open::correlation_id(token), (start, end), || {
-            let mut sync = wait_record(
-                pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_QUEUE,
-                ids::zeCommandQueueSynchronize,
-                objects::queue_context(queue),
-                queue.cast(),
-                core::ptr::null_mut(),
-                result,
-            );
-            sync.wait_events = 0;
-            sync
-        });
-    }
+    host_waited(token, result, || {
+        wait_record(
+            pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_QUEUE,
+            ids::zeCommandQueueSynchronize,
+            objects::queue_context(queue),
+            queue.cast(),
+            core::ptr::null_mut(),
+            result,
+        )
+    });
 }
 
 pub(super) fn before_zeCommandListHostSynchronize(
@@ -755,26 +754,18 @@ pub(super) fn after_zeCommandListHostSynchronize(
     result: ze_result_t,
     token: usize,
 ) {
-    let end = clock::now();
     // SAFETY: the field points at the call's argument.
     let list = unsafe { *p.phCommandList };
-    if result == ZE_RESULT_SUCCESS && !is_internal() {
-        PENDING.harvest(Ask::UpToBusy);
-    }
-    if let Some(start) = take_start(token) {
-        command::host_wait(open::correlation_id(token), (start, end), || {
-            let mut sync = wait_record(
-                pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_LIST,
-                ids::zeCommandListHostSynchronize,
-                objects::list_context(list),
-                list.cast(),
-                core::ptr::null_mut(),
-                result,
-            );
-            sync.wait_events = 0;
-            sync
-        });
-    }
+    host_waited(token, result, || {
+        wait_record(
+            pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_LIST,
+            ids::zeCommandListHostSynchronize,
+            objects::list_context(list),
+            list.cast(),
+            core::ptr::null_mut(),
+            result,
+        )
+    });
 }
 
 pub(super) fn before_zeFenceHostSynchronize(
@@ -789,22 +780,14 @@ pub(super) fn after_zeFenceHostSynchronize(
     result: ze_result_t,
     token: usize,
 ) {
-    let end = clock::now();
-    if result == ZE_RESULT_SUCCESS {
-        PENDING.harvest(Ask::UpToBusy);
-    }
-    if let Some(start) = take_start(token) {
-        command::host_wait(open::correlation_id(token), (start, end), || {
-            let mut sync = wait_record(
-                pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_FENCE,
-                ids::zeFenceHostSynchronize,
-                core::ptr::null_mut(),
-                core::ptr::null_mut(),
-                core::ptr::null_mut(),
-                result,
-            );
-            sync.wait_events = 0;
-            sync
-        });
-    }
+    host_waited(token, result, || {
+        wait_record(
+            pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_FENCE,
+            ids::zeFenceHostSynchronize,
+            core::ptr::null_mut(),
+            core::ptr::null_mut(),
+            core::ptr::null_mut(),
+            result,
+        )
+    });
 }
