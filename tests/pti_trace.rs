@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use pti_tests::{compile_c_with, lib_dir, out_dir, root};
+use pti_tests::{Adapter, compile_c_with, lib_dir, out_dir, root, sycl_over_level_zero};
 use serde_json::Value;
 
 /// Device operations sit on tracks from this ID on (the queue tracks; see the collector).
@@ -308,6 +308,81 @@ fn sycl_program_under_pti_trace() {
     );
     assert_eq!(python["device"]["vadd"], 1);
     assert_eq!(python["device"]["scale"], 1);
+}
+
+/// The SYCL program on the simulated Level Zero GPU through each Unified Runtime adapter: the
+/// whole chain drawn, a flow from each Unified Runtime call to its device operations, and the
+/// Level Zero calls inside each Unified Runtime call under it with its correlation ID.
+#[test]
+fn sycl_over_level_zero_under_pti_trace() {
+    let venv = root().join(".venv");
+    let lib = venv.join("lib");
+    for adapter in [Adapter::V1, Adapter::V2] {
+        let dir = scratch(&format!("sycl-ze-{adapter:?}"));
+        let mut cmd = Command::new(pti_trace());
+        cmd.arg("-o")
+            .arg(dir.join("trace.%p.json"))
+            .arg("--")
+            .arg(venv.join("bin/python"))
+            .arg(root().join("tests/python/sycl_workload.py"))
+            .env("LD_LIBRARY_PATH", &lib)
+            .env_remove("XPTI_SUBSCRIBERS")
+            .env_remove("OPENCL_LAYERS");
+        let out = run(sycl_over_level_zero(&mut cmd, adapter));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("W RESULT 8386560.0"), "{stdout}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("records dropped: 0"), "{stderr}");
+        assert!(!stderr.contains("critical event"), "{stderr}");
+        let files = timelines(&stderr);
+        let sums = summaries(&stderr);
+        assert_eq!(files.len(), sums.len(), "{stderr}");
+        let (mut device, mut nested) = (0, 0);
+        for (file, sum) in files.iter().zip(&sums) {
+            device += check_timeline(file, sum).device_events;
+            nested += level_zero_under_sycl(file);
+        }
+        assert_eq!(device, 6, "two kernels, three copies, a fill");
+        assert!(
+            nested > 100,
+            "{nested} Level Zero slices under their UR call"
+        );
+        println!(
+            "{adapter:?} adapter: 6 device slices each with its flow from its UR call, {nested} \
+             Level Zero slices under a UR slice of the same correlation ID"
+        );
+    }
+}
+
+/// How many Level Zero slices of a timeline lie inside a Unified Runtime slice, checking that
+/// each such one has that slice's correlation ID.
+fn level_zero_under_sycl(path: &Path) -> usize {
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let events = json["traceEvents"].as_array().expect("traceEvents");
+    let of = |cat: &str| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["cat"] == cat)
+            .collect()
+    };
+    let (sycl, level_zero) = (of("SYCL runtime"), of("Level Zero"));
+    let num = |e: &Value, k: &str| e[k].as_f64().unwrap();
+    let mut nested = 0;
+    for z in &level_zero {
+        let Some(outer) = sycl.iter().find(|s| {
+            s["tid"] == z["tid"]
+                && num(s, "ts") <= num(z, "ts")
+                && num(z, "ts") + num(z, "dur") <= num(s, "ts") + num(s, "dur")
+        }) else {
+            continue;
+        };
+        assert_eq!(
+            z["args"]["correlation_id"], outer["args"]["correlation_id"],
+            "{z} inside {outer}"
+        );
+        nested += 1;
+    }
+    nested
 }
 
 #[test]

@@ -236,3 +236,52 @@ pub fn exports() -> Vec<String> {
         })
         .collect()
 }
+
+/// One of the Unified Runtime's two Level Zero adapters in `.venv`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Adapter {
+    /// `libur_adapter_level_zero.so`: regular command lists batched and executed on queues.
+    V1,
+    /// `libur_adapter_level_zero_v2.so`: immediate in-order lists and counter-based events.
+    V2,
+}
+
+/// Points a SYCL program's environment at the simulated Level Zero driver as a GPU
+/// (`tests/ze-sim`, through the real loader), through `adapter`: the program selects
+/// `level_zero:gpu`, the Unified Runtime takes the adapter its documented switch
+/// `UR_LOADER_USE_LEVEL_ZERO_V2` names, and the adapters' loader front end opens the real loader
+/// through `tests/ze-loader-compat` (see its docs: the adapters want a loader newer than the
+/// 1.8.12 that runs here). `PTI_TEST_BACKEND=level_zero` makes `tests/python/sycl_workload.py`
+/// run on it.
+pub fn sycl_over_level_zero(cmd: &mut Command, adapter: Adapter) -> &mut Command {
+    let build = lib_dir();
+    let sim = build.join("libze_sim.so");
+    let compat = build.join("libze_loader_compat.so");
+    for lib in [&sim, &compat] {
+        assert!(
+            lib.exists(),
+            "{} is missing: build it with `cargo build -p ze-sim -p ze-loader-compat` (`cargo \
+             xtask test` does)",
+            lib.display()
+        );
+    }
+    // The front end opens `$ZEL_LIBRARY_PATH/libze_loader.so.1`.
+    let dir = out_dir().join("ze-loader-compat");
+    std::fs::create_dir_all(&dir).expect("create the compat directory");
+    let link = dir.join("libze_loader.so.1");
+    if std::fs::read_link(&link).ok().as_deref() != Some(compat.as_path()) {
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&compat, &link).expect("link the compat loader");
+    }
+    cmd.env("PTI_TEST_BACKEND", "level_zero")
+        .env("ONEAPI_DEVICE_SELECTOR", "level_zero:gpu")
+        .env("ZE_ENABLE_ALT_DRIVERS", &sim)
+        .env("ZE_SIM_DEVICE_TYPE", "gpu")
+        .env("ZEL_LIBRARY_PATH", &dir)
+        .env(
+            "UR_LOADER_USE_LEVEL_ZERO_V2",
+            if adapter == Adapter::V2 { "1" } else { "0" },
+        )
+        .env_remove("ZE_ENABLE_TRACING_LAYER")
+        .env_remove("ZE_SIM_MINIMAL")
+}

@@ -7,12 +7,22 @@
 //! tool preloaded after libpti (`tests/c/sycl_tool.c`), which libpti's constructor makes the XPTI
 //! subscriber and an OpenCL layer of. The checks follow each kernel and copy from its Unified
 //! Runtime call through the OpenCL call inside it to its device record, by one correlation ID.
+//!
+//! The same program also runs on Level Zero, as SYCL does on Intel GPUs: through Intel's own
+//! Unified Runtime Level Zero adapters (v1: regular lists batched on queues; v2: immediate lists
+//! and counter-based events), the real Level Zero loader and its tracing layer, over the
+//! simulated driver `tests/ze-sim` presented as a GPU (a test double), the adapters' loader
+//! front end paired with the loader by `tests/ze-loader-compat`. There every Level Zero call made
+//! inside a Unified Runtime call must carry that call's correlation ID, and so must every device
+//! record.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use pti_tests::{compile_shared, lib_dir, out_dir, root, sycl_workload};
+use pti_tests::{
+    Adapter, compile_shared, lib_dir, out_dir, root, sycl_over_level_zero, sycl_workload,
+};
 
 /// The external correlation ID the program pushes around its first kernel.
 const EXTERNAL_ID: u64 = 4242;
@@ -36,7 +46,16 @@ struct Run {
 }
 
 fn run(traced: bool, extra_env: &[(&str, &str)]) -> Run {
+    run_on(None, traced, extra_env)
+}
+
+/// One run of the workload on Intel's CPU OpenCL runtime (`None`) or on the simulated Level Zero
+/// GPU through a Unified Runtime adapter.
+fn run_on(adapter: Option<Adapter>, traced: bool, extra_env: &[(&str, &str)]) -> Run {
     let mut cmd = sycl_workload();
+    if let Some(adapter) = adapter {
+        sycl_over_level_zero(&mut cmd, adapter);
+    }
     cmd.env("PTI_TEST_EXTERNAL_ID", EXTERNAL_ID.to_string());
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -501,4 +520,380 @@ fn another_xpti_subscriber_is_left_alone_and_reported() {
     );
     assert_eq!(tr.counters["INTERCEPTED"][0], 0);
     assert!(Path::new(other).exists());
+}
+
+/// The Level Zero functions a library calls, from its code (`objdump -d`): the targets of its
+/// calls and jumps named `ze…`.
+fn level_zero_calls_of(library: &Path) -> BTreeSet<String> {
+    let out = std::process::Command::new("objdump")
+        .arg("-d")
+        .arg(library)
+        .output()
+        .expect("run objdump (binutils)");
+    assert!(out.status.success(), "objdump -d {}", library.display());
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("\tcall ") || l.contains("\tjmp "))
+        .filter_map(|l| {
+            // `<name>` or `<name@plt>`: a function's entry, not `<name+offset>` inside one.
+            let target = l.split('<').nth(1)?.split('>').next()?;
+            let name = target.strip_suffix("@plt").unwrap_or(target);
+            (name.starts_with("ze") && !name.contains('+')).then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// The `ze*` functions the installed loader (1.8.12) exports.
+fn loader_exports() -> BTreeSet<String> {
+    let out = std::process::Command::new("nm")
+        .args([
+            "-D",
+            "--defined-only",
+            "/lib/x86_64-linux-gnu/libze_loader.so.1",
+        ])
+        .output()
+        .expect("run nm (binutils)");
+    assert!(
+        out.status.success(),
+        "nm -D the loader: run `cargo xtask setup`"
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().last())
+        .filter(|n| n.starts_with("ze"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The functions `tests/ze-loader-compat` fills in the adapters' tables (its `NEWER`).
+fn compat_serves() -> BTreeSet<String> {
+    let text = std::fs::read_to_string(root().join("tests/ze-loader-compat/src/lib.rs"))
+        .expect("the compat loader's source");
+    text.split("c\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .filter(|n| n.starts_with("ze") && !n.starts_with("zeGet") && *n != "zeInit")
+        .filter(|n| {
+            ![
+                "zeLoaderInit",
+                "zeDriverGet",
+                "zeDriverGetExtensionFunctionAddress",
+            ]
+            .contains(n)
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// The adapter library in `.venv`.
+fn adapter_library(adapter: Adapter) -> PathBuf {
+    root().join(".venv/lib").join(match adapter {
+        Adapter::V1 => "libur_adapter_level_zero.so.0",
+        Adapter::V2 => "libur_adapter_level_zero_v2.so.0",
+    })
+}
+
+/// The live-object report of the simulated driver (`ZE_SIM_REPORT`) of the program's process:
+/// counts by kind.
+fn live_objects(report: &Path) -> BTreeMap<String, u64> {
+    let text = std::fs::read_to_string(report)
+        .unwrap_or_else(|e| panic!("no driver report {}: {e}", report.display()));
+    let _ = std::fs::remove_file(report);
+    // One line per process that loaded the driver; the program's is the one with objects.
+    let line = text
+        .lines()
+        .max_by_key(|l| {
+            l.split_whitespace()
+                .filter_map(|w| w.parse::<u64>().ok())
+                .sum::<u64>()
+        })
+        .expect("a LIVE line");
+    let words: Vec<&str> = line
+        .trim_start_matches("LIVE ")
+        .split_whitespace()
+        .collect();
+    words
+        .chunks(2)
+        .map(|kv| (kv[0].to_string(), kv[1].parse().unwrap()))
+        .collect()
+}
+
+/// Runs the workload on the simulated Level Zero GPU through `adapter`, alone and under libpti,
+/// and checks the whole chain: Unified Runtime call → Level Zero calls inside it → device
+/// record, by one correlation ID; nothing lost; the program's output unchanged.
+fn check_level_zero(adapter: Adapter) {
+    let ur = api_ids("pti_runtime_sycl_api_ids.h");
+    let ze = api_ids("pti_driver_levelzero_api_ids.h");
+    let ze_names: HashMap<u32, &str> = ze.iter().map(|(n, id)| (*id, n.as_str())).collect();
+    let report = |what: &str| {
+        out_dir().join(format!(
+            "sycl-ze-{adapter:?}-{what}-{}.live",
+            std::process::id()
+        ))
+    };
+    let (plain_report, traced_report) = (report("plain"), report("traced"));
+    let plain = run_on(
+        Some(adapter),
+        false,
+        &[("ZE_SIM_REPORT", plain_report.to_str().unwrap())],
+    );
+    let traced = run_on(
+        Some(adapter),
+        true,
+        &[("ZE_SIM_REPORT", traced_report.to_str().unwrap())],
+    );
+    assert_eq!(
+        results(&plain.w),
+        results(&traced.w),
+        "the program's results changed"
+    );
+    assert!(
+        plain.w.iter().any(|l| l == "RESULT 8386560.0")
+            && plain
+                .w
+                .iter()
+                .any(|l| l.starts_with("DEVICE libpti simulated Level Zero")),
+        "not the simulated Level Zero device, or a wrong result: {:?}",
+        results(&plain.w)
+    );
+    let tr = parse(&traced.t);
+
+    // Nothing lost, nothing left pending, no critical event.
+    for counter in ["PENDING", "DROPPED", "CRITICALS", "PROBLEMS"] {
+        assert_eq!(
+            tr.counters.get(counter).map(|v| v[0]),
+            Some(0),
+            "{counter}; critical events: {:?}",
+            tr.criticals
+        );
+    }
+    let (plain_live, traced_live) = (live_objects(&plain_report), live_objects(&traced_report));
+    for live in [&plain_live, &traced_live] {
+        assert_eq!(
+            live["stuck"], 0,
+            "commands that would wait for ever: {live:?}"
+        );
+    }
+    // At exit the adapters still hold some objects of their own (the program ends without
+    // releasing its context); libpti may add its timing events' pool to those, nothing else.
+    for kind in [
+        "contexts",
+        "queues",
+        "lists",
+        "fences",
+        "modules",
+        "kernels",
+        "allocations",
+    ] {
+        assert_eq!(
+            plain_live[kind], traced_live[kind],
+            "live {kind} at exit: {plain_live:?} / {traced_live:?}"
+        );
+    }
+
+    let runtime: Vec<&Api> = tr.apis.iter().filter(|a| a.group == 3).collect();
+    let level_zero: Vec<&Api> = tr.apis.iter().filter(|a| a.group == 1).collect();
+    let by_corr: HashMap<u32, &Api> = runtime.iter().map(|a| (a.corr, *a)).collect();
+    assert!(
+        !runtime.is_empty() && !level_zero.is_empty(),
+        "UR {} L0 {}",
+        runtime.len(),
+        level_zero.len()
+    );
+
+    // Every device operation the program submitted has a record, with the correlation ID of the
+    // Unified Runtime call that enqueued it.
+    assert_eq!(
+        tr.kernels.len(),
+        expected(&traced.w, "EXPECT KERNEL"),
+        "kernel records"
+    );
+    let copies = tr
+        .memory_ops
+        .iter()
+        .filter(|m| m.0.starts_with("COPY"))
+        .count();
+    let fills = tr.memory_ops.iter().filter(|m| m.0 == "FILL").count();
+    assert_eq!(copies, expected(&traced.w, "EXPECT COPY"), "copy records");
+    assert_eq!(fills, expected(&traced.w, "EXPECT FILL"), "fill records");
+    let launches = [
+        ur["urEnqueueKernelLaunch"],
+        ur["urEnqueueKernelLaunchWithArgsExp"],
+    ];
+    let device: Vec<(String, u32, u64, &[u32])> = tr
+        .kernels
+        .iter()
+        .map(|k| (format!("KERNEL {}", k.name), k.corr, k.start, &launches[..]))
+        .chain(tr.memory_ops.iter().map(|m| {
+            let want: &[u32] = if m.0 == "FILL" {
+                std::slice::from_ref(&ur["urEnqueueUSMFill"])
+            } else {
+                std::slice::from_ref(&ur["urEnqueueUSMMemcpy"])
+            };
+            (m.0.clone(), m.2, m.3, want)
+        }))
+        .collect();
+    let mut of_ur_calls = 0;
+    for (what, corr, start, want) in &device {
+        let call = by_corr.get(corr).unwrap_or_else(|| {
+            panic!("{what}: correlation ID {corr} is no Unified Runtime call's")
+        });
+        assert!(
+            want.contains(&call.id),
+            "{what} has the correlation ID of UR API {}",
+            call.id
+        );
+        assert!(*start >= call.start, "{what} started before its UR call");
+        of_ur_calls += 1;
+    }
+    for k in &tr.kernels {
+        assert!(
+            k.node != 0 && k.queue != NO_QUEUE && k.invocation != 0 && k.task_begin != 0,
+            "{}: SYCL task metadata missing: {k:?}",
+            k.name
+        );
+    }
+
+    // Every Level Zero call made inside a Unified Runtime call carries its correlation ID; the
+    // others are the program's own (dpctl builds from SPIR-V through Level Zero directly).
+    let inside = |a: &Api, r: &Api| a.tid == r.tid && r.start <= a.start && a.end <= r.end;
+    let mut direct = BTreeMap::<&str, usize>::new();
+    let mut within = 0;
+    for a in &level_zero {
+        let name = ze_names.get(&a.id).copied().unwrap_or("?");
+        match by_corr.get(&a.corr) {
+            Some(r) => {
+                assert!(
+                    inside(a, r),
+                    "{name} (correlation ID {}) is outside its UR call",
+                    a.corr
+                );
+                within += 1;
+            }
+            None => {
+                assert!(
+                    !runtime.iter().any(|r| inside(a, r)),
+                    "{name} inside a UR call without its correlation ID"
+                );
+                *direct.entry(name).or_default() += 1;
+            }
+        }
+    }
+    for name in direct.keys() {
+        assert!(
+            [
+                "zeModuleCreate",
+                "zeKernelCreate",
+                "zeModuleDestroy",
+                "zeKernelDestroy"
+            ]
+            .contains(name),
+            "{name} called outside every UR call"
+        );
+    }
+
+    // The adapter that ran is the one asked for: v1 executes regular lists on queues, v2 uses
+    // immediate lists and counter-based events (through the extension route).
+    let mut called = BTreeMap::<&str, usize>::new();
+    for a in &level_zero {
+        *called
+            .entry(ze_names.get(&a.id).copied().unwrap_or("?"))
+            .or_default() += 1;
+    }
+    match adapter {
+        Adapter::V1 => assert!(
+            called.contains_key("zeCommandQueueExecuteCommandLists")
+                && !called.contains_key("zexCounterBasedEventCreate2"),
+            "not the v1 adapter: {called:?}"
+        ),
+        Adapter::V2 => assert!(
+            called.contains_key("zexCounterBasedEventCreate2")
+                && called.contains_key("zeCommandListCreateImmediate")
+                && !called.contains_key("zeCommandQueueExecuteCommandLists"),
+            "not the v2 adapter: {called:?}"
+        ),
+    }
+
+    // What the adapter's code can call: each function either passes the loader's tracing layer
+    // (the loader exports it) or reaches the driver by name, where libpti wraps it.
+    let route: BTreeSet<String> = xtask::level_zero::EXTENSION_ROUTE
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let exports = loader_exports();
+    let references = level_zero_calls_of(&adapter_library(adapter));
+    let api: BTreeSet<&String> = references
+        .iter()
+        .filter(|n| !n.starts_with("zel"))
+        .collect();
+    let untraceable: Vec<&&String> = api
+        .iter()
+        .filter(|n| !exports.contains(**n) && !route.contains(**n))
+        .collect();
+    // `zeDriverGetDefaultContext` returns a handle, not a result: no callback can carry it.
+    assert!(
+        untraceable
+            .iter()
+            .all(|n| n.as_str() == "zeDriverGetDefaultContext"),
+        "functions of the {adapter:?} adapter libpti cannot trace: {untraceable:?}"
+    );
+
+    println!(
+        "{adapter:?} adapter: {} UR records, {} Level Zero records ({within} inside a UR call with \
+         its correlation ID, {} the program's own: {direct:?}), {} device records ({} kernels, \
+         {copies} copies, {fills} fills), {of_ur_calls}/{} with a UR call's correlation ID, \
+         0 dropped, 0 pending; live at exit without/with libpti: {plain_live:?} / {traced_live:?}",
+        runtime.len(),
+        level_zero.len(),
+        direct.values().sum::<usize>(),
+        device.len(),
+        tr.kernels.len(),
+        device.len(),
+    );
+    println!(
+        "{adapter:?} adapter: the {} Level Zero functions libpti's records show called: {called:?}",
+        called.len()
+    );
+    println!(
+        "{adapter:?} adapter's code calls {} Level Zero functions: {} through the loader's \
+         tracing layer, {} by name on libpti's extension route, untraceable: {untraceable:?}",
+        api.len(),
+        api.iter().filter(|n| exports.contains(**n)).count(),
+        api.iter()
+            .filter(|n| !exports.contains(**n) && route.contains(**n))
+            .count(),
+    );
+}
+
+#[test]
+fn sycl_over_level_zero_through_the_v1_adapter() {
+    check_level_zero(Adapter::V1);
+}
+
+#[test]
+fn sycl_over_level_zero_through_the_v2_adapter() {
+    check_level_zero(Adapter::V2);
+}
+
+/// The compat loader fills every function the adapters call that loader 1.8.12 lacks: were one
+/// missing, the adapters' front end would call through an empty entry.
+#[test]
+fn the_compat_loader_serves_what_the_adapters_need_beyond_loader_1_8() {
+    let exports = loader_exports();
+    let serves = compat_serves();
+    for adapter in [Adapter::V1, Adapter::V2] {
+        let needed: BTreeSet<String> = level_zero_calls_of(&adapter_library(adapter))
+            .into_iter()
+            .filter(|n| !n.starts_with("zel") && !exports.contains(n))
+            .collect();
+        let missing: Vec<&String> = needed.difference(&serves).collect();
+        assert!(
+            missing.is_empty(),
+            "{adapter:?} calls {missing:?}, which the compat loader does not serve"
+        );
+        println!(
+            "{adapter:?} adapter: {} functions beyond loader 1.8.12, all served: {needed:?}",
+            needed.len()
+        );
+    }
 }

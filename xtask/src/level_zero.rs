@@ -35,9 +35,12 @@ const HEADERS: [&str; 7] = [
 /// Functions that programs obtain through `zeDriverGetExtensionFunctionAddress` (on loaders
 /// that lack them, and always for Intel's `zex*`), so that the loader's tracing layer never sees
 /// their calls: libpti hands out its wrapper instead of the driver's address. Functions that
-/// create events, append work or wait; graph capture is not among them (not done: its IDs are
-/// reserved, and a loader that registers it traces its calls).
-pub const EXTENSION_ROUTE: [&str; 10] = [
+/// create events, append work or wait, and the other functions newer than loader 1.8.12 that
+/// the Unified Runtime's Level Zero adapters call (the adapters' loader front end reaches them
+/// that way over an old loader), except `zeDriverGetDefaultContext`, which returns a handle, not
+/// a result, and so has no prologue or epilogue to run; graph capture is not among them (not
+/// done: its IDs are reserved, and a loader that registers it traces its calls).
+pub const EXTENSION_ROUTE: [&str; 19] = [
     "zexCounterBasedEventCreate2",
     "zeEventCounterBasedCreate",
     "zeCommandListAppendHostFunction",
@@ -48,6 +51,15 @@ pub const EXTENSION_ROUTE: [&str; 10] = [
     "zeCommandListImmediateAppendCommandListsExp",
     "zeCommandListImmediateAppendCommandListsWithParameters",
     "zeCommandListHostSynchronize",
+    "zeCommandListIsImmediate",
+    "zeDeviceGetRootDevice",
+    "zeDeviceGetVectorWidthPropertiesExt",
+    "zeDeviceSynchronize",
+    "zeEventCounterBasedGetIpcHandle",
+    "zeEventCounterBasedOpenIpcHandle",
+    "zeEventCounterBasedCloseIpcHandle",
+    "zeImageViewCreateExt",
+    "zePhysicalMemGetProperties",
 ];
 
 /// Intel's extension functions declared in `pti-sys/src/level_zero_intel.rs`, with their
@@ -530,6 +542,15 @@ fn render_wrappers(traced: &[Traced], out: &mut String) {
         let typed: Vec<String> = t.args.iter().map(|(n, ty)| format!("{n}: {ty}")).collect();
         let locals: Vec<String> = t.args.iter().map(|(n, _)| format!("mut {n}")).collect();
         let values: Vec<&str> = t.args.iter().map(|(n, _)| n.as_str()).collect();
+        // The arguments as mutable locals (a tuple only for more than one: no lone parentheses).
+        let (locals, values) = if t.args.len() == 1 {
+            (locals.join(""), values.join(""))
+        } else {
+            (
+                format!("({})", locals.join(", ")),
+                format!("({})", values.join(", ")),
+            )
+        };
         let fields: Vec<String> = t
             .fields
             .iter()
@@ -546,7 +567,7 @@ fn render_wrappers(traced: &[Traced], out: &mut String) {
              \x20   let Some(original) = (unsafe {{ extension::original::<{name}_t>({index}, SLOT) }}) else {{\n\
              \x20       return ZE_RESULT_ERROR_UNINITIALIZED;\n\
              \x20   }};\n\
-             \x20   let ({}) = ({});\n\
+             \x20   let {} = {};\n\
              \x20   let mut params = {} {{ {} }};\n\
              \x20   let mut instance: *mut c_void = core::ptr::null_mut();\n\
              \x20   // SAFETY: parameters that point at this call's arguments, as the layer's do.\n\
@@ -558,8 +579,8 @@ fn render_wrappers(traced: &[Traced], out: &mut String) {
              \x20   result\n\
              }}\n",
             typed.join(", "),
-            locals.join(", "),
-            values.join(", "),
+            locals,
+            values,
             t.params,
             fields.join(", "),
             reads.join(", "),

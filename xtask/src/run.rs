@@ -103,13 +103,14 @@ fn build_fault_injection(root: &Path) -> Result<PathBuf, String> {
     Ok(lib)
 }
 
-/// Builds what is shipped (debug) and the simulated Level Zero driver of the tests
-/// (`libze_sim.so`); returns the build directory.
+/// Builds what is shipped (debug), the simulated Level Zero driver of the tests
+/// (`libze_sim.so`) and the loader pairing for the Unified Runtime's adapters
+/// (`libze_loader_compat.so`); returns the build directory.
 fn build_libpti(root: &Path) -> Result<PathBuf, String> {
     let lib = build(false)?;
     step(
-        "build the simulated Level Zero driver",
-        &mut cargo(root, &["build", "-p", "ze-sim"]),
+        "build the simulated Level Zero driver and the adapters' loader pairing",
+        &mut cargo(root, &["build", "-p", "ze-sim", "-p", "ze-loader-compat"]),
     )?;
     Ok(lib)
 }

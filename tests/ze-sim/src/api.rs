@@ -168,15 +168,6 @@ pub(crate) unsafe extern "C" fn zeDeviceGetComputeProperties(
     OK
 }
 
-pub(crate) unsafe extern "C" fn zeDeviceGetMemoryProperties(
-    _: ze_device_handle_t,
-    pCount: *mut u32,
-    p: *mut ze_device_memory_properties_t,
-) -> ze_result_t {
-    // SAFETY: see the module docs.
-    unsafe { list_out(pCount, p, &[]) }
-}
-
 pub(crate) unsafe extern "C" fn zeDeviceGetCommandQueueGroupProperties(
     _: ze_device_handle_t,
     pCount: *mut u32,

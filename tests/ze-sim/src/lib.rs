@@ -36,7 +36,24 @@
 //! - the `…WithParameters` (and `…WithArguments`) appends, as their plain forms;
 //! - regular lists run on an immediate list (`zeCommandListImmediateAppendCommandListsExp`,
 //!   `…WithParameters`), as a queue runs them, the signal event spanning the whole run;
-//! - `zeCommandListHostSynchronize`.
+//! - `zeCommandListHostSynchronize`;
+//! - the other newer functions Intel's Unified Runtime adapters call (`adapters`):
+//!   `zeDeviceGetRootDevice` (a root device), `zeDeviceSynchronize`, `zeCommandListIsImmediate`,
+//!   `zeDriverGetDefaultContext` (none: NULL), and, unsupported, the ones below.
+//!
+//! For Intel's Unified Runtime Level Zero adapters (SYCL over Level Zero, `tests/sycl.rs`) it
+//! also answers the device's memory (one 4 GiB memory; host, device and shared allocations with
+//! read-write, atomic and concurrent access), module (SPIR-V 1.2), cache, image, external-memory
+//! and peer properties, module and kernel properties (each kernel's argument count), a kernel's
+//! indirect access and cache configuration, making memory resident, and `zeMemFreeExt`.
+//!
+//! Not modelled (answered as a real driver answers for a feature it lacks: none to list, zero
+//! capabilities, or `ZE_RESULT_ERROR_UNSUPPORTED_FEATURE`): images and samplers (zero image
+//! capabilities; `zeImageViewCreateExt`), sub-devices (none), peer access (none), IPC of memory
+//! and of counter-based events, physical and virtual memory (`zePhysicalMemGetProperties`),
+//! vector widths (`zeDeviceGetVectorWidthPropertiesExt`), caches (none listed), module builds (a
+//! module's binary is not read, and every module holds the three kernels; no build log), and
+//! concurrency (see below).
 //!
 //! `ZE_SIM_MINIMAL` (read once; comma-separated; an unknown word is reported on stderr and
 //! ignored) makes a deliberately minimal driver, for a profiler's fallbacks: each feature it
@@ -49,6 +66,7 @@
 //! wait lists are checked rather than waited on.
 //! Whatever a test needs that this fixture lacks returns `ZE_RESULT_ERROR_UNSUPPORTED_FEATURE`.
 
+mod adapters;
 mod api;
 mod clock;
 mod exec;

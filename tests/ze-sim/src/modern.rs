@@ -25,10 +25,10 @@ use std::sync::OnceLock;
 
 use pti_sys::level_zero::*;
 
-use crate::api;
 use crate::clock;
 use crate::exec::{Work, check_waits, rearm, run_list, signal};
 use crate::objects::*;
+use crate::{adapters, api};
 
 const OK: ze_result_t = ZE_RESULT_SUCCESS;
 
@@ -184,7 +184,7 @@ unsafe extern "C" fn zeCommandListAppendLaunchKernelWithParameters(
 
 /// The sizes of the arguments of the fixture's kernels, which `…WithArguments` passes as bare
 /// pointers.
-fn argument_sizes(kernel: &str) -> &'static [usize] {
+pub(crate) fn argument_sizes(kernel: &str) -> &'static [usize] {
     match kernel {
         "vadd" => &[8, 8, 8],
         "scale" => &[8, 4],
@@ -370,6 +370,16 @@ fn served(name: &[u8]) -> *mut c_void {
             zeCommandListImmediateAppendCommandListsWithParameters as *const c_void
         }
         b"zeCommandListHostSynchronize" => zeCommandListHostSynchronize as *const c_void,
+        b"zeDeviceGetRootDevice" => adapters::zeDeviceGetRootDevice as *const c_void,
+        b"zeDeviceSynchronize" => adapters::zeDeviceSynchronize as *const c_void,
+        b"zeCommandListIsImmediate" => adapters::zeCommandListIsImmediate as *const c_void,
+        b"zeDriverGetDefaultContext" => adapters::zeDriverGetDefaultContext as *const c_void,
+        b"zeDeviceGetVectorWidthPropertiesExt"
+        | b"zeEventCounterBasedGetIpcHandle"
+        | b"zeEventCounterBasedOpenIpcHandle"
+        | b"zeEventCounterBasedCloseIpcHandle"
+        | b"zeImageViewCreateExt"
+        | b"zePhysicalMemGetProperties" => adapters::unmodelled as *const c_void,
         _ => core::ptr::null(),
     };
     f.cast_mut()

@@ -6,6 +6,7 @@
 
 use pti_sys::level_zero::*;
 
+use crate::adapters::*;
 use crate::api::*;
 
 /// Lets `fill` set the entries the fixture implements in a zeroed table of the newest layout,
@@ -87,6 +88,13 @@ pub unsafe extern "C" fn zeGetDeviceProcAddrTable(
             t.pfnGetProperties = Some(zeDeviceGetProperties);
             t.pfnGetComputeProperties = Some(zeDeviceGetComputeProperties);
             t.pfnGetMemoryProperties = Some(zeDeviceGetMemoryProperties);
+            t.pfnGetMemoryAccessProperties = Some(zeDeviceGetMemoryAccessProperties);
+            t.pfnGetModuleProperties = Some(zeDeviceGetModuleProperties);
+            t.pfnGetCacheProperties = Some(zeDeviceGetCacheProperties);
+            t.pfnGetImageProperties = Some(zeDeviceGetImageProperties);
+            t.pfnGetExternalMemoryProperties = Some(zeDeviceGetExternalMemoryProperties);
+            t.pfnGetP2PProperties = Some(zeDeviceGetP2PProperties);
+            t.pfnCanAccessPeer = Some(zeDeviceCanAccessPeer);
             t.pfnGetCommandQueueGroupProperties = Some(zeDeviceGetCommandQueueGroupProperties);
             t.pfnGetGlobalTimestamps = Some(zeDeviceGetGlobalTimestamps);
             t.pfnGetStatus = Some(zeDeviceGetStatus);
@@ -116,6 +124,8 @@ pub unsafe extern "C" fn zeGetContextProcAddrTable(
             t.pfnCreate = Some(zeContextCreate);
             t.pfnDestroy = Some(zeContextDestroy);
             t.pfnGetStatus = Some(zeContextGetStatus);
+            t.pfnMakeMemoryResident = Some(zeContextMakeMemoryResident);
+            t.pfnEvictMemory = Some(zeContextEvictMemory);
         })
     }
 }
@@ -258,6 +268,7 @@ pub unsafe extern "C" fn zeGetModuleProcAddrTable(
             t.pfnCreate = Some(zeModuleCreate);
             t.pfnDestroy = Some(zeModuleDestroy);
             t.pfnGetKernelNames = Some(zeModuleGetKernelNames);
+            t.pfnGetProperties = Some(zeModuleGetProperties);
         })
     }
 }
@@ -292,6 +303,10 @@ pub unsafe extern "C" fn zeGetKernelProcAddrTable(
             t.pfnSuggestGroupSize = Some(zeKernelSuggestGroupSize);
             t.pfnSetArgumentValue = Some(zeKernelSetArgumentValue);
             t.pfnGetName = Some(zeKernelGetName);
+            t.pfnGetProperties = Some(zeKernelGetProperties);
+            t.pfnSetIndirectAccess = Some(zeKernelSetIndirectAccess);
+            t.pfnGetIndirectAccess = Some(zeKernelGetIndirectAccess);
+            t.pfnSetCacheConfig = Some(zeKernelSetCacheConfig);
         })
     }
 }
@@ -341,6 +356,7 @@ pub unsafe extern "C" fn zeGetMemProcAddrTable(
             t.pfnFree = Some(zeMemFree);
             t.pfnGetAllocProperties = Some(zeMemGetAllocProperties);
             t.pfnGetAddressRange = Some(zeMemGetAddressRange);
+            t.pfnFreeExt = Some(zeMemFreeExt);
         })
     }
 }

@@ -5839,7 +5839,7 @@ pub(super) fn callbacks() -> [(&'static CStr, *const c_void, *const c_void); 252
 }
 
 /// How many functions have extension-route wrappers.
-pub(super) const EXTENSION_FUNCTIONS: usize = 10;
+pub(super) const EXTENSION_FUNCTIONS: usize = 19;
 
 /// The functions libpti wraps when a program obtains them through
 /// `zeDriverGetExtensionFunctionAddress`: the name, and the wrapper of each slot.
@@ -5855,6 +5855,15 @@ pub(super) fn extension_wrappers() -> [(&'static CStr, [*const c_void; extension
         (c"zeCommandListImmediateAppendCommandListsExp", [zeCommandListImmediateAppendCommandListsExp_wrapper::<0> as *const c_void, zeCommandListImmediateAppendCommandListsExp_wrapper::<1> as *const c_void, zeCommandListImmediateAppendCommandListsExp_wrapper::<2> as *const c_void, zeCommandListImmediateAppendCommandListsExp_wrapper::<3> as *const c_void]),
         (c"zeCommandListImmediateAppendCommandListsWithParameters", [zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<0> as *const c_void, zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<1> as *const c_void, zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<2> as *const c_void, zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<3> as *const c_void]),
         (c"zeCommandListHostSynchronize", [zeCommandListHostSynchronize_wrapper::<0> as *const c_void, zeCommandListHostSynchronize_wrapper::<1> as *const c_void, zeCommandListHostSynchronize_wrapper::<2> as *const c_void, zeCommandListHostSynchronize_wrapper::<3> as *const c_void]),
+        (c"zeCommandListIsImmediate", [zeCommandListIsImmediate_wrapper::<0> as *const c_void, zeCommandListIsImmediate_wrapper::<1> as *const c_void, zeCommandListIsImmediate_wrapper::<2> as *const c_void, zeCommandListIsImmediate_wrapper::<3> as *const c_void]),
+        (c"zeDeviceGetRootDevice", [zeDeviceGetRootDevice_wrapper::<0> as *const c_void, zeDeviceGetRootDevice_wrapper::<1> as *const c_void, zeDeviceGetRootDevice_wrapper::<2> as *const c_void, zeDeviceGetRootDevice_wrapper::<3> as *const c_void]),
+        (c"zeDeviceGetVectorWidthPropertiesExt", [zeDeviceGetVectorWidthPropertiesExt_wrapper::<0> as *const c_void, zeDeviceGetVectorWidthPropertiesExt_wrapper::<1> as *const c_void, zeDeviceGetVectorWidthPropertiesExt_wrapper::<2> as *const c_void, zeDeviceGetVectorWidthPropertiesExt_wrapper::<3> as *const c_void]),
+        (c"zeDeviceSynchronize", [zeDeviceSynchronize_wrapper::<0> as *const c_void, zeDeviceSynchronize_wrapper::<1> as *const c_void, zeDeviceSynchronize_wrapper::<2> as *const c_void, zeDeviceSynchronize_wrapper::<3> as *const c_void]),
+        (c"zeEventCounterBasedGetIpcHandle", [zeEventCounterBasedGetIpcHandle_wrapper::<0> as *const c_void, zeEventCounterBasedGetIpcHandle_wrapper::<1> as *const c_void, zeEventCounterBasedGetIpcHandle_wrapper::<2> as *const c_void, zeEventCounterBasedGetIpcHandle_wrapper::<3> as *const c_void]),
+        (c"zeEventCounterBasedOpenIpcHandle", [zeEventCounterBasedOpenIpcHandle_wrapper::<0> as *const c_void, zeEventCounterBasedOpenIpcHandle_wrapper::<1> as *const c_void, zeEventCounterBasedOpenIpcHandle_wrapper::<2> as *const c_void, zeEventCounterBasedOpenIpcHandle_wrapper::<3> as *const c_void]),
+        (c"zeEventCounterBasedCloseIpcHandle", [zeEventCounterBasedCloseIpcHandle_wrapper::<0> as *const c_void, zeEventCounterBasedCloseIpcHandle_wrapper::<1> as *const c_void, zeEventCounterBasedCloseIpcHandle_wrapper::<2> as *const c_void, zeEventCounterBasedCloseIpcHandle_wrapper::<3> as *const c_void]),
+        (c"zeImageViewCreateExt", [zeImageViewCreateExt_wrapper::<0> as *const c_void, zeImageViewCreateExt_wrapper::<1> as *const c_void, zeImageViewCreateExt_wrapper::<2> as *const c_void, zeImageViewCreateExt_wrapper::<3> as *const c_void]),
+        (c"zePhysicalMemGetProperties", [zePhysicalMemGetProperties_wrapper::<0> as *const c_void, zePhysicalMemGetProperties_wrapper::<1> as *const c_void, zePhysicalMemGetProperties_wrapper::<2> as *const c_void, zePhysicalMemGetProperties_wrapper::<3> as *const c_void]),
     ]
 }
 
@@ -6045,5 +6054,176 @@ unsafe extern "C" fn zeCommandListHostSynchronize_wrapper<const SLOT: usize>(hCo
     let result = unsafe { original(*params.phCommandList, *params.ptimeout) };
     // SAFETY: as for the prologue.
     unsafe { zeCommandListHostSynchronize_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListIsImmediate` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListIsImmediate_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, pIsImmediate: * mut ze_bool_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListIsImmediate`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListIsImmediate_t>(10, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut pIsImmediate) = (hCommandList, pIsImmediate);
+    let mut params = ze_command_list_is_immediate_params_t { phCommandList: &raw mut hCommandList, ppIsImmediate: &raw mut pIsImmediate };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListIsImmediate_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.ppIsImmediate) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListIsImmediate_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeDeviceGetRootDevice` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeDeviceGetRootDevice_wrapper<const SLOT: usize>(hDevice: ze_device_handle_t, phRootDevice: * mut ze_device_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeDeviceGetRootDevice`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeDeviceGetRootDevice_t>(11, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hDevice, mut phRootDevice) = (hDevice, phRootDevice);
+    let mut params = ze_device_get_root_device_params_t { phDevice: &raw mut hDevice, pphRootDevice: &raw mut phRootDevice };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeDeviceGetRootDevice_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phDevice, *params.pphRootDevice) };
+    // SAFETY: as for the prologue.
+    unsafe { zeDeviceGetRootDevice_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeDeviceGetVectorWidthPropertiesExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeDeviceGetVectorWidthPropertiesExt_wrapper<const SLOT: usize>(hDevice: ze_device_handle_t, pCount: * mut u32, pVectorWidthProperties: * mut ze_device_vector_width_properties_ext_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeDeviceGetVectorWidthPropertiesExt`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeDeviceGetVectorWidthPropertiesExt_t>(12, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hDevice, mut pCount, mut pVectorWidthProperties) = (hDevice, pCount, pVectorWidthProperties);
+    let mut params = ze_device_get_vector_width_properties_ext_params_t { phDevice: &raw mut hDevice, ppCount: &raw mut pCount, ppVectorWidthProperties: &raw mut pVectorWidthProperties };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeDeviceGetVectorWidthPropertiesExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phDevice, *params.ppCount, *params.ppVectorWidthProperties) };
+    // SAFETY: as for the prologue.
+    unsafe { zeDeviceGetVectorWidthPropertiesExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeDeviceSynchronize` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeDeviceSynchronize_wrapper<const SLOT: usize>(hDevice: ze_device_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeDeviceSynchronize`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeDeviceSynchronize_t>(13, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let mut hDevice = hDevice;
+    let mut params = ze_device_synchronize_params_t { phDevice: &raw mut hDevice };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeDeviceSynchronize_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phDevice) };
+    // SAFETY: as for the prologue.
+    unsafe { zeDeviceSynchronize_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeEventCounterBasedGetIpcHandle` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeEventCounterBasedGetIpcHandle_wrapper<const SLOT: usize>(hEvent: ze_event_handle_t, phIpc: * mut ze_ipc_event_counter_based_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeEventCounterBasedGetIpcHandle`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeEventCounterBasedGetIpcHandle_t>(14, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hEvent, mut phIpc) = (hEvent, phIpc);
+    let mut params = ze_event_counter_based_get_ipc_handle_params_t { phEvent: &raw mut hEvent, pphIpc: &raw mut phIpc };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeEventCounterBasedGetIpcHandle_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phEvent, *params.pphIpc) };
+    // SAFETY: as for the prologue.
+    unsafe { zeEventCounterBasedGetIpcHandle_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeEventCounterBasedOpenIpcHandle` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeEventCounterBasedOpenIpcHandle_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, hIpc: ze_ipc_event_counter_based_handle_t, phEvent: * mut ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeEventCounterBasedOpenIpcHandle`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeEventCounterBasedOpenIpcHandle_t>(15, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hContext, mut hIpc, mut phEvent) = (hContext, hIpc, phEvent);
+    let mut params = ze_event_counter_based_open_ipc_handle_params_t { phContext: &raw mut hContext, phIpc: &raw mut hIpc, pphEvent: &raw mut phEvent };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeEventCounterBasedOpenIpcHandle_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phContext, *params.phIpc, *params.pphEvent) };
+    // SAFETY: as for the prologue.
+    unsafe { zeEventCounterBasedOpenIpcHandle_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeEventCounterBasedCloseIpcHandle` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeEventCounterBasedCloseIpcHandle_wrapper<const SLOT: usize>(hEvent: ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeEventCounterBasedCloseIpcHandle`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeEventCounterBasedCloseIpcHandle_t>(16, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let mut hEvent = hEvent;
+    let mut params = ze_event_counter_based_close_ipc_handle_params_t { phEvent: &raw mut hEvent };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeEventCounterBasedCloseIpcHandle_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phEvent) };
+    // SAFETY: as for the prologue.
+    unsafe { zeEventCounterBasedCloseIpcHandle_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeImageViewCreateExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeImageViewCreateExt_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, hDevice: ze_device_handle_t, desc: * const ze_image_desc_t, hImage: ze_image_handle_t, phImageView: * mut ze_image_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeImageViewCreateExt`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeImageViewCreateExt_t>(17, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hContext, mut hDevice, mut desc, mut hImage, mut phImageView) = (hContext, hDevice, desc, hImage, phImageView);
+    let mut params = ze_image_view_create_ext_params_t { phContext: &raw mut hContext, phDevice: &raw mut hDevice, pdesc: &raw mut desc, phImage: &raw mut hImage, pphImageView: &raw mut phImageView };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeImageViewCreateExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phContext, *params.phDevice, *params.pdesc, *params.phImage, *params.pphImageView) };
+    // SAFETY: as for the prologue.
+    unsafe { zeImageViewCreateExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zePhysicalMemGetProperties` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zePhysicalMemGetProperties_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, hPhysicalMem: ze_physical_mem_handle_t, pMemProperties: * mut ze_physical_mem_properties_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zePhysicalMemGetProperties`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zePhysicalMemGetProperties_t>(18, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hContext, mut hPhysicalMem, mut pMemProperties) = (hContext, hPhysicalMem, pMemProperties);
+    let mut params = ze_physical_mem_get_properties_params_t { phContext: &raw mut hContext, phPhysicalMem: &raw mut hPhysicalMem, ppMemProperties: &raw mut pMemProperties };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zePhysicalMemGetProperties_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phContext, *params.phPhysicalMem, *params.ppMemProperties) };
+    // SAFETY: as for the prologue.
+    unsafe { zePhysicalMemGetProperties_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
     result
 }
