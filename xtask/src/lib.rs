@@ -8,6 +8,7 @@
 //!   that [`newest_level_zero`] fetches.
 //! - [`generate`] collects both, so that `cargo xtask gen` writes them and the drift test
 //!   (`xtask/tests/generated_files.rs`) compares them with what is committed.
+//! - [`intel_pti`] fetches Intel's PTI 1.2 from PyPI, the reference the tests compare against.
 //! - [`setup`] and [`run`] hold the two top-level commands (`cargo xtask demo`, `cargo xtask test`).
 //! - [`install`] lays out an installed tree for C and C++ users (`cargo xtask install`).
 
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 pub mod headers;
 pub mod ids;
 pub mod install;
+pub mod intel_pti;
 pub mod level_zero;
 pub mod newest_level_zero;
 pub mod opencl;

@@ -104,7 +104,8 @@ fn download(file: &str, to: &Path) -> Result<(), String> {
     ))
 }
 
-fn digest(path: &Path) -> Result<String, String> {
+/// The SHA-256 of a file, as `sha256sum` prints it.
+pub fn digest(path: &Path) -> Result<String, String> {
     let out = Command::new("sha256sum")
         .arg(path)
         .output()

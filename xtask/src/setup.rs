@@ -214,10 +214,11 @@ pub fn python_venv(root: &Path) -> Result<(), String> {
     }
 }
 
-/// Everything: Debian packages, the newest Level Zero headers (`.cache/level-zero`), then the
-/// virtual environment.
+/// Everything: Debian packages, the newest Level Zero headers (`.cache/level-zero`), the
+/// virtual environment, then Intel's PTI as a reference (`.cache/intel-pti`).
 pub fn all(root: &Path) -> Result<(), String> {
     system_packages()?;
     crate::newest_level_zero::fetch(root)?;
-    python_venv(root)
+    python_venv(root)?;
+    crate::intel_pti::fetch(root).map(drop)
 }

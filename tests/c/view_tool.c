@@ -1,0 +1,99 @@
+/* A tool written for Intel PTI 1.x's view API alone, to compare what Intel's library and libpti
+ * record of one program. Preloaded into the program, its constructor enables the API and device
+ * views; at exit it flushes and writes one line per record ("T ...") to $PTI_TEST_OUT.<pid>.
+ *
+ * It calls the plain C names (PTI_SYMBOL defined empty, see pti.h) and links against
+ * libpti_view.so.1, Intel's library name: the same binary runs on Intel PTI 1.2 (PyPI intel-pti)
+ * and on libpti (through a libpti_view.so.1 link to libpti.so), whichever LD_LIBRARY_PATH finds.
+ * Being linked (not merely preloaded beside it) also orders the constructors: the library's runs
+ * before this one, which Intel's needs. */
+#define PTI_SYMBOL(name)
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "pti/pti_view.h"
+
+static FILE* out;
+static int failures;
+
+static void requested(unsigned char** buffer, size_t* size) {
+  *size = 1 << 20;
+  *buffer = malloc(*size);
+}
+
+static const char* api_name(pti_api_group_id group, uint32_t id) {
+  const char* name = NULL;
+  return ptiViewGetApiIdName(group, id, &name) == PTI_SUCCESS && name ? name : "?";
+}
+
+static void write_record(const pti_view_record_base* r) {
+  switch (r->_view_kind) {
+    case PTI_VIEW_DRIVER_API:
+    case PTI_VIEW_RUNTIME_API: {
+      const pti_view_record_api* a = (const void*)r;
+      fprintf(out, "T %s %s %u %u\n", r->_view_kind == PTI_VIEW_RUNTIME_API ? "RUNTIME" : "DRIVER",
+              api_name(a->_api_group, a->_api_id), a->_api_id, a->_correlation_id);
+      break;
+    }
+    case PTI_VIEW_DEVICE_GPU_KERNEL: {
+      const pti_view_record_kernel* k = (const void*)r;
+      fprintf(out, "T KERNEL %s %u\n", k->_name, k->_correlation_id);
+      break;
+    }
+    case PTI_VIEW_DEVICE_GPU_MEM_COPY: {
+      const pti_view_record_memory_copy* c = (const void*)r;
+      fprintf(out, "T COPY %s/%llu %u\n", ptiViewMemcpyTypeToString(c->_memcpy_type),
+              (unsigned long long)c->_bytes, c->_correlation_id);
+      break;
+    }
+    case PTI_VIEW_DEVICE_GPU_MEM_FILL: {
+      const pti_view_record_memory_fill* f = (const void*)r;
+      fprintf(out, "T FILL %llu %u\n", (unsigned long long)f->_bytes, f->_correlation_id);
+      break;
+    }
+    default:
+      fprintf(out, "T OTHER %u\n", (unsigned)r->_view_kind);
+  }
+}
+
+static void completed(unsigned char* buffer, size_t size, size_t used) {
+  (void)size;
+  pti_view_record_base* r = NULL;
+  while (out && ptiViewGetNextRecord(buffer, used, &r) == PTI_SUCCESS) write_record(r);
+  free(buffer);
+}
+
+static const pti_view_kind views[] = {PTI_VIEW_RUNTIME_API, PTI_VIEW_DRIVER_API, PTI_VIEW_DEVICE_GPU_KERNEL,
+                                      PTI_VIEW_DEVICE_GPU_MEM_COPY, PTI_VIEW_DEVICE_GPU_MEM_FILL};
+
+static void finish(void) {
+  pti_result flushed = ptiFlushAllViews();
+  if (flushed != PTI_SUCCESS) {
+    if (out) fprintf(out, "T FLUSH %s\n", ptiResultTypeToString(flushed));
+    failures++;
+  }
+  if (out) {
+    fprintf(out, "T FAILURES %d\n", failures);
+    fclose(out);
+    out = NULL;
+  }
+}
+
+__attribute__((constructor)) static void start(void) {
+  const char* base = getenv("PTI_TEST_OUT");
+  char path[4096];
+  snprintf(path, sizeof path, "%s.%ld", base ? base : "/tmp/view_tool", (long)getpid());
+  out = fopen(path, "w");
+  if (!out) abort();
+  if (ptiViewSetCallbacks(requested, completed) != PTI_SUCCESS) failures++;
+  for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) {
+    pti_result r = ptiViewEnable(views[i]);
+    if (r != PTI_SUCCESS) {
+      fprintf(out, "T ENABLE %u %s\n", (unsigned)views[i], ptiResultTypeToString(r));
+      failures++;
+    }
+  }
+  atexit(finish);
+}
