@@ -17,7 +17,7 @@
 //! gives it only to the append that makes a device record.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -36,6 +36,7 @@ enum Library {
 /// The view tool and the `zesInit` stub, compiled once; the directory of Intel's library.
 struct Tools {
     view_tool: PathBuf,
+    callback_tool: PathBuf,
     zes_stub: PathBuf,
     intel: PathBuf,
     libpti_as_view: PathBuf,
@@ -60,6 +61,13 @@ fn tools() -> &'static Tools {
             &[&format!("-L{}", intel.display()), "-l:libpti_view.so.1"],
             &[],
         );
+        let callback_tool = compile(
+            out_dir().join("libintel_callback_tool.so"),
+            SHARED,
+            &["tests/c/intel_callback_tool.c"],
+            &[&format!("-L{}", intel.display()), "-l:libpti_view.so.1"],
+            &[],
+        );
         let zes_stub = compile(
             out_dir().join("libzes_stub.so"),
             SHARED,
@@ -67,15 +75,21 @@ fn tools() -> &'static Tools {
             &[],
             &[],
         );
-        // libpti under Intel's library name, as a drop-in user would install it.
+        // libpti's libpti_view.so.1 and the libpti.so.0 it links, installed side by side.
         let libpti_as_view = out_dir().join("libpti-as-pti-view");
-        std::fs::create_dir_all(&libpti_as_view).expect("create the link's directory");
-        let link = libpti_as_view.join("libpti_view.so.1");
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(lib_dir().join("libpti.so.0"), &link)
-            .expect("link libpti_view.so.1 to libpti");
+        std::fs::create_dir_all(&libpti_as_view).expect("create the links' directory");
+        for (name, target) in [
+            ("libpti_view.so.1", "libpti_view.so"),
+            ("libpti.so.0", "libpti.so.0"),
+        ] {
+            let link = libpti_as_view.join(name);
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(lib_dir().join(target), &link)
+                .unwrap_or_else(|e| panic!("link {name}: {e}"));
+        }
         Tools {
             view_tool,
+            callback_tool,
             zes_stub,
             intel,
             libpti_as_view,
@@ -107,22 +121,35 @@ struct Recorded {
     runtime: Vec<Api>,
     driver: Vec<Api>,
     device: Vec<Device>,
+    /// Start and end of each device record, on the library's clock.
+    device_times: Vec<(u64, u64)>,
+    /// `ptiViewGetTimestamp()` when the tool started, and the test's epoch clock then.
+    tool_now: u64,
+    /// `ptiVersionString()`.
+    version: String,
 }
 
-fn record(adapter: Adapter, library: Library) -> Recorded {
+/// Runs the SYCL workload over the simulated driver through `adapter` with `tool` preloaded on
+/// `library`; returns the program's stdout and the text the tool wrote in the process whose text
+/// contains `marker` (processes the program starts inherit the preload and write files too).
+fn run_tool(tool: &Path, adapter: Adapter, library: Library, marker: &str) -> (String, String) {
     let tools = tools();
     let lib = sycl_venv().join("lib");
     let mut cmd = sycl_workload();
     sycl_over_level_zero(&mut cmd, adapter);
-    let stem = format!("beside-{}-{adapter:?}-{library:?}", std::process::id());
+    let name = tool.file_stem().unwrap().to_string_lossy().into_owned();
+    let stem = format!(
+        "beside-{}-{name}-{adapter:?}-{library:?}",
+        std::process::id()
+    );
     let base = out_dir().join(&stem);
     let (view_dir, preload) = match library {
-        Library::Libpti => (&tools.libpti_as_view, tools.view_tool.display().to_string()),
+        Library::Libpti => (&tools.libpti_as_view, tool.display().to_string()),
         Library::IntelPti => {
             cmd.env("ZE_ENABLE_TRACING_LAYER", "1");
             (
                 &tools.intel,
-                format!("{}:{}", tools.zes_stub.display(), tools.view_tool.display()),
+                format!("{}:{}", tools.zes_stub.display(), tool.display()),
             )
         }
     };
@@ -136,12 +163,10 @@ fn record(adapter: Adapter, library: Library) -> Recorded {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
-        "the SYCL workload failed on {library:?} ({})\n--- stdout\n{stdout}\n--- stderr\n{}",
+        "the SYCL workload failed with {name} on {library:?} ({})\n--- stdout\n{stdout}\n--- stderr\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    // Processes the program starts inherit the preload and write files too; the program's is
-    // the one with runtime records.
     let mut texts = Vec::new();
     for entry in std::fs::read_dir(out_dir()).unwrap().flatten() {
         if entry
@@ -151,7 +176,7 @@ fn record(adapter: Adapter, library: Library) -> Recorded {
         {
             let text = std::fs::read_to_string(entry.path()).unwrap();
             let _ = std::fs::remove_file(entry.path());
-            if text.contains("T RUNTIME ") {
+            if text.contains(marker) {
                 texts.push(text);
             }
         }
@@ -159,8 +184,14 @@ fn record(adapter: Adapter, library: Library) -> Recorded {
     assert_eq!(
         texts.len(),
         1,
-        "{library:?}: the tool should have written the records of one process"
+        "{library:?}: {name} should have written the records of one process"
     );
+    (stdout, texts.pop().unwrap())
+}
+
+fn record(adapter: Adapter, library: Library) -> Recorded {
+    let (stdout, text) = run_tool(&tools().view_tool, adapter, library, "T RUNTIME ");
+    let texts = [text];
     let mut recorded = Recorded {
         output: stdout
             .lines()
@@ -170,6 +201,9 @@ fn record(adapter: Adapter, library: Library) -> Recorded {
         runtime: Vec::new(),
         driver: Vec::new(),
         device: Vec::new(),
+        device_times: Vec::new(),
+        tool_now: 0,
+        version: String::new(),
     };
     for line in texts[0].lines() {
         let p: Vec<&str> = line.split(' ').collect();
@@ -195,6 +229,12 @@ fn record(adapter: Adapter, library: Library) -> Recorded {
                 what: format!("{kind} {}", p[2]),
                 corr: num(3),
             }),
+            Some("TIME") => {
+                let ns = |i: usize| -> u64 { p[i].parse().expect("a timestamp") };
+                recorded.device_times.push((ns(2), ns(3)));
+            }
+            Some("NOW") => recorded.tool_now = p[2].parse().expect("a timestamp"),
+            Some("VERSION") => recorded.version = p[2].to_string(),
             Some("FAILURES") => assert_eq!(
                 num(2),
                 0,
@@ -245,9 +285,64 @@ fn inside_runtime_calls(r: &Recorded) -> usize {
     r.driver.iter().filter(|a| ur.contains(&a.corr)).count()
 }
 
+/// Nanoseconds since the epoch, now.
+fn epoch_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is after 1970")
+        .as_nanos() as u64
+}
+
+/// Whether `t` lies within the run: between the test's epoch readings before and after it, with
+/// one second of slack for a stepped real-time clock.
+fn within(t: u64, before: u64, after: u64) -> bool {
+    t + 1_000_000_000 >= before && t <= after + 1_000_000_000
+}
+
+/// Both libraries' clocks are Intel's default, the epoch: `ptiViewGetTimestamp` reads it.
+fn check_epoch_clock(r: &Recorded, library: Library, before: u64, after: u64) {
+    assert!(
+        within(r.tool_now, before, after),
+        "{library:?}: ptiViewGetTimestamp() = {} is not the epoch time of the run ({before}..{after})",
+        r.tool_now
+    );
+    assert_eq!(
+        r.device_times.len(),
+        r.device.len(),
+        "{library:?}: a TIME line per device record"
+    );
+}
+
+/// libpti's device records lie within the run on the epoch clock, each ending after it starts.
+/// (Intel's are printed, not checked: over the simulated driver they come out minutes after the
+/// run, see docs/compatibility.md.)
+fn check_device_times(r: &Recorded, before: u64, after: u64) {
+    for (d, (start, end)) in r.device.iter().zip(&r.device_times) {
+        assert!(
+            within(*start, before, after) && within(*end, before, after) && start <= end,
+            "libpti: {} runs {start}..{end}, not within the run's epoch times {before}..{after}",
+            d.what
+        );
+    }
+}
+
 fn compare(adapter: Adapter) {
+    let before = epoch_now();
     let ours = record(adapter, Library::Libpti);
     let intel = record(adapter, Library::IntelPti);
+    let after = epoch_now();
+    check_epoch_clock(&ours, Library::Libpti, before, after);
+    check_epoch_clock(&intel, Library::IntelPti, before, after);
+    check_device_times(&ours, before, after);
+    let offsets: Vec<f64> = intel
+        .device_times
+        .iter()
+        .map(|(start, _)| (*start as f64 - after as f64) / 1e9)
+        .collect();
+    println!(
+        "{adapter:?}: Intel's device records start this many seconds after the run ended: {offsets:.3?}"
+    );
+    assert_eq!(ours.version, intel.version, "ptiVersionString() differs");
     assert!(
         ours.output.iter().any(|l| l.starts_with("W RESULT ")),
         "the program printed no result: {:?}",
@@ -346,4 +441,97 @@ fn sycl_over_level_zero_through_the_v1_adapter_beside_intel_pti() {
 #[test]
 fn sycl_over_level_zero_through_the_v2_adapter_beside_intel_pti() {
     compare(Adapter::V2);
+}
+
+/// What the Intel-ABI callback tool saw of one run.
+#[derive(Debug, Default)]
+struct Callbacks {
+    /// `ptiCallbackEnableDomain`'s answer per domain.
+    enable: BTreeMap<u32, String>,
+    /// (group, API ID, correlation ID) of each driver-API EXIT callback, sorted.
+    exits: Vec<(u32, u32, u32)>,
+    /// The same of each driver-API view record, sorted.
+    records: Vec<(u32, u32, u32)>,
+    /// enters, exits, bad instance data, bad user data, bad phase, internal events.
+    stats: [u64; 6],
+    names: String,
+}
+
+fn callbacks(adapter: Adapter, library: Library) -> Callbacks {
+    let (_, text) = run_tool(&tools().callback_tool, adapter, library, "T STATS ");
+    let mut seen = Callbacks::default();
+    for line in text.lines() {
+        let p: Vec<&str> = line.split(' ').collect();
+        let n = |i: usize| -> u32 { p[i].parse().unwrap_or_else(|_| panic!("bad line {line:?}")) };
+        match p.get(1).copied() {
+            Some("ENABLE") => {
+                seen.enable.insert(n(2), p[3].to_string());
+            }
+            Some("CB") => seen.exits.push((n(2), n(3), n(4))),
+            Some("REC") => seen.records.push((n(2), n(3), n(4))),
+            Some("STATS") => {
+                for (i, v) in seen.stats.iter_mut().enumerate() {
+                    *v = p[2 + i].parse().expect("a count");
+                }
+            }
+            Some("NAMES") => seen.names = p[2..].join(" "),
+            _ => panic!("{library:?}: unexpected line {line:?}"),
+        }
+    }
+    seen.exits.sort();
+    seen.records.sort();
+    seen
+}
+
+/// An Intel-ABI callback tool, built once against Intel's library name, runs on libpti's
+/// `libpti_view.so.1`: the driver-API domain (1023) delivers an ENTER and an EXIT for exactly the
+/// calls the driver-API view records, with the same correlation IDs, the instance word kept from
+/// ENTER to EXIT and the global user data passed back. Intel's library, which declares that domain
+/// without implementing it, is asked the same, and its answers are printed beside libpti's.
+fn callback_tool_on_libpti(adapter: Adapter) {
+    let ours = callbacks(adapter, Library::Libpti);
+    let [enters, exits, bad_instance, bad_user, bad_phase, internal] = ours.stats;
+    assert_eq!(
+        ours.enable.get(&1023).map(String::as_str),
+        Some("PTI_SUCCESS")
+    );
+    assert_eq!(
+        ours.enable.get(&1025).map(String::as_str),
+        Some("PTI_SUCCESS")
+    );
+    assert!(
+        exits > 100,
+        "{adapter:?}: only {exits} driver-API callbacks"
+    );
+    assert_eq!(enters, exits, "{adapter:?}: every ENTER has its EXIT");
+    assert_eq!(
+        (bad_instance, bad_user, bad_phase),
+        (0, 0, 0),
+        "{adapter:?}: instance data, user data or phase wrong"
+    );
+    assert_eq!(
+        ours.exits, ours.records,
+        "{adapter:?}: the driver-API callbacks and the driver-API records name different calls"
+    );
+    assert_eq!(ours.names, "PTI_CB_DOMAIN_DRIVER_API PTI_CB_PHASE_API_EXIT");
+    let intel = callbacks(adapter, Library::IntelPti);
+    println!(
+        "{adapter:?}: Intel-ABI callback tool on libpti: {exits} driver-API calls (ENTER and EXIT), \
+         all matching the {} driver-API records; {internal} internal events; enable answers \
+         libpti {:?}, Intel PTI 1.2 {:?}; Intel delivered {} driver-API callbacks",
+        ours.records.len(),
+        ours.enable,
+        intel.enable,
+        intel.stats[1]
+    );
+}
+
+#[test]
+fn an_intel_callback_tool_runs_on_libpti_through_the_v1_adapter() {
+    callback_tool_on_libpti(Adapter::V1);
+}
+
+#[test]
+fn an_intel_callback_tool_runs_on_libpti_through_the_v2_adapter() {
+    callback_tool_on_libpti(Adapter::V2);
 }

@@ -2,10 +2,12 @@
 //! compilers, the SONAME (and no static library: one engine per process), and the sample of the
 //! main job.
 
+use std::collections::BTreeSet;
 use std::process::Command;
 
 use pti_tests::{
-    OWN_SYMBOL_PREFIX, compile, compile_c, compile_shared, exports, lib_dir, out_dir, root, run_ok,
+    INTEL_FACE_PREFIX, OWN_SYMBOL_PREFIX, compile, compile_c, compile_c_with, compile_shared,
+    exports, exports_of, lib_dir, out_dir, root, run_ok,
 };
 
 #[test]
@@ -15,6 +17,28 @@ fn bad_input_to_every_export_returns_the_documented_codes() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     println!("{stdout}");
     assert!(stdout.contains(", 0 failures"), "{stdout}");
+}
+
+/// The same for Intel PTI 1.2's ABI on `libpti_view.so.1`, called by its plain names; every one
+/// of its exports is exercised.
+#[test]
+fn bad_input_to_every_intel_face_export_returns_the_documented_codes() {
+    let exe = compile_c_with(
+        "intel_bad_input",
+        &["tests/c/intel_bad_input.c"],
+        &["-l:libpti_view.so.1"],
+    );
+    let output = run_ok(&mut Command::new(&exe));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(stdout.contains(", 0 failures"), "{stdout}");
+    let source = std::fs::read_to_string(root().join("tests/c/intel_bad_input.c")).unwrap();
+    for name in exports_of(&lib_dir().join("libpti_view.so")) {
+        assert!(
+            source.contains(&format!("{name}(")),
+            "tests/c/intel_bad_input.c does not exercise {name}"
+        );
+    }
 }
 
 #[test]
@@ -34,7 +58,10 @@ fn every_export_is_a_pti_function_exercised_by_the_bad_input_test() {
     for name in LAYER {
         assert!(exports.iter().any(|e| e == name), "{name} is not exported");
     }
-    for name in exports.iter().filter(|e| !e.starts_with(OWN_SYMBOL_PREFIX)) {
+    for name in exports
+        .iter()
+        .filter(|e| !e.starts_with(OWN_SYMBOL_PREFIX) && !e.starts_with(INTEL_FACE_PREFIX))
+    {
         assert!(
             name.starts_with("pti") || LAYER.contains(&name.as_str()),
             "libpti.so exports a function that is neither PTI's nor a layer or subscriber entry \
@@ -59,7 +86,10 @@ fn every_function_has_its_own_symbol_and_the_headers_bind_to_it() {
         let own = format!("{OWN_SYMBOL_PREFIX}{name}");
         assert!(exports.contains(&own), "{name} is exported without {own}");
     }
-    for own in exports.iter().filter(|e| e.starts_with(OWN_SYMBOL_PREFIX)) {
+    for own in exports
+        .iter()
+        .filter(|e| e.starts_with(OWN_SYMBOL_PREFIX) && !e.starts_with(INTEL_FACE_PREFIX))
+    {
         let name = &own[OWN_SYMBOL_PREFIX.len()..];
         assert!(
             api.iter().any(|a| *a == name),
@@ -238,4 +268,103 @@ fn the_tools_clock_stamps_every_record() {
     let exe = compile_c("view_client_clock", &["tests/c/view_client.c"]);
     let out = run_ok(Command::new(&exe).arg("clock"));
     assert!(String::from_utf8_lossy(&out.stdout).contains(" 0 failures"));
+}
+
+/// The ABI gate: the functions `libpti.so.0` and `libpti_view.so.1` export are exactly those
+/// listed in `tests/abi/`, so no change drops, renames or adds an export unnoticed. (Record
+/// layouts are gated at compile time: `pti-abi` asserts each record's size and field offsets
+/// against the published numbers, and the headers `static_assert` them.) After an intended
+/// change, regenerate a list with `nm -D --defined-only <lib> | awk '$2=="T"{print $3}' | sort`
+/// and say why in CHANGELOG.md.
+#[test]
+fn exports_match_the_committed_abi_lists() {
+    for (lib, list) in [
+        ("libpti.so", "tests/abi/libpti.so.0.exports"),
+        ("libpti_view.so", "tests/abi/libpti_view.so.1.exports"),
+    ] {
+        let expected = std::fs::read_to_string(root().join(list)).unwrap();
+        let expected: Vec<&str> = expected.lines().collect();
+        let mut actual = exports_of(&lib_dir().join(lib));
+        actual.sort();
+        let missing: Vec<_> = expected
+            .iter()
+            .filter(|e| !actual.iter().any(|a| a == *e))
+            .collect();
+        let added: Vec<_> = actual
+            .iter()
+            .filter(|a| !expected.contains(&a.as_str()))
+            .collect();
+        assert!(
+            missing.is_empty() && added.is_empty(),
+            "{lib}: exports differ from {list}: missing {missing:?}, added {added:?}"
+        );
+    }
+}
+
+/// `libpti_view.so.1` is Intel PTI 1.2's ABI over libpti's engine: it exports exactly the
+/// functions Intel's library exports (read from the reference `cargo xtask setup` fetches), has
+/// Intel's SONAME, links `libpti.so.0` (found beside it), and each export forwards to a
+/// `libpti_intel_` function that `libpti.so` defines: every Intel-face function of libpti is
+/// reached, and nothing else of libpti.so is.
+#[test]
+fn libpti_view_is_intel_pti_1_2s_abi_forwarding_to_libpti() {
+    let intel = xtask::intel_pti::lib_dir(&root()).join("libpti_view.so.1");
+    assert!(
+        intel.exists(),
+        "Intel's PTI is missing at {}: run `cargo xtask setup`",
+        intel.display()
+    );
+    let intel_api: BTreeSet<String> = exports_of(&intel)
+        .into_iter()
+        .filter(|e| e.starts_with("pti") || e.starts_with("xpti"))
+        .collect();
+    let view = lib_dir().join("libpti_view.so");
+    let ours: BTreeSet<String> = exports_of(&view).into_iter().collect();
+    assert_eq!(
+        ours, intel_api,
+        "libpti_view.so.1's exports differ from Intel PTI 1.2's"
+    );
+    assert_eq!(
+        intel_api.len(),
+        69,
+        "Intel PTI 1.2 exports 66 pti* and 3 xpti* functions"
+    );
+
+    let dynamic = run_ok(Command::new("readelf").arg("-d").arg(&view));
+    let dynamic = String::from_utf8_lossy(&dynamic.stdout);
+    assert!(
+        dynamic.contains("Library soname: [libpti_view.so.1]"),
+        "{dynamic}"
+    );
+    assert!(
+        dynamic.contains("Shared library: [libpti.so.0]"),
+        "{dynamic}"
+    );
+    assert!(dynamic.contains("runpath: [$ORIGIN]"), "{dynamic}");
+
+    let undefined = run_ok(
+        Command::new("nm")
+            .args(["-D", "--undefined-only"])
+            .arg(&view),
+    );
+    let forwarded: BTreeSet<String> = String::from_utf8_lossy(&undefined.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().last())
+        .filter(|s| s.starts_with(INTEL_FACE_PREFIX))
+        .map(str::to_string)
+        .collect();
+    let face: BTreeSet<String> = exports()
+        .into_iter()
+        .filter(|e| e.starts_with(INTEL_FACE_PREFIX))
+        .collect();
+    assert_eq!(
+        forwarded, face,
+        "libpti_view.so.1 forwards to other functions than libpti's Intel face"
+    );
+    for name in &ours {
+        assert!(
+            forwarded.contains(&format!("{INTEL_FACE_PREFIX}{name}")),
+            "{name} does not forward to {INTEL_FACE_PREFIX}{name}"
+        );
+    }
 }

@@ -168,6 +168,39 @@ fn samples_build_from_an_installed_tree() {
     );
     run_installed(&exe, &["vector_add", " 0 dropped"]);
 
+    // pkg-config pti_view: a program of Intel PTI's ABI links the installed libpti_view.so.1,
+    // which finds the installed libpti.so.0 beside it.
+    let pc = run_ok(
+        Command::new("pkg-config")
+            .args(["--cflags", "--libs", "pti_view"])
+            .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig")),
+    );
+    let flags: Vec<String> = String::from_utf8_lossy(&pc.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    assert!(flags.iter().any(|f| f == "-lpti_view"), "{flags:?}");
+    let exe = out_dir().join("intel_bad_input_pkg_config");
+    run_ok(
+        Command::new("cc")
+            .current_dir(root())
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-Itests/c"])
+            .args(["tests/c/intel_bad_input.c", "-o"])
+            .arg(&exe)
+            .args(&flags)
+            .arg(format!("-Wl,-rpath,{}", prefix.join("lib").display())),
+    );
+    let ldd = run_ok(Command::new("ldd").arg(&exe).env_remove("LD_LIBRARY_PATH"));
+    let ldd = String::from_utf8_lossy(&ldd.stdout);
+    for lib in ["libpti_view.so.1", "libpti.so.0"] {
+        let installed = prefix.canonicalize().unwrap().join("lib").join(lib);
+        assert!(
+            ldd.contains(&installed.display().to_string()),
+            "the Intel-ABI program does not use the installed {lib}:\n{ldd}"
+        );
+    }
+    run_installed(&exe, &[", 0 failures"]);
+
     // CMake: find_package(Pti) and the imported target Pti::pti, for C and C++.
     let project = out_dir().join(format!("cmake-project-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&project);
@@ -186,8 +219,12 @@ fn samples_build_from_an_installed_tree() {
              target_link_libraries(callback_trace Pti::pti workload)\n\
              add_executable(kernel_stats {s}/cpp/kernel_stats.cpp)\n\
              set_property(TARGET kernel_stats PROPERTY CXX_STANDARD 17)\n\
-             target_link_libraries(kernel_stats Pti::pti workload)\n",
-            s = samples.display()
+             target_link_libraries(kernel_stats Pti::pti workload)\n\
+             add_executable(intel_bad_input {t}/c/intel_bad_input.c)\n\
+             target_include_directories(intel_bad_input PRIVATE {t}/c)\n\
+             target_link_libraries(intel_bad_input Pti::pti_view)\n",
+            s = samples.display(),
+            t = root().join("tests").display()
         ),
     )
     .unwrap();
@@ -206,6 +243,7 @@ fn samples_build_from_an_installed_tree() {
         &["clEnqueueNDRangeKernel", "0 critical events"],
     );
     run_installed(&build.join("kernel_stats"), &["vector_add"]);
+    run_installed(&build.join("intel_bad_input"), &[", 0 failures"]);
     // A version of another major is refused.
     std::fs::write(
         project.join("CMakeLists.txt"),

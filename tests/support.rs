@@ -220,13 +220,18 @@ pub fn run_with_watchdog(cmd: &mut Command, limit: std::time::Duration) -> Outpu
 /// (`pti-capi/src/symbols.rs`), which its headers bind tools to.
 pub const OWN_SYMBOL_PREFIX: &str = "libpti_";
 
+/// The prefix of the Intel PTI 1.2 face's functions in `libpti.so`
+/// (`pti-capi/src/intel/`), which `libpti_view.so.1` forwards to; they have no plain name there.
+pub const INTEL_FACE_PREFIX: &str = "libpti_intel_";
+
 /// Exported function names of `libpti.so` (dynamic symbol table, defined functions).
 pub fn exports() -> Vec<String> {
-    let out = run_ok(
-        Command::new("nm")
-            .args(["-D", "--defined-only"])
-            .arg(lib_dir().join("libpti.so")),
-    );
+    exports_of(&lib_dir().join("libpti.so"))
+}
+
+/// Exported function names of the shared library `lib`.
+pub fn exports_of(lib: &Path) -> Vec<String> {
+    let out = run_ok(Command::new("nm").args(["-D", "--defined-only"]).arg(lib));
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| {

@@ -16,6 +16,7 @@
 //! | [`layer`] | none: the OpenCL loader-layer entry points of Khronos's `CL/cl_layer.h` |
 //! | [`xpti`] | none: the XPTI subscriber entry points of XPTI's `xpti_data_types.h` |
 //! | [`symbols`] | none: `libpti_<name>`, each function's second name, which headers bind to |
+//! | [`intel`] | none yet: Intel PTI 1.2's API as `libpti_intel_<name>`, which `libpti_view.so.1` forwards to |
 //!
 //! `load` holds libpti's constructor, which prepares the runtimes' interception when the library
 //! is loaded.
@@ -27,6 +28,7 @@
 mod boundary;
 pub mod callback;
 pub mod ext;
+pub mod intel;
 pub mod layer;
 mod load;
 pub mod pti;

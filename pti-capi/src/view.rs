@@ -9,6 +9,7 @@ use pti_core::view::{self, ApiView, Buffer, BufferCallbacks, FilledBuffer};
 use pti_core::{ApiGroup, Error, clock, ids, session};
 
 use crate::boundary::{guard, guard_or, guard_status, out_ptr};
+use crate::intel::faces::{Face, sets_buffer_callbacks};
 use crate::pti::pti_result;
 use crate::raw::{
     RawApiClass, RawApiGroup, RawExternalKind, RawMemcpyType, RawMemoryType, RawOverheadKind,
@@ -79,6 +80,18 @@ impl BufferCallbacks for CBuffers {
 /// and handed back from then on. Registers a process-exit hook that hands back every buffer.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewSetCallbacks(
+    fptr_bufferRequested: pti_fptr_buffer_requested,
+    fptr_bufferCompleted: pti_fptr_buffer_completed,
+) -> pti_result {
+    let status = set_callbacks(fptr_bufferRequested, fptr_bufferCompleted);
+    if status == pti_result::PTI_SUCCESS {
+        sets_buffer_callbacks(Face::Proposal);
+    }
+    status
+}
+
+/// ptiViewSetCallbacks of either face: sets the engine's one pair of buffer callbacks.
+pub(crate) fn set_callbacks(
     fptr_bufferRequested: pti_fptr_buffer_requested,
     fptr_bufferCompleted: pti_fptr_buffer_completed,
 ) -> pti_result {

@@ -53,11 +53,15 @@ pub enum ResultCode {
     /// as it would without libpti; that entry path stops tracing on that thread, and what it
     /// skips is counted (`ptiGetUntracedCallCount`).
     ErrorTracingPanicked = 303,
+    /// libpti extension, raised as a critical event: libpti's View API and Intel PTI's
+    /// (`libpti_view.so.1`) both set buffer callbacks in one process. They share one engine: the
+    /// callbacks set last receive every record (docs/compatibility.md).
+    ErrorTwoViewClients = 304,
 }
 
 impl ResultCode {
     /// Every code, in numeric order.
-    pub const ALL: [ResultCode; 17] = [
+    pub const ALL: [ResultCode; 18] = [
         ResultCode::Success,
         ResultCode::StatusEndOfBuffer,
         ResultCode::ErrorNotImplemented,
@@ -75,6 +79,7 @@ impl ResultCode {
         ResultCode::ErrorCallbackPanicked,
         ResultCode::ErrorRecordsDropped,
         ResultCode::ErrorTracingPanicked,
+        ResultCode::ErrorTwoViewClients,
     ];
 
     /// The code with C value `raw`, or `None` if libpti defines no such code.
@@ -112,6 +117,7 @@ impl ResultCode {
             ResultCode::ErrorCallbackPanicked => c"PTI_ERROR_CALLBACK_PANICKED",
             ResultCode::ErrorRecordsDropped => c"PTI_ERROR_RECORDS_DROPPED",
             ResultCode::ErrorTracingPanicked => c"PTI_ERROR_TRACING_PANICKED",
+            ResultCode::ErrorTwoViewClients => c"PTI_ERROR_TWO_VIEW_CLIENTS",
         }
     }
 }

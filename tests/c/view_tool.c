@@ -40,17 +40,23 @@ static void write_record(const pti_view_record_base* r) {
     case PTI_VIEW_DEVICE_GPU_KERNEL: {
       const pti_view_record_kernel* k = (const void*)r;
       fprintf(out, "T KERNEL %s %u\n", k->_name, k->_correlation_id);
+      fprintf(out, "T TIME %llu %llu\n", (unsigned long long)k->_start_timestamp,
+              (unsigned long long)k->_end_timestamp);
       break;
     }
     case PTI_VIEW_DEVICE_GPU_MEM_COPY: {
       const pti_view_record_memory_copy* c = (const void*)r;
       fprintf(out, "T COPY %s/%llu %u\n", ptiViewMemcpyTypeToString(c->_memcpy_type),
               (unsigned long long)c->_bytes, c->_correlation_id);
+      fprintf(out, "T TIME %llu %llu\n", (unsigned long long)c->_start_timestamp,
+              (unsigned long long)c->_end_timestamp);
       break;
     }
     case PTI_VIEW_DEVICE_GPU_MEM_FILL: {
       const pti_view_record_memory_fill* f = (const void*)r;
       fprintf(out, "T FILL %llu %u\n", (unsigned long long)f->_bytes, f->_correlation_id);
+      fprintf(out, "T TIME %llu %llu\n", (unsigned long long)f->_start_timestamp,
+              (unsigned long long)f->_end_timestamp);
       break;
     }
     default:
@@ -88,6 +94,8 @@ __attribute__((constructor)) static void start(void) {
   out = fopen(path, "w");
   if (!out) abort();
   if (ptiViewSetCallbacks(requested, completed) != PTI_SUCCESS) failures++;
+  fprintf(out, "T NOW %llu\n", (unsigned long long)ptiViewGetTimestamp());
+  fprintf(out, "T VERSION %s\n", ptiVersionString());
   for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) {
     pti_result r = ptiViewEnable(views[i]);
     if (r != PTI_SUCCESS) {

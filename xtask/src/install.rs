@@ -4,8 +4,10 @@
 //! P/lib/libpti.so.<version>, libpti.so.<major> -> it, libpti.so -> libpti.so.<major> (no static
 //! library: one engine per process)
 //! P/include/pti/*.h
-//! P/lib/pkgconfig/pti.pc                       (pkg-config pti)
-//! P/lib/cmake/Pti/PtiConfig.cmake, ...Version  (find_package(Pti) -> Pti::pti)
+//! P/lib/libpti_view.so.1.2.0, libpti_view.so.1 -> it, libpti_view.so -> libpti_view.so.1
+//! (Intel PTI 1.2's ABI, forwarding to libpti.so.0 found beside it)
+//! P/lib/pkgconfig/pti.pc, pti_view.pc           (pkg-config pti, pkg-config pti_view)
+//! P/lib/cmake/Pti/PtiConfig.cmake, ...Version  (find_package(Pti) -> Pti::pti, Pti::pti_view)
 //! P/bin/pti-trace, P/lib/libpti_trace_collector.so
 //! ```
 //!
@@ -76,7 +78,27 @@ fn pkg_config() -> String {
     )
 }
 
-/// The CMake package: `find_package(Pti)` gives the imported target `Pti::pti`.
+/// The pkg-config file of Intel PTI's face, `libpti_view.so.1`.
+fn pkg_config_view() -> String {
+    format!(
+        "# libpti's pkg-config file for tools built for Intel PTI, written by `cargo xtask install`.\n\
+         prefix=${{pcfiledir}}/../..\n\
+         libdir=${{prefix}}/lib\n\
+         includedir=${{prefix}}/include\n\
+         \n\
+         Name: pti_view\n\
+         Description: Intel PTI {INTEL_PTI}'s ABI over libpti (libpti_view.so.1)\n\
+         Version: {INTEL_PTI}\n\
+         Libs: -L${{libdir}} -lpti_view\n\
+         Cflags: -I${{includedir}}\n"
+    )
+}
+
+/// The Intel PTI API level `libpti_view.so.1` implements (its file's version).
+const INTEL_PTI: &str = "1.2.0";
+
+/// The CMake package: `find_package(Pti)` gives the imported targets `Pti::pti` and, as Intel's
+/// package names it, `Pti::pti_view`.
 fn cmake_config() -> String {
     format!(
         "# libpti's CMake package, written by `cargo xtask install`.\n\
@@ -87,6 +109,13 @@ fn cmake_config() -> String {
          \x20 set_target_properties(Pti::pti PROPERTIES\n\
          \x20   IMPORTED_LOCATION \"${{_PTI_PREFIX}}/lib/libpti.so.{VERSION}\"\n\
          \x20   IMPORTED_SONAME \"libpti.so.{major}\"\n\
+         \x20   INTERFACE_INCLUDE_DIRECTORIES \"${{_PTI_PREFIX}}/include\")\n\
+         endif()\n\
+         if(NOT TARGET Pti::pti_view)\n\
+         \x20 add_library(Pti::pti_view SHARED IMPORTED)\n\
+         \x20 set_target_properties(Pti::pti_view PROPERTIES\n\
+         \x20   IMPORTED_LOCATION \"${{_PTI_PREFIX}}/lib/libpti_view.so.{INTEL_PTI}\"\n\
+         \x20   IMPORTED_SONAME \"libpti_view.so.1\"\n\
          \x20   INTERFACE_INCLUDE_DIRECTORIES \"${{_PTI_PREFIX}}/include\")\n\
          endif()\n\
          set(Pti_INCLUDE_DIRS \"${{_PTI_PREFIX}}/include\")\n\
@@ -134,6 +163,15 @@ pub fn install(root: &Path, prefix: &Path, profile: Profile) -> Result<Vec<PathB
     link(&real, &lib.join(&soname))?;
     link(&soname, &lib.join("libpti.so"))?;
     written.extend([lib.join(&real), lib.join(&soname), lib.join("libpti.so")]);
+    let real = format!("libpti_view.so.{INTEL_PTI}");
+    copy(&build.join("libpti_view.so"), &lib.join(&real))?;
+    link(&real, &lib.join("libpti_view.so.1"))?;
+    link("libpti_view.so.1", &lib.join("libpti_view.so"))?;
+    written.extend([
+        lib.join(&real),
+        lib.join("libpti_view.so.1"),
+        lib.join("libpti_view.so"),
+    ]);
     for entry in std::fs::read_dir(root.join("include/pti")).map_err(|e| e.to_string())? {
         let path = entry.map_err(|e| e.to_string())?.path();
         if path.extension().is_some_and(|e| e == "h") {
@@ -150,6 +188,7 @@ pub fn install(root: &Path, prefix: &Path, profile: Profile) -> Result<Vec<PathB
     written.extend([bin.join("pti-trace"), lib.join("libpti_trace_collector.so")]);
     for (path, text) in [
         (pkgconfig.join("pti.pc"), pkg_config()),
+        (pkgconfig.join("pti_view.pc"), pkg_config_view()),
         (cmake.join("PtiConfig.cmake"), cmake_config()),
         (cmake.join("PtiConfigVersion.cmake"), cmake_version()),
     ] {

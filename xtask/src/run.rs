@@ -30,19 +30,22 @@ fn cargo(root: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-/// The packages of what is shipped: libpti, pti-trace and its collector.
-const SHIPPED: [&str; 6] = [
+/// The packages of what is shipped: libpti, Intel PTI's face of it (libpti_view.so.1),
+/// pti-trace and its collector.
+const SHIPPED: [&str; 8] = [
     "-p",
     "pti-capi",
+    "-p",
+    "pti-view",
     "-p",
     "pti-trace",
     "-p",
     "pti-trace-collector",
 ];
 
-/// Builds what is shipped (`--release` or debug) and links `libpti.so.0` (libpti's SONAME, which
-/// the runtime loader looks for) to `libpti.so` in the build directory, so programs linked there
-/// run. Returns that directory.
+/// Builds what is shipped (`--release` or debug) and links the SONAMEs (`libpti.so.0`,
+/// `libpti_view.so.1`) in the build directory, so programs linked there run. Returns that
+/// directory.
 pub fn build(release: bool) -> Result<PathBuf, String> {
     let root = workspace_root();
     let mut args = vec!["build"];
@@ -64,14 +67,19 @@ pub fn build(release: bool) -> Result<PathBuf, String> {
     Ok(lib)
 }
 
-/// Links `libpti.so.0` (libpti's SONAME, which the runtime loader looks for) to `libpti.so` in
-/// `lib`.
+/// Links the SONAMEs the runtime loader looks for to what cargo built in `lib`:
+/// `libpti.so.0` to `libpti.so`, `libpti_view.so.1` to `libpti_view.so`.
 fn link_soname(lib: &Path) -> Result<(), String> {
-    let soname = lib.join("libpti.so.0");
-    if std::fs::read_link(&soname).is_err() {
-        let _ = std::fs::remove_file(&soname);
-        std::os::unix::fs::symlink("libpti.so", &soname)
-            .map_err(|e| format!("cannot link {}: {e}", soname.display()))?;
+    for (soname, built) in [
+        ("libpti.so.0", "libpti.so"),
+        ("libpti_view.so.1", "libpti_view.so"),
+    ] {
+        let soname = lib.join(soname);
+        if std::fs::read_link(&soname).is_err() {
+            let _ = std::fs::remove_file(&soname);
+            std::os::unix::fs::symlink(built, &soname)
+                .map_err(|e| format!("cannot link {}: {e}", soname.display()))?;
+        }
     }
     Ok(())
 }

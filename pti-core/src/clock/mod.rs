@@ -48,6 +48,20 @@ pub fn set_timestamp_source(source: TimestampSource) {
     TOOL_CLOCK.store(fresh, Ordering::Release);
 }
 
+/// Makes `source` the clock of every timestamp, unless a clock other than the host clock is set
+/// already (a tool's). Returns whether it was installed; a refused `source` is dropped.
+pub fn set_timestamp_source_if_host(source: TimestampSource) -> bool {
+    let fresh = Box::into_raw(Box::new(source));
+    let installed = TOOL_CLOCK
+        .compare_exchange(ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok();
+    if !installed {
+        // SAFETY: `fresh` came from Box::into_raw above and was never published.
+        drop(unsafe { Box::from_raw(fresh) });
+    }
+    installed
+}
+
 /// Returns to the host clock (a Rust-API extension: the C API has no way back).
 pub fn clear_timestamp_source() {
     TOOL_CLOCK.store(ptr::null_mut(), Ordering::Release);

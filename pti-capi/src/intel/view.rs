@@ -1,0 +1,134 @@
+//! Intel PTI 1.2's View API, version and result names on the Intel face: the names
+//! `libpti_intel_<name>` that `libpti_view.so.1` forwards to.
+//!
+//! Most functions are libpti's own (the View API is the published one on both faces). What
+//! differs on the Intel face:
+//! - timestamps are on Intel's default clock, the epoch (see `super::clock`), unless the tool
+//!   sets its own;
+//! - only the view kinds of Intel's `pti_view_kind` can be enabled: libpti's extension kinds
+//!   (`PTI_VIEW_EXT_*`, from 0x10000) answer PTI_ERROR_BAD_ARGUMENT, so no record of a kind
+//!   outside Intel's enum reaches an Intel-built tool;
+//! - `ptiVersion` says 1.2.0, the PTI API level implemented; unknown result codes are named
+//!   "INVALID", as Intel's library names them.
+
+#![allow(unused_unsafe)]
+
+use core::ffi::c_char;
+
+use pti_core::ResultCode;
+
+use crate::boundary::guard_or;
+use crate::intel::clock;
+use crate::intel::faces::{Face, sets_buffer_callbacks};
+use crate::pti::{metrics_code_name, pti_result, pti_version};
+use crate::raw::*;
+use crate::view::{
+    pti_fptr_buffer_completed, pti_fptr_buffer_requested, pti_fptr_get_timestamp,
+    pti_view_record_base,
+};
+
+/// The PTI API level the Intel face implements.
+pub const INTEL_PTI_VERSION: pti_version = pti_version {
+    _major: 1,
+    _minor: 2,
+    _patch: 0,
+};
+
+/// The highest view kind of Intel PTI 1.2's `pti_view_kind` (PTI_VIEW_COMMUNICATION).
+const LAST_INTEL_VIEW_KIND: u32 = 12;
+
+/// Defines `libpti_intel_<name>` as libpti's `<name>` with nothing changed.
+macro_rules! same {
+    ($($module:ident::$name:ident as $alias:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {$(
+        #[doc = concat!("Intel's `", stringify!($name), "`: libpti's, unchanged.")]
+        ///
+        /// # Safety
+        /// As for the function it names.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $alias($($arg: $ty),*) $(-> $ret)? {
+            // SAFETY: the caller's contract is the named function's, whose arguments these are.
+            unsafe { crate::$module::$name($($arg),*) }
+        }
+    )*};
+}
+
+same! {
+    view::ptiViewDisable as libpti_intel_ptiViewDisable(view_kind: RawViewKind) -> pti_result;
+    view::ptiViewGPULocalAvailable as libpti_intel_ptiViewGPULocalAvailable() -> pti_result;
+    view::ptiFlushAllViews as libpti_intel_ptiFlushAllViews() -> pti_result;
+    view::ptiViewGetNextRecord as libpti_intel_ptiViewGetNextRecord(buffer: *mut u8, valid_bytes: usize, record: *mut *mut pti_view_record_base) -> pti_result;
+    view::ptiViewPushExternalCorrelationId as libpti_intel_ptiViewPushExternalCorrelationId(external_kind: RawExternalKind, external_id: u64) -> pti_result;
+    view::ptiViewPopExternalCorrelationId as libpti_intel_ptiViewPopExternalCorrelationId(external_kind: RawExternalKind, p_external_id: *mut u64) -> pti_result;
+    view::ptiViewOverheadKindToString as libpti_intel_ptiViewOverheadKindToString(kind: RawOverheadKind) -> *const c_char;
+    view::ptiViewMemoryTypeToString as libpti_intel_ptiViewMemoryTypeToString(kind: RawMemoryType) -> *const c_char;
+    view::ptiViewMemcpyTypeToString as libpti_intel_ptiViewMemcpyTypeToString(kind: RawMemcpyType) -> *const c_char;
+    view::ptiViewGetApiIdName as libpti_intel_ptiViewGetApiIdName(kind: RawApiGroup, unique_id: u32, name: *mut *const c_char) -> pti_result;
+    view::ptiViewEnableDriverApi as libpti_intel_ptiViewEnableDriverApi(enable: u32, api_group_id: RawApiGroup, api_id: u32) -> pti_result;
+    view::ptiViewEnableRuntimeApi as libpti_intel_ptiViewEnableRuntimeApi(enable: u32, api_group_id: RawApiGroup, api_id: u32) -> pti_result;
+    view::ptiViewEnableDriverApiClass as libpti_intel_ptiViewEnableDriverApiClass(enable: u32, api_class: RawApiClass, group: RawApiGroup) -> pti_result;
+    view::ptiViewEnableRuntimeApiClass as libpti_intel_ptiViewEnableRuntimeApiClass(enable: u32, api_class: RawApiClass, group: RawApiGroup) -> pti_result;
+}
+
+/// Intel's `ptiViewSetCallbacks`: libpti's, on Intel's clock.
+#[unsafe(no_mangle)]
+pub extern "C" fn libpti_intel_ptiViewSetCallbacks(
+    fptr_bufferRequested: pti_fptr_buffer_requested,
+    fptr_bufferCompleted: pti_fptr_buffer_completed,
+) -> pti_result {
+    clock::activate();
+    let status = crate::view::set_callbacks(fptr_bufferRequested, fptr_bufferCompleted);
+    if status == pti_result::PTI_SUCCESS {
+        sets_buffer_callbacks(Face::Intel);
+    }
+    status
+}
+
+/// Intel's `ptiViewEnable`: libpti's, for the kinds of Intel's enum only.
+#[unsafe(no_mangle)]
+pub extern "C" fn libpti_intel_ptiViewEnable(view_kind: RawViewKind) -> pti_result {
+    if view_kind.0 > LAST_INTEL_VIEW_KIND {
+        return pti_result::PTI_ERROR_BAD_ARGUMENT;
+    }
+    clock::activate();
+    crate::view::ptiViewEnable(view_kind)
+}
+
+/// Intel's `ptiViewGetTimestamp`: the time on the records' clock (the epoch unless the tool set
+/// its own).
+#[unsafe(no_mangle)]
+pub extern "C" fn libpti_intel_ptiViewGetTimestamp() -> u64 {
+    clock::activate();
+    crate::view::ptiViewGetTimestamp()
+}
+
+/// Intel's `ptiViewSetTimestampCallback`: the tool's clock replaces the epoch clock.
+#[unsafe(no_mangle)]
+pub extern "C" fn libpti_intel_ptiViewSetTimestampCallback(
+    fptr_timestampRequested: pti_fptr_get_timestamp,
+) -> pti_result {
+    crate::view::ptiViewSetTimestampCallback(fptr_timestampRequested)
+}
+
+/// Intel's `ptiVersionString`: "1.2.0".
+#[unsafe(no_mangle)]
+pub extern "C" fn libpti_intel_ptiVersionString() -> *const c_char {
+    c"1.2.0".as_ptr()
+}
+
+/// Intel's `ptiVersion`: 1.2.0.
+#[unsafe(no_mangle)]
+pub extern "C" fn libpti_intel_ptiVersion() -> pti_version {
+    INTEL_PTI_VERSION
+}
+
+/// Intel's `ptiResultTypeToString`: the code's name, "INVALID" for a value that is none.
+#[unsafe(no_mangle)]
+pub extern "C" fn libpti_intel_ptiResultTypeToString(result_value: RawResult) -> *const c_char {
+    guard_or(c"INVALID".as_ptr(), || {
+        ResultCode::from_raw(result_value.0)
+            .map(ResultCode::name)
+            .or_else(|| metrics_code_name(result_value.0))
+            .unwrap_or(c"INVALID")
+            .as_ptr()
+    })
+}

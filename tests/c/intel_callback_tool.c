@@ -1,0 +1,135 @@
+/* A tool written for Intel PTI 1.2's Callback API (Intel's pti_callback.h, declared below as
+ * Intel's header declares it), to run unchanged on Intel's library and on libpti's
+ * libpti_view.so.1. Preloaded into a program, its constructor subscribes, enables the driver-API
+ * domain (ENTER and EXIT) and the internal-event domain, asks for the other domains and notes
+ * each answer, and enables the driver-API view so that callbacks and records can be matched. At
+ * exit it writes to $PTI_TEST_OUT.<pid>:
+ *   T ENABLE <domain> <result name>     the answer of ptiCallbackEnableDomain per domain
+ *   T CB <group> <api id> <corr>        one line per driver-API EXIT callback
+ *   T REC <group> <api id> <corr>       one line per driver-API view record
+ *   T STATS <enters> <exits> <bad instance data> <bad user data> <bad phase> <internal events>
+ *   T NAMES <domain 1023 name> <phase 2 name>
+ * It calls the plain C names and links against libpti_view.so.1, Intel's library name. */
+#define PTI_SYMBOL(name)
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "pti/pti_view.h"
+
+/* Intel PTI 1.2's Callback API, as its pti_callback.h declares it. */
+typedef struct _pti_callback_subscriber* pti_callback_subscriber_handle;
+typedef uint32_t intel_domain;
+typedef uint32_t intel_phase;
+enum { DOMAIN_GPU_OPERATION_APPENDED = 4, DOMAIN_GPU_OPERATION_COMPLETED = 6, DOMAIN_KERNEL_CREATED = 8,
+       DOMAIN_KERNEL_DESTROYED = 9, DOMAIN_DRIVER_API = 1023, DOMAIN_INTERNAL_EVENT = 1025 };
+enum { PHASE_API_ENTER = 1, PHASE_API_EXIT = 2, PHASE_INTERNAL_EVENT = 5 };
+typedef void (*intel_callback)(intel_domain domain, pti_api_group_id group, uint32_t api_id, void* backend_ctx,
+                               void* cb_data, void* global_user_data, void** instance_user_data);
+pti_result ptiCallbackSubscribe(pti_callback_subscriber_handle* subscriber, intel_callback callback, void* user_data);
+pti_result ptiCallbackUnsubscribe(pti_callback_subscriber_handle subscriber);
+pti_result ptiCallbackEnableDomain(pti_callback_subscriber_handle subscriber, intel_domain domain, uint32_t enter_cb,
+                                   uint32_t exit_cb);
+pti_result ptiCallbackDisableAllDomains(pti_callback_subscriber_handle subscriber);
+const char* ptiCallbackDomainTypeToString(intel_domain domain);
+const char* ptiCallbackPhaseTypeToString(intel_phase phase);
+
+/* What libpti documents for the driver-API domain's cb_data; its first fields are those every
+ * Intel callback struct starts with (domain, phase, return code, correlation ID). */
+typedef struct {
+  intel_domain _domain;
+  intel_phase _phase;
+  uint32_t _return_code;
+  uint32_t _correlation_id;
+} common_cb_data;
+
+#define MAX_CALLS (1 << 16)
+static struct { uint32_t group, id, corr; } calls[MAX_CALLS];
+static atomic_int ncalls, enters, exits, bad_instance, bad_user, bad_phase, internal_events;
+static int user_magic;
+static FILE* out;
+static pti_callback_subscriber_handle subscriber;
+static const uint32_t asked[] = {DOMAIN_DRIVER_API, DOMAIN_INTERNAL_EVENT, DOMAIN_GPU_OPERATION_APPENDED,
+                                 DOMAIN_GPU_OPERATION_COMPLETED, DOMAIN_KERNEL_CREATED, DOMAIN_KERNEL_DESTROYED};
+static pti_result answers[sizeof asked / sizeof asked[0]];
+
+static void on_callback(intel_domain domain, pti_api_group_id group, uint32_t api_id, void* backend_ctx,
+                        void* cb_data, void* global_user_data, void** instance_user_data) {
+  (void)backend_ctx;
+  if (global_user_data != &user_magic) atomic_fetch_add(&bad_user, 1);
+  const common_cb_data* data = cb_data;
+  if (domain == DOMAIN_INTERNAL_EVENT) {
+    atomic_fetch_add(&internal_events, 1);
+    if (data->_phase != PHASE_INTERNAL_EVENT) atomic_fetch_add(&bad_phase, 1);
+    return;
+  }
+  if (domain != DOMAIN_DRIVER_API) return;
+  if (data->_phase == PHASE_API_ENTER) {
+    atomic_fetch_add(&enters, 1);
+    if (*instance_user_data != NULL) atomic_fetch_add(&bad_instance, 1);
+    *instance_user_data = (void*)(uintptr_t)(data->_correlation_id + 1u);
+  } else if (data->_phase == PHASE_API_EXIT) {
+    atomic_fetch_add(&exits, 1);
+    if (*instance_user_data != (void*)(uintptr_t)(data->_correlation_id + 1u)) atomic_fetch_add(&bad_instance, 1);
+    int i = atomic_fetch_add(&ncalls, 1);
+    if (i < MAX_CALLS) {
+      calls[i].group = group;
+      calls[i].id = api_id;
+      calls[i].corr = data->_correlation_id;
+    }
+  } else {
+    atomic_fetch_add(&bad_phase, 1);
+  }
+}
+
+static void requested(unsigned char** buffer, size_t* size) {
+  *size = 1 << 20;
+  *buffer = malloc(*size);
+}
+
+static void completed(unsigned char* buffer, size_t size, size_t used) {
+  (void)size;
+  pti_view_record_base* r = NULL;
+  while (out && ptiViewGetNextRecord(buffer, used, &r) == PTI_SUCCESS) {
+    if (r->_view_kind == PTI_VIEW_DRIVER_API) {
+      const pti_view_record_api* a = (const void*)r;
+      fprintf(out, "T REC %u %u %u\n", (unsigned)a->_api_group, a->_api_id, a->_correlation_id);
+    }
+  }
+  free(buffer);
+}
+
+static void finish(void) {
+  /* Callbacks stop before the records are written, so both cover the same calls. */
+  ptiCallbackDisableAllDomains(subscriber);
+  ptiCallbackUnsubscribe(subscriber);
+  ptiFlushAllViews();
+  for (size_t i = 0; i < sizeof asked / sizeof asked[0]; ++i)
+    fprintf(out, "T ENABLE %u %s\n", asked[i], ptiResultTypeToString(answers[i]));
+  int n = atomic_load(&ncalls);
+  for (int i = 0; i < n && i < MAX_CALLS; ++i) fprintf(out, "T CB %u %u %u\n", calls[i].group, calls[i].id, calls[i].corr);
+  fprintf(out, "T STATS %d %d %d %d %d %d\n", atomic_load(&enters), atomic_load(&exits), atomic_load(&bad_instance),
+          atomic_load(&bad_user), atomic_load(&bad_phase), atomic_load(&internal_events));
+  fprintf(out, "T NAMES %s %s\n", ptiCallbackDomainTypeToString(DOMAIN_DRIVER_API),
+          ptiCallbackPhaseTypeToString(PHASE_API_EXIT));
+  fclose(out);
+  out = NULL;
+}
+
+__attribute__((constructor)) static void start(void) {
+  const char* base = getenv("PTI_TEST_OUT");
+  char path[4096];
+  snprintf(path, sizeof path, "%s.%ld", base ? base : "/tmp/intel_callback_tool", (long)getpid());
+  out = fopen(path, "w");
+  if (!out) abort();
+  if (ptiViewSetCallbacks(requested, completed) != PTI_SUCCESS) abort();
+  /* Intel's library delivers callbacks only while a device view is enabled. */
+  if (ptiViewEnable(PTI_VIEW_DRIVER_API) != PTI_SUCCESS) abort();
+  if (ptiViewEnable(PTI_VIEW_DEVICE_GPU_KERNEL) != PTI_SUCCESS) abort();
+  if (ptiCallbackSubscribe(&subscriber, on_callback, &user_magic) != PTI_SUCCESS) abort();
+  for (size_t i = 0; i < sizeof asked / sizeof asked[0]; ++i) answers[i] = ptiCallbackEnableDomain(subscriber, asked[i], 1, 1);
+  atexit(finish);
+}
