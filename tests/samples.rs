@@ -128,6 +128,53 @@ fn rust_examples_run() {
     }
 }
 
+/// Builds `exe` from `sources` (with any extra compiler arguments) with the flags
+/// `pkg-config --cflags --libs <package>` gives for the tree installed at `prefix`, which must
+/// include `-l<package>`.
+fn build_with_pkg_config(prefix: &Path, package: &str, exe: &str, sources: &[&str]) -> PathBuf {
+    let pc = run_ok(
+        Command::new("pkg-config")
+            .args(["--cflags", "--libs", package])
+            .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig")),
+    );
+    let flags: Vec<String> = String::from_utf8_lossy(&pc.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    assert!(
+        flags.iter().any(|f| *f == format!("-l{package}")),
+        "{flags:?}"
+    );
+    let exe = out_dir().join(exe);
+    let (args, libs): (Vec<&str>, Vec<&str>) = sources.iter().partition(|a| !a.starts_with("-l"));
+    run_ok(
+        Command::new("cc")
+            .current_dir(root())
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
+            .args(args)
+            .arg("-o")
+            .arg(&exe)
+            .args(&flags)
+            .arg(format!("-Wl,-rpath,{}", prefix.join("lib").display()))
+            .args(libs),
+    );
+    exe
+}
+
+/// `exe` loads each of `libs` from the tree installed at `prefix`.
+fn assert_uses_installed(exe: &Path, prefix: &Path, libs: &[&str]) {
+    let ldd = run_ok(Command::new("ldd").arg(exe).env_remove("LD_LIBRARY_PATH"));
+    let ldd = String::from_utf8_lossy(&ldd.stdout);
+    for lib in libs {
+        let installed = prefix.canonicalize().unwrap().join("lib").join(lib);
+        assert!(
+            ldd.contains(&installed.display().to_string()),
+            "{} does not use the installed {lib}:\n{ldd}",
+            exe.display()
+        );
+    }
+}
+
 #[test]
 fn samples_build_from_an_installed_tree() {
     let prefix = out_dir().join(format!("installed-{}", std::process::id()));
@@ -138,67 +185,24 @@ fn samples_build_from_an_installed_tree() {
         .expect("install the debug build");
 
     // pkg-config.
-    let pc = run_ok(
-        Command::new("pkg-config")
-            .args(["--cflags", "--libs", "pti"])
-            .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig")),
+    let exe = build_with_pkg_config(
+        &prefix,
+        "pti",
+        "view_dump_pkg_config",
+        &["samples/c/view_dump.c", "samples/c/workload.c", "-lOpenCL"],
     );
-    let flags: Vec<String> = String::from_utf8_lossy(&pc.stdout)
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
-    assert!(flags.iter().any(|f| f == "-lpti"), "{flags:?}");
-    let exe = out_dir().join("view_dump_pkg_config");
-    run_ok(
-        Command::new("cc")
-            .current_dir(root())
-            .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
-            .args(["samples/c/view_dump.c", "samples/c/workload.c", "-o"])
-            .arg(&exe)
-            .args(&flags)
-            .arg(format!("-Wl,-rpath,{}", prefix.join("lib").display()))
-            .arg("-lOpenCL"),
-    );
-    let ldd = run_ok(Command::new("ldd").arg(&exe).env_remove("LD_LIBRARY_PATH"));
-    let installed = prefix.canonicalize().unwrap().join("lib/libpti.so.0");
-    let ldd = String::from_utf8_lossy(&ldd.stdout);
-    assert!(
-        ldd.contains(&installed.display().to_string()),
-        "the sample does not use the installed libpti:\n{ldd}"
-    );
+    assert_uses_installed(&exe, &prefix, &["libpti.so.0"]);
     run_installed(&exe, &["vector_add", " 0 dropped"]);
 
     // pkg-config pti_view: a program of Intel PTI's ABI links the installed libpti_view.so.1,
     // which finds the installed libpti.so.0 beside it.
-    let pc = run_ok(
-        Command::new("pkg-config")
-            .args(["--cflags", "--libs", "pti_view"])
-            .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig")),
+    let exe = build_with_pkg_config(
+        &prefix,
+        "pti_view",
+        "intel_bad_input_pkg_config",
+        &["-Itests/c", "tests/c/intel_bad_input.c"],
     );
-    let flags: Vec<String> = String::from_utf8_lossy(&pc.stdout)
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
-    assert!(flags.iter().any(|f| f == "-lpti_view"), "{flags:?}");
-    let exe = out_dir().join("intel_bad_input_pkg_config");
-    run_ok(
-        Command::new("cc")
-            .current_dir(root())
-            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-Itests/c"])
-            .args(["tests/c/intel_bad_input.c", "-o"])
-            .arg(&exe)
-            .args(&flags)
-            .arg(format!("-Wl,-rpath,{}", prefix.join("lib").display())),
-    );
-    let ldd = run_ok(Command::new("ldd").arg(&exe).env_remove("LD_LIBRARY_PATH"));
-    let ldd = String::from_utf8_lossy(&ldd.stdout);
-    for lib in ["libpti_view.so.1", "libpti.so.0"] {
-        let installed = prefix.canonicalize().unwrap().join("lib").join(lib);
-        assert!(
-            ldd.contains(&installed.display().to_string()),
-            "the Intel-ABI program does not use the installed {lib}:\n{ldd}"
-        );
-    }
+    assert_uses_installed(&exe, &prefix, &["libpti_view.so.1", "libpti.so.0"]);
     run_installed(&exe, &[", 0 failures"]);
 
     // CMake: find_package(Pti) and the imported target Pti::pti, for C and C++.

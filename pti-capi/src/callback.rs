@@ -171,7 +171,9 @@ impl CCallback {
     }
 }
 
-fn subscriber_id(handle: pti_callback_subscriber) -> Result<SubscriberId, Error> {
+/// The subscriber a C handle of either face's Callback API names (an encoded number, never
+/// dereferenced); NULL is refused, anything else is checked where it is used.
+pub(crate) fn subscriber_id<T>(handle: *mut T) -> Result<SubscriberId, Error> {
     if handle.is_null() {
         return Err(Error::BadArgument("subscriber must not be NULL"));
     }

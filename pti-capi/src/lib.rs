@@ -25,6 +25,23 @@
 //! never as Rust enums: an unknown value from C must be an error code, not undefined behaviour.
 #![allow(non_camel_case_types, non_snake_case)]
 
+/// Defines exports that call a function of this crate with their arguments and do nothing else:
+/// the `libpti_<name>` aliases (`symbols`) and the Intel face's functions that are libpti's
+/// unchanged (`intel::view`). `$what` ends each export's doc line.
+macro_rules! forwarding_exports {
+    ($what:literal; $($module:ident::$name:ident as $alias:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`, ", $what, ".")]
+        ///
+        /// # Safety
+        /// As for the function it names.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $alias($($arg: $ty),*) $(-> $ret)? {
+            // SAFETY: the caller's contract is the named function's, whose arguments these are.
+            unsafe { crate::$module::$name($($arg),*) }
+        }
+    )*};
+}
+
 mod boundary;
 pub mod callback;
 pub mod ext;

@@ -2,7 +2,7 @@
 //! libpti's headers bind a tool's calls to (`PTI_SYMBOL` in `pti.h`).
 //!
 //! Why: the dynamic linker resolves a name by load order, and other libraries in a process may
-//! export the same C names with other meanings: the coming Intel-PTI-compatible library exports
+//! export the same C names with other meanings: the Intel-PTI-compatible library (`libpti_view.so.1`) exports
 //! Intel's `ptiCallbackSubscribe` (other arguments) and Intel's behaviour under the names libpti
 //! uses too. A tool built against libpti's headers must reach libpti whatever was loaded first:
 //! its calls go to `libpti_ptiCallbackSubscribe`, a name only libpti exports. The plain names
@@ -24,22 +24,7 @@ use crate::view::{
     pti_fptr_get_timestamp, pti_view_record_base,
 };
 
-/// Defines the alias of each function: an export that calls it with its arguments.
-macro_rules! aliases {
-    ($($module:ident::$name:ident as $alias:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {$(
-        #[doc = concat!("`", stringify!($name), "`, under the name libpti's headers bind to.")]
-        ///
-        /// # Safety
-        /// As for the function it names.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $alias($($arg: $ty),*) $(-> $ret)? {
-            // SAFETY: the caller's contract is the named function's, whose arguments these are.
-            unsafe { crate::$module::$name($($arg),*) }
-        }
-    )*};
-}
-
-aliases! {
+forwarding_exports! { "under the name libpti's headers bind to";
     pti::ptiVersionString as libpti_ptiVersionString() -> *const c_char;
     pti::ptiVersion as libpti_ptiVersion() -> pti_version;
     pti::ptiResultTypeToString as libpti_ptiResultTypeToString(result_value: RawResult) -> *const c_char;

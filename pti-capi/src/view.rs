@@ -83,15 +83,13 @@ pub extern "C" fn ptiViewSetCallbacks(
     fptr_bufferRequested: pti_fptr_buffer_requested,
     fptr_bufferCompleted: pti_fptr_buffer_completed,
 ) -> pti_result {
-    let status = set_callbacks(fptr_bufferRequested, fptr_bufferCompleted);
-    if status == pti_result::PTI_SUCCESS {
-        sets_buffer_callbacks(Face::Proposal);
-    }
-    status
+    set_callbacks(Face::Proposal, fptr_bufferRequested, fptr_bufferCompleted)
 }
 
-/// ptiViewSetCallbacks of either face: sets the engine's one pair of buffer callbacks.
+/// ptiViewSetCallbacks of either face: sets the engine's one pair of buffer callbacks and notes
+/// which face set them.
 pub(crate) fn set_callbacks(
+    face: Face,
     fptr_bufferRequested: pti_fptr_buffer_requested,
     fptr_bufferCompleted: pti_fptr_buffer_completed,
 ) -> pti_result {
@@ -104,6 +102,7 @@ pub(crate) fn set_callbacks(
             requested,
             completed,
         }));
+        sets_buffer_callbacks(face);
         Ok(())
     })
 }

@@ -24,6 +24,7 @@ use pti_core::callback::SubscriberId;
 use pti_core::{Domain, Error, Event, ResultCode, Site, session};
 
 use crate::boundary::{guard, guard_or, guard_status, out_ptr};
+use crate::callback::subscriber_id;
 use crate::pti::pti_result;
 use crate::view::pti_api_group_id;
 
@@ -127,17 +128,18 @@ pub struct pti_internal_callback_data {
 /// Intel's callback: `(domain, driver_api_group_id, driver_api_id, backend_context, cb_data,
 /// global_user_data, instance_user_data)`. `instance_user_data` points at a word that is NULL
 /// at ENTER and kept until the EXIT of the same call.
-pub type pti_intel_callback_function = Option<
-    unsafe extern "C" fn(
-        domain: pti_cb_domain,
-        driver_api_group_id: pti_api_group_id,
-        driver_api_id: u32,
-        backend_context: *mut c_void,
-        cb_data: *mut c_void,
-        global_user_data: *mut c_void,
-        instance_user_data: *mut *mut c_void,
-    ),
->;
+pub type pti_intel_callback_function = Option<IntelCallback>;
+
+/// The function of a [`pti_intel_callback_function`].
+pub type IntelCallback = unsafe extern "C" fn(
+    domain: pti_cb_domain,
+    driver_api_group_id: pti_api_group_id,
+    driver_api_id: u32,
+    backend_context: *mut c_void,
+    cb_data: *mut c_void,
+    global_user_data: *mut c_void,
+    instance_user_data: *mut *mut c_void,
+);
 
 /// Which phases a subscriber wants, per implemented domain: bit 0 ENTER, bit 1 EXIT.
 #[derive(Default)]
@@ -151,15 +153,7 @@ const EXIT: u32 = 2;
 
 /// A tool's callback with its user data and wishes.
 struct Tool {
-    function: unsafe extern "C" fn(
-        pti_cb_domain,
-        pti_api_group_id,
-        u32,
-        *mut c_void,
-        *mut c_void,
-        *mut c_void,
-        *mut *mut c_void,
-    ),
+    function: IntelCallback,
     user_data: *mut c_void,
     phases: Phases,
 }
@@ -269,13 +263,6 @@ pub struct _pti_callback_subscriber_intel {
 
 /// A subscription of Intel's Callback API (`pti_callback_subscriber_handle`).
 pub type pti_callback_subscriber_handle = *mut _pti_callback_subscriber_intel;
-
-fn subscriber_id(handle: pti_callback_subscriber_handle) -> Result<SubscriberId, Error> {
-    if handle.is_null() {
-        return Err(Error::BadArgument("subscriber must not be NULL"));
-    }
-    Ok(SubscriberId::from_raw(handle as usize as u64))
-}
 
 fn tool_of(handle: pti_callback_subscriber_handle) -> Result<(SubscriberId, Arc<Tool>), Error> {
     let id = subscriber_id(handle)?;

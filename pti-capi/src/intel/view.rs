@@ -19,7 +19,7 @@ use pti_core::ResultCode;
 
 use crate::boundary::guard_or;
 use crate::intel::clock;
-use crate::intel::faces::{Face, sets_buffer_callbacks};
+use crate::intel::faces::Face;
 use crate::pti::{metrics_code_name, pti_result, pti_version};
 use crate::raw::*;
 use crate::view::{
@@ -37,22 +37,7 @@ pub const INTEL_PTI_VERSION: pti_version = pti_version {
 /// The highest view kind of Intel PTI 1.2's `pti_view_kind` (PTI_VIEW_COMMUNICATION).
 const LAST_INTEL_VIEW_KIND: u32 = 12;
 
-/// Defines `libpti_intel_<name>` as libpti's `<name>` with nothing changed.
-macro_rules! same {
-    ($($module:ident::$name:ident as $alias:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {$(
-        #[doc = concat!("Intel's `", stringify!($name), "`: libpti's, unchanged.")]
-        ///
-        /// # Safety
-        /// As for the function it names.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $alias($($arg: $ty),*) $(-> $ret)? {
-            // SAFETY: the caller's contract is the named function's, whose arguments these are.
-            unsafe { crate::$module::$name($($arg),*) }
-        }
-    )*};
-}
-
-same! {
+forwarding_exports! { "on Intel PTI's face: libpti's, unchanged";
     view::ptiViewDisable as libpti_intel_ptiViewDisable(view_kind: RawViewKind) -> pti_result;
     view::ptiViewGPULocalAvailable as libpti_intel_ptiViewGPULocalAvailable() -> pti_result;
     view::ptiFlushAllViews as libpti_intel_ptiFlushAllViews() -> pti_result;
@@ -76,11 +61,7 @@ pub extern "C" fn libpti_intel_ptiViewSetCallbacks(
     fptr_bufferCompleted: pti_fptr_buffer_completed,
 ) -> pti_result {
     clock::activate();
-    let status = crate::view::set_callbacks(fptr_bufferRequested, fptr_bufferCompleted);
-    if status == pti_result::PTI_SUCCESS {
-        sets_buffer_callbacks(Face::Intel);
-    }
-    status
+    crate::view::set_callbacks(Face::Intel, fptr_bufferRequested, fptr_bufferCompleted)
 }
 
 /// Intel's `ptiViewEnable`: libpti's, for the kinds of Intel's enum only.

@@ -37,6 +37,17 @@ pub fn host_clock_uses_tsc() -> bool {
     tsc::in_use()
 }
 
+/// `clock_gettime(id)` in nanoseconds; 0 if the clock cannot be read.
+pub fn clock_ns(id: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-parameter; on failure it stays zero.
+    unsafe { libc::clock_gettime(id, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// In the child of `fork()`.
 pub(crate) fn fork_child() {
     tsc::fork_child();

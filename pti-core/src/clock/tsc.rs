@@ -135,13 +135,7 @@ fn rdtsc() -> u64 {
 }
 
 fn syscall_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out-parameter; on failure it stays zero.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    super::clock_ns(libc::CLOCK_MONOTONIC_RAW)
 }
 
 /// The narrowest of a few `tsc; clock_gettime; tsc` samples, and its width in ticks.
