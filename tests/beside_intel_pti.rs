@@ -132,11 +132,14 @@ struct Recorded {
 /// Runs the SYCL workload over the simulated driver through `adapter` with `tool` preloaded on
 /// `library`; returns the program's stdout and the text the tool wrote in the process whose text
 /// contains `marker` (processes the program starts inherit the preload and write files too).
-fn run_tool(tool: &Path, adapter: Adapter, library: Library, marker: &str) -> (String, String) {
+fn run_tool(tool: &Path, on: On, library: Library, marker: &str) -> (String, String) {
     let tools = tools();
     let lib = sycl_venv().join("lib");
     let mut cmd = sycl_workload();
-    sycl_over_level_zero(&mut cmd, adapter);
+    if let On::LevelZero(adapter) = on {
+        sycl_over_level_zero(&mut cmd, adapter);
+    }
+    let adapter = on;
     let name = tool.file_stem().unwrap().to_string_lossy().into_owned();
     let stem = format!(
         "beside-{}-{name}-{adapter:?}-{library:?}",
@@ -190,7 +193,12 @@ fn run_tool(tool: &Path, adapter: Adapter, library: Library, marker: &str) -> (S
 }
 
 fn record(adapter: Adapter, library: Library) -> Recorded {
-    let (stdout, text) = run_tool(&tools().view_tool, adapter, library, "T RUNTIME ");
+    let (stdout, text) = run_tool(
+        &tools().view_tool,
+        On::LevelZero(adapter),
+        library,
+        "T RUNTIME ",
+    );
     let texts = [text];
     let mut recorded = Recorded {
         output: stdout
@@ -455,9 +463,28 @@ struct Callbacks {
     /// enters, exits, bad instance data, bad user data, bad phase, internal events.
     stats: [u64; 6],
     names: String,
+    /// One per operation of a GPU-operation callback.
+    ops: Vec<OpCallback>,
+    /// One per kernel-object callback: (domain, phase, API ID, return code, kernel handle, name).
+    kernels: Vec<(u32, u32, u32, u32, u64, String)>,
+    /// Kernel, copy and fill records: (kind, operation ID, correlation ID, name).
+    devices: Vec<(String, u64, u32, String)>,
 }
 
-fn callbacks(adapter: Adapter, library: Library) -> Callbacks {
+/// One operation as a GPU_OPERATION_APPENDED (4) or COMPLETED (6) callback reported it.
+#[derive(Debug, Clone, PartialEq)]
+struct OpCallback {
+    domain: u32,
+    phase: u32,
+    api_id: u32,
+    corr: u32,
+    kind: u32,
+    id: u64,
+    kernel: u64,
+    name: String,
+}
+
+fn callbacks(adapter: On, library: Library) -> Callbacks {
     let (_, text) = run_tool(&tools().callback_tool, adapter, library, "T STATS ");
     let mut seen = Callbacks::default();
     for line in text.lines() {
@@ -475,6 +502,30 @@ fn callbacks(adapter: Adapter, library: Library) -> Callbacks {
                 }
             }
             Some("NAMES") => seen.names = p[2..].join(" "),
+            Some("OP") => seen.ops.push(OpCallback {
+                domain: n(2),
+                phase: n(3),
+                api_id: n(5),
+                corr: n(6),
+                kind: n(7),
+                id: p[8].parse().expect("an operation ID"),
+                kernel: p[9].parse().expect("a kernel handle"),
+                name: p[10..].join(" "),
+            }),
+            Some("KERNEL") => seen.kernels.push((
+                n(2),
+                n(3),
+                n(5),
+                n(6),
+                p[7].parse().expect("a kernel handle"),
+                p[8..].join(" "),
+            )),
+            Some("DEV") => seen.devices.push((
+                p[2].to_string(),
+                p[3].parse().expect("an operation ID"),
+                n(4),
+                p[5..].join(" "),
+            )),
             _ => panic!("{library:?}: unexpected line {line:?}"),
         }
     }
@@ -488,7 +539,7 @@ fn callbacks(adapter: Adapter, library: Library) -> Callbacks {
 /// calls the driver-API view records, with the same correlation IDs, the instance word kept from
 /// ENTER to EXIT and the global user data passed back. Intel's library, which declares that domain
 /// without implementing it, is asked the same, and its answers are printed beside libpti's.
-fn callback_tool_on_libpti(adapter: Adapter) {
+fn callback_tool_on_libpti(adapter: On) {
     let ours = callbacks(adapter, Library::Libpti);
     let [enters, exits, bad_instance, bad_user, bad_phase, internal] = ours.stats;
     assert_eq!(
@@ -514,7 +565,26 @@ fn callback_tool_on_libpti(adapter: Adapter) {
         "{adapter:?}: the driver-API callbacks and the driver-API records name different calls"
     );
     assert_eq!(ours.names, "PTI_CB_DOMAIN_DRIVER_API PTI_CB_PHASE_API_EXIT");
+    let (appended, completed, created) = device_domains_match_the_records(adapter, &ours);
+    if adapter == On::OpenCl {
+        // Intel's library traces Level Zero only.
+        println!(
+            "{adapter:?}: Intel-ABI callback tool on libpti: {exits} driver-API calls, {appended} \
+             operations appended, {completed} completed, {created} kernels created"
+        );
+        return;
+    }
     let intel = callbacks(adapter, Library::IntelPti);
+    let intel_count = |domain| intel.ops.iter().filter(|o| o.domain == domain).count();
+    println!(
+        "{adapter:?}: device domains on libpti: {appended} operations appended (ENTER and EXIT), \
+         {completed} completed, {} device records, {created} kernels created; Intel PTI 1.2 on \
+         the same program: {} appended callbacks' operations, {} completed, {} kernel callbacks",
+        ours.devices.len(),
+        intel_count(4),
+        intel_count(6),
+        intel.kernels.len()
+    );
     println!(
         "{adapter:?}: Intel-ABI callback tool on libpti: {exits} driver-API calls (ENTER and EXIT), \
          all matching the {} driver-API records; {internal} internal events; enable answers \
@@ -526,12 +596,107 @@ fn callback_tool_on_libpti(adapter: Adapter) {
     );
 }
 
+/// The GPU-operation and kernel domains against the device records of the same run: every record
+/// was appended (ENTER and EXIT, same operation ID, kind and name, from an append call the
+/// driver-API view recorded) and completed once (with the record's correlation ID), and every
+/// kernel operation names a kernel that KERNEL_CREATED reported. Returns (appended, completed,
+/// kernels created).
+fn device_domains_match_the_records(adapter: On, seen: &Callbacks) -> (usize, usize, usize) {
+    for domain in [4, 6, 8, 9] {
+        assert_eq!(
+            seen.enable.get(&domain).map(String::as_str),
+            Some("PTI_SUCCESS"),
+            "{adapter:?}: enabling domain {domain}"
+        );
+    }
+    let of = |domain: u32, phase: u32| -> Vec<&OpCallback> {
+        seen.ops
+            .iter()
+            .filter(|o| o.domain == domain && o.phase == phase)
+            .collect()
+    };
+    let (enters, exits, done) = (of(4, 1), of(4, 2), of(6, 2));
+    assert_eq!(
+        enters.iter().map(|o| o.id).collect::<Vec<_>>(),
+        exits.iter().map(|o| o.id).collect::<Vec<_>>(),
+        "{adapter:?}: every appended operation has its ENTER and its EXIT, in order"
+    );
+    assert!(!seen.devices.is_empty(), "{adapter:?}: no device records");
+    let kind_of = |kind: &str| match kind {
+        "KERNEL" => 1,
+        _ => 2,
+    };
+    let created: Vec<u64> = seen
+        .kernels
+        .iter()
+        .filter(|k| k.0 == 8 && k.1 == 2 && k.3 == 0)
+        .map(|k| k.4)
+        .collect();
+    for (kind, id, corr, name) in &seen.devices {
+        let appended: Vec<_> = exits.iter().filter(|o| o.id == *id).collect();
+        assert_eq!(
+            appended.len(),
+            1,
+            "{adapter:?}: {kind} record {id} ({name}) appended once"
+        );
+        let a = appended[0];
+        assert_eq!(
+            (a.kind, a.name.as_str()),
+            (kind_of(kind), name.as_str()),
+            "{adapter:?}: the append callback's kind and name are the record's"
+        );
+        assert!(
+            seen.records
+                .iter()
+                .any(|r| r.1 == a.api_id && r.2 == a.corr),
+            "{adapter:?}: {a:?} names an append call the driver-API view did not record"
+        );
+        let finished: Vec<_> = done.iter().filter(|o| o.id == *id).collect();
+        assert_eq!(
+            finished.len(),
+            1,
+            "{adapter:?}: {kind} record {id} completed once"
+        );
+        assert_eq!(
+            finished[0].corr, *corr,
+            "{adapter:?}: completion carries the record's ID"
+        );
+        if kind == "KERNEL" {
+            assert!(
+                created.contains(&a.kernel),
+                "{adapter:?}: kernel {name} ({:#x}) was not reported created",
+                a.kernel
+            );
+        }
+    }
+    assert_eq!(
+        done.len(),
+        seen.devices.len(),
+        "{adapter:?}: one completion per record"
+    );
+    (exits.len(), done.len(), created.len())
+}
+
+/// Where the SYCL workload runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum On {
+    /// The simulated Level Zero GPU, through one of Intel's Unified Runtime adapters.
+    LevelZero(Adapter),
+    /// Intel's OpenCL CPU runtime (the workload's default backend).
+    OpenCl,
+}
+
 #[test]
 fn an_intel_callback_tool_runs_on_libpti_through_the_v1_adapter() {
-    callback_tool_on_libpti(Adapter::V1);
+    callback_tool_on_libpti(On::LevelZero(Adapter::V1));
+}
+
+#[test]
+fn an_intel_callback_tool_runs_on_libpti_over_opencl() {
+    callback_tool_on_libpti(On::OpenCl);
 }
 
 #[test]
 fn an_intel_callback_tool_runs_on_libpti_through_the_v2_adapter() {
-    callback_tool_on_libpti(Adapter::V2);
+    callback_tool_on_libpti(On::LevelZero(Adapter::V2));
 }

@@ -35,6 +35,10 @@ impl From<Domain> for pti_callback_domain {
             Domain::DriverApi => pti_callback_domain::PTI_DOMAIN_DRIVER_API,
             Domain::RuntimeApi => pti_callback_domain::PTI_DOMAIN_RUNTIME_API,
             Domain::CriticalEvent => pti_callback_domain::PTI_DOMAIN_PTI_CRITICAL_EVENT,
+            // Engine domains of the Intel face: never enabled through this API.
+            Domain::GpuOperations | Domain::KernelObjects => {
+                pti_callback_domain::PTI_DOMAIN_INVALID
+            }
         }
     }
 }

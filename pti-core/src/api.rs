@@ -59,6 +59,13 @@ pub enum Domain {
     RuntimeApi = 2,
     /// Events inside libpti that lose or corrupt data or stop collection.
     CriticalEvent = 3,
+    /// Device operations appended to a command list or queue, and found completed
+    /// ([`crate::callback::GpuOperations`]). An engine domain outside the proposal's C enum
+    /// (`from_raw` never returns it); Intel's `GPU_OPERATION_*` callback domains rest on it.
+    GpuOperations = 0x100,
+    /// Kernel objects created and destroyed ([`crate::callback::KernelObject`]). An engine
+    /// domain outside the proposal's C enum; Intel's `KERNEL_CREATED`/`DESTROYED` rest on it.
+    KernelObjects = 0x101,
 }
 
 impl Domain {
@@ -77,7 +84,18 @@ impl Domain {
         match self {
             Domain::DriverApi => &[ApiGroup::LevelZero, ApiGroup::OpenCl],
             Domain::RuntimeApi => &[ApiGroup::Sycl],
-            Domain::CriticalEvent => &[],
+            Domain::CriticalEvent | Domain::GpuOperations | Domain::KernelObjects => &[],
+        }
+    }
+
+    /// For a domain that is one on/off flag per subscriber rather than per-function enables,
+    /// its bit in the subscriber's flags.
+    pub(crate) const fn flag(self) -> Option<u32> {
+        match self {
+            Domain::DriverApi | Domain::RuntimeApi => None,
+            Domain::CriticalEvent => Some(1),
+            Domain::GpuOperations => Some(2),
+            Domain::KernelObjects => Some(4),
         }
     }
 }

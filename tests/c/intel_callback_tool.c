@@ -1,17 +1,23 @@
 /* A tool written for Intel PTI 1.2's Callback API (Intel's pti_callback.h, declared below as
  * Intel's header declares it), to run unchanged on Intel's library and on libpti's
  * libpti_view.so.1. Preloaded into a program, its constructor subscribes, enables the driver-API
- * domain (ENTER and EXIT) and the internal-event domain, asks for the other domains and notes
- * each answer, and enables the driver-API view so that callbacks and records can be matched. At
- * exit it writes to $PTI_TEST_OUT.<pid>:
+ * domain (ENTER and EXIT), the internal-event domain, the GPU-operation and kernel domains,
+ * notes each answer, and enables the driver-API and device views so that callbacks and records
+ * can be matched. At exit it writes to $PTI_TEST_OUT.<pid>:
  *   T ENABLE <domain> <result name>     the answer of ptiCallbackEnableDomain per domain
  *   T CB <group> <api id> <corr>        one line per driver-API EXIT callback
  *   T REC <group> <api id> <corr>       one line per driver-API view record
+ *   T OP <domain> <phase> <group> <api id> <corr> <op kind> <op id> <kernel handle> <name>
+ *                                       one line per operation of a GPU-operation callback
+ *   T KERNEL <domain> <phase> <group> <api id> <return code> <kernel handle> <name or ->
+ *                                       one line per kernel-object callback
+ *   T DEV <kind> <op id> <corr> <name>  one line per kernel, copy and fill record
  *   T STATS <enters> <exits> <bad instance data> <bad user data> <bad phase> <internal events>
  *   T NAMES <domain 1023 name> <phase 2 name>
  * It calls the plain C names and links against libpti_view.so.1, Intel's library name. */
 #define PTI_SYMBOL(name)
 
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +43,37 @@ pti_result ptiCallbackDisableAllDomains(pti_callback_subscriber_handle subscribe
 const char* ptiCallbackDomainTypeToString(intel_domain domain);
 const char* ptiCallbackPhaseTypeToString(intel_phase phase);
 
+/* Intel's cb_data of the GPU-operation and kernel domains, as its pti_callback.h lays them out. */
+typedef struct {
+  uint32_t _operation_kind;
+  uint64_t _operation_id;
+  uint64_t _kernel_handle;
+  const char* _name;
+} gpu_op_details;
+typedef struct {
+  intel_domain _domain;
+  uint32_t _cmd_list_properties;
+  void* _cmd_list_handle;
+  void* _queue_handle;
+  void* _device_handle;
+  intel_phase _phase;
+  uint32_t _return_code;
+  uint32_t _correlation_id;
+  uint32_t _operation_count;
+  gpu_op_details* _operation_details;
+} gpu_op_data;
+typedef struct {
+  intel_domain _domain;
+  intel_phase _phase;
+  uint32_t _return_code;
+  uint32_t _correlation_id;
+  uint64_t _kernel_handle;
+  void* _device_kernel_handle;
+  void* _device_handle;
+  void* _module_handle;
+  const char* _name;
+} kernel_data;
+
 /* What libpti documents for the driver-API domain's cb_data; its first fields are those every
  * Intel callback struct starts with (domain, phase, return code, correlation ID). */
 typedef struct {
@@ -45,6 +82,38 @@ typedef struct {
   uint32_t _return_code;
   uint32_t _correlation_id;
 } common_cb_data;
+
+#define MAX_LINES (1 << 14)
+#define LINE_SIZE 256
+static char lines[MAX_LINES][LINE_SIZE];
+static atomic_int nlines;
+
+/* Keeps one output line (written at exit: the callbacks may run before the program's output). */
+static void keep(const char* format, ...) __attribute__((format(printf, 1, 2)));
+static void keep(const char* format, ...) {
+  int i = atomic_fetch_add(&nlines, 1);
+  if (i >= MAX_LINES) return;
+  va_list args;
+  va_start(args, format);
+  vsnprintf(lines[i], LINE_SIZE, format, args);
+  va_end(args);
+}
+
+static void on_device_domain(intel_domain domain, pti_api_group_id group, uint32_t api_id, const void* cb_data) {
+  if (domain == DOMAIN_GPU_OPERATION_APPENDED || domain == DOMAIN_GPU_OPERATION_COMPLETED) {
+    const gpu_op_data* d = cb_data;
+    for (uint32_t i = 0; i < d->_operation_count; ++i) {
+      const gpu_op_details* op = &d->_operation_details[i];
+      keep("T OP %u %u %u %u %u %u %llu %llu %s", domain, d->_phase, (unsigned)group, api_id, d->_correlation_id,
+           op->_operation_kind, (unsigned long long)op->_operation_id, (unsigned long long)op->_kernel_handle,
+           op->_name ? op->_name : "-");
+    }
+  } else {
+    const kernel_data* k = cb_data;
+    keep("T KERNEL %u %u %u %u %u %llu %s", domain, k->_phase, (unsigned)group, api_id, k->_return_code,
+         (unsigned long long)k->_kernel_handle, k->_name ? k->_name : "-");
+  }
+}
 
 #define MAX_CALLS (1 << 16)
 static struct { uint32_t group, id, corr; } calls[MAX_CALLS];
@@ -64,6 +133,11 @@ static void on_callback(intel_domain domain, pti_api_group_id group, uint32_t ap
   if (domain == DOMAIN_INTERNAL_EVENT) {
     atomic_fetch_add(&internal_events, 1);
     if (data->_phase != PHASE_INTERNAL_EVENT) atomic_fetch_add(&bad_phase, 1);
+    return;
+  }
+  if (domain == DOMAIN_GPU_OPERATION_APPENDED || domain == DOMAIN_GPU_OPERATION_COMPLETED ||
+      domain == DOMAIN_KERNEL_CREATED || domain == DOMAIN_KERNEL_DESTROYED) {
+    on_device_domain(domain, group, api_id, cb_data);
     return;
   }
   if (domain != DOMAIN_DRIVER_API) return;
@@ -97,6 +171,15 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
     if (r->_view_kind == PTI_VIEW_DRIVER_API) {
       const pti_view_record_api* a = (const void*)r;
       fprintf(out, "T REC %u %u %u\n", (unsigned)a->_api_group, a->_api_id, a->_correlation_id);
+    } else if (r->_view_kind == PTI_VIEW_DEVICE_GPU_KERNEL) {
+      const pti_view_record_kernel* k = (const void*)r;
+      fprintf(out, "T DEV KERNEL %llu %u %s\n", (unsigned long long)k->_kernel_id, k->_correlation_id, k->_name);
+    } else if (r->_view_kind == PTI_VIEW_DEVICE_GPU_MEM_COPY) {
+      const pti_view_record_memory_copy* c = (const void*)r;
+      fprintf(out, "T DEV COPY %llu %u %s\n", (unsigned long long)c->_mem_op_id, c->_correlation_id, c->_name);
+    } else if (r->_view_kind == PTI_VIEW_DEVICE_GPU_MEM_FILL) {
+      const pti_view_record_memory_fill* f = (const void*)r;
+      fprintf(out, "T DEV FILL %llu %u %s\n", (unsigned long long)f->_mem_op_id, f->_correlation_id, f->_name);
     }
   }
   free(buffer);
@@ -109,6 +192,8 @@ static void finish(void) {
   ptiFlushAllViews();
   for (size_t i = 0; i < sizeof asked / sizeof asked[0]; ++i)
     fprintf(out, "T ENABLE %u %s\n", asked[i], ptiResultTypeToString(answers[i]));
+  int kept = atomic_load(&nlines);
+  for (int i = 0; i < kept && i < MAX_LINES; ++i) fprintf(out, "%s\n", lines[i]);
   int n = atomic_load(&ncalls);
   for (int i = 0; i < n && i < MAX_CALLS; ++i) fprintf(out, "T CB %u %u %u\n", calls[i].group, calls[i].id, calls[i].corr);
   fprintf(out, "T STATS %d %d %d %d %d %d\n", atomic_load(&enters), atomic_load(&exits), atomic_load(&bad_instance),
@@ -129,6 +214,8 @@ __attribute__((constructor)) static void start(void) {
   /* Intel's library delivers callbacks only while a device view is enabled. */
   if (ptiViewEnable(PTI_VIEW_DRIVER_API) != PTI_SUCCESS) abort();
   if (ptiViewEnable(PTI_VIEW_DEVICE_GPU_KERNEL) != PTI_SUCCESS) abort();
+  if (ptiViewEnable(PTI_VIEW_DEVICE_GPU_MEM_COPY) != PTI_SUCCESS) abort();
+  if (ptiViewEnable(PTI_VIEW_DEVICE_GPU_MEM_FILL) != PTI_SUCCESS) abort();
   if (ptiCallbackSubscribe(&subscriber, on_callback, &user_magic) != PTI_SUCCESS) abort();
   for (size_t i = 0; i < sizeof asked / sizeof asked[0]; ++i) answers[i] = ptiCallbackEnableDomain(subscriber, asked[i], 1, 1);
   atexit(finish);

@@ -10,8 +10,16 @@
 //! | --- | --- |
 //! | `DRIVER_API` (1023) | every Level Zero and OpenCL call; `cb_data` is a [`pti_callback_driver_api_data`] |
 //! | `INTERNAL_EVENT` (1025) | libpti's critical events; `cb_data` is a [`pti_internal_callback_data`] |
-//! | `GPU_OPERATION_APPENDED` (4), `GPU_OPERATION_COMPLETED` (6), `KERNEL_CREATED` (8), `KERNEL_DESTROYED` (9) | not yet: `PTI_ERROR_NOT_IMPLEMENTED` |
+//! | `GPU_OPERATION_APPENDED` (4) | ENTER and EXIT of each Level Zero append and OpenCL enqueue whose device view is enabled; one operation each; `cb_data` is a [`pti_callback_gpu_op_data`] |
+//! | `GPU_OPERATION_COMPLETED` (6) | EXIT only, on the thread that found the operation completed, right after its record was written; one operation each |
+//! | `KERNEL_CREATED` (8), `KERNEL_DESTROYED` (9) | ENTER and EXIT of `zeKernelCreate`/`zeKernelDestroy`, `clCreateKernel`/`clCreateKernelsInProgram`/`clCloneKernel` and the `clReleaseKernel` that drops the last reference; `cb_data` is a [`pti_callback_kernel_data`] |
 //! | the other declared domains | `PTI_ERROR_NOT_IMPLEMENTED`, as Intel's library answers |
+//!
+//! An operation's `_operation_id` is the `_kernel_id` or `_mem_op_id` of its view record, and
+//! its `_kernel_handle` the kernel object's address, the `_kernel_handle` of the kernel's
+//! KERNEL_CREATED callback (Intel's library leaves both handles 0). `instance_user_data` points
+//! at a word kept from ENTER to EXIT for DRIVER_API only; for the other domains it is a fresh
+//! NULL word each time (pair ENTER and EXIT by `_correlation_id`).
 //!
 //! What may be touched from here: `pti_core::session` (subscribe, enable) and the boundary
 //! helpers of this crate; nothing of the proposal's C types (`crate::callback`).
@@ -20,8 +28,10 @@ use core::ffi::{CStr, c_char, c_void};
 use core::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
+use pti_core::callback::OperationMoment;
 use pti_core::callback::SubscriberId;
-use pti_core::{Domain, Error, Event, ResultCode, Site, session};
+use pti_core::callback::{GpuOperation, GpuOperations, KernelObject, OperationKind};
+use pti_core::{ApiGroup, Domain, Error, Event, ResultCode, Site, session};
 
 use crate::boundary::{guard, guard_or, guard_status, out_ptr};
 use crate::callback::subscriber_id;
@@ -40,17 +50,17 @@ pub enum pti_cb_domain {
     PTI_CB_DOMAIN_DRIVER_MODULE_LOADED = 2,
     /// Declared by Intel, not implemented there or here.
     PTI_CB_DOMAIN_DRIVER_MODULE_UNLOADED = 3,
-    /// A kernel or memory operation appended to a command list (not yet in libpti).
+    /// A kernel or memory operation appended to a command list or enqueued.
     PTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED = 4,
     /// Declared by Intel, not implemented there or here.
     PTI_CB_DOMAIN_DRIVER_GPU_OPERATION_DISPATCHED = 5,
-    /// Operations found completed (not yet in libpti).
+    /// Operations found completed.
     PTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED = 6,
     /// Declared by Intel, not implemented there or here.
     PTI_CB_DOMAIN_DRIVER_HOST_SYNCHRONIZATION = 7,
-    /// Around kernel creation (not yet in libpti).
+    /// Around kernel creation.
     PTI_CB_DOMAIN_DRIVER_KERNEL_CREATED = 8,
-    /// Around kernel destruction (not yet in libpti).
+    /// Around kernel destruction.
     PTI_CB_DOMAIN_DRIVER_KERNEL_DESTROYED = 9,
     /// ENTER and EXIT of every Level Zero and OpenCL call (declared only by Intel 1.2).
     PTI_CB_DOMAIN_DRIVER_API = 1023,
@@ -89,6 +99,106 @@ pub enum pti_internal_event_type {
     /// Data collected from now on is not to be trusted.
     PTI_INTERNAL_EVENT_TYPE_CRITICAL = 2,
 }
+
+/// Which kind of command list operations were appended to (flags; Intel's
+/// `pti_backend_command_list_type`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum pti_backend_command_list_type {
+    /// Not known, or a regular list (also for completions, which name no list).
+    PTI_BACKEND_COMMAND_LIST_TYPE_UNKNOWN = 1,
+    /// An immediate list; for OpenCL, every command queue.
+    PTI_BACKEND_COMMAND_LIST_TYPE_IMMEDIATE = 2,
+    /// A mutable list (libpti does not tell them apart yet).
+    PTI_BACKEND_COMMAND_LIST_TYPE_MUTABLE = 4,
+}
+
+/// What a GPU operation does (Intel's `pti_gpu_operation_kind`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum pti_gpu_operation_kind {
+    /// Not an operation.
+    PTI_GPU_OPERATION_KIND_INVALID = 0,
+    /// A kernel.
+    PTI_GPU_OPERATION_KIND_KERNEL = 1,
+    /// A memory copy or fill.
+    PTI_GPU_OPERATION_KIND_MEMORY = 2,
+    /// A barrier or marker.
+    PTI_GPU_OPERATION_KIND_OTHER = 3,
+}
+
+/// One GPU operation of a [`pti_callback_gpu_op_data`] (Intel's layout).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pti_gpu_op_details {
+    /// Kernel, memory or other.
+    pub _operation_kind: pti_gpu_operation_kind,
+    /// Unique in the process: the `_kernel_id` or `_mem_op_id` of the operation's view record.
+    pub _operation_id: u64,
+    /// For a kernel, the kernel object's address (as KERNEL_CREATED gives it); else 0.
+    pub _kernel_handle: u64,
+    /// The kernel's name, or the function's with memory kinds (as the view record names it).
+    pub _name: *const c_char,
+}
+
+/// `cb_data` of GPU_OPERATION_APPENDED and GPU_OPERATION_COMPLETED callbacks (Intel's layout).
+#[repr(C)]
+pub struct pti_callback_gpu_op_data {
+    /// The callback's domain.
+    pub _domain: pti_cb_domain,
+    /// IMMEDIATE for an immediate list or an OpenCL queue; else UNKNOWN.
+    pub _cmd_list_properties: pti_backend_command_list_type,
+    /// The Level Zero command list appended to; NULL for OpenCL and for completions.
+    pub _cmd_list_handle: *mut c_void,
+    /// The Level Zero immediate list or the OpenCL queue; at a completion, the queue its record
+    /// names.
+    pub _queue_handle: *mut c_void,
+    /// The device.
+    pub _device_handle: *mut c_void,
+    /// ENTER or EXIT (completions: always EXIT).
+    pub _phase: pti_cb_phase,
+    /// At the EXIT of an append, its status; else 0.
+    pub _return_code: u32,
+    /// The append call's correlation ID (completions too: what the operation's record carries).
+    pub _correlation_id: u32,
+    /// How many operations `_operation_details` holds.
+    pub _operation_count: u32,
+    /// The operations.
+    pub _operation_details: *mut pti_gpu_op_details,
+}
+
+/// `cb_data` of KERNEL_CREATED and KERNEL_DESTROYED callbacks (Intel's layout).
+#[repr(C)]
+pub struct pti_callback_kernel_data {
+    /// The callback's domain.
+    pub _domain: pti_cb_domain,
+    /// ENTER or EXIT.
+    pub _phase: pti_cb_phase,
+    /// At EXIT, the call's status; 0 at ENTER.
+    pub _return_code: u32,
+    /// The call's correlation ID (0 when the call itself is not traced).
+    pub _correlation_id: u32,
+    /// The kernel object's address (0 at the ENTER of a creation and after a failed one).
+    pub _kernel_handle: u64,
+    /// The kernel object (`ze_kernel_handle_t`, `cl_kernel`), NULL where `_kernel_handle` is 0.
+    pub _device_kernel_handle: *mut c_void,
+    /// The device where known, else NULL.
+    pub _device_handle: *mut c_void,
+    /// At a creation, the module (`ze_module_handle_t`) or program (`cl_program`); else NULL.
+    pub _module_handle: *mut c_void,
+    /// At the EXIT of a creation, the kernel's name; else NULL.
+    pub _name: *const c_char,
+}
+
+const _: () = {
+    assert!(core::mem::size_of::<pti_gpu_op_details>() == 32);
+    assert!(core::mem::size_of::<pti_callback_gpu_op_data>() == 56);
+    assert!(core::mem::offset_of!(pti_callback_gpu_op_data, _phase) == 32);
+    assert!(core::mem::offset_of!(pti_callback_gpu_op_data, _operation_details) == 48);
+    assert!(core::mem::size_of::<pti_callback_kernel_data>() == 56);
+    assert!(core::mem::offset_of!(pti_callback_kernel_data, _kernel_handle) == 16);
+    assert!(core::mem::offset_of!(pti_callback_kernel_data, _name) == 48);
+};
 
 /// `cb_data` of a `PTI_CB_DOMAIN_DRIVER_API` callback: one Level Zero or OpenCL call. A libpti
 /// definition (Intel declares the domain without data); its first four fields are those of
@@ -141,11 +251,30 @@ pub type IntelCallback = unsafe extern "C" fn(
     instance_user_data: *mut *mut c_void,
 );
 
-/// Which phases a subscriber wants, per implemented domain: bit 0 ENTER, bit 1 EXIT.
+/// The domains libpti delivers, and the engine domain behind each.
+const DELIVERED: [(u32, Domain); 6] = [
+    (4, Domain::GpuOperations),
+    (6, Domain::GpuOperations),
+    (8, Domain::KernelObjects),
+    (9, Domain::KernelObjects),
+    (1023, Domain::DriverApi),
+    (1025, Domain::CriticalEvent),
+];
+
+/// Which phases a subscriber wants, per delivered domain (in [`DELIVERED`]'s order): bit 0
+/// ENTER, bit 1 EXIT.
 #[derive(Default)]
-struct Phases {
-    driver_api: AtomicU32,
-    internal_event: AtomicU32,
+struct Phases([AtomicU32; DELIVERED.len()]);
+
+impl Phases {
+    /// Whether `domain` is enabled at `bit` (ENTER or EXIT).
+    fn wants(&self, domain: pti_cb_domain, bit: u32) -> bool {
+        delivered_index(domain as u32).is_some_and(|i| self.0[i].load(Ordering::Relaxed) & bit != 0)
+    }
+}
+
+fn delivered_index(domain: u32) -> Option<usize> {
+    DELIVERED.iter().position(|(d, _)| *d == domain)
 }
 
 const ENTER: u32 = 1;
@@ -177,7 +306,10 @@ impl Tool {
                     Site::Enter => (pti_cb_phase::PTI_CB_PHASE_API_ENTER, ENTER),
                     Site::Exit => (pti_cb_phase::PTI_CB_PHASE_API_EXIT, EXIT),
                 };
-                if self.phases.driver_api.load(Ordering::Relaxed) & bit == 0 {
+                if !self
+                    .phases
+                    .wants(pti_cb_domain::PTI_CB_DOMAIN_DRIVER_API, bit)
+                {
                     return;
                 }
                 let mut cb = pti_callback_driver_api_data {
@@ -208,7 +340,10 @@ impl Tool {
                 }
             }
             Event::Critical(data) => {
-                if self.phases.internal_event.load(Ordering::Relaxed) == 0 {
+                if !self
+                    .phases
+                    .wants(pti_cb_domain::PTI_CB_DOMAIN_INTERNAL_EVENT, ENTER | EXIT)
+                {
                     return;
                 }
                 let mut cb = pti_internal_callback_data {
@@ -231,8 +366,126 @@ impl Tool {
                     )
                 }
             }
+            Event::GpuOperations(ops) => self.operations(ops),
+            Event::KernelObject(kernel) => self.kernel(kernel),
             _ => {}
         }
+    }
+
+    /// Calls the tool with `cb_data` for `domain`, from `group`'s function `api_id` in `context`.
+    fn deliver(
+        &self,
+        domain: pti_cb_domain,
+        (group, api_id, context): (ApiGroup, u32, *mut c_void),
+        cb_data: *mut c_void,
+    ) {
+        let mut instance: *mut c_void = core::ptr::null_mut();
+        // SAFETY: the tool registered this function with Intel's signature; `cb_data` and
+        // `instance` live on the caller's frame for the call.
+        unsafe {
+            (self.function)(
+                domain,
+                group.into(),
+                api_id,
+                context,
+                cb_data,
+                self.user_data,
+                &mut instance,
+            )
+        }
+    }
+
+    fn operations(&self, ops: &GpuOperations<'_>) {
+        let (domain, phase, bit) = match ops.moment {
+            OperationMoment::Appended(Site::Enter) => (APPENDED, PHASE_ENTER, ENTER),
+            OperationMoment::Appended(Site::Exit) => (APPENDED, PHASE_EXIT, EXIT),
+            OperationMoment::Completed => (COMPLETED, PHASE_EXIT, EXIT),
+        };
+        if !self.phases.wants(domain, bit) {
+            return;
+        }
+        let list_type = if ops.immediate {
+            pti_backend_command_list_type::PTI_BACKEND_COMMAND_LIST_TYPE_IMMEDIATE
+        } else {
+            pti_backend_command_list_type::PTI_BACKEND_COMMAND_LIST_TYPE_UNKNOWN
+        };
+        // In chunks on the stack: no allocation on a traced call's path.
+        for chunk in ops.operations.chunks(DETAILS_PER_CALL) {
+            let mut details = [EMPTY_DETAILS; DETAILS_PER_CALL];
+            for (d, op) in details.iter_mut().zip(chunk) {
+                *d = op_details(op);
+            }
+            let mut cb = pti_callback_gpu_op_data {
+                _domain: domain,
+                _cmd_list_properties: list_type,
+                _cmd_list_handle: ops.list,
+                _queue_handle: ops.queue,
+                _device_handle: ops.device,
+                _phase: phase,
+                _return_code: ops.return_code.unwrap_or(0) as u32,
+                _correlation_id: ops.correlation_id,
+                _operation_count: chunk.len() as u32,
+                _operation_details: details.as_mut_ptr(),
+            };
+            let from = (ops.group, ops.api_id, ops.context);
+            self.deliver(domain, from, &mut cb as *mut _ as *mut c_void);
+        }
+    }
+
+    fn kernel(&self, kernel: &KernelObject) {
+        let domain = if kernel.created {
+            pti_cb_domain::PTI_CB_DOMAIN_DRIVER_KERNEL_CREATED
+        } else {
+            pti_cb_domain::PTI_CB_DOMAIN_DRIVER_KERNEL_DESTROYED
+        };
+        let (phase, bit) = match kernel.site {
+            Site::Enter => (PHASE_ENTER, ENTER),
+            Site::Exit => (PHASE_EXIT, EXIT),
+        };
+        if !self.phases.wants(domain, bit) {
+            return;
+        }
+        let mut cb = pti_callback_kernel_data {
+            _domain: domain,
+            _phase: phase,
+            _return_code: kernel.return_code.unwrap_or(0) as u32,
+            _correlation_id: kernel.correlation_id,
+            _kernel_handle: kernel.kernel as usize as u64,
+            _device_kernel_handle: kernel.kernel,
+            _device_handle: kernel.device,
+            _module_handle: kernel.module,
+            _name: kernel.name.map_or(core::ptr::null(), CStr::as_ptr),
+        };
+        let from = (kernel.group, kernel.api_id, kernel.context);
+        self.deliver(domain, from, &mut cb as *mut _ as *mut c_void);
+    }
+}
+
+const APPENDED: pti_cb_domain = pti_cb_domain::PTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED;
+const COMPLETED: pti_cb_domain = pti_cb_domain::PTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED;
+const PHASE_ENTER: pti_cb_phase = pti_cb_phase::PTI_CB_PHASE_API_ENTER;
+const PHASE_EXIT: pti_cb_phase = pti_cb_phase::PTI_CB_PHASE_API_EXIT;
+
+/// Operations handed to one callback at most (libpti reports one at a time today).
+const DETAILS_PER_CALL: usize = 8;
+
+const EMPTY_DETAILS: pti_gpu_op_details = pti_gpu_op_details {
+    _operation_kind: pti_gpu_operation_kind::PTI_GPU_OPERATION_KIND_INVALID,
+    _operation_id: 0,
+    _kernel_handle: 0,
+    _name: core::ptr::null(),
+};
+
+fn op_details(op: &GpuOperation) -> pti_gpu_op_details {
+    pti_gpu_op_details {
+        _operation_kind: match op.kind {
+            OperationKind::Kernel => pti_gpu_operation_kind::PTI_GPU_OPERATION_KIND_KERNEL,
+            OperationKind::Memory => pti_gpu_operation_kind::PTI_GPU_OPERATION_KIND_MEMORY,
+            OperationKind::Other => pti_gpu_operation_kind::PTI_GPU_OPERATION_KIND_OTHER,
+        },
+        _operation_id: op.id,
+        _kernel_handle: op.kernel as usize as u64,
+        _name: op.name.as_ptr(),
     }
 }
 
@@ -321,47 +574,36 @@ pub extern "C" fn libpti_intel_ptiCallbackUnsubscribe(
     })
 }
 
-/// What enabling a domain means here.
-enum Wish {
-    /// Delivered: the engine domain behind it and where the subscriber's phases are kept.
-    Deliver(Domain, fn(&Phases) -> &AtomicU32),
-    /// Declared by Intel's header, not delivered by libpti (yet).
-    NotImplemented,
-    /// No domain of Intel's header.
-    Unknown,
-}
-
-fn wish(domain: u32) -> Wish {
-    match domain {
-        1023 => Wish::Deliver(Domain::DriverApi, |p| &p.driver_api),
-        1025 => Wish::Deliver(Domain::CriticalEvent, |p| &p.internal_event),
-        1..=9 | 1024 => Wish::NotImplemented,
-        _ => Wish::Unknown,
-    }
-}
-
 /// Sets `subscriber`'s phases of `domain` (0 disables it), answering as Intel's header
-/// documents for domains that are not delivered.
+/// documents for domains that are not delivered. The engine domain behind it stays enabled while
+/// any Intel domain resting on it is.
 fn set_phases(subscriber: pti_callback_subscriber_handle, domain: u32, wanted: u32) -> pti_result {
     guard_status(|| {
         let (id, tool) = tool_of(subscriber)?;
-        match wish(domain) {
-            Wish::Deliver(engine_domain, phases) => {
-                phases(&tool.phases).store(wanted, Ordering::Relaxed);
-                session::enable_domain(id, engine_domain, wanted != 0)?;
-                Ok(pti_result::PTI_SUCCESS)
-            }
-            Wish::NotImplemented => Ok(pti_result::PTI_ERROR_NOT_IMPLEMENTED),
-            Wish::Unknown => Err(Error::BadArgument("unknown callback domain")),
-        }
+        let Some(index) = delivered_index(domain) else {
+            return match domain {
+                1..=9 | 1024 => Ok(pti_result::PTI_ERROR_NOT_IMPLEMENTED),
+                _ => Err(Error::BadArgument("unknown callback domain")),
+            };
+        };
+        tool.phases.0[index].store(wanted, Ordering::Relaxed);
+        let engine = DELIVERED[index].1;
+        let on = DELIVERED
+            .iter()
+            .zip(&tool.phases.0)
+            .any(|((_, e), p)| *e == engine && p.load(Ordering::Relaxed) != 0);
+        session::enable_domain(id, engine, on)?;
+        Ok(pti_result::PTI_SUCCESS)
     })
 }
 
 /// Intel's `ptiCallbackEnableDomain`: callbacks of `domain` at ENTER when `enter_cb` != 0, at
-/// EXIT when `exit_cb` != 0 (INTERNAL_EVENT has one phase: either flag enables it).
+/// EXIT when `exit_cb` != 0. GPU_OPERATION_COMPLETED has only EXIT and INTERNAL_EVENT one
+/// phase: any flags enable them, even none (as Intel's library does for COMPLETED).
 ///
-/// Returns PTI_ERROR_BAD_ARGUMENT for a bad handle or an unknown domain, and
-/// PTI_ERROR_NOT_IMPLEMENTED for a declared domain libpti does not deliver yet.
+/// Returns PTI_ERROR_BAD_ARGUMENT for a bad handle, an unknown domain, or no phase for
+/// GPU_OPERATION_APPENDED, KERNEL_CREATED or KERNEL_DESTROYED (as Intel's library does), and
+/// PTI_ERROR_NOT_IMPLEMENTED for a declared domain libpti does not deliver.
 #[unsafe(no_mangle)]
 pub extern "C" fn libpti_intel_ptiCallbackEnableDomain(
     subscriber: pti_callback_subscriber_handle,
@@ -370,7 +612,16 @@ pub extern "C" fn libpti_intel_ptiCallbackEnableDomain(
     exit_cb: u32,
 ) -> pti_result {
     let wanted = u32::from(enter_cb != 0) * ENTER + u32::from(exit_cb != 0) * EXIT;
-    set_phases(subscriber, domain, wanted)
+    match domain {
+        6 | 1025 => set_phases(subscriber, domain, ENTER | EXIT),
+        4 | 8 | 9 if wanted == 0 => guard_status(|| {
+            tool_of(subscriber)?;
+            Err(Error::BadArgument(
+                "enable at least one phase (enter_cb or exit_cb) of this domain",
+            ))
+        }),
+        _ => set_phases(subscriber, domain, wanted),
+    }
 }
 
 /// Intel's `ptiCallbackDisableDomain`.
@@ -387,7 +638,7 @@ pub extern "C" fn libpti_intel_ptiCallbackDisableDomain(
 pub extern "C" fn libpti_intel_ptiCallbackDisableAllDomains(
     subscriber: pti_callback_subscriber_handle,
 ) -> pti_result {
-    for domain in DELIVERED {
+    for (domain, _) in DELIVERED {
         let status = set_phases(subscriber, domain, 0);
         if status != pti_result::PTI_SUCCESS {
             return status;
@@ -395,9 +646,6 @@ pub extern "C" fn libpti_intel_ptiCallbackDisableAllDomains(
     }
     pti_result::PTI_SUCCESS
 }
-
-/// The domains libpti delivers.
-const DELIVERED: [u32; 2] = [1023, 1025];
 
 /// The name of Intel's callback domain `domain`, or "INVALID".
 #[unsafe(no_mangle)]

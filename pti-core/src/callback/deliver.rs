@@ -22,9 +22,9 @@ use core::panic::AssertUnwindSafe;
 use core::sync::atomic::Ordering;
 use std::ffi::CString;
 
-use super::registry::{ACTIVE, CRITICAL_LISTENERS, SLOTS};
+use super::registry::{ACTIVE, FLAG_LISTENERS, SLOTS};
 use super::{ApiCallbackData, CriticalEventData, Event, MAX_SUBSCRIBERS};
-use crate::api::{ApiGroup, ApiId};
+use crate::api::{ApiGroup, ApiId, Domain};
 use crate::result::ResultCode;
 use crate::sync::barrier;
 use crate::thread::ThreadState;
@@ -159,27 +159,51 @@ impl CallbackFrame {
     }
 }
 
+/// The flag domains some live subscriber enabled (bits of [`Domain::flag`]).
+#[inline(always)]
+pub(crate) fn flag_listeners() -> u32 {
+    FLAG_LISTENERS.load(Ordering::Relaxed)
+}
+
 /// Whether any subscriber listens for critical events.
 pub(crate) fn critical_listeners() -> bool {
-    CRITICAL_LISTENERS.load(Ordering::Relaxed)
+    Domain::CriticalEvent
+        .flag()
+        .is_some_and(|bit| flag_listeners() & bit != 0)
+}
+
+/// Calls `call(k, serial)` for every live subscriber that enabled the flag domain `domain`.
+fn each_flagged(domain: Domain, mut call: impl FnMut(usize, u64)) {
+    let Some(bit) = domain.flag() else {
+        return;
+    };
+    let mut active = ACTIVE.load(Ordering::Acquire);
+    while active != 0 {
+        let k = pop_lowest(&mut active);
+        let slot = &SLOTS[k];
+        let serial = slot.serial.load(Ordering::Acquire);
+        if serial != 0 && slot.flags.load(Ordering::Relaxed) & bit != 0 {
+            call(k, serial);
+        }
+    }
+}
+
+/// Delivers the event `make` builds to every subscriber that enabled the flag domain `domain`.
+pub(crate) fn flagged<'e>(domain: Domain, state: &ThreadState, make: impl Fn() -> Event<'e>) {
+    each_flagged(domain, |k, serial| {
+        invoke(k, serial, state, make());
+    });
 }
 
 /// Delivers a critical event to the subscribers that enabled critical events.
 pub(crate) fn critical_event(code: ResultCode, message: &str, state: &ThreadState) {
     // NULs replaced, so there is none left: never the default.
     let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    let mut active = ACTIVE.load(Ordering::Acquire);
-    while active != 0 {
-        let k = pop_lowest(&mut active);
-        let slot = &SLOTS[k];
-        let serial = slot.serial.load(Ordering::Acquire);
-        if serial == 0 || !slot.critical.load(Ordering::Relaxed) {
-            continue;
-        }
+    each_flagged(Domain::CriticalEvent, |k, serial| {
         let mut data = CriticalEventData {
             code,
             message: text.as_ptr(),
         };
         invoke(k, serial, state, Event::Critical(&mut data));
-    }
+    });
 }

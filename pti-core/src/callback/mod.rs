@@ -1,7 +1,8 @@
 //! The Callback API: subscribers, their enables, and the data their callbacks receive.
 //!
 //! A subscriber is a callback plus its own enables: per (API group, API ID) for the call domains,
-//! and one flag for critical events. Calls are delivered on the thread that made them, ENTER
+//! and one flag each for critical events and the device domains (GPU operations, kernel objects:
+//! see `device`). Calls are delivered on the thread that made them, ENTER
 //! before and EXIT after the traced function, each subscriber with its own `local_data` slot.
 //!
 //! ```
@@ -65,7 +66,10 @@ use crate::api::{ApiGroup, ApiId, Domain, Site};
 use crate::result::ResultCode;
 
 pub(crate) mod deliver;
+pub(crate) mod device;
 mod registry;
+
+pub use device::{GpuOperation, GpuOperations, KernelObject, OperationKind, OperationMoment};
 
 pub(crate) use registry::{enable, enable_domain, subscribe, unsubscribe};
 pub(crate) use registry::{fork_child, fork_parent, fork_prepare};
@@ -92,6 +96,10 @@ pub enum Event<'a> {
     },
     /// Something inside libpti lost or corrupted data or stopped collection.
     Critical(&'a mut CriticalEventData),
+    /// GPU operations appended or completed ([`Domain::GpuOperations`]).
+    GpuOperations(&'a GpuOperations<'a>),
+    /// A kernel object created or destroyed ([`Domain::KernelObjects`]).
+    KernelObject(&'a KernelObject),
 }
 
 /// Details of one traced call, laid out as C's `pti_apicall_callback_data`.

@@ -25,7 +25,7 @@
 //! These are the engine's functions: tools reach them through the session (`crate::session`),
 //! which also tells the backends what an enable means for them.
 
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::panic::AssertUnwindSafe;
 use std::ptr;
 
@@ -46,8 +46,8 @@ pub(crate) struct Slot {
     pub(crate) serial: AtomicU64,
     /// The subscriber's handler; valid while `serial` is nonzero and until the slot is freed.
     handler: AtomicPtr<Handler>,
-    /// Critical events enabled.
-    pub(crate) critical: AtomicBool,
+    /// The flag domains enabled: one bit per [`Domain::flag`].
+    pub(crate) flags: AtomicU32,
     /// One bit per interest cell (see [`interest::cell`]).
     enables: [AtomicU64; ENABLE_WORDS],
 }
@@ -57,7 +57,7 @@ impl Slot {
         Slot {
             serial: AtomicU64::new(0),
             handler: AtomicPtr::new(ptr::null_mut()),
-            critical: AtomicBool::new(false),
+            flags: AtomicU32::new(0),
             enables: [const { AtomicU64::new(0) }; ENABLE_WORDS],
         }
     }
@@ -98,8 +98,8 @@ pub(crate) static SLOTS: [Slot; MAX_SUBSCRIBERS] = [const { Slot::new() }; MAX_S
 /// Bit k set: slot k holds a live subscriber. Readers iterate its bits.
 pub(crate) static ACTIVE: AtomicU32 = AtomicU32::new(0);
 
-/// Some live subscriber enabled critical events.
-pub(crate) static CRITICAL_LISTENERS: AtomicBool = AtomicBool::new(false);
+/// The flag domains some live subscriber enabled: the union of the live slots' `flags`.
+pub(crate) static FLAG_LISTENERS: AtomicU32 = AtomicU32::new(0);
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum SlotState {
@@ -151,11 +151,11 @@ impl Registry {
         );
     }
 
-    fn recompute_critical(&self) {
+    fn recompute_flags(&self) {
         let any = self
             .live_slots()
-            .any(|s| s.critical.load(Ordering::Relaxed));
-        CRITICAL_LISTENERS.store(any, Ordering::Relaxed);
+            .fold(0, |all, s| all | s.flags.load(Ordering::Relaxed));
+        FLAG_LISTENERS.store(any, Ordering::Relaxed);
     }
 
     /// Frees draining slots that no thread announces any more, moving their handlers to
@@ -268,7 +268,7 @@ pub(crate) fn subscribe(handler: Handler) -> Result<SubscriberId, Error> {
         for word in &slot.enables {
             word.store(0, Ordering::Relaxed);
         }
-        slot.critical.store(false, Ordering::Relaxed);
+        slot.flags.store(0, Ordering::Relaxed);
         slot.handler
             .store(Box::into_raw(Box::new(handler)), Ordering::Relaxed);
         // Release: a reader that sees the serial sees the handler and the cleared enables.
@@ -320,8 +320,8 @@ fn retire(id: SubscriberId) -> Result<(), Error> {
                 bits &= bits - 1;
             }
         }
-        slot.critical.store(false, Ordering::Relaxed);
-        reg.recompute_critical();
+        slot.flags.store(0, Ordering::Relaxed);
+        reg.recompute_flags();
         Ok(())
     })
 }
@@ -364,15 +364,19 @@ pub(crate) fn enable(
     })
 }
 
-/// Enables or disables every function of `domain`'s groups, or critical events.
+/// Enables or disables every function of `domain`'s groups, or a flag domain.
 pub(crate) fn enable_domain(id: SubscriberId, domain: Domain, on: bool) -> Result<(), Error> {
     fault::point("enable_domain");
     write(|reg| {
         reg.check_live(id)?;
         let slot = &SLOTS[id.slot()];
-        if domain == Domain::CriticalEvent {
-            slot.critical.store(on, Ordering::Relaxed);
-            reg.recompute_critical();
+        if let Some(bit) = domain.flag() {
+            if on {
+                slot.flags.fetch_or(bit, Ordering::Relaxed);
+            } else {
+                slot.flags.fetch_and(!bit, Ordering::Relaxed);
+            }
+            reg.recompute_flags();
             return Ok(());
         }
         for &group in domain.groups() {

@@ -5,7 +5,6 @@
 //! the SYCL runtime said of it ([`SyclTag`]) when SYCL submitted it.
 
 use core::ffi::{CStr, c_char, c_void};
-use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::abi::*;
 use super::buffer::append;
@@ -42,6 +41,8 @@ pub(crate) struct SyclTag {
 /// What every device-work record shares: where it ran, who submitted it, and when.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Command<'a> {
+    /// The kernel or memory operation ID of the record.
+    pub(crate) operation_id: u64,
     pub(crate) queue: *mut c_void,
     pub(crate) context: *mut c_void,
     pub(crate) device: &'a DeviceIdentity,
@@ -62,10 +63,6 @@ impl Command<'_> {
         self.sycl.map_or(PTI_INVALID_QUEUE_ID, |s| s.queue_id)
     }
 }
-
-/// IDs of kernel executions and of memory operations, unique in the process.
-static KERNEL_IDS: AtomicU64 = AtomicU64::new(1);
-static MEM_OP_IDS: AtomicU64 = AtomicU64::new(1);
 
 /// The view that a kernel on a CPU device (`cpu`) or another device is recorded in.
 pub(crate) const fn kernel_view(cpu: bool) -> pti_view_kind {
@@ -101,7 +98,7 @@ pub(crate) fn kernel(state: &ThreadState, cpu: bool, c: &Command<'_>) {
                 .and_then(|s| s.source_file)
                 .map_or(core::ptr::null(), CStr::as_ptr),
             _source_line_number: sycl.map_or(0, |s| s.line),
-            _kernel_id: KERNEL_IDS.fetch_add(1, Ordering::Relaxed),
+            _kernel_id: c.operation_id,
             _correlation_id: c.correlation_id,
             _thread_id: c.thread_id,
             _pci_address: c.device.pci_address,
@@ -147,7 +144,7 @@ pub(crate) fn memory_copy(
             _name: c.name.as_ptr(),
             _pci_address: c.device.pci_address,
             _device_uuid: c.device.uuid,
-            _mem_op_id: MEM_OP_IDS.fetch_add(1, Ordering::Relaxed),
+            _mem_op_id: c.operation_id,
             _correlation_id: c.correlation_id,
             _thread_id: c.thread_id,
             _append_timestamp: c.append,
@@ -186,7 +183,7 @@ pub(crate) fn memory_fill(
             _name: c.name.as_ptr(),
             _pci_address: c.device.pci_address,
             _device_uuid: c.device.uuid,
-            _mem_op_id: MEM_OP_IDS.fetch_add(1, Ordering::Relaxed),
+            _mem_op_id: c.operation_id,
             _correlation_id: c.correlation_id,
             _thread_id: c.thread_id,
             _append_timestamp: c.append,

@@ -8,8 +8,11 @@
 //! critical events.
 
 use core::ffi::{CStr, c_void};
+use core::ptr::null_mut;
 
-use crate::api::{ApiGroup, ApiId};
+use crate::api::{ApiGroup, ApiId, Domain};
+use crate::callback::OperationMoment;
+use crate::callback::device::{self as callbacks, GpuOperation, GpuOperations, OperationKind};
 use crate::intern::intern_str;
 use crate::result::ResultCode;
 use crate::view::abi::{
@@ -22,7 +25,11 @@ use crate::{critical, ids, runtime_task, thread, view};
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Work {
     /// A kernel (or native function) execution.
-    Kernel { name: &'static CStr },
+    Kernel {
+        name: &'static CStr,
+        /// The kernel object (`ze_kernel_handle_t`, `cl_kernel`); NULL for a native function.
+        kernel: *mut c_void,
+    },
     /// A copy of `bytes` bytes between two kinds of memory.
     Copy {
         src: pti_view_memory_type,
@@ -52,6 +59,17 @@ fn memory_letter(m: pti_view_memory_type) -> char {
 }
 
 impl Work {
+    /// This work as GPU-operation callbacks describe it, as the operation `id` appended by the
+    /// call `(group, api_id)`.
+    pub(crate) fn operation(&self, group: ApiGroup, api_id: ApiId, id: u64) -> GpuOperation {
+        let (kind, kernel) = match self {
+            Work::Kernel { kernel, .. } => (OperationKind::Kernel, *kernel),
+            Work::Copy { .. } | Work::Fill { .. } => (OperationKind::Memory, null_mut()),
+            Work::Barrier { .. } => (OperationKind::Other, null_mut()),
+        };
+        GpuOperation::new(kind, id, kernel, self.name(group, api_id))
+    }
+
     /// The view that records this work on `device_is_cpu`'s kind of device.
     pub(crate) fn view(&self, device_is_cpu: bool) -> pti_view_kind {
         match self {
@@ -67,7 +85,7 @@ impl Work {
     pub(crate) fn name(&self, group: ApiGroup, api_id: ApiId) -> &'static CStr {
         let function = ids::name(group, api_id).map_or("".into(), CStr::to_string_lossy);
         match self {
-            Work::Kernel { name } => name,
+            Work::Kernel { name, .. } => name,
             Work::Copy { src, dst, .. } => {
                 let kind = pti_view_memcpy_type::from_memory_types(*src, *dst);
                 let label = format!("{kind:?}");
@@ -94,14 +112,25 @@ pub(crate) struct Submission {
     pub(crate) thread_id: u32,
     /// What the runtime (SYCL) said of the task that submitted it, if a task did.
     pub(crate) task: Option<SyclTag>,
+    /// The operation's ID (see [`GpuOperation::id`]): its record's kernel or memory
+    /// operation ID.
+    pub(crate) operation_id: u64,
 }
 
-// SAFETY: the names inside are interned (`'static`, never freed) and never written through.
+// SAFETY: the names inside are interned (`'static`, never freed) and never written through; the
+// kernel handle is an opaque value passed back to the runtime, usable from any thread.
 unsafe impl Send for Submission {}
 
 impl Submission {
-    /// `work`, submitted now on this thread by the call `(group, api_id)` with `correlation_id`.
-    pub(crate) fn now(group: ApiGroup, api_id: ApiId, correlation_id: u32, work: Work) -> Self {
+    /// `work`, submitted now on this thread by the call `(group, api_id)` with `correlation_id`,
+    /// as the operation `operation_id` (from [`callbacks::next_operation_id`]).
+    pub(crate) fn now(
+        group: ApiGroup,
+        api_id: ApiId,
+        correlation_id: u32,
+        operation_id: u64,
+        work: Work,
+    ) -> Self {
         Submission {
             work,
             group,
@@ -109,7 +138,14 @@ impl Submission {
             correlation_id,
             thread_id: thread::with(|s| s.thread_id()).unwrap_or(0),
             task: runtime_task::current(),
+            operation_id,
         }
+    }
+
+    /// The command as GPU-operation callbacks describe it.
+    pub(crate) fn operation(&self) -> GpuOperation {
+        self.work
+            .operation(self.group, self.api_id, self.operation_id)
     }
 
     /// The record's name (see [`Work::name`]).
@@ -161,6 +197,7 @@ impl Finished<'_> {
     pub(crate) fn record(&self) {
         let s = self.submission;
         let command = Command {
+            operation_id: s.operation_id,
             queue: self.queue,
             context: self.context,
             device: self.device,
@@ -210,6 +247,60 @@ impl Finished<'_> {
                 ),
             );
         }
+        self.report_completed();
+    }
+
+    /// Tells the subscribers of GPU operations that this one completed.
+    fn report_completed(&self) {
+        if !callbacks::listening(Domain::GpuOperations) {
+            return;
+        }
+        let s = self.submission;
+        callbacks::operations(&GpuOperations {
+            moment: OperationMoment::Completed,
+            group: s.group,
+            api_id: s.api_id,
+            correlation_id: s.correlation_id,
+            return_code: None,
+            context: self.context,
+            list: null_mut(),
+            queue: self.queue,
+            device: self.device.device,
+            immediate: false,
+            operations: &[s.operation()],
+        });
+    }
+}
+
+/// What an append (enqueue) reports to the subscribers of GPU operations, at its ENTER and EXIT.
+pub(crate) struct Appending {
+    pub(crate) group: ApiGroup,
+    pub(crate) api_id: ApiId,
+    pub(crate) correlation_id: u32,
+    pub(crate) context: *mut c_void,
+    pub(crate) list: *mut c_void,
+    pub(crate) queue: *mut c_void,
+    pub(crate) device: *mut c_void,
+    pub(crate) immediate: bool,
+    pub(crate) operation: GpuOperation,
+}
+
+impl Appending {
+    /// Delivers the append's ENTER (`return_code` None) or EXIT.
+    pub(crate) fn report(&self, site: crate::Site, return_code: Option<i32>) {
+        callbacks::operations(&GpuOperations {
+            moment: OperationMoment::Appended(site),
+            group: self.group,
+            api_id: self.api_id,
+            correlation_id: self.correlation_id,
+            return_code,
+            context: self.context,
+            list: self.list,
+            queue: self.queue,
+            device: self.device,
+            immediate: self.immediate,
+            operations: core::slice::from_ref(&self.operation),
+        });
     }
 }
 

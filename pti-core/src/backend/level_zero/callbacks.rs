@@ -2224,6 +2224,7 @@ unsafe extern "C" fn zeKernelCreate_prologue(params: *mut ze_kernel_create_param
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
         let token = tracer::begin(ids::zeKernelCreate, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeKernelCreate(p, token);
         token
     });
 }
@@ -2254,6 +2255,7 @@ unsafe extern "C" fn zeKernelDestroy_epilogue(params: *mut ze_kernel_destroy_par
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeKernelDestroy(p, result, token);
         tracer::end(token, result, core::ptr::null_mut);
     });
 }

@@ -12,7 +12,10 @@
 //! - On an immediate list the command is pending at once (recorded at once on a synchronous
 //!   one); on a regular list it is kept with the list (`objects::Recorded`) and becomes pending at
 //!   each execution of the list ([`executing`], [`executed`]), with the correlation ID of the
-//!   execute call.
+//!   execute call. The first execution's record carries the operation ID the append reported to
+//!   GPU-operation callbacks; later executions get fresh ones.
+//! - Subscribers of GPU operations hear of each prepared append at its ENTER and EXIT
+//!   ([`Appending`]), and of its completion when its record is written.
 //! - Drivers that implement less are met with what they do implement: without
 //!   `zeEventQueryStatus`, events are polled with `zeEventHostSynchronize(event, 0)`; without
 //!   kernel timestamps, a command is timed by the host clock, from the start of the call that
@@ -32,14 +35,15 @@ use super::events;
 use super::objects::{self, List, Recorded};
 use super::tracer::{internal, loader};
 use crate::api::{ApiGroup, ApiId};
-use crate::backend::device::command::{Finished, Submission, Work};
+use crate::backend::device::command::{Appending, Finished, Submission, Work};
 use crate::backend::device::pending::{self, Pending, PendingCommand};
+use crate::callback::device::next_operation_id;
 use crate::dispatch::open;
 use crate::result::ResultCode;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
-use crate::{clock, critical, fault, runtime_task, thread, view};
+use crate::{Site, clock, critical, fault, runtime_task, thread, view};
 
 /// A command waiting for its event.
 pub(super) struct ZeCommand {
@@ -275,6 +279,32 @@ struct Prepared {
     /// The program's signal event (NULL if none).
     program: ze_event_handle_t,
     entered: u64,
+    /// The command's operation ID, reported at ENTER and carried by its (first) record.
+    operation_id: u64,
+}
+
+impl Prepared {
+    /// What GPU-operation callbacks hear of this append.
+    fn appending(&self, token: usize) -> Appending {
+        let list = &self.list;
+        Appending {
+            group: ApiGroup::LevelZero,
+            api_id: self.api_id,
+            correlation_id: open::correlation_id(token),
+            context: list.context.cast(),
+            list: list.handle.cast(),
+            queue: if list.immediate {
+                list.handle.cast()
+            } else {
+                core::ptr::null_mut()
+            },
+            device: list.device.cast(),
+            immediate: list.immediate,
+            operation: self
+                .work
+                .operation(ApiGroup::LevelZero, self.api_id, self.operation_id),
+        }
+    }
 }
 
 thread_local! {
@@ -396,10 +426,15 @@ pub(super) fn prepare(
         ours,
         program,
         entered: clock::now(),
+        operation_id: next_operation_id(),
     };
+    let appending = prepared.appending(token);
     // The argument changes only once the epilogue is sure to find what to put back (and last:
     // a prologue that panics before leaves the program's arguments as they were).
     let kept = PREPARED.push(token, prepared);
+    if kept {
+        appending.report(Site::Enter, None);
+    }
     match (kept, ours) {
         (true, Some(event)) => *signal = event,
         // A regular list holds the reset appended for it: the event goes with the list.
@@ -430,6 +465,9 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
     if prepared.ours.is_some() {
         *signal = prepared.program;
     }
+    prepared
+        .appending(token)
+        .report(Site::Exit, Some(result as i32));
     let list = &prepared.list;
     if result != ZE_RESULT_SUCCESS {
         if let Some(ours) = prepared.ours {
@@ -453,6 +491,7 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
         ApiGroup::LevelZero,
         prepared.api_id,
         open::correlation_id(token),
+        prepared.operation_id,
         prepared.work,
     );
     if list.immediate {
@@ -551,7 +590,15 @@ pub(super) fn executing(list: &List) {
 /// pending once, with the execute call's correlation ID (an event holds one execution's
 /// timestamps: the records of the other executions are counted lost).
 pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize) {
-    let recorded: Vec<Recorded> = list.recorded().to_vec();
+    let recorded: Vec<Recorded> = {
+        let mut kept = list.recorded();
+        let now = kept.clone();
+        // The next execution's records get fresh operation IDs: an ID names one record.
+        for r in kept.iter_mut() {
+            r.submission.operation_id = next_operation_id();
+        }
+        now
+    };
     let device = devices::get(list.device);
     let correlation_id = open::correlation_id(token);
     let thread_id = thread::with(|s| s.thread_id()).unwrap_or(0);

@@ -4,6 +4,7 @@
 //! point at the call's arguments; a `before_` hook may change them) and the call's token (0 when
 //! the call is not traced).
 //!
+//! - kernel creation and destruction are reported to kernel-object callbacks, ENTER and EXIT;
 //! - creation and destruction calls keep `objects` up to date (also untraced, but not for
 //!   libpti's own calls); event pools created while a device view is enabled get host-visible
 //!   kernel timestamps, so that the program's own events time its commands (unless
@@ -16,6 +17,7 @@
 #![allow(non_snake_case)]
 
 use core::ffi::{CStr, c_void};
+use core::ptr::null_mut;
 
 use pti_sys::level_zero::*;
 
@@ -23,9 +25,11 @@ use super::commands::{self, PENDING, memory_type};
 use super::extension;
 use super::objects::{self, List};
 use super::tracer::{self, is_internal};
-use crate::api::ApiGroup;
+use crate::api::{ApiGroup, Domain, Site};
 use crate::backend::device::command::{self, Work};
 use crate::backend::device::pending::Ask;
+use crate::callback::KernelObject;
+use crate::callback::device as callbacks;
 use crate::clock;
 use crate::dispatch::open;
 use crate::ids::level_zero as ids;
@@ -56,27 +60,87 @@ fn take_start(token: usize) -> Option<u64> {
 // ---------------------------------------------------------------------------------------------
 // Objects
 
+/// What kernel-object callbacks hear of `zeKernelCreate` (`created`) or `zeKernelDestroy` at
+/// `site`; NULL `kernel` at the ENTER of a creation.
+fn kernel_object(
+    created: bool,
+    site: Site,
+    token: usize,
+    kernel: ze_kernel_handle_t,
+    module: ze_module_handle_t,
+    result: Option<ze_result_t>,
+) {
+    if is_internal() || !callbacks::listening(Domain::KernelObjects) {
+        return;
+    }
+    let api_id = if created {
+        ids::zeKernelCreate
+    } else {
+        ids::zeKernelDestroy
+    };
+    let mut event = KernelObject::new(created, site, ApiGroup::LevelZero, api_id);
+    event.correlation_id = if token == 0 {
+        0
+    } else {
+        open::correlation_id(token)
+    };
+    event.return_code = result.map(|r| r as i32);
+    event.kernel = kernel.cast();
+    event.module = module.cast();
+    event.name = (created && !kernel.is_null())
+        .then(|| objects::kernel_name(kernel))
+        .flatten();
+    callbacks::kernel_object(&event);
+}
+
+pub(super) fn before_zeKernelCreate(p: &mut ze_kernel_create_params_t, token: usize) {
+    // SAFETY: the field points at the call's argument.
+    let module = unsafe { *p.phModule };
+    kernel_object(true, Site::Enter, token, null_mut(), module, None);
+}
+
 pub(super) fn after_zeKernelCreate(
     p: &mut ze_kernel_create_params_t,
     result: ze_result_t,
-    _token: usize,
+    token: usize,
 ) {
-    if result != ZE_RESULT_SUCCESS || is_internal() {
-        return;
-    }
     // SAFETY: the fields point at the call's arguments: a descriptor with the kernel's
-    // NUL-terminated name and the out-pointer the driver has just written.
-    unsafe {
+    // NUL-terminated name and the out-pointer the driver has just written (on success).
+    let (kernel, module) = unsafe {
         let (kernel, desc) = (**p.pphKernel, *p.pdesc);
-        if !kernel.is_null() && !desc.is_null() && !(*desc).pKernelName.is_null() {
+        if result == ZE_RESULT_SUCCESS
+            && !is_internal()
+            && !kernel.is_null()
+            && !desc.is_null()
+            && !(*desc).pKernelName.is_null()
+        {
             objects::kernel_created(kernel, CStr::from_ptr((*desc).pKernelName));
         }
-    }
+        let kernel = if result == ZE_RESULT_SUCCESS {
+            kernel
+        } else {
+            null_mut()
+        };
+        (kernel, *p.phModule)
+    };
+    kernel_object(true, Site::Exit, token, kernel, module, Some(result));
 }
 
-pub(super) fn before_zeKernelDestroy(p: &mut ze_kernel_destroy_params_t, _token: usize) {
+pub(super) fn before_zeKernelDestroy(p: &mut ze_kernel_destroy_params_t, token: usize) {
     // SAFETY: the field points at the call's argument.
-    objects::kernel_destroyed(unsafe { *p.phKernel });
+    let kernel = unsafe { *p.phKernel };
+    kernel_object(false, Site::Enter, token, kernel, null_mut(), None);
+    objects::kernel_destroyed(kernel);
+}
+
+pub(super) fn after_zeKernelDestroy(
+    p: &mut ze_kernel_destroy_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    // SAFETY: the field points at the call's argument.
+    let kernel = unsafe { *p.phKernel };
+    kernel_object(false, Site::Exit, token, kernel, null_mut(), Some(result));
 }
 
 pub(super) fn after_zeCommandListCreate(
@@ -285,6 +349,7 @@ pub(super) fn after_zeDriverGetExtensionFunctionAddress(
 fn kernel(kernel: ze_kernel_handle_t) -> Work {
     Work::Kernel {
         name: objects::kernel_name(kernel).unwrap_or(c"<unnamed kernel>"),
+        kernel: kernel.cast(),
     }
 }
 
@@ -497,7 +562,8 @@ append_hooks!(
     ze_command_list_append_host_function_params_t,
     zeCommandListAppendHostFunction,
     |_context, _p| Work::Kernel {
-        name: c"<host function>"
+        name: c"<host function>",
+        kernel: core::ptr::null_mut(),
     }
 );
 

@@ -14,13 +14,14 @@ use super::pending::{ClCommand, PENDING};
 use super::queues::{self, QueueInfo};
 use super::{next, retained};
 use crate::api::{ApiGroup, ApiId};
-use crate::backend::device::command::Submission;
 pub(super) use crate::backend::device::command::Work;
+use crate::backend::device::command::{Appending, Submission};
+use crate::callback::device::next_operation_id;
 use crate::dispatch::{CallResult, CallScope};
 use crate::result::ResultCode;
 use crate::view;
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
-use crate::{clock, critical};
+use crate::{Site, clock, critical};
 
 /// Memory of an OpenCL memory object (buffer or image).
 pub(super) const OBJECT: pti_view_memory_type = pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_DEVICE;
@@ -96,8 +97,22 @@ pub(super) fn submit<R: CallResult>(
     } else {
         call.event
     };
+    let operation_id = next_operation_id();
+    let appending = Appending {
+        group: ApiGroup::OpenCl,
+        api_id: call.api_id,
+        correlation_id: call.scope.correlation_id(),
+        context: queue.context.cast(),
+        list: core::ptr::null_mut(),
+        queue: call.queue.cast(),
+        device: queue.device.identity.device,
+        immediate: true,
+        operation: work.operation(ApiGroup::OpenCl, call.api_id, operation_id),
+    };
+    appending.report(Site::Enter, None);
     let enter = clock::now();
     let (result, status) = real_call(slot);
+    appending.report(Site::Exit, Some(status));
     if status != CL_SUCCESS {
         return result;
     }
@@ -109,6 +124,7 @@ pub(super) fn submit<R: CallResult>(
         ApiGroup::OpenCl,
         call.api_id,
         call.scope.correlation_id(),
+        operation_id,
         work,
     );
     // SAFETY: an event the runtime has just returned for this command.

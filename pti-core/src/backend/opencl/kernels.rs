@@ -1,4 +1,5 @@
-//! Kernel names, for the `_kernel_name` of launch callbacks and the name of kernel records.
+//! Kernel names, for the `_kernel_name` of launch callbacks and the name of kernel records, and
+//! the reports of kernel objects created and destroyed to kernel-object callbacks ([`report`]).
 //!
 //! The name comes from the runtime (`CL_KERNEL_FUNCTION_NAME`) and is interned, so the pointer
 //! handed out stays valid. Each thread remembers its last few kernels; the memory is trusted
@@ -12,7 +13,40 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use pti_sys::opencl::{CL_KERNEL_FUNCTION_NAME, CL_SUCCESS, cl_kernel};
 
 use super::next;
+use crate::api::{ApiGroup, ApiId, Domain, Site};
+use crate::callback::KernelObject;
+use crate::callback::device as callbacks;
+use crate::dispatch::CallScope;
 use crate::intern::intern;
+
+/// Tells kernel-object callbacks of `kernel` (NULL at the ENTER of a creation) of `program`,
+/// created (`created`) or destroyed by the call `api_id` of `scope`, at `site` (`status` at EXIT).
+pub(super) fn report(
+    (created, site): (bool, Site),
+    api_id: ApiId,
+    scope: &CallScope,
+    (kernel, program): (cl_kernel, *mut c_void),
+    status: Option<i32>,
+) {
+    if !callbacks::listening(Domain::KernelObjects) {
+        return;
+    }
+    let mut event = KernelObject::new(created, site, ApiGroup::OpenCl, api_id);
+    event.correlation_id = scope.correlation_id();
+    event.return_code = status;
+    event.kernel = kernel.cast();
+    event.module = program;
+    event.name = (created && !kernel.is_null())
+        .then(|| name(kernel))
+        .flatten();
+    callbacks::kernel_object(&event);
+}
+
+/// Whether callbacks listen for kernel objects (so that `clReleaseKernel` asks whether it
+/// destroys its kernel only then).
+pub(super) fn listened() -> bool {
+    callbacks::listening(Domain::KernelObjects)
+}
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 

@@ -30,7 +30,7 @@ use super::commands::{
 use super::next::Next;
 use super::pending::PENDING;
 use super::{errcode, extensions, kernels, query, queues, retained};
-use crate::api::ApiGroup;
+use crate::api::{ApiGroup, Site};
 use crate::backend::device::command;
 use crate::backend::device::pending::Ask;
 use crate::dispatch::CallScope;
@@ -386,10 +386,46 @@ pub(super) unsafe fn clCreateKernel(
     kernel_name: *const c_char,
     errcode_ret: *mut cl_int,
 ) -> cl_kernel {
-    // SAFETY: the program's arguments, unchanged.
-    let kernel = scope.call_next(|| unsafe { next_fn(program, kernel_name, errcode_ret) });
+    let at = (program, ids::clCreateKernel);
+    created_kernels(scope, at, |scope| {
+        // SAFETY: the program's arguments (the wrapper's status variable in `errcode_ret`).
+        let kernel = scope.call_next(|| unsafe { next_fn(program, kernel_name, errcode_ret) });
+        // SAFETY: NULL, the wrapper's status variable, or the program's `errcode_ret`, written.
+        (kernel, vec![kernel], unsafe { errcode::read(errcode_ret) })
+    })
+}
+
+/// Runs `create`, a call that creates kernels of `program` (returning what the call returns,
+/// the kernels, and its status), telling kernel-object callbacks at its ENTER and EXIT.
+fn created_kernels<R>(
+    scope: &mut CallScope,
+    (program, api_id): (cl_program, crate::api::ApiId),
+    create: impl FnOnce(&mut CallScope) -> (R, Vec<cl_kernel>, cl_int),
+) -> R {
+    let at = |site| (true, site);
+    let none = core::ptr::null_mut();
+    kernels::report(at(Site::Enter), api_id, scope, (none, program.cast()), None);
+    let (result, created, status) = create(scope);
     kernels::created();
-    kernel
+    if created.iter().all(|k| k.is_null()) {
+        kernels::report(
+            at(Site::Exit),
+            api_id,
+            scope,
+            (none, program.cast()),
+            Some(status),
+        );
+    }
+    for kernel in created.into_iter().filter(|k| !k.is_null()) {
+        kernels::report(
+            at(Site::Exit),
+            api_id,
+            scope,
+            (kernel, program.cast()),
+            Some(status),
+        );
+    }
+    result
 }
 
 pub(super) unsafe fn clCreateKernelsInProgram(
@@ -400,11 +436,19 @@ pub(super) unsafe fn clCreateKernelsInProgram(
     kernels_out: *mut cl_kernel,
     num_kernels_ret: *mut cl_uint,
 ) -> cl_int {
-    // SAFETY: the program's arguments, unchanged.
-    let status =
-        scope.call_next(|| unsafe { next_fn(program, num_kernels, kernels_out, num_kernels_ret) });
-    kernels::created();
-    status
+    let at = (program, ids::clCreateKernelsInProgram);
+    created_kernels(scope, at, |scope| {
+        // SAFETY: the program's arguments, unchanged.
+        let status = scope
+            .call_next(|| unsafe { next_fn(program, num_kernels, kernels_out, num_kernels_ret) });
+        let made = if status == CL_SUCCESS && !kernels_out.is_null() && kernels::listened() {
+            // SAFETY: on success the runtime wrote `num_kernels` kernels to the program's array.
+            unsafe { core::slice::from_raw_parts(kernels_out, num_kernels as usize) }.to_vec()
+        } else {
+            Vec::new()
+        };
+        (status, made, status)
+    })
 }
 
 pub(super) unsafe fn clCloneKernel(
@@ -413,10 +457,39 @@ pub(super) unsafe fn clCloneKernel(
     source_kernel: cl_kernel,
     errcode_ret: *mut cl_int,
 ) -> cl_kernel {
-    // SAFETY: the program's arguments, unchanged.
-    let kernel = scope.call_next(|| unsafe { next_fn(source_kernel, errcode_ret) });
-    kernels::created();
-    kernel
+    let program = if kernels::listened() {
+        query::kernel(source_kernel, CL_KERNEL_PROGRAM).unwrap_or(core::ptr::null_mut())
+    } else {
+        core::ptr::null_mut()
+    };
+    created_kernels(scope, (program, ids::clCloneKernel), |scope| {
+        // SAFETY: the program's argument (the wrapper's status variable in `errcode_ret`).
+        let kernel = scope.call_next(|| unsafe { next_fn(source_kernel, errcode_ret) });
+        // SAFETY: NULL, the wrapper's status variable, or the program's `errcode_ret`, written.
+        (kernel, vec![kernel], unsafe { errcode::read(errcode_ret) })
+    })
+}
+
+pub(super) unsafe fn clReleaseKernel(
+    scope: &mut CallScope,
+    next_fn: Next<clReleaseKernel_t>,
+    kernel: cl_kernel,
+) -> cl_int {
+    // Only a release of the last reference destroys the kernel.
+    let last = kernels::listened()
+        && query::kernel::<cl_uint>(kernel, CL_KERNEL_REFERENCE_COUNT) == Some(1);
+    let destroyed = |site| (false, site);
+    let api_id = ids::clReleaseKernel;
+    let handles = (kernel, core::ptr::null_mut());
+    if last {
+        kernels::report(destroyed(Site::Enter), api_id, scope, handles, None);
+    }
+    // SAFETY: the program's argument, unchanged.
+    let status = scope.call_next(|| unsafe { next_fn(kernel) });
+    if last {
+        kernels::report(destroyed(Site::Exit), api_id, scope, handles, Some(status));
+    }
+    status
 }
 
 pub(super) unsafe fn clEnqueueNDRangeKernel(
@@ -442,6 +515,7 @@ pub(super) unsafe fn clEnqueueNDRangeKernel(
         ),
         |_| Work::Kernel {
             name: kernels::name(kernel).unwrap_or(c"<unnamed kernel>"),
+            kernel: kernel.cast(),
         },
         |event| {
             // SAFETY: the program's arguments, with libpti's event where it passed none.
@@ -475,6 +549,7 @@ pub(super) unsafe fn clEnqueueTask(
         enqueue(scope, ids::clEnqueueTask, command_queue, event, CL_FALSE),
         |_| Work::Kernel {
             name: kernels::name(kernel).unwrap_or(c"<unnamed kernel>"),
+            kernel: kernel.cast(),
         },
         |event| {
             // SAFETY: the program's arguments, with libpti's event where it passed none.
@@ -515,6 +590,7 @@ pub(super) unsafe fn clEnqueueNativeKernel(
         ),
         |_| Work::Kernel {
             name: c"clEnqueueNativeKernel",
+            kernel: core::ptr::null_mut(),
         },
         |event| {
             // SAFETY: the program's arguments, with libpti's event where it passed none.

@@ -1,5 +1,5 @@
-//! libpti's own queries of OpenCL objects: fixed-size properties of devices, queues, events and
-//! images, and profiling timestamps, read through the next layer's table (never through libpti's
+//! libpti's own queries of OpenCL objects: fixed-size properties of devices, queues, events,
+//! kernels and images, and profiling timestamps, read through the next layer's table (never through libpti's
 //! wrappers, so they are neither traced nor seen by subscribers).
 //!
 //! Every query passes a handle the runtime returned or the program passed through the loader
@@ -45,6 +45,13 @@ pub(super) fn event<T: Copy>(event: cl_event, param: cl_event_info) -> Option<T>
     let get = next::dispatch().clGetEventInfo?;
     // SAFETY: see the module docs; `value` passes room for one `T`.
     value(|size, v, ret| unsafe { get(event, param, size, v, ret) }).ok()
+}
+
+/// A fixed-size property of `kernel`.
+pub(super) fn kernel<T: Copy>(kernel: cl_kernel, param: cl_kernel_info) -> Option<T> {
+    let get = next::dispatch().clGetKernelInfo?;
+    // SAFETY: see the module docs; `value` passes room for one `T`.
+    value(|size, v, ret| unsafe { get(kernel, param, size, v, ret) }).ok()
 }
 
 /// A fixed-size property of `image`.

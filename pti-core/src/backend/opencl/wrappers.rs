@@ -805,7 +805,7 @@ pub(super) unsafe extern "C" fn clRetainKernel(kernel: cl_kernel) -> cl_int {
     )
 }
 
-/// `clReleaseKernel` (OpenCL API ID 38): dispatch-table function.
+/// `clReleaseKernel` (OpenCL API ID 38): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clReleaseKernel(kernel: cl_kernel) -> cl_int {
     let Some(next_fn) = next::dispatch().clReleaseKernel else {
         next::missing(ids::clReleaseKernel);
@@ -817,8 +817,14 @@ pub(super) unsafe extern "C" fn clReleaseKernel(kernel: cl_kernel) -> cl_int {
         ids::clReleaseKernel,
         || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
         |scope| {
-            // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(kernel) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(kernel) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::clReleaseKernel(scope, next_fn, kernel) },
+            );
             (status, status)
         },
     )
