@@ -222,6 +222,13 @@ fn enums(text: &str) -> BTreeMap<String, Vec<(String, u64)>> {
             continue; // `typedef enum x x;`
         }
         let close = rest[open..].find('}').expect("closed enum") + open;
+        // `typedef enum _x {..} x;`: the enum is known by its typedef name.
+        let typedef: String = rest[close + 1..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let name = if typedef.is_empty() { name } else { typedef };
         let values = rest[open + 1..close]
             .split(',')
             .filter_map(|entry| {
@@ -341,7 +348,7 @@ fn expected(proto: &Proto, column: Column, has_handle: bool) -> String {
         }
         "const char *" => match (name, column) {
             ("ptiVersionString", Column::Call) => {
-                "got_ != NULL && got_[0] == '0' + PTI_VERSION_MAJOR".into()
+                "got_ != NULL && strcmp(got_, LIBPTI_VERSION_STRING) == 0".into()
             }
             ("ptiResultTypeToString", _) => {
                 "got_ != NULL && strcmp(got_, \"UNKNOWN_PTI_RESULT\") == 0".into()
@@ -349,7 +356,7 @@ fn expected(proto: &Proto, column: Column, has_handle: bool) -> String {
             _ => "got_ != NULL && strcmp(got_, \"INVALID\") == 0".into(),
         },
         "struct pti_version" => {
-            "got_._major == PTI_VERSION_MAJOR && got_._minor == PTI_VERSION_MINOR".into()
+            "got_._major == LIBPTI_VERSION_MAJOR && got_._minor == LIBPTI_VERSION_MINOR".into()
         }
         "uint64_t" => "got_ != 0".into(),
         // The OpenCL layer's entry points: CL_SUCCESS for a deinit with nothing initialised,
@@ -634,11 +641,17 @@ fn harness(cases: &[Case]) -> String {
 }
 
 fn header_text() -> String {
-    ["pti.h", "pti_callback.h", "pti_view.h", "pti_ext.h"]
-        .iter()
-        .map(|h| std::fs::read_to_string(root().join("include/pti").join(h)).unwrap())
-        .collect::<Vec<_>>()
-        .join("\n")
+    [
+        "pti_version.h",
+        "pti.h",
+        "pti_callback.h",
+        "pti_view.h",
+        "pti_ext.h",
+    ]
+    .iter()
+    .map(|h| std::fs::read_to_string(root().join("include/pti").join(h)).unwrap())
+    .collect::<Vec<_>>()
+    .join("\n")
 }
 
 #[test]

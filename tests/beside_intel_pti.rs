@@ -22,8 +22,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use pti_tests::{
-    Adapter, SHARED, compile, lib_dir, out_dir, root, run_with_watchdog, sycl_over_level_zero,
-    sycl_venv, sycl_workload,
+    Adapter, INTEL_TOOL, SHARED, compile, lib_dir, out_dir, root, run_with_watchdog,
+    sycl_over_level_zero, sycl_venv, sycl_workload,
 };
 
 /// Which library answers the tool's `libpti_view.so.1`.
@@ -56,14 +56,14 @@ fn tools() -> &'static Tools {
         // Linked against Intel's library for its name (no run path: LD_LIBRARY_PATH chooses).
         let view_tool = compile(
             out_dir().join("libview_tool.so"),
-            SHARED,
+            &[SHARED, INTEL_TOOL].concat(),
             &["tests/c/view_tool.c"],
             &[&format!("-L{}", intel.display()), "-l:libpti_view.so.1"],
             &[],
         );
         let callback_tool = compile(
             out_dir().join("libintel_callback_tool.so"),
-            SHARED,
+            &[SHARED, INTEL_TOOL].concat(),
             &["tests/c/intel_callback_tool.c"],
             &[&format!("-L{}", intel.display()), "-l:libpti_view.so.1"],
             &[],

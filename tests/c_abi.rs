@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use pti_tests::{
-    INTEL_FACE_PREFIX, OWN_SYMBOL_PREFIX, compile, compile_c, compile_c_with, compile_shared,
-    exports, exports_of, lib_dir, out_dir, root, run_ok,
+    INTEL_FACE_PREFIX, INTEL_TOOL, OWN_SYMBOL_PREFIX, compile, compile_c, compile_shared, exports,
+    exports_of, lib_dir, out_dir, root, run_ok,
 };
 
 #[test]
@@ -23,10 +23,12 @@ fn bad_input_to_every_export_returns_the_documented_codes() {
 /// of its exports is exercised.
 #[test]
 fn bad_input_to_every_intel_face_export_returns_the_documented_codes() {
-    let exe = compile_c_with(
-        "intel_bad_input",
+    let exe = compile(
+        out_dir().join("intel_bad_input"),
+        INTEL_TOOL,
         &["tests/c/intel_bad_input.c"],
         &["-l:libpti_view.so.1"],
+        &[lib_dir()],
     );
     let output = run_ok(&mut Command::new(&exe));
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -172,42 +174,107 @@ fn headers_compile_as_strict_c_and_cpp_and_agree_on_layout() {
          #include \"pti/pti.h\"\n#include \"pti/pti_view.h\"\n#include \"pti/pti_callback.h\"\n\
          #include \"pti/pti_ext.h\"\n#include \"pti/pti_driver_levelzero_api_ids.h\"\n\
          #include \"pti/pti_driver_opencl_api_ids.h\"\n#include \"pti/pti_runtime_sycl_api_ids.h\"\n\
-         #include \"pti/pti_cl_params.h\"\n\
+         #include \"pti/pti_cl_params.h\"\n#include \"pti/pti_version.h\"\n#include \"pti/pti_export.h\"\n\
+         #include \"pti/pti_metrics.h\"\n#include \"pti/pti_metrics_scope.h\"\n#include \"pti/pti_pc_sampling.h\"\n\
          typedef char params_ok[sizeof(pti_cl_params_clEnqueueNDRangeKernel) == 9 * sizeof(void*) ? 1 : -1];\n\
          typedef char size_ok[sizeof(pti_apicall_callback_data) == 64 ? 1 : -1];\n\
          typedef char corr_ok[offsetof(pti_apicall_callback_data, _correlation_id) == 48 ? 1 : -1];\n\
          typedef char local_ok[offsetof(pti_apicall_callback_data, _local_data) == 56 ? 1 : -1];\n\
          typedef char crit_ok[sizeof(pti_critical_event_callback_data) == 16 ? 1 : -1];\n\
          typedef char enum_ok[sizeof(pti_result) == 4 && sizeof(pti_callback_domain) == 4 ? 1 : -1];\n\
+         typedef char api_level_ok[PTI_VERSION_MAJOR == 1 && PTI_VERSION_MINOR == 2 ? 1 : -1];\n\
          int main(void) { return zeInit_id + clGetPlatformIDs_id + urContextCreate_id - 3; }\n",
     )
     .unwrap();
+    // A tool built for Intel's PTI: Intel's pti_callback.h from include/pti-intel, the rest as
+    // Intel's headers name and lay it out.
+    let intel_tu = out_dir().join("all_intel_headers.c");
+    std::fs::write(
+        &intel_tu,
+        "#include <stddef.h>\n\
+         #include \"pti/pti.h\"\n#include \"pti/pti_view.h\"\n#include \"pti/pti_callback.h\"\n\
+         #include \"pti/pti_version.h\"\n#include \"pti/pti_metrics.h\"\n\
+         #include \"pti/pti_metrics_scope.h\"\n#include \"pti/pti_pc_sampling.h\"\n\
+         typedef char domain_ok[PTI_CB_DOMAIN_DRIVER_API == 1023 && sizeof(pti_callback_domain) == 4 ? 1 : -1];\n\
+         typedef char op_ok[sizeof(pti_callback_gpu_op_data) == 56 && offsetof(pti_callback_gpu_op_data, _operation_details) == 48 ? 1 : -1];\n\
+         typedef char details_ok[sizeof(pti_gpu_op_details) == 32 ? 1 : -1];\n\
+         typedef char kernel_ok[sizeof(pti_callback_kernel_data) == 56 && offsetof(pti_callback_kernel_data, _name) == 48 ? 1 : -1];\n\
+         typedef char device_ok[sizeof(pti_device_properties_t) == 40 && sizeof(pti_value_t) == 8 ? 1 : -1];\n\
+         typedef char uuid_ok[PTI_MAX_DEVICE_UUID_SIZE == 16 && sizeof(((pti_view_record_kernel*)0)->_device_uuid) == 16 ? 1 : -1];\n\
+         typedef char tags_ok[sizeof(enum _pti_view_kind) == 4 && sizeof(struct _pti_callback_gpu_op_data) == 56 ? 1 : -1];\n\
+         static void on_callback(pti_callback_domain d, pti_api_group_id g, uint32_t id, pti_backend_ctx_t c,\n\
+                                 void* data, void* user, void** instance) {\n\
+           (void)d, (void)g, (void)id, (void)c, (void)data, (void)user, (void)instance;\n\
+         }\n\
+         int main(void) {\n\
+           pti_callback_subscriber_handle sub = NULL;\n\
+           pti_callback_function f = on_callback;\n\
+           (void)f;\n\
+           return PTI_VERSION_MAJOR == 1 && sub == NULL ? 0 : PTI_VIEW_DEVICE_GPU_KERNEL;\n\
+         }\n",
+    )
+    .unwrap();
     let include = root().join("include");
+    let intel_include = root().join("include/pti-intel");
     for (compiler, std) in [
         ("cc", "-std=c99"),
         ("cc", "-std=c11"),
         ("c++", "-std=c++11"),
         ("c++", "-std=c++17"),
     ] {
-        let mut cmd = Command::new(compiler);
-        if compiler == "c++" {
-            cmd.args(["-x", "c++"]);
+        for (source, roots) in [
+            (&tu, vec![&include]),
+            (&intel_tu, vec![&intel_include, &include]),
+        ] {
+            let mut cmd = Command::new(compiler);
+            if compiler == "c++" {
+                cmd.args(["-x", "c++"]);
+            }
+            cmd.arg(std).args([
+                "-pedantic",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-Wno-unused-local-typedefs",
+                "-fsyntax-only",
+            ]);
+            for dir in roots {
+                cmd.arg("-I").arg(dir);
+            }
+            run_ok(cmd.arg(source));
         }
-        run_ok(
-            cmd.arg(std)
-                .args([
-                    "-pedantic",
-                    "-Wall",
-                    "-Wextra",
-                    "-Werror",
-                    "-Wno-unused-local-typedefs",
-                    "-fsyntax-only",
-                    "-I",
-                ])
-                .arg(&include)
-                .arg(&tu),
-        );
     }
+}
+
+/// What C++ tools written for Intel's PTI do with its enums (kineto's XPU plugin: scoped names,
+/// `std::to_string`, map keys, comparisons with integers) compiles against libpti's headers.
+#[test]
+fn cpp_tools_use_the_enums_as_intels_headers_allow() {
+    let tu = out_dir().join("enum_idioms.cpp");
+    std::fs::write(
+        &tu,
+        "#include <map>\n#include <string>\n\
+         #include \"pti/pti_view.h\"\n#include \"pti/pti_callback.h\"\n#include \"pti/pti_metrics_scope.h\"\n\
+         int main() {\n\
+           pti_result r = pti_result::PTI_SUCCESS;\n\
+           std::map<pti_view_kind, std::string> names{{pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL, \"kernel\"}};\n\
+           std::string s = std::to_string(PTI_VIEW_DEVICE_GPU_MEM_COPY) + std::to_string(r);\n\
+           pti_callback_domain d = PTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED;\n\
+           pti_metrics_scope_mode_t m = PTI_METRICS_SCOPE_AUTO_KERNEL;\n\
+           enum _pti_view_kind k = PTI_VIEW_INVALID;\n\
+           return (r == 0 && d == 6 && m == 1 && k == 0 && !s.empty() && names.size() == 1) ? 0 : 1;\n\
+         }\n",
+    )
+    .unwrap();
+    run_ok(
+        Command::new("c++")
+            .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only"])
+            .arg("-I")
+            .arg(root().join("include/pti-intel"))
+            .arg("-I")
+            .arg(root().join("include"))
+            .arg(&tu),
+    );
 }
 
 /// The shared library is the only form of libpti: a static copy linked into a program would be a

@@ -175,6 +175,19 @@ fn assert_uses_installed(exe: &Path, prefix: &Path, libs: &[&str]) {
     }
 }
 
+/// `exe` calls `symbol` (undefined in it, so taken from a library): `pkg-config pti` and
+/// `Pti::pti` bind a tool to libpti's own `libpti_` names, `pti_view` to Intel's C names.
+fn assert_calls(exe: &Path, symbol: &str) {
+    let nm = run_ok(Command::new("nm").arg("-u").arg(exe));
+    let nm = String::from_utf8_lossy(&nm.stdout);
+    assert!(
+        nm.lines()
+            .any(|l| l.split_whitespace().last() == Some(symbol)),
+        "{} does not call {symbol}:\n{nm}",
+        exe.display()
+    );
+}
+
 #[test]
 fn samples_build_from_an_installed_tree() {
     let prefix = out_dir().join(format!("installed-{}", std::process::id()));
@@ -192,6 +205,7 @@ fn samples_build_from_an_installed_tree() {
         &["samples/c/view_dump.c", "samples/c/workload.c", "-lOpenCL"],
     );
     assert_uses_installed(&exe, &prefix, &["libpti.so.0"]);
+    assert_calls(&exe, "libpti_ptiViewSetCallbacks");
     run_installed(&exe, &["vector_add", " 0 dropped"]);
 
     // pkg-config pti_view: a program of Intel PTI's ABI links the installed libpti_view.so.1,
@@ -203,6 +217,7 @@ fn samples_build_from_an_installed_tree() {
         &["-Itests/c", "tests/c/intel_bad_input.c"],
     );
     assert_uses_installed(&exe, &prefix, &["libpti_view.so.1", "libpti.so.0"]);
+    assert_calls(&exe, "ptiCallbackSubscribe");
     run_installed(&exe, &[", 0 failures"]);
 
     // CMake: find_package(Pti) and the imported target Pti::pti, for C and C++.
@@ -246,6 +261,7 @@ fn samples_build_from_an_installed_tree() {
         &build.join("callback_trace"),
         &["clEnqueueNDRangeKernel", "0 critical events"],
     );
+    assert_calls(&build.join("callback_trace"), "libpti_ptiCallbackSubscribe");
     run_installed(&build.join("kernel_stats"), &["vector_add"]);
     run_installed(&build.join("intel_bad_input"), &[", 0 failures"]);
     // A version of another major is refused.

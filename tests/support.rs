@@ -71,15 +71,31 @@ pub fn compile_c(name: &str, sources: &[&str]) -> PathBuf {
 /// As [`compile_c`], with `link` (libraries, `-l...`) instead of libpti alone; `tests/c` is on
 /// the include path.
 pub fn compile_c_with(name: &str, sources: &[&str], link: &[&str]) -> PathBuf {
-    compile(out_dir().join(name), &[], sources, link, &[lib_dir()])
+    compile(
+        out_dir().join(name),
+        OWN_SYMBOLS,
+        sources,
+        link,
+        &[lib_dir()],
+    )
 }
+
+/// The flag a tool of libpti's own API is built with (as `pkg-config libpti` gives it): its
+/// calls bind to `libpti_<name>`, which only `libpti.so` exports (`PTI_SYMBOL` in
+/// `pti_export.h`).
+pub const OWN_SYMBOLS: &[&str] = &["-DPTI_LIBPTI_SYMBOLS"];
+
+/// The flags a tool built for Intel's PTI is built with (as `pkg-config pti_view` gives them):
+/// Intel's `pti_callback.h` (`include/pti-intel`) comes before libpti's, and calls bind to the
+/// C names.
+pub const INTEL_TOOL: &[&str] = &["-Iinclude/pti-intel"];
 
 /// Compiles C sources into the shared library `target/pti-tests/lib<name>.so` (a tool to
 /// preload), linked with `link`.
 pub fn compile_shared(name: &str, sources: &[&str], link: &[&str]) -> PathBuf {
     compile(
         out_dir().join(format!("lib{name}.so")),
-        SHARED,
+        &[SHARED, OWN_SYMBOLS].concat(),
         sources,
         link,
         &[lib_dir()],
@@ -89,9 +105,10 @@ pub fn compile_shared(name: &str, sources: &[&str], link: &[&str]) -> PathBuf {
 /// The flags that make [`compile`] build a shared library.
 pub const SHARED: &[&str] = &["-shared", "-fPIC"];
 
-/// Compiles C sources (paths relative to the workspace root; `include/` and `tests/c` on the
-/// include path, warnings as errors) into `output` with `flags`, linked with `link` against the
-/// libraries of `lib_dirs`, searched in that order at link time and at run time.
+/// Compiles C sources (paths relative to the workspace root; warnings as errors) into `output`
+/// with `flags` (which come before `include/` and `tests/c` on the include path), linked with
+/// `link` against the libraries of `lib_dirs`, searched in that order at link time and at run
+/// time.
 pub fn compile(
     output: PathBuf,
     flags: &[&str],
@@ -101,16 +118,9 @@ pub fn compile(
 ) -> PathBuf {
     let mut cc = Command::new("cc");
     cc.current_dir(root())
-        .args([
-            "-std=c11",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-g",
-            "-Iinclude",
-            "-Itests/c",
-        ])
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g"])
         .args(flags)
+        .args(["-Iinclude", "-Itests/c"])
         .args(sources)
         .arg("-o")
         .arg(&output);

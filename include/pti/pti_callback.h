@@ -5,16 +5,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "pti_view.h"
+#include "pti/pti_view.h"
+
 
 /**
  * Callback domains.
  */
-enum pti_callback_domain
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
+typedef enum _pti_callback_domain {
   /**
    * Not a domain.
    */
@@ -31,23 +28,12 @@ enum pti_callback_domain
    * Events inside libpti that lose or corrupt data or stop collection.
    */
   PTI_DOMAIN_PTI_CRITICAL_EVENT = 3,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum pti_callback_domain pti_callback_domain;
-#else
-typedef uint32_t pti_callback_domain;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+} pti_callback_domain;
 
 /**
  * Where in a traced call a callback is made.
  */
-enum pti_callback_site
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
+typedef enum _pti_callback_site {
   /**
    * Before the traced function runs.
    */
@@ -56,14 +42,7 @@ enum pti_callback_site
    * After the traced function returned.
    */
   PTI_SITE_EXIT = 1,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum pti_callback_site pti_callback_site;
-#else
-typedef uint32_t pti_callback_site;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+} pti_callback_site;
 
 /**
  * Opaque: tools never dereference a subscriber handle.

@@ -5,16 +5,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "pti_callback.h"
+#include "pti/pti_callback.h"
+
 
 /**
  * What happened to memory (libpti extension, `pti_ext.h`).
  */
-enum pti_view_memory_operation
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
+typedef enum _pti_view_memory_operation {
   /**
    * Not an operation.
    */
@@ -27,14 +24,7 @@ enum pti_view_memory_operation
    * Memory was released.
    */
   PTI_VIEW_MEMORY_OPERATION_RELEASE = 2,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum pti_view_memory_operation pti_view_memory_operation;
-#else
-typedef uint32_t pti_view_memory_operation;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+} pti_view_memory_operation;
 
 /**
  * The body of a simulated call: what the "traced function" does. Returns its status.

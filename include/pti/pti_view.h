@@ -5,12 +5,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "pti.h"
+#include "pti/pti.h"
+#include "pti/pti_driver_levelzero_api_ids.h"
+#include "pti/pti_driver_opencl_api_ids.h"
+#include "pti/pti_runtime_sycl_api_ids.h"
 
-/**
- * Size of `_device_uuid` in device records.
- */
-#define PTI_MAX_DEVICE_UUID_SIZE 16
 
 /**
  * Size of `_pci_address` in device records.
@@ -25,11 +24,7 @@
 /**
  * Kinds of view records.
  */
-enum pti_view_kind
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
+typedef enum _pti_view_kind {
   /**
    * Not a kind.
    */
@@ -88,23 +83,12 @@ enum pti_view_kind
    * the published kinds.
    */
   PTI_VIEW_EXT_MEMORY_ALLOCATION = 65537,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum pti_view_kind pti_view_kind;
-#else
-typedef uint32_t pti_view_kind;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+} pti_view_kind;
 
 /**
  * Kinds of external correlation IDs a tool can push.
  */
-enum pti_view_external_kind
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
+typedef enum _pti_view_external_kind {
   /**
    * Not a kind.
    */
@@ -129,23 +113,12 @@ enum pti_view_external_kind
    * Tool-defined 3.
    */
   PTI_VIEW_EXTERNAL_KIND_CUSTOM_3 = 5,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum pti_view_external_kind pti_view_external_kind;
-#else
-typedef uint32_t pti_view_external_kind;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+} pti_view_external_kind;
 
 /**
  * API groups. Calls are traced under 1..=3; 4, 5 and ALL only label records and filters.
  */
-enum pti_api_group_id
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
+typedef enum _pti_api_group_id {
   /**
    * Not a group.
    */
@@ -174,23 +147,12 @@ enum pti_api_group_id
    * Every group (filters only).
    */
   PTI_API_GROUP_ALL = 2147483647,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum pti_api_group_id pti_api_group_id;
-#else
-typedef uint32_t pti_api_group_id;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+} pti_api_group_id;
 
 /**
  * Classes of API functions, for coarse filtering of API records.
  */
-enum pti_api_class
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
+typedef enum _pti_api_class {
   /**
    * Not a class.
    */
@@ -207,23 +169,12 @@ enum pti_api_class
    * Every class.
    */
   PTI_API_CLASS_ALL = 2147483647,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum pti_api_class pti_api_class;
-#else
-typedef uint32_t pti_api_class;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+} pti_api_class;
 
 /**
  * Kinds of synchronisation.
  */
-enum pti_view_synchronization_type
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
+typedef enum _pti_view_synchronization_type {
   /**
    * Unknown.
    */
@@ -256,23 +207,12 @@ enum pti_view_synchronization_type
    * The host waited for a device.
    */
   PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_DEVICE = 7,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum pti_view_synchronization_type pti_view_synchronization_type;
-#else
-typedef uint32_t pti_view_synchronization_type;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+} pti_view_synchronization_type;
 
 /**
  * Where memory lives.
  */
-enum pti_view_memory_type
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
+typedef enum _pti_view_memory_type {
   /**
    * Unknown, or the program's own (not USM) host memory.
    */
@@ -289,24 +229,13 @@ enum pti_view_memory_type
    * USM shared memory.
    */
   PTI_VIEW_MEMORY_TYPE_SHARED = 3,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum pti_view_memory_type pti_view_memory_type;
-#else
-typedef uint32_t pti_view_memory_type;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+} pti_view_memory_type;
 
 /**
  * Direction of a copy: source to destination memory type (M: memory, H: host, D: device,
  * S: shared).
  */
-enum pti_view_memcpy_type
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
+typedef enum _pti_view_memcpy_type {
   /**
    * Memory to memory.
    */
@@ -371,23 +300,12 @@ enum pti_view_memcpy_type
    * Shared to shared.
    */
   PTI_VIEW_MEMCPY_TYPE_S2S = 15,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum pti_view_memcpy_type pti_view_memcpy_type;
-#else
-typedef uint32_t pti_view_memcpy_type;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+} pti_view_memcpy_type;
 
 /**
  * Kinds of overhead.
  */
-enum pti_view_overhead_kind
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
+typedef enum _pti_view_overhead_kind {
   /**
    * Not a kind.
    */
@@ -412,14 +330,7 @@ enum pti_view_overhead_kind
    * Time spent in libpti around traced calls (callbacks included).
    */
   PTI_VIEW_OVERHEAD_KIND_TIME = 5,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum pti_view_overhead_kind pti_view_overhead_kind;
-#else
-typedef uint32_t pti_view_overhead_kind;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+} pti_view_overhead_kind;
 
 /**
  * Called when libpti needs a buffer for records: store its address in `*buffer_ptr` and its
@@ -453,41 +364,6 @@ typedef struct pti_view_record_base {
  * A tool's clock: nanoseconds on a timeline of its choosing.
  */
 typedef uint64_t (*pti_fptr_get_timestamp)(void);
-
-/**
- * Device handle (`ze_device_handle_t`, `cl_device_id`).
- */
-typedef void *pti_device_handle_t;
-
-/**
- * Context handle (`ze_context_handle_t`, `cl_context`).
- */
-typedef void *pti_backend_ctx_t;
-
-/**
- * Queue handle (`ze_command_queue_handle_t`, `cl_command_queue`).
- */
-typedef void *pti_backend_queue_t;
-
-/**
- * Event handle (`ze_event_handle_t`, `cl_event`).
- */
-typedef void *pti_backend_evt_t;
-
-/**
- * Command-list handle (`ze_command_list_handle_t`).
- */
-typedef void *pti_backend_command_list_t;
-
-/**
- * Kernel handle (`ze_kernel_handle_t`, `cl_kernel`).
- */
-typedef void *pti_backend_kernel_t;
-
-/**
- * Module or program handle (`ze_module_handle_t`, `cl_program`).
- */
-typedef void *pti_backend_module_t;
 
 /**
  * A kernel execution (v1 layout; libpti writes pti_view_record_kernel_v2).

@@ -51,5 +51,6 @@ mod load;
 pub mod pti;
 pub mod raw;
 pub mod symbols;
+pub mod version;
 pub mod view;
 pub mod xpti;

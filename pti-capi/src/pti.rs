@@ -1,4 +1,5 @@
-//! `pti.h`: result codes and the library version.
+//! `pti.h`: result codes and their names. The handle types and `PTI_MAX_DEVICE_UUID_SIZE` that
+//! `pti.h` also declares come from `pti-abi/src/handles.rs`; the versions from [`crate::version`].
 
 use core::ffi::{CStr, c_char};
 
@@ -6,20 +7,6 @@ use pti_core::ResultCode;
 
 use crate::boundary::guard_or;
 use crate::raw::RawResult;
-
-/// libpti's major version. Changes when the ABI breaks; the SONAME is `libpti.so.<major>`.
-pub const PTI_VERSION_MAJOR: u32 = 0;
-/// libpti's minor version. Changes when features are added compatibly.
-pub const PTI_VERSION_MINOR: u32 = 1;
-/// libpti's patch version.
-pub const PTI_VERSION_PATCH: u32 = 0;
-
-/// The crate version as a C string: the one source of `ptiVersionString`.
-const VERSION_STRING: &CStr =
-    match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
-        Ok(s) => s,
-        Err(_) => panic!("the crate version contains a NUL"),
-    };
 
 /// The result of every libpti function.
 ///
@@ -158,37 +145,6 @@ impl From<ResultCode> for pti_result {
     }
 }
 
-/// libpti's version, as returned by ptiVersion.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct pti_version {
-    /// Major version: changes when the ABI breaks.
-    pub _major: u32,
-    /// Minor version.
-    pub _minor: u32,
-    /// Patch version.
-    pub _patch: u32,
-}
-
-const VERSION: pti_version = pti_version {
-    _major: PTI_VERSION_MAJOR,
-    _minor: PTI_VERSION_MINOR,
-    _patch: PTI_VERSION_PATCH,
-};
-
-/// The version as a static NUL-terminated string, `"<major>.<minor>.<patch>"`.
-/// Never NULL; the string lives as long as the library is loaded. Thread-safe.
-#[unsafe(no_mangle)]
-pub extern "C" fn ptiVersionString() -> *const c_char {
-    VERSION_STRING.as_ptr()
-}
-
-/// The version as numbers. Thread-safe.
-#[unsafe(no_mangle)]
-pub extern "C" fn ptiVersion() -> pti_version {
-    VERSION
-}
-
 /// The names of the codes of Intel PTI's metrics, metrics-scope and PC-sampling APIs, which
 /// the engine never produces (libpti answers those APIs with "not supported", see
 /// `crate::intel`).
@@ -247,19 +203,6 @@ mod tests {
         for code in ResultCode::ALL {
             assert_eq!(pti_result::from(code) as u32, code as u32, "{code:?}");
         }
-    }
-
-    #[test]
-    fn version_constants_match_the_crate_version() {
-        let expected = env!("CARGO_PKG_VERSION");
-        assert_eq!(
-            format!("{PTI_VERSION_MAJOR}.{PTI_VERSION_MINOR}.{PTI_VERSION_PATCH}"),
-            expected
-        );
-        // SAFETY: ptiVersionString returns a static NUL-terminated string.
-        let from_c = unsafe { CStr::from_ptr(ptiVersionString()) };
-        assert_eq!(from_c.to_str().unwrap(), expected);
-        assert_eq!(pti_core::VERSION, expected);
     }
 
     #[test]

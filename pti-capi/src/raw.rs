@@ -52,3 +52,18 @@ pub struct RawMemcpyType(pub u32);
 #[repr(transparent)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RawApiClass(pub u32);
+
+/// A `pti_callback_domain` of Intel's Callback API from C.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawIntelDomain(pub u32);
+
+/// A `pti_callback_phase` of Intel's Callback API from C.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawIntelPhase(pub u32);
+
+/// A `pti_metrics_scope_mode_t` from C.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawMetricsScopeMode(pub u32);

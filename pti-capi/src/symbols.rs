@@ -17,16 +17,17 @@ use core::ffi::{c_char, c_void};
 
 use crate::callback::{pti_api_id, pti_callback_function, pti_callback_subscriber};
 use crate::ext::pti_simulated_call_body;
-use crate::pti::{pti_result, pti_version};
+use crate::pti::pti_result;
 use crate::raw::*;
+use crate::version::pti_version;
 use crate::view::{
     pti_backend_ctx_t, pti_fptr_buffer_completed, pti_fptr_buffer_requested,
     pti_fptr_get_timestamp, pti_view_record_base,
 };
 
 forwarding_exports! { "under the name libpti's headers bind to";
-    pti::ptiVersionString as libpti_ptiVersionString() -> *const c_char;
-    pti::ptiVersion as libpti_ptiVersion() -> pti_version;
+    version::ptiVersionString as libpti_ptiVersionString() -> *const c_char;
+    version::ptiVersion as libpti_ptiVersion() -> pti_version;
     pti::ptiResultTypeToString as libpti_ptiResultTypeToString(result_value: RawResult) -> *const c_char;
     view::ptiViewSetCallbacks as libpti_ptiViewSetCallbacks(fptr_bufferRequested: pti_fptr_buffer_requested, fptr_bufferCompleted: pti_fptr_buffer_completed) -> pti_result;
     view::ptiViewEnable as libpti_ptiViewEnable(view_kind: RawViewKind) -> pti_result;

@@ -34,6 +34,7 @@ use pti::callback::*;
 use pti::ext::*;
 use pti::pti::*;
 use pti::raw::*;
+use pti::version::*;
 use pti::view::*;
 use pti_core::view::abi::{pti_view_record_api, pti_view_record_external_correlation};
 use pti_core::{ApiClass, ApiGroup, ids};
@@ -61,9 +62,9 @@ fn documented_results() -> &'static HashSet<u32> {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../include/pti/pti.h");
         let text = std::fs::read_to_string(path).expect("include/pti/pti.h");
         let body = text
-            .split("enum pti_result")
+            .split("enum _pti_result")
             .nth(1)
-            .and_then(|t| t.split("};").next())
+            .and_then(|t| t.split("} pti_result;").next())
             .expect("enum pti_result in pti.h");
         let codes: HashSet<u32> = body
             .lines()

@@ -53,7 +53,8 @@ static void bad_arguments(pti_callback_subscriber live) {
   for (size_t i = 0; i < sizeof unknown_results / sizeof *unknown_results; i++)
     CHECK(strcmp(ptiResultTypeToString((pti_result)unknown_results[i]), "UNKNOWN_PTI_RESULT") == 0);
   pti_version v = ptiVersion();
-  CHECK(v._major == PTI_VERSION_MAJOR && v._minor == PTI_VERSION_MINOR && v._patch == PTI_VERSION_PATCH);
+  CHECK(v._major == LIBPTI_VERSION_MAJOR && v._minor == LIBPTI_VERSION_MINOR && v._patch == LIBPTI_VERSION_PATCH);
+  CHECK(strcmp(ptiVersionString(), LIBPTI_VERSION_STRING) == 0);
 
   /* pti_view.h */
   const char* name = "untouched";

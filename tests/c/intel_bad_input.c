@@ -2,9 +2,8 @@
  * pointers, unknown enum values, handles never issued, and the metrics, metrics-scope and
  * PC-sampling APIs libpti answers as unsupported. Each call must return the code
  * docs/compatibility.md gives and leave out-parameters untouched. Linked against
- * libpti_view.so.1 and calling the plain C names, as a tool built against Intel's headers does.
- * Exits 0 only if every expectation held. */
-#define PTI_SYMBOL(name)
+ * libpti_view.so.1 and calling the plain C names, built against libpti's Intel-compatible
+ * headers as a tool built against Intel's headers is. Exits 0 only if every expectation held. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,66 +14,28 @@
 
 #include "check.h"
 
-/* Intel's declarations of what pti/pti_view.h and pti/pti.h of libpti do not declare. */
-typedef void* handle;
-typedef void (*intel_callback)(uint32_t, pti_api_group_id, uint32_t, void*, void*, void*, void**);
-pti_result ptiCallbackSubscribe(handle* subscriber, intel_callback callback, void* user_data);
-pti_result ptiCallbackUnsubscribe(handle subscriber);
-pti_result ptiCallbackEnableDomain(handle subscriber, uint32_t domain, uint32_t enter_cb, uint32_t exit_cb);
-pti_result ptiCallbackDisableDomain(handle subscriber, uint32_t domain);
-pti_result ptiCallbackDisableAllDomains(handle subscriber);
-const char* ptiCallbackDomainTypeToString(uint32_t domain);
-const char* ptiCallbackPhaseTypeToString(uint32_t phase);
-pti_result ptiMetricsGetDevices(void* devices, uint32_t* device_count);
-pti_result ptiMetricsGetMetricGroups(handle device, void* groups, uint32_t* count);
-pti_result ptiMetricsGetMetricsProperties(handle group, void* metrics);
-pti_result ptiMetricsConfigureCollection(handle device, void* params, uint32_t count);
-pti_result ptiMetricsStartCollection(handle device);
-pti_result ptiMetricsStartCollectionPaused(handle device);
-pti_result ptiMetricsPauseCollection(handle device);
-pti_result ptiMetricsResumeCollection(handle device);
-pti_result ptiMetricsStopCollection(handle device);
-pti_result ptiMetricsGetCalculatedData(handle device, handle group, void* values, uint32_t* count);
-pti_result ptiMetricsEnable(handle device);
-pti_result ptiMetricsDisable(handle device);
-pti_result ptiMetricsScopeEnable(handle* scope);
-pti_result ptiMetricsScopeConfigure(handle scope, uint32_t mode, handle* devices, uint32_t device_count,
-                                    const char** names, size_t name_count);
-pti_result ptiMetricsScopeQueryCollectionBufferSize(handle scope, size_t scopes, size_t* size);
-pti_result ptiMetricsScopeSetCollectionBufferSize(handle scope, size_t size);
-pti_result ptiMetricsScopeStartCollection(handle scope);
-pti_result ptiMetricsScopeStopCollection(handle scope);
-pti_result ptiMetricsScopeDisable(handle scope);
-pti_result ptiMetricsScopeGetCollectionBuffersCount(handle scope, size_t* count);
-pti_result ptiMetricsScopeGetCollectionBuffer(handle scope, size_t index, void** buffer, size_t* size);
-pti_result ptiMetricsScopeGetCollectionBufferProperties(handle scope, void* buffer, void* props);
-pti_result ptiMetricsScopeQueryMetricsBufferSize(handle scope, void* buffer, size_t* size, size_t* records);
-pti_result ptiMetricsScopeCalculateMetrics(handle scope, void* buffer, void* metrics, size_t size, size_t* records);
-pti_result ptiMetricsScopeGetMetricsMetadata(handle scope, void* metadata);
-pti_result ptiPcSamplingEnable(handle* sampling);
-pti_result ptiPcSamplingConfigure(handle sampling, const handle* devices, size_t count, uint32_t period_ns);
-pti_result ptiPcSamplingQueryCollectionBufferSize(handle sampling, size_t* size);
-pti_result ptiPcSamplingSetCollectionBufferSize(handle sampling, size_t size);
-pti_result ptiPcSamplingStartCollection(handle sampling);
-pti_result ptiPcSamplingStopCollection(handle sampling);
-pti_result ptiPcSamplingGetStallReasons(handle sampling, void* reasons, size_t* count);
-pti_result ptiPcSamplingGetProfiledDevices(handle sampling, handle* devices, size_t* count);
-pti_result ptiPcSamplingGetObservedKernelHandles(handle sampling, handle device, uint64_t* kernels, size_t* count);
-pti_result ptiPcSamplingGetObservedKernelInfo(handle sampling, handle device, uint64_t kernel, void* info);
-pti_result ptiPcSamplingGetSamplesPerInstruction(handle sampling, handle device, uint64_t kernel, void* instructions,
-                                                 size_t instruction_count, uint64_t* samples, size_t sample_count);
-pti_result ptiPcSamplingGetDeviceStatus(handle sampling, handle device, void* status);
-pti_result ptiPcSamplingDisable(handle sampling);
+/* Intel's Callback API from the Intel-compatible pti_callback.h (include/pti-intel comes first on
+ * the include path), and Intel's metrics, metrics-scope and PC-sampling headers. */
+#include "pti/pti_callback.h"
+#include "pti/pti_metrics.h"
+#include "pti/pti_metrics_scope.h"
+#include "pti/pti_pc_sampling.h"
+
+/* The XPTI subscriber's entry points, which no PTI header declares. */
 void xptiTraceInit(unsigned int major, unsigned int minor, const char* version, const char* stream);
 void xptiTraceFinish(const char* stream);
 bool xptiQuerySubscriberStreamDetailLevel(const char* stream, void* level);
 
-static void noop(uint32_t d, pti_api_group_id g, uint32_t i, void* c, void* data, void* u, void** inst) {
+static void noop(pti_callback_domain d, pti_api_group_id g, uint32_t i, pti_backend_ctx_t c, void* data, void* u,
+                 void** inst) {
   (void)d, (void)g, (void)i, (void)c, (void)data, (void)u, (void)inst;
 }
 
 static int object;
-#define BAD ((handle)&object)
+#define BAD ((void*)&object)
+#define BAD_SUB ((pti_callback_subscriber_handle)&object)
+#define BAD_SCOPE ((pti_scope_collection_handle_t)&object)
+#define BAD_SAMPLING ((pti_pc_sampling_handle_t)&object)
 #define BAD_ARG PTI_ERROR_BAD_ARGUMENT
 
 int main(void) {
@@ -113,15 +74,15 @@ int main(void) {
   EXPECT(ptiFlushAllViews(), PTI_SUCCESS);
 
   /* Intel's Callback API. */
-  handle sub = BAD;
+  pti_callback_subscriber_handle sub = BAD_SUB;
   EXPECT(ptiCallbackSubscribe(NULL, noop, NULL), BAD_ARG);
   EXPECT(ptiCallbackSubscribe(&sub, NULL, NULL), BAD_ARG);
-  CHECK(sub == BAD);
+  CHECK(sub == BAD_SUB);
   EXPECT(ptiCallbackUnsubscribe(NULL), BAD_ARG);
-  EXPECT(ptiCallbackUnsubscribe(BAD), BAD_ARG);
+  EXPECT(ptiCallbackUnsubscribe(BAD_SUB), BAD_ARG);
   EXPECT(ptiCallbackEnableDomain(NULL, 1023, 1, 1), BAD_ARG);
-  EXPECT(ptiCallbackEnableDomain(BAD, 1023, 1, 1), BAD_ARG);
-  EXPECT(ptiCallbackDisableDomain(BAD, 1023), BAD_ARG);
+  EXPECT(ptiCallbackEnableDomain(BAD_SUB, 1023, 1, 1), BAD_ARG);
+  EXPECT(ptiCallbackDisableDomain(BAD_SUB, 1023), BAD_ARG);
   EXPECT(ptiCallbackDisableAllDomains(NULL), BAD_ARG);
   EXPECT(ptiCallbackSubscribe(&sub, noop, NULL), PTI_SUCCESS);
   const uint32_t unknown_domains[] = {0, 10, 1022, 1026, 0x7fffffffu, 0xffffffffu};
@@ -174,44 +135,44 @@ int main(void) {
   EXPECT(ptiMetricsGetCalculatedData(BAD, BAD, NULL, &count), BAD_ARG);
 
   /* Metrics scope: not implemented; no handle is ever issued. */
-  handle scope = BAD;
+  pti_scope_collection_handle_t scope = BAD_SCOPE;
   EXPECT(ptiMetricsScopeEnable(NULL), BAD_ARG);
   EXPECT(ptiMetricsScopeEnable(&scope), PTI_ERROR_NOT_IMPLEMENTED);
-  CHECK(scope == BAD);
+  CHECK(scope == BAD_SCOPE);
   size_t size = 5, records = 6;
   void* buffer = NULL;
   const char* names[] = {"GpuTime"};
-  EXPECT(ptiMetricsScopeConfigure(BAD, 0, NULL, 0, names, 1), BAD_ARG);
-  EXPECT(ptiMetricsScopeQueryCollectionBufferSize(BAD, 1, &size), BAD_ARG);
-  EXPECT(ptiMetricsScopeSetCollectionBufferSize(BAD, 1 << 20), BAD_ARG);
-  EXPECT(ptiMetricsScopeStartCollection(BAD), BAD_ARG);
-  EXPECT(ptiMetricsScopeStopCollection(BAD), BAD_ARG);
+  EXPECT(ptiMetricsScopeConfigure(BAD_SCOPE, 0, NULL, 0, names, 1), BAD_ARG);
+  EXPECT(ptiMetricsScopeQueryCollectionBufferSize(BAD_SCOPE, 1, &size), BAD_ARG);
+  EXPECT(ptiMetricsScopeSetCollectionBufferSize(BAD_SCOPE, 1 << 20), BAD_ARG);
+  EXPECT(ptiMetricsScopeStartCollection(BAD_SCOPE), BAD_ARG);
+  EXPECT(ptiMetricsScopeStopCollection(BAD_SCOPE), BAD_ARG);
   EXPECT(ptiMetricsScopeDisable(NULL), BAD_ARG);
-  EXPECT(ptiMetricsScopeGetCollectionBuffersCount(BAD, &size), BAD_ARG);
-  EXPECT(ptiMetricsScopeGetCollectionBuffer(BAD, 0, &buffer, &size), BAD_ARG);
-  EXPECT(ptiMetricsScopeGetCollectionBufferProperties(BAD, NULL, NULL), BAD_ARG);
-  EXPECT(ptiMetricsScopeQueryMetricsBufferSize(BAD, NULL, &size, &records), BAD_ARG);
-  EXPECT(ptiMetricsScopeCalculateMetrics(BAD, NULL, NULL, 0, &records), BAD_ARG);
-  EXPECT(ptiMetricsScopeGetMetricsMetadata(BAD, NULL), BAD_ARG);
+  EXPECT(ptiMetricsScopeGetCollectionBuffersCount(BAD_SCOPE, &size), BAD_ARG);
+  EXPECT(ptiMetricsScopeGetCollectionBuffer(BAD_SCOPE, 0, &buffer, &size), BAD_ARG);
+  EXPECT(ptiMetricsScopeGetCollectionBufferProperties(BAD_SCOPE, NULL, NULL), BAD_ARG);
+  EXPECT(ptiMetricsScopeQueryMetricsBufferSize(BAD_SCOPE, NULL, &size, &records), BAD_ARG);
+  EXPECT(ptiMetricsScopeCalculateMetrics(BAD_SCOPE, NULL, NULL, 0, &records), BAD_ARG);
+  EXPECT(ptiMetricsScopeGetMetricsMetadata(BAD_SCOPE, NULL), BAD_ARG);
   CHECK(size == 5 && records == 6 && buffer == NULL);
 
   /* PC sampling: unsupported; no handle is ever issued. */
-  handle sampling = BAD;
+  pti_pc_sampling_handle_t sampling = BAD_SAMPLING;
   EXPECT(ptiPcSamplingEnable(NULL), BAD_ARG);
   EXPECT(ptiPcSamplingEnable(&sampling), (pti_result)257 /* PTI_ERROR_PC_SAMPLING_UNSUPPORTED */);
-  CHECK(sampling == BAD);
+  CHECK(sampling == BAD_SAMPLING);
   uint64_t kernels[1] = {0}, samples[1] = {0};
-  EXPECT(ptiPcSamplingConfigure(BAD, NULL, 0, 1000), BAD_ARG);
-  EXPECT(ptiPcSamplingQueryCollectionBufferSize(BAD, &size), BAD_ARG);
-  EXPECT(ptiPcSamplingSetCollectionBufferSize(BAD, 1 << 20), BAD_ARG);
-  EXPECT(ptiPcSamplingStartCollection(BAD), BAD_ARG);
-  EXPECT(ptiPcSamplingStopCollection(BAD), BAD_ARG);
-  EXPECT(ptiPcSamplingGetStallReasons(BAD, NULL, &size), BAD_ARG);
-  EXPECT(ptiPcSamplingGetProfiledDevices(BAD, NULL, &size), BAD_ARG);
-  EXPECT(ptiPcSamplingGetObservedKernelHandles(BAD, BAD, kernels, &size), BAD_ARG);
-  EXPECT(ptiPcSamplingGetObservedKernelInfo(BAD, BAD, 1, NULL), BAD_ARG);
-  EXPECT(ptiPcSamplingGetSamplesPerInstruction(BAD, BAD, 1, NULL, 0, samples, 1), BAD_ARG);
-  EXPECT(ptiPcSamplingGetDeviceStatus(BAD, BAD, NULL), BAD_ARG);
+  EXPECT(ptiPcSamplingConfigure(BAD_SAMPLING, NULL, 0, 1000), BAD_ARG);
+  EXPECT(ptiPcSamplingQueryCollectionBufferSize(BAD_SAMPLING, &size), BAD_ARG);
+  EXPECT(ptiPcSamplingSetCollectionBufferSize(BAD_SAMPLING, 1 << 20), BAD_ARG);
+  EXPECT(ptiPcSamplingStartCollection(BAD_SAMPLING), BAD_ARG);
+  EXPECT(ptiPcSamplingStopCollection(BAD_SAMPLING), BAD_ARG);
+  EXPECT(ptiPcSamplingGetStallReasons(BAD_SAMPLING, NULL, &size), BAD_ARG);
+  EXPECT(ptiPcSamplingGetProfiledDevices(BAD_SAMPLING, NULL, &size), BAD_ARG);
+  EXPECT(ptiPcSamplingGetObservedKernelHandles(BAD_SAMPLING, BAD, kernels, &size), BAD_ARG);
+  EXPECT(ptiPcSamplingGetObservedKernelInfo(BAD_SAMPLING, BAD, 1, NULL), BAD_ARG);
+  EXPECT(ptiPcSamplingGetSamplesPerInstruction(BAD_SAMPLING, BAD, 1, NULL, 0, samples, 1), BAD_ARG);
+  EXPECT(ptiPcSamplingGetDeviceStatus(BAD_SAMPLING, BAD, NULL), BAD_ARG);
   EXPECT(ptiPcSamplingDisable(NULL), BAD_ARG);
   CHECK(size == 5);
 

@@ -1,6 +1,5 @@
-/* A tool written for Intel PTI 1.2's Callback API (Intel's pti_callback.h, declared below as
- * Intel's header declares it), to run unchanged on Intel's library and on libpti's
- * libpti_view.so.1. Preloaded into a program, its constructor subscribes, enables the driver-API
+/* A tool written for Intel PTI 1.2's Callback API (Intel's pti_callback.h), to run unchanged on
+ * Intel's library and on libpti's libpti_view.so.1. Preloaded into a program, its constructor subscribes, enables the driver-API
  * domain (ENTER and EXIT), the internal-event domain, the GPU-operation and kernel domains,
  * notes each answer, and enables the driver-API and device views so that callbacks and records
  * can be matched. At exit it writes to $PTI_TEST_OUT.<pid>:
@@ -14,8 +13,8 @@
  *   T DEV <kind> <op id> <corr> <name>  one line per kernel, copy and fill record
  *   T STATS <enters> <exits> <bad instance data> <bad user data> <bad phase> <internal events>
  *   T NAMES <domain 1023 name> <phase 2 name>
- * It calls the plain C names and links against libpti_view.so.1, Intel's library name. */
-#define PTI_SYMBOL(name)
+ * It is built against libpti's Intel-compatible headers, calls the plain C names and links
+ * against libpti_view.so.1, Intel's library name. */
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -26,53 +25,24 @@
 
 #include "pti/pti_view.h"
 
-/* Intel PTI 1.2's Callback API, as its pti_callback.h declares it. */
-typedef struct _pti_callback_subscriber* pti_callback_subscriber_handle;
-typedef uint32_t intel_domain;
-typedef uint32_t intel_phase;
-enum { DOMAIN_GPU_OPERATION_APPENDED = 4, DOMAIN_GPU_OPERATION_COMPLETED = 6, DOMAIN_KERNEL_CREATED = 8,
-       DOMAIN_KERNEL_DESTROYED = 9, DOMAIN_DRIVER_API = 1023, DOMAIN_INTERNAL_EVENT = 1025 };
-enum { PHASE_API_ENTER = 1, PHASE_API_EXIT = 2, PHASE_INTERNAL_EVENT = 5 };
-typedef void (*intel_callback)(intel_domain domain, pti_api_group_id group, uint32_t api_id, void* backend_ctx,
-                               void* cb_data, void* global_user_data, void** instance_user_data);
-pti_result ptiCallbackSubscribe(pti_callback_subscriber_handle* subscriber, intel_callback callback, void* user_data);
-pti_result ptiCallbackUnsubscribe(pti_callback_subscriber_handle subscriber);
-pti_result ptiCallbackEnableDomain(pti_callback_subscriber_handle subscriber, intel_domain domain, uint32_t enter_cb,
-                                   uint32_t exit_cb);
-pti_result ptiCallbackDisableAllDomains(pti_callback_subscriber_handle subscriber);
-const char* ptiCallbackDomainTypeToString(intel_domain domain);
-const char* ptiCallbackPhaseTypeToString(intel_phase phase);
+/* Intel PTI 1.2's Callback API, from the Intel-compatible pti_callback.h (include/pti-intel
+ * comes first on the include path, as `pkg-config pti_view` puts it). */
+#include "pti/pti_callback.h"
 
-/* Intel's cb_data of the GPU-operation and kernel domains, as its pti_callback.h lays them out. */
-typedef struct {
-  uint32_t _operation_kind;
-  uint64_t _operation_id;
-  uint64_t _kernel_handle;
-  const char* _name;
-} gpu_op_details;
-typedef struct {
-  intel_domain _domain;
-  uint32_t _cmd_list_properties;
-  void* _cmd_list_handle;
-  void* _queue_handle;
-  void* _device_handle;
-  intel_phase _phase;
-  uint32_t _return_code;
-  uint32_t _correlation_id;
-  uint32_t _operation_count;
-  gpu_op_details* _operation_details;
-} gpu_op_data;
-typedef struct {
-  intel_domain _domain;
-  intel_phase _phase;
-  uint32_t _return_code;
-  uint32_t _correlation_id;
-  uint64_t _kernel_handle;
-  void* _device_kernel_handle;
-  void* _device_handle;
-  void* _module_handle;
-  const char* _name;
-} kernel_data;
+typedef pti_callback_domain intel_domain;
+typedef pti_callback_phase intel_phase;
+typedef pti_gpu_op_details gpu_op_details;
+typedef pti_callback_gpu_op_data gpu_op_data;
+typedef pti_callback_kernel_data kernel_data;
+#define DOMAIN_GPU_OPERATION_APPENDED PTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED
+#define DOMAIN_GPU_OPERATION_COMPLETED PTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED
+#define DOMAIN_KERNEL_CREATED PTI_CB_DOMAIN_DRIVER_KERNEL_CREATED
+#define DOMAIN_KERNEL_DESTROYED PTI_CB_DOMAIN_DRIVER_KERNEL_DESTROYED
+#define DOMAIN_DRIVER_API PTI_CB_DOMAIN_DRIVER_API
+#define DOMAIN_INTERNAL_EVENT PTI_CB_DOMAIN_INTERNAL_EVENT
+#define PHASE_API_ENTER PTI_CB_PHASE_API_ENTER
+#define PHASE_API_EXIT PTI_CB_PHASE_API_EXIT
+#define PHASE_INTERNAL_EVENT PTI_CB_PHASE_INTERNAL_EVENT
 
 /* What libpti documents for the driver-API domain's cb_data; its first fields are those every
  * Intel callback struct starts with (domain, phase, return code, correlation ID). */

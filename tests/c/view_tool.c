@@ -2,12 +2,11 @@
  * record of one program. Preloaded into the program, its constructor enables the API and device
  * views; at exit it flushes and writes one line per record ("T ...") to $PTI_TEST_OUT.<pid>.
  *
- * It calls the plain C names (PTI_SYMBOL defined empty, see pti.h) and links against
+ * It is built against libpti's Intel-compatible headers, calls the plain C names and links against
  * libpti_view.so.1, Intel's library name: the same binary runs on Intel PTI 1.2 (PyPI intel-pti)
  * and on libpti (through a libpti_view.so.1 link to libpti.so), whichever LD_LIBRARY_PATH finds.
  * Being linked (not merely preloaded beside it) also orders the constructors: the library's runs
  * before this one, which Intel's needs. */
-#define PTI_SYMBOL(name)
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,8 @@
 //! ```text
 //! P/lib/libpti.so.<version>, libpti.so.<major> -> it, libpti.so -> libpti.so.<major> (no static
 //! library: one engine per process)
-//! P/include/pti/*.h
+//! P/include/pti/*.h                           (libpti's API and what both libraries declare)
+//! P/include/pti-intel/pti/pti_callback.h      (Intel's Callback API, for tools built for Intel's PTI)
 //! P/lib/libpti_view.so.1.2.0, libpti_view.so.1 -> it, libpti_view.so -> libpti_view.so.1
 //! (Intel PTI 1.2's ABI, forwarding to libpti.so.0 found beside it)
 //! P/lib/pkgconfig/pti.pc, pti_view.pc           (pkg-config pti, pkg-config pti_view)
@@ -74,7 +75,7 @@ fn pkg_config() -> String {
          Version: {VERSION}\n\
          Libs: -L${{libdir}} -lpti\n\
          Libs.private: -lgcc_s -lutil -lrt -lpthread -lm -ldl\n\
-         Cflags: -I${{includedir}}\n"
+         Cflags: -I${{includedir}} -DPTI_LIBPTI_SYMBOLS\n"
     )
 }
 
@@ -90,7 +91,7 @@ fn pkg_config_view() -> String {
          Description: Intel PTI {INTEL_PTI}'s ABI over libpti (libpti_view.so.1)\n\
          Version: {INTEL_PTI}\n\
          Libs: -L${{libdir}} -lpti_view\n\
-         Cflags: -I${{includedir}}\n"
+         Cflags: -I${{includedir}}/pti-intel -I${{includedir}}\n"
     )
 }
 
@@ -109,6 +110,7 @@ fn cmake_config() -> String {
          \x20 set_target_properties(Pti::pti PROPERTIES\n\
          \x20   IMPORTED_LOCATION \"${{_PTI_PREFIX}}/lib/libpti.so.{VERSION}\"\n\
          \x20   IMPORTED_SONAME \"libpti.so.{major}\"\n\
+         \x20   INTERFACE_COMPILE_DEFINITIONS PTI_LIBPTI_SYMBOLS\n\
          \x20   INTERFACE_INCLUDE_DIRECTORIES \"${{_PTI_PREFIX}}/include\")\n\
          endif()\n\
          if(NOT TARGET Pti::pti_view)\n\
@@ -116,7 +118,7 @@ fn cmake_config() -> String {
          \x20 set_target_properties(Pti::pti_view PROPERTIES\n\
          \x20   IMPORTED_LOCATION \"${{_PTI_PREFIX}}/lib/libpti_view.so.{INTEL_PTI}\"\n\
          \x20   IMPORTED_SONAME \"libpti_view.so.1\"\n\
-         \x20   INTERFACE_INCLUDE_DIRECTORIES \"${{_PTI_PREFIX}}/include\")\n\
+         \x20   INTERFACE_INCLUDE_DIRECTORIES \"${{_PTI_PREFIX}}/include/pti-intel;${{_PTI_PREFIX}}/include\")\n\
          endif()\n\
          set(Pti_INCLUDE_DIRS \"${{_PTI_PREFIX}}/include\")\n\
          set(Pti_LIBRARIES Pti::pti)\n\
@@ -147,13 +149,14 @@ fn cmake_version() -> String {
 /// Installs the build of `profile` under `prefix`; returns the files written.
 pub fn install(root: &Path, prefix: &Path, profile: Profile) -> Result<Vec<PathBuf>, String> {
     let build = root.join("target").join(profile.dir());
-    let (lib, include, bin) = (
+    let (lib, include, intel_include, bin) = (
         prefix.join("lib"),
         prefix.join("include/pti"),
+        prefix.join("include/pti-intel/pti"),
         prefix.join("bin"),
     );
     let (pkgconfig, cmake) = (lib.join("pkgconfig"), lib.join("cmake/Pti"));
-    for dir in [&lib, &include, &bin, &pkgconfig, &cmake] {
+    for dir in [&lib, &bin, &pkgconfig, &cmake] {
         mkdir(dir)?;
     }
     let mut written = Vec::new();
@@ -172,12 +175,18 @@ pub fn install(root: &Path, prefix: &Path, profile: Profile) -> Result<Vec<PathB
         lib.join("libpti_view.so.1"),
         lib.join("libpti_view.so"),
     ]);
-    for entry in std::fs::read_dir(root.join("include/pti")).map_err(|e| e.to_string())? {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.extension().is_some_and(|e| e == "h") {
-            let to = include.join(path.file_name().unwrap());
-            copy(&path, &to)?;
-            written.push(to);
+    for (from, to) in [
+        ("include/pti", include),
+        ("include/pti-intel/pti", intel_include),
+    ] {
+        mkdir(&to)?;
+        for entry in std::fs::read_dir(root.join(from)).map_err(|e| e.to_string())? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.extension().is_some_and(|e| e == "h") {
+                let to = to.join(path.file_name().unwrap());
+                copy(&path, &to)?;
+                written.push(to);
+            }
         }
     }
     copy(&build.join("pti-trace"), &bin.join("pti-trace"))?;

@@ -46,6 +46,9 @@ fn generate() -> Result<(), String> {
     for file in xtask::generate()? {
         let path = root.join(&file.path);
         if std::fs::read_to_string(&path).ok().as_deref() != Some(&file.contents) {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            }
             std::fs::write(&path, &file.contents)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
             eprintln!("xtask: wrote {}", file.path.display());

@@ -36,7 +36,12 @@ use pti_core::{ApiGroup, Domain, Error, Event, ResultCode, Site, session};
 use crate::boundary::{guard, guard_or, guard_status, out_ptr};
 use crate::callback::subscriber_id;
 use crate::pti::pti_result;
+use crate::raw::{RawIntelDomain, RawIntelPhase};
 use crate::view::pti_api_group_id;
+use pti_core::view::abi::{
+    pti_backend_command_list_t, pti_backend_ctx_t, pti_backend_kernel_t, pti_backend_module_t,
+    pti_backend_queue_t, pti_device_handle_t,
+};
 
 /// Intel's callback domains (`pti_callback_domain` of Intel's header).
 #[repr(u32)]
@@ -68,6 +73,8 @@ pub enum pti_cb_domain {
     PTI_CB_DOMAIN_INTERNAL_THREADS = 1024,
     /// libpti's critical events (declared only by Intel 1.2).
     PTI_CB_DOMAIN_INTERNAL_EVENT = 1025,
+    /// Keeps the enum 32 bits wide in every C compiler; never used as a value.
+    PTI_CB_DOMAIN_MAX = 0x7fff_ffff,
 }
 
 /// Intel's callback phases (`pti_callback_phase` of Intel's header).
@@ -86,6 +93,8 @@ pub enum pti_cb_phase {
     PTI_CB_PHASE_INTERNAL_THREAD_END = 4,
     /// An internal event.
     PTI_CB_PHASE_INTERNAL_EVENT = 5,
+    /// Keeps the enum 32 bits wide in every C compiler; never used as a value.
+    PTI_CB_PHASE_MAX = 0x7fff_ffff,
 }
 
 /// How grave an internal event is (`pti_internal_event_type` of Intel's header).
@@ -98,6 +107,8 @@ pub enum pti_internal_event_type {
     PTI_INTERNAL_EVENT_TYPE_WARNING = 1,
     /// Data collected from now on is not to be trusted.
     PTI_INTERNAL_EVENT_TYPE_CRITICAL = 2,
+    /// Keeps the enum 32 bits wide in every C compiler; never used as a value.
+    PTI_INTERNAL_EVENT_TYPE_MAX = 0x7fff_ffff,
 }
 
 /// Which kind of command list operations were appended to (flags; Intel's
@@ -111,6 +122,8 @@ pub enum pti_backend_command_list_type {
     PTI_BACKEND_COMMAND_LIST_TYPE_IMMEDIATE = 2,
     /// A mutable list (libpti does not tell them apart yet).
     PTI_BACKEND_COMMAND_LIST_TYPE_MUTABLE = 4,
+    /// Keeps the enum 32 bits wide in every C compiler; never used as a value.
+    PTI_BACKEND_COMMAND_LIST_TYPE_MAX = 0x7fff_ffff,
 }
 
 /// What a GPU operation does (Intel's `pti_gpu_operation_kind`).
@@ -125,6 +138,8 @@ pub enum pti_gpu_operation_kind {
     PTI_GPU_OPERATION_KIND_MEMORY = 2,
     /// A barrier or marker.
     PTI_GPU_OPERATION_KIND_OTHER = 3,
+    /// Keeps the enum 32 bits wide in every C compiler; never used as a value.
+    PTI_GPU_OPERATION_KIND_MAX = 0x7fff_ffff,
 }
 
 /// One GPU operation of a [`pti_callback_gpu_op_data`] (Intel's layout).
@@ -149,12 +164,12 @@ pub struct pti_callback_gpu_op_data {
     /// IMMEDIATE for an immediate list or an OpenCL queue; else UNKNOWN.
     pub _cmd_list_properties: pti_backend_command_list_type,
     /// The Level Zero command list appended to; NULL for OpenCL and for completions.
-    pub _cmd_list_handle: *mut c_void,
+    pub _cmd_list_handle: pti_backend_command_list_t,
     /// The Level Zero immediate list or the OpenCL queue; at a completion, the queue its record
     /// names.
-    pub _queue_handle: *mut c_void,
+    pub _queue_handle: pti_backend_queue_t,
     /// The device.
-    pub _device_handle: *mut c_void,
+    pub _device_handle: pti_device_handle_t,
     /// ENTER or EXIT (completions: always EXIT).
     pub _phase: pti_cb_phase,
     /// At the EXIT of an append, its status; else 0.
@@ -181,11 +196,11 @@ pub struct pti_callback_kernel_data {
     /// The kernel object's address (0 at the ENTER of a creation and after a failed one).
     pub _kernel_handle: u64,
     /// The kernel object (`ze_kernel_handle_t`, `cl_kernel`), NULL where `_kernel_handle` is 0.
-    pub _device_kernel_handle: *mut c_void,
+    pub _device_kernel_handle: pti_backend_kernel_t,
     /// The device where known, else NULL.
-    pub _device_handle: *mut c_void,
+    pub _device_handle: pti_device_handle_t,
     /// At a creation, the module (`ze_module_handle_t`) or program (`cl_program`); else NULL.
-    pub _module_handle: *mut c_void,
+    pub _module_handle: pti_backend_module_t,
     /// At the EXIT of a creation, the kernel's name; else NULL.
     pub _name: *const c_char,
 }
@@ -245,7 +260,7 @@ pub type IntelCallback = unsafe extern "C" fn(
     domain: pti_cb_domain,
     driver_api_group_id: pti_api_group_id,
     driver_api_id: u32,
-    backend_context: *mut c_void,
+    backend_context: pti_backend_ctx_t,
     cb_data: *mut c_void,
     global_user_data: *mut c_void,
     instance_user_data: *mut *mut c_void,
@@ -607,10 +622,11 @@ fn set_phases(subscriber: pti_callback_subscriber_handle, domain: u32, wanted: u
 #[unsafe(no_mangle)]
 pub extern "C" fn libpti_intel_ptiCallbackEnableDomain(
     subscriber: pti_callback_subscriber_handle,
-    domain: u32,
+    domain: RawIntelDomain,
     enter_cb: u32,
     exit_cb: u32,
 ) -> pti_result {
+    let domain = domain.0;
     let wanted = u32::from(enter_cb != 0) * ENTER + u32::from(exit_cb != 0) * EXIT;
     match domain {
         6 | 1025 => set_phases(subscriber, domain, ENTER | EXIT),
@@ -628,9 +644,9 @@ pub extern "C" fn libpti_intel_ptiCallbackEnableDomain(
 #[unsafe(no_mangle)]
 pub extern "C" fn libpti_intel_ptiCallbackDisableDomain(
     subscriber: pti_callback_subscriber_handle,
-    domain: u32,
+    domain: RawIntelDomain,
 ) -> pti_result {
-    set_phases(subscriber, domain, 0)
+    set_phases(subscriber, domain.0, 0)
 }
 
 /// Intel's `ptiCallbackDisableAllDomains`.
@@ -649,14 +665,16 @@ pub extern "C" fn libpti_intel_ptiCallbackDisableAllDomains(
 
 /// The name of Intel's callback domain `domain`, or "INVALID".
 #[unsafe(no_mangle)]
-pub extern "C" fn libpti_intel_ptiCallbackDomainTypeToString(domain: u32) -> *const c_char {
-    guard_or(c"INVALID".as_ptr(), || domain_name(domain).as_ptr())
+pub extern "C" fn libpti_intel_ptiCallbackDomainTypeToString(
+    domain: RawIntelDomain,
+) -> *const c_char {
+    guard_or(c"INVALID".as_ptr(), || domain_name(domain.0).as_ptr())
 }
 
 /// The name of Intel's callback phase `phase`, or "INVALID".
 #[unsafe(no_mangle)]
-pub extern "C" fn libpti_intel_ptiCallbackPhaseTypeToString(phase: u32) -> *const c_char {
-    guard_or(c"INVALID".as_ptr(), || phase_name(phase).as_ptr())
+pub extern "C" fn libpti_intel_ptiCallbackPhaseTypeToString(phase: RawIntelPhase) -> *const c_char {
+    guard_or(c"INVALID".as_ptr(), || phase_name(phase.0).as_ptr())
 }
 
 fn domain_name(domain: u32) -> &'static CStr {

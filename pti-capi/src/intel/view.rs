@@ -20,8 +20,9 @@ use pti_core::ResultCode;
 use crate::boundary::guard_or;
 use crate::intel::clock;
 use crate::intel::faces::Face;
-use crate::pti::{metrics_code_name, pti_result, pti_version};
+use crate::pti::{metrics_code_name, pti_result};
 use crate::raw::*;
+use crate::version::{PTI_VERSION_MAJOR, PTI_VERSION_MINOR, PTI_VERSION_PATCH, pti_version};
 use crate::view::{
     pti_fptr_buffer_completed, pti_fptr_buffer_requested, pti_fptr_get_timestamp,
     pti_view_record_base,
@@ -29,9 +30,9 @@ use crate::view::{
 
 /// The PTI API level the Intel face implements.
 pub const INTEL_PTI_VERSION: pti_version = pti_version {
-    _major: 1,
-    _minor: 2,
-    _patch: 0,
+    _major: PTI_VERSION_MAJOR,
+    _minor: PTI_VERSION_MINOR,
+    _patch: PTI_VERSION_PATCH,
 };
 
 /// The highest view kind of Intel PTI 1.2's `pti_view_kind` (PTI_VIEW_COMMUNICATION).
@@ -90,7 +91,7 @@ pub extern "C" fn libpti_intel_ptiViewSetTimestampCallback(
     crate::view::ptiViewSetTimestampCallback(fptr_timestampRequested)
 }
 
-/// Intel's `ptiVersionString`: "1.2.0".
+/// Intel's `ptiVersionString`: "1.2.0" (`PTI_VERSION_STRING`).
 #[unsafe(no_mangle)]
 pub extern "C" fn libpti_intel_ptiVersionString() -> *const c_char {
     c"1.2.0".as_ptr()
