@@ -30,6 +30,9 @@ use pti_tests::{
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Library {
     Libpti,
+    /// libpti's, with `libpti.so` preloaded before the tool (as pti-trace runs a program): the
+    /// tool's plain names bind to `libpti.so`, which must answer as Intel's face.
+    LibptiPreloaded,
     IntelPti,
 }
 
@@ -148,6 +151,14 @@ fn run_tool(tool: &Path, on: On, library: Library, marker: &str) -> (String, Str
     let base = out_dir().join(&stem);
     let (view_dir, preload) = match library {
         Library::Libpti => (&tools.libpti_as_view, tool.display().to_string()),
+        Library::LibptiPreloaded => (
+            &tools.libpti_as_view,
+            format!(
+                "{}:{}",
+                tools.libpti_as_view.join("libpti.so.0").display(),
+                tool.display()
+            ),
+        ),
         Library::IntelPti => {
             cmd.env("ZE_ENABLE_TRACING_LAYER", "1");
             (
@@ -539,8 +550,8 @@ fn callbacks(adapter: On, library: Library) -> Callbacks {
 /// calls the driver-API view records, with the same correlation IDs, the instance word kept from
 /// ENTER to EXIT and the global user data passed back. Intel's library, which declares that domain
 /// without implementing it, is asked the same, and its answers are printed beside libpti's.
-fn callback_tool_on_libpti(adapter: On) {
-    let ours = callbacks(adapter, Library::Libpti);
+fn callback_tool_on_libpti(adapter: On, library: Library) {
+    let ours = callbacks(adapter, library);
     let [enters, exits, bad_instance, bad_user, bad_phase, internal] = ours.stats;
     assert_eq!(
         ours.enable.get(&1023).map(String::as_str),
@@ -566,11 +577,12 @@ fn callback_tool_on_libpti(adapter: On) {
     );
     assert_eq!(ours.names, "PTI_CB_DOMAIN_DRIVER_API PTI_CB_PHASE_API_EXIT");
     let (appended, completed, created) = device_domains_match_the_records(adapter, &ours);
-    if adapter == On::OpenCl {
-        // Intel's library traces Level Zero only.
+    if adapter == On::OpenCl || library == Library::LibptiPreloaded {
+        // Intel's library traces Level Zero only; the preloaded run is compared with itself.
         println!(
-            "{adapter:?}: Intel-ABI callback tool on libpti: {exits} driver-API calls, {appended} \
-             operations appended, {completed} completed, {created} kernels created"
+            "{adapter:?} ({library:?}): Intel-ABI callback tool on libpti: {exits} driver-API \
+             calls, {appended} operations appended, {completed} completed, {created} kernels \
+             created"
         );
         return;
     }
@@ -688,15 +700,23 @@ enum On {
 
 #[test]
 fn an_intel_callback_tool_runs_on_libpti_through_the_v1_adapter() {
-    callback_tool_on_libpti(On::LevelZero(Adapter::V1));
+    callback_tool_on_libpti(On::LevelZero(Adapter::V1), Library::Libpti);
 }
 
 #[test]
 fn an_intel_callback_tool_runs_on_libpti_over_opencl() {
-    callback_tool_on_libpti(On::OpenCl);
+    callback_tool_on_libpti(On::OpenCl, Library::Libpti);
 }
 
 #[test]
 fn an_intel_callback_tool_runs_on_libpti_through_the_v2_adapter() {
-    callback_tool_on_libpti(On::LevelZero(Adapter::V2));
+    callback_tool_on_libpti(On::LevelZero(Adapter::V2), Library::Libpti);
+}
+
+/// pti-trace preloads `libpti.so`: the tool's `ptiCallbackSubscribe`, `ptiCallbackEnableDomain`,
+/// `ptiViewSetCallbacks`... bind to `libpti.so`'s names, which answer a caller linked to
+/// `libpti_view.so.1` as Intel's face does (`pti-capi/src/caller.rs`).
+#[test]
+fn an_intel_callback_tool_runs_on_libpti_with_libpti_so_preloaded() {
+    callback_tool_on_libpti(On::LevelZero(Adapter::V2), Library::LibptiPreloaded);
 }

@@ -43,6 +43,70 @@ fn bad_input_to_every_intel_face_export_returns_the_documented_codes() {
     }
 }
 
+/// The same Intel-ABI program with `libpti.so` preloaded (as pti-trace runs programs): its plain
+/// names bind to `libpti.so`, whose ten names that differ between the faces answer a caller
+/// linked to `libpti_view.so.1` as Intel's face does (`pti-capi/src/caller.rs`); every check of
+/// `tests/c/intel_bad_input.c` still holds. And libpti's own bad-input program (built with
+/// `PTI_LIBPTI_SYMBOLS`, as `pkg-config pti` builds tools) gets libpti's answers with
+/// `libpti_view.so.1` loaded first.
+#[test]
+fn an_intel_abi_program_gets_intels_answers_when_libpti_so_is_loaded_first() {
+    let exe = compile(
+        out_dir().join("intel_bad_input_preloaded"),
+        INTEL_TOOL,
+        &["tests/c/intel_bad_input.c"],
+        &["-l:libpti_view.so.1"],
+        &[lib_dir()],
+    );
+    let output = run_ok(
+        Command::new(&exe)
+            .env("LD_PRELOAD", lib_dir().join("libpti.so.0"))
+            .env("LD_DEBUG", "bindings")
+            .env(
+                "LD_DEBUG_OUTPUT",
+                out_dir().join("intel_bad_input_preloaded.bindings"),
+            ),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(stdout.contains(", 0 failures"), "{stdout}");
+    // The test means something only if the plain names did bind to libpti.so.
+    let bindings: String = std::fs::read_dir(out_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("intel_bad_input_preloaded.bindings")
+        })
+        .map(|e| {
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            let _ = std::fs::remove_file(e.path());
+            text
+        })
+        .collect();
+    for name in [
+        "ptiCallbackSubscribe",
+        "ptiCallbackEnableDomain",
+        "ptiViewSetCallbacks",
+        "ptiVersion",
+    ] {
+        assert!(
+            bindings
+                .lines()
+                .any(|l| l.contains("intel_bad_input_preloaded [0] to ")
+                    && l.contains("libpti.so.0")
+                    && l.ends_with(&format!("`{name}'"))),
+            "{name} did not bind to the preloaded libpti.so.0"
+        );
+    }
+
+    let exe = compile_c("bad_input_beside_view", &["tests/c/bad_input.c"]);
+    let output = run_ok(Command::new(&exe).env("LD_PRELOAD", lib_dir().join("libpti_view.so.1")));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains(", 0 failures"), "{stdout}");
+}
+
 #[test]
 fn every_export_is_a_pti_function_exercised_by_the_bad_input_test() {
     let source = std::fs::read_to_string(root().join("tests/c/bad_input.c")).unwrap();

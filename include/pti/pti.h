@@ -257,6 +257,10 @@ extern "C" {
 /**
  * The name of a result code, e.g. "PTI_ERROR_BAD_ARGUMENT", as a static string.
  * A value that is no pti_result yields "UNKNOWN_PTI_RESULT". Never NULL. Thread-safe.
+ *
+ * Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+ * name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+ * process"; `crate::caller`).
  */
 const char *ptiResultTypeToString(pti_result result_value) PTI_SYMBOL(libpti_ptiResultTypeToString);
 

@@ -145,6 +145,10 @@ extern "C" {
  * # Safety
  * `subscriber` must be NULL or point to writable storage for one handle, and `callback` must
  * be safe to call with `user_data` from any thread until ptiCallbackUnsubscribe returns.
+ *
+ * Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+ * name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+ * process"; `crate::caller`).
  */
 pti_result ptiCallbackSubscribe(pti_callback_subscriber *subscriber,
                                 pti_callback_function callback,
@@ -162,6 +166,10 @@ pti_result ptiCallbackSubscribe(pti_callback_subscriber *subscriber,
  * any callback, or keep it alive.
  *
  * Returns PTI_ERROR_BAD_ARGUMENT for NULL and for a stale, foreign or never-issued handle.
+ *
+ * Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+ * name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+ * process"; `crate::caller`).
  */
 pti_result ptiCallbackUnsubscribe(pti_callback_subscriber subscriber) PTI_SYMBOL(libpti_ptiCallbackUnsubscribe);
 
@@ -173,6 +181,10 @@ pti_result ptiCallbackUnsubscribe(pti_callback_subscriber subscriber) PTI_SYMBOL
  * Takes effect from the next ENTER of a call; a call already past its ENTER keeps its EXIT.
  * Returns PTI_ERROR_BAD_ARGUMENT for a bad handle or a domain that is not one of the three.
  * Thread-safe; may be called from inside a callback.
+ *
+ * Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+ * name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+ * process"; `crate::caller`).
  */
 pti_result ptiCallbackEnableDomain(uint32_t enable,
                                    pti_callback_subscriber subscriber,

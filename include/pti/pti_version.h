@@ -69,12 +69,20 @@ extern "C" {
  * `"<major>.<minor>.<patch>"`: libpti's own (`LIBPTI_VERSION_STRING`) from `libpti.so`, the
  * PTI API level (`PTI_VERSION_STRING`) from `libpti_view.so.1`. Never NULL; the string lives
  * as long as the library is loaded. Thread-safe.
+ *
+ * Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+ * name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+ * process"; `crate::caller`).
  */
 const char *ptiVersionString(void) PTI_SYMBOL(libpti_ptiVersionString);
 
 /**
  * The version of the library answering, as numbers: libpti's own (`LIBPTI_VERSION_*`) from
  * `libpti.so`, the PTI API level (`PTI_VERSION_*`) from `libpti_view.so.1`. Thread-safe.
+ *
+ * Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+ * name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+ * process"; `crate::caller`).
  */
 struct pti_version ptiVersion(void) PTI_SYMBOL(libpti_ptiVersion);
 

@@ -1286,6 +1286,10 @@ extern "C" {
  * Sets the buffer callbacks. Call it before enabling a view; both must be non-NULL
  * (PTI_ERROR_BAD_ARGUMENT otherwise). Setting them again replaces them for buffers requested
  * and handed back from then on. Registers a process-exit hook that hands back every buffer.
+ *
+ * Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+ * name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+ * process"; `crate::caller`).
  */
 pti_result ptiViewSetCallbacks(pti_fptr_buffer_requested fptr_bufferRequested,
                                pti_fptr_buffer_completed fptr_bufferCompleted) PTI_SYMBOL(libpti_ptiViewSetCallbacks);
@@ -1297,6 +1301,10 @@ pti_result ptiViewSetCallbacks(pti_fptr_buffer_requested fptr_bufferRequested,
  * Kernels that run on a CPU device (PoCL, Intel's CPU runtime, a Level Zero CPU device) are
  * recorded in PTI_VIEW_DEVICE_CPU_KERNEL, those on other devices in PTI_VIEW_DEVICE_GPU_KERNEL;
  * PTI_VIEW_COMMUNICATION is accepted but never produced.
+ *
+ * Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+ * name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+ * process"; `crate::caller`).
  */
 pti_result ptiViewEnable(pti_view_kind view_kind) PTI_SYMBOL(libpti_ptiViewEnable);
 
@@ -1379,6 +1387,10 @@ const char *ptiViewMemcpyTypeToString(pti_view_memcpy_type type) PTI_SYMBOL(libp
 /**
  * The current time on the clock of every record: the tool's timestamp callback if set, else
  * CLOCK_MONOTONIC_RAW in nanoseconds.
+ *
+ * Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+ * name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+ * process"; `crate::caller`).
  */
 uint64_t ptiViewGetTimestamp(void) PTI_SYMBOL(libpti_ptiViewGetTimestamp);
 
@@ -1386,6 +1398,10 @@ uint64_t ptiViewGetTimestamp(void) PTI_SYMBOL(libpti_ptiViewGetTimestamp);
  * Makes `fptr_timestampRequested` the clock of every timestamp libpti writes from now on
  * (records already written keep theirs; a record's timestamps always come from one clock). Set
  * it before enabling views. PTI_ERROR_BAD_ARGUMENT for NULL.
+ *
+ * Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+ * name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+ * process"; `crate::caller`).
  */
 pti_result ptiViewSetTimestampCallback(pti_fptr_get_timestamp fptr_timestampRequested) PTI_SYMBOL(libpti_ptiViewSetTimestampCallback);
 

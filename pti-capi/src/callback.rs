@@ -194,8 +194,22 @@ pub(crate) fn subscriber_id<T>(handle: *mut T) -> Result<SubscriberId, Error> {
 /// # Safety
 /// `subscriber` must be NULL or point to writable storage for one handle, and `callback` must
 /// be safe to call with `user_data` from any thread until ptiCallbackUnsubscribe returns.
+///
+/// Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+/// name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+/// process"; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ptiCallbackSubscribe(
+    subscriber: *mut pti_callback_subscriber,
+    callback: pti_callback_function,
+    user_data: *mut c_void,
+) -> pti_result {
+    crate::caller::pass_caller!(3, crate::caller::callback_subscribe)
+}
+
+/// libpti's `ptiCallbackSubscribe`, documented above.
+pub(crate) unsafe extern "C" fn own_ptiCallbackSubscribe(
     subscriber: *mut pti_callback_subscriber,
     callback: pti_callback_function,
     user_data: *mut c_void,
@@ -225,8 +239,20 @@ pub unsafe extern "C" fn ptiCallbackSubscribe(
 /// any callback, or keep it alive.
 ///
 /// Returns PTI_ERROR_BAD_ARGUMENT for NULL and for a stale, foreign or never-issued handle.
+///
+/// Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+/// name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+/// process"; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiCallbackUnsubscribe(subscriber: pti_callback_subscriber) -> pti_result {
+    crate::caller::pass_caller!(1, crate::caller::callback_unsubscribe)
+}
+
+/// libpti's `ptiCallbackUnsubscribe`, documented above.
+pub(crate) extern "C" fn own_ptiCallbackUnsubscribe(
+    subscriber: pti_callback_subscriber,
+) -> pti_result {
     guard(|| session::unsubscribe(subscriber_id(subscriber)?))
 }
 
@@ -237,8 +263,22 @@ pub extern "C" fn ptiCallbackUnsubscribe(subscriber: pti_callback_subscriber) ->
 /// Takes effect from the next ENTER of a call; a call already past its ENTER keeps its EXIT.
 /// Returns PTI_ERROR_BAD_ARGUMENT for a bad handle or a domain that is not one of the three.
 /// Thread-safe; may be called from inside a callback.
+///
+/// Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+/// name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+/// process"; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiCallbackEnableDomain(
+    enable: u32,
+    subscriber: pti_callback_subscriber,
+    domain: RawDomain,
+) -> pti_result {
+    crate::caller::pass_caller!(4, crate::caller::callback_enable_domain)
+}
+
+/// libpti's `ptiCallbackEnableDomain`, documented above.
+pub(crate) extern "C" fn own_ptiCallbackEnableDomain(
     enable: u32,
     subscriber: pti_callback_subscriber,
     domain: RawDomain,

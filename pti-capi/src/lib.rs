@@ -9,14 +9,16 @@
 //!
 //! | file | header |
 //! | --- | --- |
-//! | [`pti`] | `pti.h`: result codes, version |
-//! | [`view`] | `pti_view.h`: shared enums and handle types, API-ID names |
+//! | [`version`] | `pti_version.h`: the PTI API level and libpti's version |
+//! | [`pti`] | `pti.h`: result codes (and, from `pti-abi`, handle types) |
+//! | [`view`] | `pti_view.h`: the View API, shared enums, API-ID names |
 //! | [`callback`] | `pti_callback.h`: the Callback API |
 //! | [`ext`] | `pti_ext.h`: libpti's extensions (critical-event counts, simulated calls) |
 //! | [`layer`] | none: the OpenCL loader-layer entry points of Khronos's `CL/cl_layer.h` |
 //! | [`xpti`] | none: the XPTI subscriber entry points of XPTI's `xpti_data_types.h` |
 //! | [`symbols`] | none: `libpti_<name>`, each function's second name, which headers bind to |
-//! | [`intel`] | none yet: Intel PTI 1.2's API as `libpti_intel_<name>`, which `libpti_view.so.1` forwards to |
+//! | [`intel`] | Intel PTI 1.2's API as `libpti_intel_<name>`, which `libpti_view.so.1` forwards to: `pti_metrics*.h`, `pti_pc_sampling.h`, `pti-intel/pti/pti_callback.h` |
+//! | `caller` | none: which face a call to a name both faces export was meant for |
 //!
 //! `load` holds libpti's constructor, which prepares the runtimes' interception when the library
 //! is loaded.
@@ -44,6 +46,7 @@ macro_rules! forwarding_exports {
 
 mod boundary;
 pub mod callback;
+mod caller;
 pub mod ext;
 pub mod intel;
 pub mod layer;

@@ -183,8 +183,18 @@ pub(crate) fn metrics_code_name(raw: u32) -> Option<&'static CStr> {
 
 /// The name of a result code, e.g. "PTI_ERROR_BAD_ARGUMENT", as a static string.
 /// A value that is no pti_result yields "UNKNOWN_PTI_RESULT". Never NULL. Thread-safe.
+///
+/// Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+/// name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+/// process"; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiResultTypeToString(result_value: RawResult) -> *const c_char {
+    crate::caller::pass_caller!(1, crate::caller::result_type_to_string)
+}
+
+/// libpti's `ptiResultTypeToString`, documented above.
+pub(crate) extern "C" fn own_ptiResultTypeToString(result_value: RawResult) -> *const c_char {
     guard_or(c"UNKNOWN_PTI_RESULT".as_ptr(), || {
         ResultCode::from_raw(result_value.0)
             .map(ResultCode::name)

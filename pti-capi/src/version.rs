@@ -56,15 +56,35 @@ const LIBPTI_VERSION_CSTR: &CStr =
 /// `"<major>.<minor>.<patch>"`: libpti's own (`LIBPTI_VERSION_STRING`) from `libpti.so`, the
 /// PTI API level (`PTI_VERSION_STRING`) from `libpti_view.so.1`. Never NULL; the string lives
 /// as long as the library is loaded. Thread-safe.
+///
+/// Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+/// name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+/// process"; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiVersionString() -> *const c_char {
+    crate::caller::pass_caller!(0, crate::caller::version_string)
+}
+
+/// libpti's `ptiVersionString`, documented above.
+pub(crate) extern "C" fn own_ptiVersionString() -> *const c_char {
     LIBPTI_VERSION_CSTR.as_ptr()
 }
 
 /// The version of the library answering, as numbers: libpti's own (`LIBPTI_VERSION_*`) from
 /// `libpti.so`, the PTI API level (`PTI_VERSION_*`) from `libpti_view.so.1`. Thread-safe.
+///
+/// Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+/// name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+/// process"; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiVersion() -> pti_version {
+    crate::caller::pass_caller!(0, crate::caller::version)
+}
+
+/// libpti's `ptiVersion`, documented above.
+pub(crate) extern "C" fn own_ptiVersion() -> pti_version {
     LIBPTI_VERSION
 }
 

@@ -78,8 +78,21 @@ impl BufferCallbacks for CBuffers {
 /// Sets the buffer callbacks. Call it before enabling a view; both must be non-NULL
 /// (PTI_ERROR_BAD_ARGUMENT otherwise). Setting them again replaces them for buffers requested
 /// and handed back from then on. Registers a process-exit hook that hands back every buffer.
+///
+/// Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+/// name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+/// process"; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewSetCallbacks(
+    fptr_bufferRequested: pti_fptr_buffer_requested,
+    fptr_bufferCompleted: pti_fptr_buffer_completed,
+) -> pti_result {
+    crate::caller::pass_caller!(2, crate::caller::view_set_callbacks)
+}
+
+/// libpti's `ptiViewSetCallbacks`, documented above.
+pub(crate) extern "C" fn own_ptiViewSetCallbacks(
     fptr_bufferRequested: pti_fptr_buffer_requested,
     fptr_bufferCompleted: pti_fptr_buffer_completed,
 ) -> pti_result {
@@ -113,8 +126,18 @@ pub(crate) fn set_callbacks(
 /// Kernels that run on a CPU device (PoCL, Intel's CPU runtime, a Level Zero CPU device) are
 /// recorded in PTI_VIEW_DEVICE_CPU_KERNEL, those on other devices in PTI_VIEW_DEVICE_GPU_KERNEL;
 /// PTI_VIEW_COMMUNICATION is accepted but never produced.
+///
+/// Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+/// name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+/// process"; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewEnable(view_kind: RawViewKind) -> pti_result {
+    crate::caller::pass_caller!(1, crate::caller::view_enable)
+}
+
+/// libpti's `ptiViewEnable`, documented above.
+pub(crate) extern "C" fn own_ptiViewEnable(view_kind: RawViewKind) -> pti_result {
     guard(|| session::enable_view(kind_from_raw(view_kind)?))
 }
 
@@ -277,16 +300,38 @@ pub extern "C" fn ptiViewMemcpyTypeToString(r#type: RawMemcpyType) -> *const c_c
 
 /// The current time on the clock of every record: the tool's timestamp callback if set, else
 /// CLOCK_MONOTONIC_RAW in nanoseconds.
+///
+/// Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+/// name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+/// process"; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewGetTimestamp() -> u64 {
+    crate::caller::pass_caller!(0, crate::caller::view_get_timestamp)
+}
+
+/// libpti's `ptiViewGetTimestamp`, documented above.
+pub(crate) extern "C" fn own_ptiViewGetTimestamp() -> u64 {
     guard_or(0, clock::now)
 }
 
 /// Makes `fptr_timestampRequested` the clock of every timestamp libpti writes from now on
 /// (records already written keep theirs; a record's timestamps always come from one clock). Set
 /// it before enabling views. PTI_ERROR_BAD_ARGUMENT for NULL.
+///
+/// Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+/// name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+/// process"; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewSetTimestampCallback(
+    fptr_timestampRequested: pti_fptr_get_timestamp,
+) -> pti_result {
+    crate::caller::pass_caller!(1, crate::caller::view_set_timestamp_callback)
+}
+
+/// libpti's `ptiViewSetTimestampCallback`, documented above.
+pub(crate) extern "C" fn own_ptiViewSetTimestampCallback(
     fptr_timestampRequested: pti_fptr_get_timestamp,
 ) -> pti_result {
     guard(|| {

@@ -10,10 +10,10 @@
 //! | --- | --- |
 //! | [`callback`] | Intel's Callback API (7-argument callbacks, per-domain ENTER/EXIT flags) |
 //! | [`view`] | the View API on Intel's terms: epoch clock, Intel's view kinds, version 1.2.0 |
-//! | [`clock`] | Intel's default clock, CLOCK_REALTIME from the host clock plus a measured offset |
+//! | `clock` | Intel's default clock, CLOCK_REALTIME from the host clock plus a measured offset |
 //! | [`unsupported`] | metrics, metrics scope and PC sampling: how they answer "not supported" |
 //! | [`metrics`], [`metrics_scope`], [`pc_sampling`] | those three APIs, one file (and header) each |
-//! | [`faces`] | which face set the View API's buffer callbacks; the report when both did |
+//! | `faces` | which face set the View API's buffer callbacks; the report when both did |
 //!
 //! docs/compatibility.md lists every Intel PTI 1.2 function with its status here.
 

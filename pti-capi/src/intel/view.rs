@@ -72,7 +72,7 @@ pub extern "C" fn libpti_intel_ptiViewEnable(view_kind: RawViewKind) -> pti_resu
         return pti_result::PTI_ERROR_BAD_ARGUMENT;
     }
     clock::activate();
-    crate::view::ptiViewEnable(view_kind)
+    crate::view::own_ptiViewEnable(view_kind)
 }
 
 /// Intel's `ptiViewGetTimestamp`: the time on the records' clock (the epoch unless the tool set
@@ -80,7 +80,7 @@ pub extern "C" fn libpti_intel_ptiViewEnable(view_kind: RawViewKind) -> pti_resu
 #[unsafe(no_mangle)]
 pub extern "C" fn libpti_intel_ptiViewGetTimestamp() -> u64 {
     clock::activate();
-    crate::view::ptiViewGetTimestamp()
+    crate::view::own_ptiViewGetTimestamp()
 }
 
 /// Intel's `ptiViewSetTimestampCallback`: the tool's clock replaces the epoch clock.
@@ -88,7 +88,7 @@ pub extern "C" fn libpti_intel_ptiViewGetTimestamp() -> u64 {
 pub extern "C" fn libpti_intel_ptiViewSetTimestampCallback(
     fptr_timestampRequested: pti_fptr_get_timestamp,
 ) -> pti_result {
-    crate::view::ptiViewSetTimestampCallback(fptr_timestampRequested)
+    crate::view::own_ptiViewSetTimestampCallback(fptr_timestampRequested)
 }
 
 /// Intel's `ptiVersionString`: "1.2.0" (`PTI_VERSION_STRING`).
