@@ -238,6 +238,8 @@ struct Traced {
     device: Vec<DeviceRecord>,
     /// Kernel records of the CPU-kernel view.
     cpu_kernels: usize,
+    /// Each kernel, copy and fill record's PCI address and engine ("ordinal.index").
+    places: Vec<(String, String)>,
     waits: Vec<HostWait>,
     counters: HashMap<String, u64>,
     criticals: Vec<String>,
@@ -308,16 +310,23 @@ fn parse_traced(t: &[String]) -> Traced {
             "KERNEL" => {
                 out.device.push(device_record("KERNEL", &p, line, 2));
                 out.cpu_kernels += usize::from(p[9] == "cpu");
+                out.places.push((p[10].to_string(), p[11].to_string()));
             }
-            "COPY" => out.device.push(DeviceRecord {
-                detail: p[2].into(),
-                bytes: field(&p, 3, line),
-                ..device_record("COPY", &p, line, 4)
-            }),
-            "FILL" => out.device.push(DeviceRecord {
-                bytes: field(&p, 2, line),
-                ..device_record("FILL", &p, line, 3)
-            }),
+            "COPY" => {
+                out.device.push(DeviceRecord {
+                    detail: p[2].into(),
+                    bytes: field(&p, 3, line),
+                    ..device_record("COPY", &p, line, 4)
+                });
+                out.places.push((p[10].to_string(), p[11].to_string()));
+            }
+            "FILL" => {
+                out.device.push(DeviceRecord {
+                    bytes: field(&p, 2, line),
+                    ..device_record("FILL", &p, line, 3)
+                });
+                out.places.push((p[9].to_string(), p[10].to_string()));
+            }
             "SYNC" => {
                 let kind: u32 = field(&p, 1, line);
                 let api_id: u32 = field(&p, 2, line);
@@ -648,6 +657,22 @@ fn check_device(device_type: &str, keep_pools: bool) {
     assert_eq!(
         tr.cpu_kernels, want_cpu,
         "kernel records of the CPU view on a {device_type} device"
+    );
+    // Every kernel, copy and fill names the simulated device's PCI address and the engine the
+    // workload asked for: its immediate lists on 0.1 and 0.2, its regular list executed on a
+    // queue of 0.3.
+    let engines: std::collections::BTreeSet<&str> =
+        tr.places.iter().map(|(_, e)| e.as_str()).collect();
+    assert!(
+        tr.places.iter().all(|(pci, _)| pci == "0000:3a:00.0"),
+        "{:?}",
+        tr.places
+    );
+    assert_eq!(
+        engines,
+        ["0.1", "0.2", "0.3"].into_iter().collect(),
+        "{:?}",
+        tr.places
     );
     for c in tr.device.iter().filter(|r| r.kind == "COPY") {
         let suffix = c.name.split('(').nth(1).unwrap().trim_end_matches(')');

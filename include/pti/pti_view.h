@@ -406,7 +406,7 @@ typedef struct pti_view_record_kernel {
    */
   uint32_t _thread_id;
   /**
-   * PCI address of the device.
+   * PCI address of the device, "DDDD:BB:DD.F" (empty if the driver gives none).
    */
   char _pci_address[PTI_MAX_PCI_ADDRESS_SIZE];
   /**
@@ -492,7 +492,7 @@ typedef struct pti_view_record_kernel_v2 {
    */
   uint32_t _thread_id;
   /**
-   * PCI address of the device.
+   * PCI address of the device, "DDDD:BB:DD.F" (empty if the driver gives none).
    */
   char _pci_address[PTI_MAX_PCI_ADDRESS_SIZE];
   /**
@@ -540,11 +540,12 @@ typedef struct pti_view_record_kernel_v2 {
    */
   pti_device_handle_t _device_handle;
   /**
-   * Engine (queue group) ordinal.
+   * Engine: Level Zero command-queue group ordinal of the immediate list or of the queue that
+   * executed the regular list; 0 on OpenCL.
    */
   uint32_t _engine_ordinal;
   /**
-   * Engine index within the ordinal.
+   * Engine: the queue's index within that group (Level Zero); 0 on OpenCL.
    */
   uint32_t _engine_index;
 } pti_view_record_kernel_v2;
@@ -582,7 +583,7 @@ typedef struct pti_view_record_memory_copy {
    */
   const char *_name;
   /**
-   * PCI address of the device.
+   * PCI address of the device, "DDDD:BB:DD.F" (empty if the driver gives none).
    */
   char _pci_address[PTI_MAX_PCI_ADDRESS_SIZE];
   /**
@@ -660,7 +661,7 @@ typedef struct pti_view_record_memory_copy_v2 {
    */
   const char *_name;
   /**
-   * PCI address of the device.
+   * PCI address of the device, "DDDD:BB:DD.F" (empty if the driver gives none).
    */
   char _pci_address[PTI_MAX_PCI_ADDRESS_SIZE];
   /**
@@ -708,11 +709,12 @@ typedef struct pti_view_record_memory_copy_v2 {
    */
   pti_device_handle_t _device_handle;
   /**
-   * Engine (queue group) ordinal.
+   * Engine: Level Zero command-queue group ordinal of the immediate list or of the queue that
+   * executed the regular list; 0 on OpenCL.
    */
   uint32_t _engine_ordinal;
   /**
-   * Engine index within the ordinal.
+   * Engine: the queue's index within that group (Level Zero); 0 on OpenCL.
    */
   uint32_t _engine_index;
 } pti_view_record_memory_copy_v2;
@@ -896,11 +898,12 @@ typedef struct pti_view_record_memory_copy_p2p_v2 {
    */
   pti_device_handle_t _dst_device_handle;
   /**
-   * Engine (queue group) ordinal.
+   * Engine: Level Zero command-queue group ordinal of the immediate list or of the queue that
+   * executed the regular list; 0 on OpenCL.
    */
   uint32_t _engine_ordinal;
   /**
-   * Engine index within the ordinal.
+   * Engine: the queue's index within that group (Level Zero); 0 on OpenCL.
    */
   uint32_t _engine_index;
 } pti_view_record_memory_copy_p2p_v2;
@@ -930,7 +933,7 @@ typedef struct pti_view_record_memory_fill {
    */
   const char *_name;
   /**
-   * PCI address of the device.
+   * PCI address of the device, "DDDD:BB:DD.F" (empty if the driver gives none).
    */
   char _pci_address[PTI_MAX_PCI_ADDRESS_SIZE];
   /**
@@ -1004,7 +1007,7 @@ typedef struct pti_view_record_memory_fill_v2 {
    */
   const char *_name;
   /**
-   * PCI address of the device.
+   * PCI address of the device, "DDDD:BB:DD.F" (empty if the driver gives none).
    */
   char _pci_address[PTI_MAX_PCI_ADDRESS_SIZE];
   /**
@@ -1056,11 +1059,12 @@ typedef struct pti_view_record_memory_fill_v2 {
    */
   pti_device_handle_t _device_handle;
   /**
-   * Engine (queue group) ordinal.
+   * Engine: Level Zero command-queue group ordinal of the immediate list or of the queue that
+   * executed the regular list; 0 on OpenCL.
    */
   uint32_t _engine_ordinal;
   /**
-   * Engine index within the ordinal.
+   * Engine: the queue's index within that group (Level Zero); 0 on OpenCL.
    */
   uint32_t _engine_index;
 } pti_view_record_memory_fill_v2;

@@ -434,7 +434,7 @@ pub struct pti_view_record_kernel {
     pub _correlation_id: u32,
     /// Thread that submitted it.
     pub _thread_id: u32,
-    /// PCI address of the device.
+    /// PCI address of the device, "DDDD:BB:DD.F" (empty if the driver gives none).
     pub _pci_address: [c_char; PTI_MAX_PCI_ADDRESS_SIZE],
     /// UUID of the device.
     pub _device_uuid: [u8; PTI_MAX_DEVICE_UUID_SIZE],
@@ -480,7 +480,7 @@ pub struct pti_view_record_kernel_v2 {
     pub _correlation_id: u32,
     /// Thread that submitted it.
     pub _thread_id: u32,
-    /// PCI address of the device.
+    /// PCI address of the device, "DDDD:BB:DD.F" (empty if the driver gives none).
     pub _pci_address: [c_char; PTI_MAX_PCI_ADDRESS_SIZE],
     /// UUID of the device.
     pub _device_uuid: [u8; PTI_MAX_DEVICE_UUID_SIZE],
@@ -504,9 +504,10 @@ pub struct pti_view_record_kernel_v2 {
     pub _sycl_invocation_id: u32,
     /// Device handle.
     pub _device_handle: pti_device_handle_t,
-    /// Engine (queue group) ordinal.
+    /// Engine: Level Zero command-queue group ordinal of the immediate list or of the queue that
+    /// executed the regular list; 0 on OpenCL.
     pub _engine_ordinal: u32,
-    /// Engine index within the ordinal.
+    /// Engine: the queue's index within that group (Level Zero); 0 on OpenCL.
     pub _engine_index: u32,
 }
 
@@ -528,7 +529,7 @@ pub struct pti_view_record_memory_copy {
     pub _context_handle: pti_backend_ctx_t,
     /// Name of the operation.
     pub _name: *const c_char,
-    /// PCI address of the device.
+    /// PCI address of the device, "DDDD:BB:DD.F" (empty if the driver gives none).
     pub _pci_address: [c_char; PTI_MAX_PCI_ADDRESS_SIZE],
     /// UUID of the device.
     pub _device_uuid: [u8; PTI_MAX_DEVICE_UUID_SIZE],
@@ -570,7 +571,7 @@ pub struct pti_view_record_memory_copy_v2 {
     pub _context_handle: pti_backend_ctx_t,
     /// Name of the operation.
     pub _name: *const c_char,
-    /// PCI address of the device.
+    /// PCI address of the device, "DDDD:BB:DD.F" (empty if the driver gives none).
     pub _pci_address: [c_char; PTI_MAX_PCI_ADDRESS_SIZE],
     /// UUID of the device.
     pub _device_uuid: [u8; PTI_MAX_DEVICE_UUID_SIZE],
@@ -594,9 +595,10 @@ pub struct pti_view_record_memory_copy_v2 {
     pub _sycl_queue_id: u64,
     /// Device handle.
     pub _device_handle: pti_device_handle_t,
-    /// Engine (queue group) ordinal.
+    /// Engine: Level Zero command-queue group ordinal of the immediate list or of the queue that
+    /// executed the regular list; 0 on OpenCL.
     pub _engine_ordinal: u32,
-    /// Engine index within the ordinal.
+    /// Engine: the queue's index within that group (Level Zero); 0 on OpenCL.
     pub _engine_index: u32,
 }
 
@@ -694,9 +696,10 @@ pub struct pti_view_record_memory_copy_p2p_v2 {
     pub _src_device_handle: pti_device_handle_t,
     /// Destination device handle.
     pub _dst_device_handle: pti_device_handle_t,
-    /// Engine (queue group) ordinal.
+    /// Engine: Level Zero command-queue group ordinal of the immediate list or of the queue that
+    /// executed the regular list; 0 on OpenCL.
     pub _engine_ordinal: u32,
-    /// Engine index within the ordinal.
+    /// Engine: the queue's index within that group (Level Zero); 0 on OpenCL.
     pub _engine_index: u32,
 }
 
@@ -714,7 +717,7 @@ pub struct pti_view_record_memory_fill {
     pub _context_handle: pti_backend_ctx_t,
     /// Name of the operation.
     pub _name: *const c_char,
-    /// PCI address of the device.
+    /// PCI address of the device, "DDDD:BB:DD.F" (empty if the driver gives none).
     pub _pci_address: [c_char; PTI_MAX_PCI_ADDRESS_SIZE],
     /// UUID of the device.
     pub _device_uuid: [u8; PTI_MAX_DEVICE_UUID_SIZE],
@@ -754,7 +757,7 @@ pub struct pti_view_record_memory_fill_v2 {
     pub _context_handle: pti_backend_ctx_t,
     /// Name of the operation.
     pub _name: *const c_char,
-    /// PCI address of the device.
+    /// PCI address of the device, "DDDD:BB:DD.F" (empty if the driver gives none).
     pub _pci_address: [c_char; PTI_MAX_PCI_ADDRESS_SIZE],
     /// UUID of the device.
     pub _device_uuid: [u8; PTI_MAX_DEVICE_UUID_SIZE],
@@ -780,9 +783,10 @@ pub struct pti_view_record_memory_fill_v2 {
     pub _sycl_queue_id: u64,
     /// Device handle.
     pub _device_handle: pti_device_handle_t,
-    /// Engine (queue group) ordinal.
+    /// Engine: Level Zero command-queue group ordinal of the immediate list or of the queue that
+    /// executed the regular list; 0 on OpenCL.
     pub _engine_ordinal: u32,
-    /// Engine index within the ordinal.
+    /// Engine: the queue's index within that group (Level Zero); 0 on OpenCL.
     pub _engine_index: u32,
 }
 

@@ -149,28 +149,31 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
       case PTI_VIEW_DEVICE_GPU_KERNEL:
       case PTI_VIEW_DEVICE_CPU_KERNEL: {
         pti_view_record_kernel_v2* k = (void*)r;
-        printf("T KERNEL %s %u %u %llu %llu %llu %llu %p %s\n", k->_name, k->_correlation_id,
+        printf("T KERNEL %s %u %u %llu %llu %llu %llu %p %s %s %u.%u\n", k->_name, k->_correlation_id,
                k->_thread_id, (unsigned long long)k->_append_timestamp,
                (unsigned long long)k->_submit_timestamp, (unsigned long long)k->_start_timestamp,
                (unsigned long long)k->_end_timestamp, k->_queue_handle,
-               r->_view_kind == PTI_VIEW_DEVICE_CPU_KERNEL ? "cpu" : "gpu");
+               r->_view_kind == PTI_VIEW_DEVICE_CPU_KERNEL ? "cpu" : "gpu",
+               k->_pci_address[0] ? k->_pci_address : "-", k->_engine_ordinal, k->_engine_index);
         break;
       }
       case PTI_VIEW_DEVICE_GPU_MEM_COPY: {
         pti_view_record_memory_copy_v2* c = (void*)r;
-        printf("T COPY %s %s %llu %u %u %llu %llu %llu %llu\n", c->_name,
+        printf("T COPY %s %s %llu %u %u %llu %llu %llu %llu %s %u.%u\n", c->_name,
                ptiViewMemcpyTypeToString(c->_memcpy_type), (unsigned long long)c->_bytes,
                c->_correlation_id, c->_thread_id, (unsigned long long)c->_append_timestamp,
                (unsigned long long)c->_submit_timestamp, (unsigned long long)c->_start_timestamp,
-               (unsigned long long)c->_end_timestamp);
+               (unsigned long long)c->_end_timestamp, c->_pci_address[0] ? c->_pci_address : "-",
+               c->_engine_ordinal, c->_engine_index);
         break;
       }
       case PTI_VIEW_DEVICE_GPU_MEM_FILL: {
         pti_view_record_memory_fill_v2* f = (void*)r;
-        printf("T FILL %s %llu %u %u %llu %llu %llu %llu\n", f->_name, (unsigned long long)f->_bytes,
-               f->_correlation_id, f->_thread_id, (unsigned long long)f->_append_timestamp,
-               (unsigned long long)f->_submit_timestamp, (unsigned long long)f->_start_timestamp,
-               (unsigned long long)f->_end_timestamp);
+        printf("T FILL %s %llu %u %u %llu %llu %llu %llu %s %u.%u\n", f->_name,
+               (unsigned long long)f->_bytes, f->_correlation_id, f->_thread_id,
+               (unsigned long long)f->_append_timestamp, (unsigned long long)f->_submit_timestamp,
+               (unsigned long long)f->_start_timestamp, (unsigned long long)f->_end_timestamp,
+               f->_pci_address[0] ? f->_pci_address : "-", f->_engine_ordinal, f->_engine_index);
         break;
       }
       case PTI_VIEW_DEVICE_SYNCHRONIZATION: {

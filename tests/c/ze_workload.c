@@ -144,13 +144,14 @@ static void meet_halfway(int waiter) {
   pthread_barrier_wait(&halfway);
 }
 
-/* Thread 0: an asynchronous immediate list, and a synchronous one. */
+/* Thread 0: an asynchronous immediate list (engine 0.1), and a synchronous one (engine 0.2). */
 static void immediate(void) {
-  ze_command_queue_desc_t qdesc = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, NULL, 0, 0, 0,
+  ze_command_queue_desc_t qdesc = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, NULL, 0, 1, 0,
                                    ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
   ze_command_list_handle_t list = NULL, sync_list = NULL;
   ZE(zeCommandListCreateImmediate(context, device, &qdesc, &list));
   qdesc.mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
+  qdesc.index = 2;
   ZE(zeCommandListCreateImmediate(context, device, &qdesc, &sync_list));
   ze_kernel_handle_t vadd = kernel("vadd"), spin = kernel("spin");
   ze_event_pool_handle_t timed_pool = pool(ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
@@ -209,9 +210,9 @@ static void immediate(void) {
   free(out);
 }
 
-/* Thread 1: a regular list, executed three times. */
+/* Thread 1: a regular list, executed three times on a queue (engine 0.3). */
 static void regular(void) {
-  ze_command_queue_desc_t qdesc = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, NULL, 0, 0, 0,
+  ze_command_queue_desc_t qdesc = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, NULL, 0, 3, 0,
                                    ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
   ze_command_queue_handle_t queue = NULL;
   ZE(zeCommandQueueCreate(context, device, &qdesc, &queue));

@@ -20,6 +20,27 @@ pub(crate) struct DeviceIdentity {
     pub(crate) uuid: [u8; PTI_MAX_DEVICE_UUID_SIZE],
 }
 
+impl DeviceIdentity {
+    /// A PCI address as records write it, `"DDDD:BB:DD.F"` in hex (as Intel PTI writes it),
+    /// NUL-terminated.
+    pub(crate) fn pci_text(
+        domain: u32,
+        bus: u32,
+        device: u32,
+        function: u32,
+    ) -> [c_char; PTI_MAX_PCI_ADDRESS_SIZE] {
+        let text = format!("{domain:04x}:{bus:02x}:{device:02x}.{function:x}");
+        let mut out = [0 as c_char; PTI_MAX_PCI_ADDRESS_SIZE];
+        for (dst, src) in out
+            .iter_mut()
+            .zip(text.bytes().take(PTI_MAX_PCI_ADDRESS_SIZE - 1))
+        {
+            *dst = src as c_char;
+        }
+        out
+    }
+}
+
 /// What the SYCL runtime said of the task that submitted a command (its `sycl` XPTI stream).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SyclTag {
@@ -38,6 +59,15 @@ pub(crate) struct SyclTag {
     pub(crate) kernel_name: Option<&'static CStr>,
 }
 
+/// The engine a command ran on: Level Zero's command-queue group ordinal and the queue's index
+/// in it (from the queue or immediate list's descriptor); 0 and 0 where the backend has no such
+/// notion (OpenCL) or the object's creation was not seen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Engine {
+    pub(crate) ordinal: u32,
+    pub(crate) index: u32,
+}
+
 /// What every device-work record shares: where it ran, who submitted it, and when.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Command<'a> {
@@ -46,6 +76,7 @@ pub(crate) struct Command<'a> {
     pub(crate) queue: *mut c_void,
     pub(crate) context: *mut c_void,
     pub(crate) device: &'a DeviceIdentity,
+    pub(crate) engine: Engine,
     pub(crate) name: &'static CStr,
     pub(crate) correlation_id: u32,
     pub(crate) thread_id: u32,
@@ -113,8 +144,8 @@ pub(crate) fn kernel(state: &ThreadState, cpu: bool, c: &Command<'_>) {
             _sycl_queue_id: c.sycl_queue_id(),
             _sycl_invocation_id: sycl.map_or(0, |s| s.invocation_id),
             _device_handle: c.device.device,
-            _engine_ordinal: 0,
-            _engine_index: 0,
+            _engine_ordinal: c.engine.ordinal,
+            _engine_index: c.engine.index,
         },
     );
 }
@@ -154,8 +185,8 @@ pub(crate) fn memory_copy(
             _bytes: bytes,
             _sycl_queue_id: c.sycl_queue_id(),
             _device_handle: c.device.device,
-            _engine_ordinal: 0,
-            _engine_index: 0,
+            _engine_ordinal: c.engine.ordinal,
+            _engine_index: c.engine.index,
         },
     );
 }
@@ -194,8 +225,8 @@ pub(crate) fn memory_fill(
             _value_for_set: value,
             _sycl_queue_id: c.sycl_queue_id(),
             _device_handle: c.device.device,
-            _engine_ordinal: 0,
-            _engine_index: 0,
+            _engine_ordinal: c.engine.ordinal,
+            _engine_index: c.engine.index,
         },
     );
 }

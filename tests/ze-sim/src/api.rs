@@ -107,6 +107,29 @@ pub(crate) unsafe extern "C" fn zeDeviceGetSubDevices(
     unsafe { list_out(pCount, p, &[]) }
 }
 
+/// The simulated device's PCI address, 0000:3a:00.0.
+pub(crate) const PCI_ADDRESS: ze_pci_address_ext_t = ze_pci_address_ext_t {
+    domain: 0,
+    bus: 0x3a,
+    device: 0,
+    function: 0,
+};
+
+pub(crate) unsafe extern "C" fn zeDevicePciGetPropertiesExt(
+    _: ze_device_handle_t,
+    p: *mut ze_pci_ext_properties_t,
+) -> ze_result_t {
+    // SAFETY: see the module docs.
+    let p = unsafe { &mut *p };
+    p.address = PCI_ADDRESS;
+    p.maxSpeed = ze_pci_speed_ext_t {
+        genVersion: 4,
+        width: 16,
+        maxBandwidth: 32_000_000_000,
+    };
+    OK
+}
+
 pub(crate) unsafe extern "C" fn zeDeviceGetProperties(
     _: ze_device_handle_t,
     p: *mut ze_device_properties_t,

@@ -98,6 +98,7 @@ pub unsafe extern "C" fn zeGetDeviceProcAddrTable(
             t.pfnGetCommandQueueGroupProperties = Some(zeDeviceGetCommandQueueGroupProperties);
             t.pfnGetGlobalTimestamps = Some(zeDeviceGetGlobalTimestamps);
             t.pfnGetStatus = Some(zeDeviceGetStatus);
+            t.pfnPciGetPropertiesExt = Some(zeDevicePciGetPropertiesExt);
         })
     }
 }

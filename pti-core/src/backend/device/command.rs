@@ -18,7 +18,9 @@ use crate::result::ResultCode;
 use crate::view::abi::{
     pti_view_kind, pti_view_memcpy_type, pti_view_memory_type, pti_view_synchronization_type,
 };
-use crate::view::device::{self, Command, DeviceIdentity, SyclTag, Synchronization, kernel_view};
+use crate::view::device::{
+    self, Command, DeviceIdentity, Engine, SyclTag, Synchronization, kernel_view,
+};
 use crate::{critical, ids, runtime_task, thread, view};
 
 /// What a command does, as its record needs to know.
@@ -182,6 +184,7 @@ pub(crate) struct Finished<'a> {
     pub(crate) context: *mut c_void,
     pub(crate) device: &'a DeviceIdentity,
     pub(crate) device_is_cpu: bool,
+    pub(crate) engine: Engine,
     /// The event a synchronisation record names (NULL for one libpti injected).
     pub(crate) event: *mut c_void,
     pub(crate) append: u64,
@@ -201,6 +204,7 @@ impl Finished<'_> {
             queue: self.queue,
             context: self.context,
             device: self.device,
+            engine: self.engine,
             name: s.name(),
             correlation_id: s.correlation_id,
             thread_id: s.thread_id,

@@ -43,6 +43,7 @@ use crate::result::ResultCode;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
+use crate::view::device::Engine;
 use crate::{Site, clock, critical, fault, runtime_task, thread, view};
 
 /// A command waiting for its event.
@@ -55,6 +56,7 @@ pub(super) struct ZeCommand {
     list: ze_command_list_handle_t,
     context: ze_context_handle_t,
     device: Arc<Device>,
+    engine: Engine,
     /// The call that submitted it: the append on an immediate list, the execute call on a
     /// regular one.
     submission: Submission,
@@ -250,6 +252,7 @@ impl PendingCommand for ZeCommand {
             context: self.context.cast(),
             device: &self.device.identity,
             device_is_cpu: self.device.is_cpu,
+            engine: self.engine,
             event: if self.give_back {
                 core::ptr::null_mut()
             } else {
@@ -502,6 +505,7 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
             list: list.handle,
             context: list.context,
             device: devices::get(list.device),
+            engine: list.engine,
             submission,
             appended: prepared.entered,
             submitted: prepared.entered,
@@ -586,10 +590,11 @@ pub(super) fn executing(list: &List) {
     }
 }
 
-/// After a regular list was submitted `times` times by one execute call: each of its commands is
-/// pending once, with the execute call's correlation ID (an event holds one execution's
-/// timestamps: the records of the other executions are counted lost).
-pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize) {
+/// After a regular list was submitted `times` times by one execute call, to a queue or immediate
+/// list on `engine`: each of its commands is pending once, with the execute call's correlation
+/// ID (an event holds one execution's timestamps: the records of the other executions are
+/// counted lost).
+pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize, engine: Engine) {
     let recorded: Vec<Recorded> = {
         let mut kept = list.recorded();
         let now = kept.clone();
@@ -627,6 +632,7 @@ pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize) {
             list: list.handle,
             context: list.context,
             device: device.clone(),
+            engine,
             submission: Submission {
                 correlation_id,
                 thread_id,

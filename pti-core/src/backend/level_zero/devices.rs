@@ -61,6 +61,22 @@ pub(super) fn to_host(device: &Device, start: u64, end: u64, enter: u64) -> Host
     DEVICES.to_host(device, &times, enter)
 }
 
+/// The device's PCI address (`zeDevicePciGetPropertiesExt`), empty if the driver gives none.
+fn pci_address(handle: ze_device_handle_t) -> [c_char; PTI_MAX_PCI_ADDRESS_SIZE] {
+    // SAFETY: all-zero bytes are a valid properties structure (integers and a null pointer).
+    let mut pci: ze_pci_ext_properties_t = unsafe { core::mem::zeroed() };
+    pci.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
+    let ok = loader()
+        .and_then(|l| l.zeDevicePciGetPropertiesExt)
+        // SAFETY: a device the program passed to a call, and a writable properties structure.
+        .is_some_and(|get| internal(|| unsafe { get(handle, &mut pci) }) == ZE_RESULT_SUCCESS);
+    if !ok {
+        return [0 as c_char; PTI_MAX_PCI_ADDRESS_SIZE];
+    }
+    let a = pci.address;
+    DeviceIdentity::pci_text(a.domain, a.bus, a.device, a.function)
+}
+
 fn probe(handle: ze_device_handle_t) -> Probed<ZeTimer> {
     // SAFETY: all-zero bytes are a valid properties structure (integers, arrays, null pointers).
     let mut props: ze_device_properties_t = unsafe { core::mem::zeroed() };
@@ -88,7 +104,7 @@ fn probe(handle: ze_device_handle_t) -> Probed<ZeTimer> {
     Probed {
         identity: DeviceIdentity {
             device: handle.cast(),
-            pci_address: [0 as c_char; PTI_MAX_PCI_ADDRESS_SIZE],
+            pci_address: pci_address(handle),
             uuid,
         },
         is_cpu: ok && props.type_ == ZE_DEVICE_TYPE_CPU,

@@ -36,7 +36,7 @@ use crate::ids::level_zero as ids;
 use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::view;
 use crate::view::abi::pti_view_synchronization_type;
-use crate::view::device::Synchronization;
+use crate::view::device::{Engine, Synchronization};
 
 thread_local! {
     /// Host times at which traced calls began, by token (for synchronisation records and
@@ -151,7 +151,14 @@ pub(super) fn after_zeCommandListCreate(
     if result == ZE_RESULT_SUCCESS && !is_internal() {
         // SAFETY: the fields point at the call's arguments; the driver has written the list.
         unsafe {
-            objects::list_created(**p.pphCommandList, *p.phContext, *p.phDevice, false, false)
+            objects::list_created(
+                **p.pphCommandList,
+                *p.phContext,
+                *p.phDevice,
+                false,
+                Engine::default(),
+                false,
+            )
         };
     }
 }
@@ -172,6 +179,7 @@ pub(super) fn after_zeCommandListCreateImmediate(
                 *p.phContext,
                 *p.phDevice,
                 true,
+                engine_of(desc),
                 synchronous,
             );
         }
@@ -198,9 +206,29 @@ pub(super) fn after_zeCommandQueueCreate(
     _token: usize,
 ) {
     if result == ZE_RESULT_SUCCESS && !is_internal() {
-        // SAFETY: the fields point at the call's arguments; the driver has written the queue.
-        unsafe { objects::queue_created(**p.pphCommandQueue, *p.phContext, *p.phDevice) };
+        // SAFETY: the fields point at the call's arguments; the driver has written the queue,
+        // and the descriptor (NULL-checked) is the program's.
+        unsafe {
+            objects::queue_created(
+                **p.pphCommandQueue,
+                *p.phContext,
+                *p.phDevice,
+                engine_of(*p.pdesc),
+            )
+        };
     }
+}
+
+/// The engine a queue descriptor names.
+///
+/// # Safety
+/// `desc` is NULL or points to a readable descriptor.
+unsafe fn engine_of(desc: *const ze_command_queue_desc_t) -> Engine {
+    // SAFETY: as the caller promises.
+    unsafe { desc.as_ref() }.map_or(Engine::default(), |d| Engine {
+        ordinal: d.ordinal,
+        index: d.index,
+    })
 }
 
 pub(super) fn before_zeCommandQueueDestroy(
@@ -620,9 +648,11 @@ fn before_running(lists: Vec<(std::sync::Arc<List>, usize)>, token: usize) {
     note_start(token);
 }
 
-/// After a call that ran regular lists: their commands pending, with the call's correlation ID.
+/// After a call that ran regular lists on `engine`: their commands pending, with the call's
+/// correlation ID.
 fn after_running(
     lists: impl FnOnce() -> Vec<(std::sync::Arc<List>, usize)>,
+    engine: Engine,
     result: ze_result_t,
     token: usize,
 ) {
@@ -633,7 +663,7 @@ fn after_running(
         return;
     }
     for (list, times) in lists() {
-        commands::executed(&list, token, entered, times);
+        commands::executed(&list, token, entered, times, engine);
     }
 }
 
@@ -650,8 +680,10 @@ pub(super) fn after_zeCommandQueueExecuteCommandLists(
     result: ze_result_t,
     token: usize,
 ) {
+    // SAFETY: the call's parameter struct; its queue field points at the call's argument.
+    let engine = objects::queue_engine(unsafe { *p.phCommandQueue });
     // SAFETY: the call's parameter struct.
-    after_running(|| unsafe { executed_lists(p) }, result, token);
+    after_running(|| unsafe { executed_lists(p) }, engine, result, token);
 }
 
 // Regular lists run on an immediate list (spec 1.9 and 1.14): as on a queue.
@@ -672,9 +704,12 @@ pub(super) fn after_zeCommandListImmediateAppendCommandListsExp(
     result: ze_result_t,
     token: usize,
 ) {
+    // SAFETY: the field points at the call's argument.
+    let engine = objects::immediate_engine(unsafe { *p.phCommandListImmediate });
     // SAFETY: as above.
     after_running(
         || unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) },
+        engine,
         result,
         token,
     );
@@ -696,9 +731,12 @@ pub(super) fn after_zeCommandListImmediateAppendCommandListsWithParameters(
     result: ze_result_t,
     token: usize,
 ) {
+    // SAFETY: the field points at the call's argument.
+    let engine = objects::immediate_engine(unsafe { *p.phCommandListImmediate });
     // SAFETY: as above.
     after_running(
         || unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) },
+        engine,
         result,
         token,
     );

@@ -16,6 +16,7 @@ use super::tracer::{internal, loader};
 use crate::backend::device::command::Submission;
 use crate::intern::intern;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
+use crate::view::device::Engine;
 
 /// A command recorded on a regular list: it runs each time the list is executed.
 #[derive(Clone, Copy)]
@@ -42,6 +43,9 @@ pub(super) struct List {
     pub(super) context: ze_context_handle_t,
     pub(super) device: ze_device_handle_t,
     pub(super) immediate: bool,
+    /// An immediate list's engine (its descriptor's ordinal and index); 0, 0 for a regular list,
+    /// whose commands run on the engine of the queue that executes it.
+    pub(super) engine: Engine,
     /// An immediate list in synchronous mode: its commands have completed when the append
     /// returns.
     pub(super) synchronous: bool,
@@ -66,7 +70,8 @@ unsafe impl Sync for List {}
 struct Registry {
     kernels: HashMap<usize, &'static CStr>,
     lists: HashMap<usize, Arc<List>>,
-    queues: HashMap<usize, (usize, usize)>,
+    /// Queue -> (context, device, engine).
+    queues: HashMap<usize, (usize, usize, Engine)>,
     /// Pools whose events the host can read kernel timestamps from.
     timestamp_pools: HashMap<usize, bool>,
     /// Events of those pools.
@@ -127,6 +132,7 @@ pub(super) fn list_created(
     context: ze_context_handle_t,
     device: ze_device_handle_t,
     immediate: bool,
+    engine: Engine,
     synchronous: bool,
 ) {
     let list = Arc::new(List {
@@ -134,6 +140,7 @@ pub(super) fn list_created(
         context,
         device,
         immediate,
+        engine,
         synchronous,
         recorded: Mutex::new(Vec::new()),
     });
@@ -171,11 +178,22 @@ pub(super) fn queue_created(
     handle: ze_command_queue_handle_t,
     context: ze_context_handle_t,
     device: ze_device_handle_t,
+    engine: Engine,
 ) {
     with(|r| {
         r.queues
-            .insert(handle as usize, (context as usize, device as usize))
+            .insert(handle as usize, (context as usize, device as usize, engine))
     });
+}
+
+/// The engine of queue `handle` (0, 0 if its creation was not seen).
+pub(super) fn queue_engine(handle: ze_command_queue_handle_t) -> Engine {
+    with(|r| r.queues.get(&(handle as usize)).map(|q| q.2)).unwrap_or_default()
+}
+
+/// The engine of immediate list `handle` (0, 0 if its creation was not seen).
+pub(super) fn immediate_engine(handle: ze_command_list_handle_t) -> Engine {
+    with(|r| r.lists.get(&(handle as usize)).map(|l| l.engine)).unwrap_or_default()
 }
 
 /// The context of queue `handle` (NULL if unknown).

@@ -38,6 +38,7 @@ use crate::{critical, fault};
 pub(super) struct Loader {
     pub(super) zeDeviceGetProperties: zeDeviceGetProperties_t,
     pub(super) zeDeviceGetGlobalTimestamps: zeDeviceGetGlobalTimestamps_t,
+    pub(super) zeDevicePciGetPropertiesExt: zeDevicePciGetPropertiesExt_t,
     pub(super) zeEventPoolCreate: zeEventPoolCreate_t,
     pub(super) zeEventPoolDestroy: zeEventPoolDestroy_t,
     pub(super) zeEventCreate: zeEventCreate_t,
@@ -241,6 +242,7 @@ fn try_attach() -> Attachment {
     let _ = LOADER.set(Loader {
         zeDeviceGetProperties: function(handle, c"zeDeviceGetProperties").flatten(),
         zeDeviceGetGlobalTimestamps: function(handle, c"zeDeviceGetGlobalTimestamps").flatten(),
+        zeDevicePciGetPropertiesExt: function(handle, c"zeDevicePciGetPropertiesExt").flatten(),
         zeEventPoolCreate: function(handle, c"zeEventPoolCreate").flatten(),
         zeEventPoolDestroy: function(handle, c"zeEventPoolDestroy").flatten(),
         zeEventCreate: function(handle, c"zeEventCreate").flatten(),

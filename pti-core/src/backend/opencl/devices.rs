@@ -64,19 +64,11 @@ fn probe(handle: cl_device_id) -> Probed<ClDevice> {
     let device_type: cl_device_type = query::device(handle, CL_DEVICE_TYPE).unwrap_or(0);
     let platform: cl_platform_id =
         query::device(handle, CL_DEVICE_PLATFORM).unwrap_or(core::ptr::null_mut());
-    let mut pci_address = [0 as c_char; PTI_MAX_PCI_ADDRESS_SIZE];
     // `cl_device_pci_bus_info_khr`: domain, bus, device, function.
-    if let Some([domain, bus, dev, function]) =
-        query::device::<[cl_uint; 4]>(handle, CL_DEVICE_PCI_BUS_INFO_KHR)
-    {
-        let text = format!("{domain:04x}:{bus:02x}:{dev:02x}.{function:x}");
-        for (dst, src) in pci_address
-            .iter_mut()
-            .zip(text.bytes().take(PTI_MAX_PCI_ADDRESS_SIZE - 1))
-        {
-            *dst = src as c_char;
-        }
-    }
+    let pci_address = query::device::<[cl_uint; 4]>(handle, CL_DEVICE_PCI_BUS_INFO_KHR).map_or(
+        [0 as c_char; PTI_MAX_PCI_ADDRESS_SIZE],
+        |[domain, bus, dev, function]| DeviceIdentity::pci_text(domain, bus, dev, function),
+    );
     let uuid = query::device::<[u8; PTI_MAX_DEVICE_UUID_SIZE]>(handle, CL_DEVICE_UUID_KHR)
         .unwrap_or_default();
     Probed {

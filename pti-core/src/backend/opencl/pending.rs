@@ -13,6 +13,7 @@ use crate::backend::device::pending::{Pending, PendingCommand};
 use crate::backend::device::timing::DeviceTimes;
 use crate::result::ResultCode;
 use crate::view::abi::pti_view_kind;
+use crate::view::device::Engine;
 use crate::{critical, view};
 
 /// A command awaiting its record.
@@ -117,6 +118,8 @@ impl PendingCommand for ClCommand {
             );
         }
         Finished {
+            // OpenCL has no engine index; see `Engine`.
+            engine: Engine::default(),
             submission: &self.submission,
             queue: self.queue_handle,
             context: self.queue.context,
