@@ -218,6 +218,17 @@ struct DeviceRecord {
     submit: u64,
     start: u64,
     end: u64,
+    /// `_kernel_id` or `_mem_op_id` (0 for barriers).
+    op: u64,
+}
+
+/// A PTI_VIEW_EXT_COMMAND_EXECUTION record: one execution of a regular list's command.
+#[derive(Debug)]
+struct Execution {
+    corr: u32,
+    tid: u32,
+    api_id: u32,
+    submit: u64,
 }
 
 fn field<T: std::str::FromStr>(parts: &[&str], i: usize, line: &str) -> T {
@@ -240,6 +251,8 @@ struct Traced {
     cpu_kernels: usize,
     /// Each kernel, copy and fill record's PCI address and engine ("ordinal.index").
     places: Vec<(String, String)>,
+    /// Command-execution records, by operation ID.
+    executions: HashMap<u64, Execution>,
     waits: Vec<HostWait>,
     counters: HashMap<String, u64>,
     criticals: Vec<String>,
@@ -277,6 +290,7 @@ fn device_record(kind: &'static str, p: &[&str], line: &str, at: usize) -> Devic
         submit: field(p, at + 3, line),
         start: field(p, at + 4, line),
         end: field(p, at + 5, line),
+        op: 0,
     }
 }
 
@@ -308,7 +322,10 @@ fn parse_traced(t: &[String]) -> Traced {
                 assert!(old.is_none(), "two API records with correlation ID {corr}");
             }
             "KERNEL" => {
-                out.device.push(device_record("KERNEL", &p, line, 2));
+                out.device.push(DeviceRecord {
+                    op: field(&p, 12, line),
+                    ..device_record("KERNEL", &p, line, 2)
+                });
                 out.cpu_kernels += usize::from(p[9] == "cpu");
                 out.places.push((p[10].to_string(), p[11].to_string()));
             }
@@ -316,6 +333,7 @@ fn parse_traced(t: &[String]) -> Traced {
                 out.device.push(DeviceRecord {
                     detail: p[2].into(),
                     bytes: field(&p, 3, line),
+                    op: field(&p, 12, line),
                     ..device_record("COPY", &p, line, 4)
                 });
                 out.places.push((p[10].to_string(), p[11].to_string()));
@@ -323,9 +341,25 @@ fn parse_traced(t: &[String]) -> Traced {
             "FILL" => {
                 out.device.push(DeviceRecord {
                     bytes: field(&p, 2, line),
+                    op: field(&p, 11, line),
                     ..device_record("FILL", &p, line, 3)
                 });
                 out.places.push((p[9].to_string(), p[10].to_string()));
+            }
+            "EXEC" => {
+                let old = out.executions.insert(
+                    field(&p, 1, line),
+                    Execution {
+                        corr: field(&p, 2, line),
+                        tid: field(&p, 3, line),
+                        api_id: field(&p, 4, line),
+                        submit: field(&p, 5, line),
+                    },
+                );
+                assert!(
+                    old.is_none(),
+                    "two execution records of one operation: {line}"
+                );
             }
             "SYNC" => {
                 let kind: u32 = field(&p, 1, line);
@@ -349,6 +383,7 @@ fn parse_traced(t: &[String]) -> Traced {
                         submit: 0,
                         start,
                         end,
+                        op: 0,
                     });
                 } else {
                     out.waits.push(HostWait {
@@ -695,10 +730,27 @@ fn check_device(device_type: &str, keep_pools: bool) {
         "synchronisation records"
     );
 
-    // Correlation: an immediate list's record carries its append call's ID; a regular list's
-    // records carry the ID of the execute call that ran them, one set per execution.
+    // Correlation: every record carries its append call's ID and thread (as Intel PTI's do);
+    // a regular list's commands also have a command-execution record per execution, naming the
+    // execute call that ran them, one set per execution.
     let execute = ids["zeCommandQueueExecuteCommandLists"];
     let mut per_execution: HashMap<u32, usize> = HashMap::new();
+    for x in tr.executions.values() {
+        let call = tr
+            .api
+            .get(&x.corr)
+            .unwrap_or_else(|| panic!("{x:?}: no API record with its correlation ID"));
+        assert_eq!(
+            (call.id, x.api_id, call.tid),
+            (execute, execute, x.tid),
+            "{x:?} names {call:?}"
+        );
+        assert!(
+            call.start <= x.submit && x.submit <= call.end,
+            "{x:?}: submitted outside its execute call {call:?}"
+        );
+        *per_execution.entry(x.corr).or_default() += 1;
+    }
     for r in &tr.device {
         let api = tr
             .api
@@ -710,36 +762,31 @@ fn check_device(device_type: &str, keep_pools: bool) {
             r.start >= api.start,
             "{r:?} starts before its call {api:?} began"
         );
-        if api.id == execute {
-            *per_execution.entry(r.corr).or_default() += 1;
-            if r.kind != "BARRIER" {
-                assert!(
-                    r.append < api.start && api.start <= r.submit && r.submit <= r.start,
-                    "{r:?}: appended before, submitted by its execute call {api:?}"
-                );
-                let appended_in = tr.api.values().any(|a| {
-                    a.tid == r.tid
-                        && name_of(a.id).starts_with("zeCommandListAppend")
-                        && a.start <= r.append
-                        && r.append <= a.end
-                });
-                assert!(appended_in, "{r:?}: its append time is in no append call");
-            }
+        let function = if r.kind == "BARRIER" {
+            "zeCommandListAppendBarrier"
+        } else if r.kind == "KERNEL" {
+            "zeCommandListAppendLaunchKernel"
         } else {
-            let function = if r.kind == "BARRIER" {
-                "zeCommandListAppendBarrier"
-            } else if r.kind == "KERNEL" {
-                "zeCommandListAppendLaunchKernel"
-            } else {
-                r.name.split('(').next().unwrap()
-            };
-            assert_eq!(api.id, ids[function], "{r:?} correlates with {api:?}");
-            if r.kind != "BARRIER" {
-                assert!(
-                    api.start <= r.append && r.append == r.submit && r.submit <= r.start,
-                    "{r:?}: append and submit times are its call's {api:?}"
-                );
-            }
+            r.name.split('(').next().unwrap()
+        };
+        assert_eq!(api.id, ids[function], "{r:?} correlates with {api:?}");
+        if r.kind == "BARRIER" {
+            continue;
+        }
+        assert!(
+            api.start <= r.append && r.append <= api.end,
+            "{r:?}: append time outside its call {api:?}"
+        );
+        match tr.executions.get(&r.op) {
+            // A regular list's command: submitted by the execute call its execution names.
+            Some(x) => assert!(
+                r.append < x.submit && x.submit == r.submit && r.submit <= r.start,
+                "{r:?}: appended before, submitted by its execution {x:?}"
+            ),
+            None => assert!(
+                r.append == r.submit && r.submit <= r.start,
+                "{r:?}: append and submit times are its call's {api:?}"
+            ),
         }
     }
     assert_eq!(
@@ -750,6 +797,17 @@ fn check_device(device_type: &str, keep_pools: bool) {
     assert!(
         per_execution.values().all(|n| *n == REGULAR_COMMANDS),
         "records per execution: {per_execution:?}"
+    );
+    let executed_records = tr
+        .device
+        .iter()
+        .filter(|r| r.kind != "BARRIER" && tr.executions.contains_key(&r.op))
+        .count();
+    assert_eq!(
+        executed_records + EXECUTIONS,
+        EXECUTIONS * REGULAR_COMMANDS,
+        "every kernel, copy and fill of the regular list has its execution record (the barrier \
+         of each execution has no operation ID in its record)"
     );
 
     // Host waits span their calls.
@@ -784,7 +842,7 @@ fn check_device(device_type: &str, keep_pools: bool) {
     let vadd_immediate = tr
         .device
         .iter()
-        .find(|r| r.name == "vadd" && tr.api[&r.corr].id != execute)
+        .find(|r| r.name == "vadd" && !tr.executions.contains_key(&r.op))
         .expect("the immediate list's vadd record");
     let duration = vadd_immediate.end - vadd_immediate.start;
     assert!(
@@ -1096,6 +1154,8 @@ struct ModernRecord {
     correlation_id: u32,
     start: u64,
     end: u64,
+    /// `_kernel_id` or `_mem_op_id`.
+    op: u64,
     name: String,
 }
 
@@ -1209,8 +1269,10 @@ fn check_modern(env: &[(&str, &str)], exact_times: bool) -> Vec<String> {
     let mut device = Vec::new();
     let mut list_waits = 0;
     let mut criticals = Vec::new();
+    // Command-execution records: operation ID -> (execute call's correlation ID, API ID).
+    let mut executions: HashMap<u64, (u32, u32)> = HashMap::new();
     for line in &run.t {
-        let p: Vec<&str> = line.splitn(6, ' ').collect();
+        let p: Vec<&str> = line.splitn(7, ' ').collect();
         match p.as_slice() {
             ["API", id, corr, s, e] => {
                 let name = name_of(id.parse().unwrap());
@@ -1220,13 +1282,24 @@ fn check_modern(env: &[(&str, &str)], exact_times: bool) -> Vec<String> {
                     (name, s.parse().unwrap(), e.parse().unwrap()),
                 );
             }
-            ["DEVICE", kind, corr, s, e, name] => device.push(ModernRecord {
+            ["DEVICE", kind, corr, s, e, op, name] => device.push(ModernRecord {
                 kind: kind.to_string(),
                 correlation_id: corr.parse().unwrap(),
                 start: s.parse().unwrap(),
                 end: e.parse().unwrap(),
+                op: op.parse().unwrap(),
                 name: name.to_string(),
             }),
+            ["EXEC", op, corr, id] => {
+                let old = executions.insert(
+                    op.parse().unwrap(),
+                    (corr.parse().unwrap(), id.parse().unwrap()),
+                );
+                assert!(
+                    old.is_none(),
+                    "two execution records of one operation: {line}"
+                );
+            }
             ["SYNC", "5", id, _corr, s, e]
                 if name_of(id.parse().unwrap()) == "zeCommandListHostSynchronize" =>
             {
@@ -1263,10 +1336,30 @@ fn check_modern(env: &[(&str, &str)], exact_times: bool) -> Vec<String> {
         expected,
         "device records (kernels, copies, fills); critical events: {criticals:?}"
     );
+    // Each record carries its append call's ID; a command of the regular list is also named by
+    // its execution's record, whose call is the one that ran it (and bounds its times).
+    let mut executed = 0;
     for r in &device {
-        let (function, call_start, _) = api
+        let (appended_by, append_start, _) = api
             .get(&r.correlation_id)
             .unwrap_or_else(|| panic!("{r:?}: no API record has its correlation ID"));
+        assert!(
+            *append_start <= r.start,
+            "{r:?} starts before its {appended_by} call"
+        );
+        let (function, call_start) = match executions.get(&r.op) {
+            Some((corr, id)) => {
+                executed += 1;
+                assert!(
+                    on_regular.contains_key(appended_by),
+                    "{r:?}: executed, but appended by a {appended_by} call"
+                );
+                let (name, start, _) = &api[corr];
+                assert_eq!(*name, name_of(*id), "{r:?}: its execution names {name}");
+                (name, start)
+            }
+            None => (appended_by, append_start),
+        };
         let (_, kernels, copies, fills, path) = MODERN
             .iter()
             .find(|m| m.0 == function)
@@ -1290,6 +1383,10 @@ fn check_modern(env: &[(&str, &str)], exact_times: bool) -> Vec<String> {
             assert_eq!(r.name, "<host function>");
         }
     }
+    assert_eq!(
+        executed, 6,
+        "the regular list's kernel and fill, run three times, each with its execution record"
+    );
     assert_eq!(list_waits, 4, "zeCommandListHostSynchronize records");
     // Nothing leaked (libpti's events and pools included), and no command ran before an event
     // it waits for had signalled.

@@ -88,6 +88,48 @@ typedef struct pti_view_record_memory_allocation {
   uint32_t _correlation_id;
 } pti_view_record_memory_allocation;
 
+/**
+ * One execution of a command recorded on a regular Level Zero command list (libpti extension,
+ * `pti_ext.h`: PTI_VIEW_EXT_COMMAND_EXECUTION).
+ *
+ * A command appended to a regular list runs each time the list is executed. Its kernel, copy
+ * or fill record (one per execution) carries the correlation ID and thread of the append call,
+ * as Intel PTI's records do, so the chain runtime call -> append -> device work holds when a
+ * runtime batches work into regular lists; this record, written beside it, names the call that
+ * executed it.
+ */
+typedef struct pti_view_record_command_execution {
+  /**
+   * PTI_VIEW_EXT_COMMAND_EXECUTION.
+   */
+  pti_view_record_base _view_kind;
+  /**
+   * Thread of the execute call.
+   */
+  uint32_t _thread_id;
+  /**
+   * The `_kernel_id` or `_mem_op_id` of the command's record for this execution.
+   */
+  uint64_t _operation_id;
+  /**
+   * Correlation ID of the execute call (`zeCommandQueueExecuteCommandLists`, or an immediate
+   * list's `zeCommandListImmediateAppendCommandLists*`).
+   */
+  uint32_t _correlation_id;
+  /**
+   * API ID (Level Zero group) of the execute call.
+   */
+  uint32_t _api_id;
+  /**
+   * When the execute call began (ns): the record's `_submit_timestamp`.
+   */
+  uint64_t _submit_timestamp;
+  /**
+   * The queue or immediate list that executed it.
+   */
+  pti_backend_queue_t _queue_handle;
+} pti_view_record_command_execution;
+
 
 
 
@@ -229,5 +271,13 @@ PTI_LAYOUT_CHECK(offsetof(pti_view_record_memory_allocation, _name) == 48, "offs
 PTI_LAYOUT_CHECK(offsetof(pti_view_record_memory_allocation, _device_name) == 56, "offset of pti_view_record_memory_allocation._device_name");
 PTI_LAYOUT_CHECK(offsetof(pti_view_record_memory_allocation, _thread_id) == 64, "offset of pti_view_record_memory_allocation._thread_id");
 PTI_LAYOUT_CHECK(offsetof(pti_view_record_memory_allocation, _correlation_id) == 68, "offset of pti_view_record_memory_allocation._correlation_id");
+PTI_LAYOUT_CHECK(sizeof(pti_view_record_command_execution) == 40, "size of pti_view_record_command_execution");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_command_execution, _view_kind) == 0, "offset of pti_view_record_command_execution._view_kind");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_command_execution, _thread_id) == 4, "offset of pti_view_record_command_execution._thread_id");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_command_execution, _operation_id) == 8, "offset of pti_view_record_command_execution._operation_id");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_command_execution, _correlation_id) == 16, "offset of pti_view_record_command_execution._correlation_id");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_command_execution, _api_id) == 20, "offset of pti_view_record_command_execution._api_id");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_command_execution, _submit_timestamp) == 24, "offset of pti_view_record_command_execution._submit_timestamp");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_command_execution, _queue_handle) == 32, "offset of pti_view_record_command_execution._queue_handle");
 #undef PTI_LAYOUT_CHECK
 #endif /* PTI_EXT_LAYOUT_CHECKS_ */

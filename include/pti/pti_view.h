@@ -83,6 +83,13 @@ typedef enum _pti_view_kind {
    * the published kinds.
    */
   PTI_VIEW_EXT_MEMORY_ALLOCATION = 65537,
+  /**
+   * libpti extension (`pti_ext.h`): each execution of a command recorded on a regular Level
+   * Zero command list, pti_view_record_command_execution. The command's kernel, copy or fill
+   * record carries its append call's correlation ID (as Intel PTI's does); this record
+   * carries the execute call's.
+   */
+  PTI_VIEW_EXT_COMMAND_EXECUTION = 65538,
 } pti_view_kind;
 
 /**

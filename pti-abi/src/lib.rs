@@ -63,6 +63,11 @@ pub enum pti_view_kind {
     /// pti_view_record_memory_allocation. Extensions take values from 0x10000 on, away from
     /// the published kinds.
     PTI_VIEW_EXT_MEMORY_ALLOCATION = 0x10001,
+    /// libpti extension (`pti_ext.h`): each execution of a command recorded on a regular Level
+    /// Zero command list, pti_view_record_command_execution. The command's kernel, copy or fill
+    /// record carries its append call's correlation ID (as Intel PTI's does); this record
+    /// carries the execute call's.
+    PTI_VIEW_EXT_COMMAND_EXECUTION = 0x10002,
 }
 
 impl pti_view_kind {
@@ -85,18 +90,22 @@ impl pti_view_kind {
     /// libpti's extension kinds.
     ///
     /// cbindgen:ignore
-    pub const EXTENSIONS: [pti_view_kind; 1] = [pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION];
+    pub const EXTENSIONS: [pti_view_kind; 2] = [
+        pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION,
+        pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION,
+    ];
 
     /// Number of [`pti_view_kind::index`] values.
     ///
     /// cbindgen:ignore
-    pub const COUNT: usize = 14;
+    pub const COUNT: usize = 15;
 
     /// The kind with C value `raw`, INVALID included; `None` for unknown values.
     pub fn from_raw(raw: u32) -> Option<Self> {
         match raw {
             0 => Some(pti_view_kind::PTI_VIEW_INVALID),
             0x10001 => Some(pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION),
+            0x10002 => Some(pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION),
             _ => Self::ALL.get(raw as usize - 1).copied(),
         }
     }
@@ -106,6 +115,7 @@ impl pti_view_kind {
     pub const fn index(self) -> usize {
         match self {
             pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION => 13,
+            pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION => 14,
             kind => kind as usize,
         }
     }
@@ -139,6 +149,9 @@ impl pti_view_kind {
             pti_view_kind::PTI_VIEW_COMMUNICATION => size_of::<pti_view_record_comms>(),
             pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION => {
                 size_of::<pti_view_record_memory_allocation>()
+            }
+            pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION => {
+                size_of::<pti_view_record_command_execution>()
             }
         })
     }
@@ -928,6 +941,34 @@ pub struct pti_view_record_memory_allocation {
     pub _correlation_id: u32,
 }
 
+/// One execution of a command recorded on a regular Level Zero command list (libpti extension,
+/// `pti_ext.h`: PTI_VIEW_EXT_COMMAND_EXECUTION).
+///
+/// A command appended to a regular list runs each time the list is executed. Its kernel, copy
+/// or fill record (one per execution) carries the correlation ID and thread of the append call,
+/// as Intel PTI's records do, so the chain runtime call -> append -> device work holds when a
+/// runtime batches work into regular lists; this record, written beside it, names the call that
+/// executed it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct pti_view_record_command_execution {
+    /// PTI_VIEW_EXT_COMMAND_EXECUTION.
+    pub _view_kind: pti_view_record_base,
+    /// Thread of the execute call.
+    pub _thread_id: u32,
+    /// The `_kernel_id` or `_mem_op_id` of the command's record for this execution.
+    pub _operation_id: u64,
+    /// Correlation ID of the execute call (`zeCommandQueueExecuteCommandLists`, or an immediate
+    /// list's `zeCommandListImmediateAppendCommandLists*`).
+    pub _correlation_id: u32,
+    /// API ID (Level Zero group) of the execute call.
+    pub _api_id: u32,
+    /// When the execute call began (ns): the record's `_submit_timestamp`.
+    pub _submit_timestamp: u64,
+    /// The queue or immediate list that executed it.
+    pub _queue_handle: pti_backend_queue_t,
+}
+
 /// Collective communication (declared for compatibility; libpti produces none).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -1065,11 +1106,17 @@ pub const LAYOUTS: [RecordLayout; 14] = [
 /// The layouts of libpti's extension records (`pti_ext.h` asserts them as `pti_view.h` does
 /// [`LAYOUTS`]).
 #[doc(hidden)]
-pub const EXT_LAYOUTS: [RecordLayout; 1] = [layout!(pti_view_record_memory_allocation = 72 {
-    _view_kind @ 0, _operation @ 4, _mem_type @ 8, _reserved @ 12, _start_timestamp @ 16,
-    _end_timestamp @ 24, _address @ 32, _bytes @ 40, _name @ 48, _device_name @ 56,
-    _thread_id @ 64, _correlation_id @ 68,
-})];
+pub const EXT_LAYOUTS: [RecordLayout; 2] = [
+    layout!(pti_view_record_memory_allocation = 72 {
+        _view_kind @ 0, _operation @ 4, _mem_type @ 8, _reserved @ 12, _start_timestamp @ 16,
+        _end_timestamp @ 24, _address @ 32, _bytes @ 40, _name @ 48, _device_name @ 56,
+        _thread_id @ 64, _correlation_id @ 68,
+    }),
+    layout!(pti_view_record_command_execution = 40 {
+        _view_kind @ 0, _thread_id @ 4, _operation_id @ 8, _correlation_id @ 16, _api_id @ 20,
+        _submit_timestamp @ 24, _queue_handle @ 32,
+    }),
+];
 
 #[cfg(test)]
 mod tests {

@@ -47,12 +47,13 @@ fn record_size(kind: u32) -> Option<usize> {
         11 => size_of::<pti_view_record_synchronization>(),
         12 => size_of::<pti_view_record_comms>(),
         0x10001 => size_of::<pti_view_record_memory_allocation>(),
+        0x10002 => size_of::<pti_view_record_command_execution>(),
         _ => return None,
     })
 }
 
 /// Every kind that has records.
-const KINDS: [u32; 12] = [1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 0x10001];
+const KINDS: [u32; 13] = [1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 0x10001, 0x10002];
 
 // === inputs ===
 

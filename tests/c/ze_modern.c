@@ -182,7 +182,8 @@ static void workload(void) {
   printf("W RESULT host_function_calls %d\n", calls);
 
   /* E: a regular list (a kernel and a fill) run on the immediate list, twice one way, once the
-   * other; each run is waited for. Its commands are recorded at each run, with the run's call. */
+   * other; each run is waited for. Its commands are recorded at each run (with their append
+   * calls' IDs; an execution record names the run). */
   ze_command_list_desc_t ldesc = {ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, NULL, 0,
                                   ZE_COMMAND_LIST_FLAG_IN_ORDER};
   ze_command_list_handle_t regular = NULL;
@@ -190,7 +191,8 @@ static void workload(void) {
   ZE(zeCommandListAppendLaunchKernel(regular, spin, &one, NULL, 0, NULL));
   ZE(zeCommandListAppendMemoryFill(regular, dev, &pattern, sizeof pattern, bytes, NULL, 0, NULL));
   ZE(zeCommandListClose(regular));
-  /* Traced calls, whose commands are recorded at each run with the running call's ID. */
+  /* Traced calls: their commands are recorded at each run with the append call's ID, and a
+   * command-execution record names the run. */
   printf("W APPEND_REGULAR zeCommandListAppendLaunchKernel 1\n");
   printf("W APPEND_REGULAR zeCommandListAppendMemoryFill 1\n");
   for (int i = 0; i < 2; ++i) {
@@ -243,23 +245,23 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
       case PTI_VIEW_DEVICE_GPU_KERNEL:
       case PTI_VIEW_DEVICE_CPU_KERNEL: {
         pti_view_record_kernel_v2* k = (void*)r;
-        printf("T DEVICE KERNEL %u %llu %llu %s\n", k->_correlation_id,
+        printf("T DEVICE KERNEL %u %llu %llu %llu %s\n", k->_correlation_id,
                (unsigned long long)k->_start_timestamp, (unsigned long long)k->_end_timestamp,
-               k->_name);
+               (unsigned long long)k->_kernel_id, k->_name);
         break;
       }
       case PTI_VIEW_DEVICE_GPU_MEM_COPY: {
         pti_view_record_memory_copy_v2* c = (void*)r;
-        printf("T DEVICE COPY %u %llu %llu %s\n", c->_correlation_id,
+        printf("T DEVICE COPY %u %llu %llu %llu %s\n", c->_correlation_id,
                (unsigned long long)c->_start_timestamp, (unsigned long long)c->_end_timestamp,
-               c->_name);
+               (unsigned long long)c->_mem_op_id, c->_name);
         break;
       }
       case PTI_VIEW_DEVICE_GPU_MEM_FILL: {
         pti_view_record_memory_fill_v2* f = (void*)r;
-        printf("T DEVICE FILL %u %llu %llu %s\n", f->_correlation_id,
+        printf("T DEVICE FILL %u %llu %llu %llu %s\n", f->_correlation_id,
                (unsigned long long)f->_start_timestamp, (unsigned long long)f->_end_timestamp,
-               f->_name);
+               (unsigned long long)f->_mem_op_id, f->_name);
         break;
       }
       case PTI_VIEW_DEVICE_SYNCHRONIZATION: {
@@ -267,6 +269,11 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
         printf("T SYNC %u %u %u %llu %llu\n", (unsigned)s->_synch_type, s->_api_id,
                s->_correlation_id, (unsigned long long)s->_start_timestamp,
                (unsigned long long)s->_end_timestamp);
+        break;
+      }
+      case PTI_VIEW_EXT_COMMAND_EXECUTION: {
+        pti_view_record_command_execution* x = (void*)r;
+        printf("T EXEC %llu %u %u\n", (unsigned long long)x->_operation_id, x->_correlation_id, x->_api_id);
         break;
       }
       default:
@@ -280,7 +287,7 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
 static const pti_view_kind views[] = {PTI_VIEW_DRIVER_API, PTI_VIEW_DEVICE_GPU_KERNEL,
                                       PTI_VIEW_DEVICE_CPU_KERNEL, PTI_VIEW_DEVICE_GPU_MEM_COPY,
                                       PTI_VIEW_DEVICE_GPU_MEM_FILL,
-                                      PTI_VIEW_DEVICE_SYNCHRONIZATION};
+                                      PTI_VIEW_DEVICE_SYNCHRONIZATION, PTI_VIEW_EXT_COMMAND_EXECUTION};
 #define N_VIEWS (sizeof views / sizeof views[0])
 
 int main(void) {

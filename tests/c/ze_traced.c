@@ -149,31 +149,33 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
       case PTI_VIEW_DEVICE_GPU_KERNEL:
       case PTI_VIEW_DEVICE_CPU_KERNEL: {
         pti_view_record_kernel_v2* k = (void*)r;
-        printf("T KERNEL %s %u %u %llu %llu %llu %llu %p %s %s %u.%u\n", k->_name, k->_correlation_id,
+        printf("T KERNEL %s %u %u %llu %llu %llu %llu %p %s %s %u.%u %llu\n", k->_name, k->_correlation_id,
                k->_thread_id, (unsigned long long)k->_append_timestamp,
                (unsigned long long)k->_submit_timestamp, (unsigned long long)k->_start_timestamp,
                (unsigned long long)k->_end_timestamp, k->_queue_handle,
                r->_view_kind == PTI_VIEW_DEVICE_CPU_KERNEL ? "cpu" : "gpu",
-               k->_pci_address[0] ? k->_pci_address : "-", k->_engine_ordinal, k->_engine_index);
+               k->_pci_address[0] ? k->_pci_address : "-", k->_engine_ordinal, k->_engine_index,
+               (unsigned long long)k->_kernel_id);
         break;
       }
       case PTI_VIEW_DEVICE_GPU_MEM_COPY: {
         pti_view_record_memory_copy_v2* c = (void*)r;
-        printf("T COPY %s %s %llu %u %u %llu %llu %llu %llu %s %u.%u\n", c->_name,
+        printf("T COPY %s %s %llu %u %u %llu %llu %llu %llu %s %u.%u %llu\n", c->_name,
                ptiViewMemcpyTypeToString(c->_memcpy_type), (unsigned long long)c->_bytes,
                c->_correlation_id, c->_thread_id, (unsigned long long)c->_append_timestamp,
                (unsigned long long)c->_submit_timestamp, (unsigned long long)c->_start_timestamp,
                (unsigned long long)c->_end_timestamp, c->_pci_address[0] ? c->_pci_address : "-",
-               c->_engine_ordinal, c->_engine_index);
+               c->_engine_ordinal, c->_engine_index, (unsigned long long)c->_mem_op_id);
         break;
       }
       case PTI_VIEW_DEVICE_GPU_MEM_FILL: {
         pti_view_record_memory_fill_v2* f = (void*)r;
-        printf("T FILL %s %llu %u %u %llu %llu %llu %llu %s %u.%u\n", f->_name,
+        printf("T FILL %s %llu %u %u %llu %llu %llu %llu %s %u.%u %llu\n", f->_name,
                (unsigned long long)f->_bytes, f->_correlation_id, f->_thread_id,
                (unsigned long long)f->_append_timestamp, (unsigned long long)f->_submit_timestamp,
                (unsigned long long)f->_start_timestamp, (unsigned long long)f->_end_timestamp,
-               f->_pci_address[0] ? f->_pci_address : "-", f->_engine_ordinal, f->_engine_index);
+               f->_pci_address[0] ? f->_pci_address : "-", f->_engine_ordinal, f->_engine_index,
+               (unsigned long long)f->_mem_op_id);
         break;
       }
       case PTI_VIEW_DEVICE_SYNCHRONIZATION: {
@@ -181,6 +183,12 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
         printf("T SYNC %u %u %u %u %llu %llu %u %d\n", (unsigned)s->_synch_type, s->_api_id,
                s->_correlation_id, s->_thread_id, (unsigned long long)s->_start_timestamp,
                (unsigned long long)s->_end_timestamp, s->_number_wait_events, (int)s->_return_code);
+        break;
+      }
+      case PTI_VIEW_EXT_COMMAND_EXECUTION: {
+        pti_view_record_command_execution* x = (void*)r;
+        printf("T EXEC %llu %u %u %u %llu\n", (unsigned long long)x->_operation_id, x->_correlation_id,
+               x->_thread_id, x->_api_id, (unsigned long long)x->_submit_timestamp);
         break;
       }
       default:
@@ -200,9 +208,10 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
     }                                                                            \
   } while (0)
 
-static const pti_view_kind views[] = {PTI_VIEW_DRIVER_API, PTI_VIEW_DEVICE_GPU_KERNEL,
-                                      PTI_VIEW_DEVICE_CPU_KERNEL, PTI_VIEW_DEVICE_GPU_MEM_COPY,
-                                      PTI_VIEW_DEVICE_GPU_MEM_FILL, PTI_VIEW_DEVICE_SYNCHRONIZATION};
+static const pti_view_kind views[] = {PTI_VIEW_DRIVER_API,          PTI_VIEW_DEVICE_GPU_KERNEL,
+                                      PTI_VIEW_DEVICE_CPU_KERNEL,   PTI_VIEW_DEVICE_GPU_MEM_COPY,
+                                      PTI_VIEW_DEVICE_GPU_MEM_FILL, PTI_VIEW_DEVICE_SYNCHRONIZATION,
+                                      PTI_VIEW_EXT_COMMAND_EXECUTION};
 #define N_VIEWS (sizeof views / sizeof views[0])
 
 /* The counters a tool reconciles against: pending, dropped, critical events. */

@@ -93,6 +93,7 @@ const PTI_H_TYPES: &[&str] = &[
 
 /// What `pti_view.h` leaves to `pti_ext.h`.
 const VIEW_H_EXCLUDES: &[&str] = &[
+    "pti_view_record_command_execution",
     "pti_view_memory_operation",
     "pti_view_record_memory_allocation",
 ];
@@ -201,6 +202,7 @@ const HEADERS: [Header; 10] = [
         types: &[
             "pti_view_memory_operation",
             "pti_view_record_memory_allocation",
+            "pti_view_record_command_execution",
         ],
         exclude: VIEW_TYPES,
         layouts: &view_abi::EXT_LAYOUTS,

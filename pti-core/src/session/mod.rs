@@ -78,6 +78,7 @@ fn view_groups(kind: pti_view_kind) -> &'static [ApiGroup] {
         | PTI_VIEW_DEVICE_GPU_MEM_COPY_P2P
         | PTI_VIEW_DEVICE_SYNCHRONIZATION => &[ApiGroup::LevelZero, ApiGroup::OpenCl],
         PTI_VIEW_RUNTIME_API | PTI_VIEW_EXT_MEMORY_ALLOCATION => &[ApiGroup::Sycl],
+        PTI_VIEW_EXT_COMMAND_EXECUTION => &[ApiGroup::LevelZero],
         _ => &[],
     }
 }

@@ -290,6 +290,39 @@ pub(crate) struct MemoryEvent {
     pub(crate) correlation_id: u32,
 }
 
+/// One execution of a command of a regular Level Zero list: who executed it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Execution {
+    pub(crate) correlation_id: u32,
+    pub(crate) thread_id: u32,
+    pub(crate) api_id: ApiId,
+    /// Host time at which the execute call began (ns).
+    pub(crate) submitted: u64,
+    pub(crate) queue: *mut c_void,
+}
+
+/// Writes the command-execution record of operation `operation_id`, if that (extension) view is
+/// enabled.
+pub(crate) fn command_execution(state: &ThreadState, operation_id: u64, e: &Execution) {
+    let kind = pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION;
+    if !is_enabled(kind) {
+        return;
+    }
+    append(
+        state,
+        kind,
+        pti_view_record_command_execution {
+            _view_kind: pti_view_record_base::of(kind),
+            _thread_id: e.thread_id,
+            _operation_id: operation_id,
+            _correlation_id: e.correlation_id,
+            _api_id: e.api_id,
+            _submit_timestamp: e.submitted,
+            _queue_handle: e.queue,
+        },
+    );
+}
+
 /// Writes a memory-allocation record, if that (extension) view is enabled.
 pub(crate) fn memory_allocation(state: &ThreadState, m: &MemoryEvent) {
     let kind = pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION;

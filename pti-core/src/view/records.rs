@@ -118,6 +118,8 @@ pub enum Record<'a> {
     Communication(&'a pti_view_record_comms),
     /// `PTI_VIEW_EXT_MEMORY_ALLOCATION` (libpti extension).
     MemoryAllocation(&'a pti_view_record_memory_allocation),
+    /// `PTI_VIEW_EXT_COMMAND_EXECUTION` (libpti extension).
+    CommandExecution(&'a pti_view_record_command_execution),
 }
 
 /// The records of a buffer libpti filled, in order.
@@ -191,6 +193,7 @@ impl<'a> Iterator for Records<'a> {
                 PTI_VIEW_COLLECTION_OVERHEAD => Record::Overhead(self.typed(at)),
                 PTI_VIEW_COMMUNICATION => Record::Communication(self.typed(at)),
                 PTI_VIEW_EXT_MEMORY_ALLOCATION => Record::MemoryAllocation(self.typed(at)),
+                PTI_VIEW_EXT_COMMAND_EXECUTION => Record::CommandExecution(self.typed(at)),
                 PTI_VIEW_INVALID | PTI_VIEW_RESERVED => {
                     self.done = true;
                     return None;

@@ -24,6 +24,7 @@
 //!   `backend::device::pending`), unless the event still holds the timestamps already recorded from it
 //!   (a previous execution's, not yet reset on the device): then it is not done yet.
 
+use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, Ordering};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -43,7 +44,7 @@ use crate::result::ResultCode;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
-use crate::view::device::Engine;
+use crate::view::device::{self as records, Engine, Execution};
 use crate::{Site, clock, critical, fault, runtime_task, thread, view};
 
 /// A command waiting for its event.
@@ -57,9 +58,11 @@ pub(super) struct ZeCommand {
     context: ze_context_handle_t,
     device: Arc<Device>,
     engine: Engine,
-    /// The call that submitted it: the append on an immediate list, the execute call on a
-    /// regular one.
+    /// The append call that put it on its list (its correlation ID and thread are the record's).
     submission: Submission,
+    /// On a regular list, the execution it belongs to (recorded in
+    /// PTI_VIEW_EXT_COMMAND_EXECUTION).
+    execution: Option<Execution>,
     /// Host times: the append call, and the start of the call that submitted it (the lower bound
     /// of its device times).
     appended: u64,
@@ -265,6 +268,10 @@ impl PendingCommand for ZeCommand {
             end,
         }
         .record();
+        if let Some(execution) = &self.execution {
+            let operation_id = self.submission.operation_id;
+            thread::with_any(|state| records::command_execution(state, operation_id, execution));
+        }
     }
 
     fn view(&self) -> pti_view_kind {
@@ -507,6 +514,7 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
             device: devices::get(list.device),
             engine: list.engine,
             submission,
+            execution: None,
             appended: prepared.entered,
             submitted: prepared.entered,
         };
@@ -590,11 +598,19 @@ pub(super) fn executing(list: &List) {
     }
 }
 
-/// After a regular list was submitted `times` times by one execute call, to a queue or immediate
-/// list on `engine`: each of its commands is pending once, with the execute call's correlation
-/// ID (an event holds one execution's timestamps: the records of the other executions are
-/// counted lost).
-pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize, engine: Engine) {
+/// Where and by which call regular lists were executed.
+pub(super) struct Executor {
+    pub(super) api_id: ApiId,
+    /// The queue or immediate list that ran them.
+    pub(super) queue: *mut c_void,
+    pub(super) engine: Engine,
+}
+
+/// After a regular list was submitted `times` times by one execute call: each of its commands is
+/// pending once, its record with the append call's correlation ID and thread (as Intel PTI's),
+/// the execution in a PTI_VIEW_EXT_COMMAND_EXECUTION record (an event holds one execution's
+/// timestamps: the records of the other executions are counted lost).
+pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize, by: &Executor) {
     let recorded: Vec<Recorded> = {
         let mut kept = list.recorded();
         let now = kept.clone();
@@ -632,14 +648,19 @@ pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize, en
             list: list.handle,
             context: list.context,
             device: device.clone(),
-            engine,
+            engine: by.engine,
             submission: Submission {
-                correlation_id,
-                thread_id,
                 // The task that appended it; else the one that runs the list.
                 task: r.submission.task.or(task),
                 ..r.submission
             },
+            execution: Some(Execution {
+                correlation_id,
+                thread_id,
+                api_id: by.api_id,
+                submitted: entered,
+                queue: by.queue,
+            }),
             appended: r.appended,
             submitted: entered,
         });

@@ -648,11 +648,10 @@ fn before_running(lists: Vec<(std::sync::Arc<List>, usize)>, token: usize) {
     note_start(token);
 }
 
-/// After a call that ran regular lists on `engine`: their commands pending, with the call's
-/// correlation ID.
+/// After a call that ran regular lists: their commands pending, the execution noted.
 fn after_running(
     lists: impl FnOnce() -> Vec<(std::sync::Arc<List>, usize)>,
-    engine: Engine,
+    by: commands::Executor,
     result: ze_result_t,
     token: usize,
 ) {
@@ -663,7 +662,7 @@ fn after_running(
         return;
     }
     for (list, times) in lists() {
-        commands::executed(&list, token, entered, times, engine);
+        commands::executed(&list, token, entered, times, &by);
     }
 }
 
@@ -681,9 +680,14 @@ pub(super) fn after_zeCommandQueueExecuteCommandLists(
     token: usize,
 ) {
     // SAFETY: the call's parameter struct; its queue field points at the call's argument.
-    let engine = objects::queue_engine(unsafe { *p.phCommandQueue });
+    let queue = unsafe { *p.phCommandQueue };
+    let by = commands::Executor {
+        api_id: ids::zeCommandQueueExecuteCommandLists,
+        queue: queue.cast(),
+        engine: objects::queue_engine(queue),
+    };
     // SAFETY: the call's parameter struct.
-    after_running(|| unsafe { executed_lists(p) }, engine, result, token);
+    after_running(|| unsafe { executed_lists(p) }, by, result, token);
 }
 
 // Regular lists run on an immediate list (spec 1.9 and 1.14): as on a queue.
@@ -705,11 +709,16 @@ pub(super) fn after_zeCommandListImmediateAppendCommandListsExp(
     token: usize,
 ) {
     // SAFETY: the field points at the call's argument.
-    let engine = objects::immediate_engine(unsafe { *p.phCommandListImmediate });
+    let list = unsafe { *p.phCommandListImmediate };
+    let by = commands::Executor {
+        api_id: ids::zeCommandListImmediateAppendCommandListsExp,
+        queue: list.cast(),
+        engine: objects::immediate_engine(list),
+    };
     // SAFETY: as above.
     after_running(
         || unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) },
-        engine,
+        by,
         result,
         token,
     );
@@ -732,11 +741,16 @@ pub(super) fn after_zeCommandListImmediateAppendCommandListsWithParameters(
     token: usize,
 ) {
     // SAFETY: the field points at the call's argument.
-    let engine = objects::immediate_engine(unsafe { *p.phCommandListImmediate });
+    let list = unsafe { *p.phCommandListImmediate };
+    let by = commands::Executor {
+        api_id: ids::zeCommandListImmediateAppendCommandListsWithParameters,
+        queue: list.cast(),
+        engine: objects::immediate_engine(list),
+    };
     // SAFETY: as above.
     after_running(
         || unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) },
-        engine,
+        by,
         result,
         token,
     );

@@ -21,7 +21,8 @@ use crate::view::device::Engine;
 /// A command recorded on a regular list: it runs each time the list is executed.
 #[derive(Clone, Copy)]
 pub(super) struct Recorded {
-    /// The append that recorded it (each execution gets the execute call's correlation ID).
+    /// The append that recorded it (every execution's record keeps its correlation ID and
+    /// thread; the execute call is named by a PTI_VIEW_EXT_COMMAND_EXECUTION record).
     pub(super) submission: Submission,
     /// The event that times it (libpti's, or the program's when it has kernel timestamps).
     pub(super) event: ze_event_handle_t,
