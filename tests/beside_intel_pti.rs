@@ -130,6 +130,10 @@ struct Recorded {
     tool_now: u64,
     /// `ptiVersionString()`.
     version: String,
+    /// Overhead records: (kind's name, count, duration in ns).
+    overhead: Vec<(String, u64, u64)>,
+    /// Each overhead record's API ID and length (ns).
+    overhead_lines: Vec<(u32, u64)>,
 }
 
 /// Runs the SYCL workload over the simulated driver through `adapter` with `tool` preloaded on
@@ -223,6 +227,8 @@ fn record(adapter: Adapter, library: Library) -> Recorded {
         device_times: Vec::new(),
         tool_now: 0,
         version: String::new(),
+        overhead: Vec::new(),
+        overhead_lines: Vec::new(),
     };
     for line in texts[0].lines() {
         let p: Vec<&str> = line.split(' ').collect();
@@ -253,6 +259,16 @@ fn record(adapter: Adapter, library: Library) -> Recorded {
                 recorded.device_times.push((ns(2), ns(3)));
             }
             Some("NOW") => recorded.tool_now = p[2].parse().expect("a timestamp"),
+            Some("OVERHEAD") => {
+                recorded.overhead.push((
+                    p[2].to_string(),
+                    p[3].parse().expect("a count"),
+                    p[4].parse().expect("a duration"),
+                ));
+                recorded
+                    .overhead_lines
+                    .push((p[5].parse().unwrap(), p[6].parse().unwrap()));
+            }
             Some("VERSION") => recorded.version = p[2].to_string(),
             Some("FAILURES") => assert_eq!(
                 num(2),
@@ -433,12 +449,33 @@ fn compare(adapter: Adapter) {
         );
     }
 
+    // Overhead records as Intel PTI writes them: one per traced call, counting 1, with the
+    // call's API ID, of the kind Intel names "Instrumentation". libpti writes one for every
+    // traced call (runtime and driver); Intel's for the Level Zero calls it instruments.
+    for (who, r) in [("libpti", &ours), ("Intel PTI", &intel)] {
+        assert!(
+            !r.overhead.is_empty(),
+            "{adapter:?}: {who} wrote no overhead record"
+        );
+        for (o, (api_id, _)) in r.overhead.iter().zip(&r.overhead_lines) {
+            assert!(
+                o.0 == "Instrumentation" && o.1 == 1 && *api_id != 0,
+                "{adapter:?}: {who}'s overhead record {o:?} (API ID {api_id}) is not one call's"
+            );
+        }
+    }
+    assert_eq!(
+        ours.overhead.len(),
+        ours.runtime.len() + ours.driver.len(),
+        "{adapter:?}: libpti's overhead records, one per traced call"
+    );
     eprintln!(
         "beside Intel PTI {} through the {adapter:?} adapter:\n\
          \x20 runtime records: libpti {}, Intel {} (same functions, same counts)\n\
          \x20 device records:  libpti {}, Intel {} (same, each naming the same UR call: {:?})\n\
          \x20 driver records:  libpti {}, Intel {}; only libpti's (extension route): {only_ours:?}\n\
-         \x20 driver records carrying their UR call's correlation ID: libpti {}, Intel {}",
+         \x20 driver records carrying their UR call's correlation ID: libpti {}, Intel {}\n\
+         \x20 overhead records (one per traced call): libpti {}, Intel {}",
         xtask::intel_pti::VERSION,
         ours.runtime.len(),
         intel.runtime.len(),
@@ -449,6 +486,8 @@ fn compare(adapter: Adapter) {
         intel.driver.len(),
         inside_runtime_calls(&ours),
         inside_runtime_calls(&intel),
+        ours.overhead.len(),
+        intel.overhead.len(),
     );
 }
 

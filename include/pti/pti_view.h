@@ -1380,12 +1380,20 @@ pti_result ptiViewPopExternalCorrelationId(pti_view_external_kind external_kind,
 /**
  * The name of an overhead kind ("TIME", "BUFFER_FLUSH", ...); "INVALID" for unknown values.
  * A static string.
+ *
+ * Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+ * name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+ * process"; `crate::caller`).
  */
 const char *ptiViewOverheadKindToString(pti_view_overhead_kind type) PTI_SYMBOL(libpti_ptiViewOverheadKindToString);
 
 /**
  * The name of a memory type ("MEMORY", "HOST", "DEVICE", "SHARED"); "INVALID" for unknown
  * values. A static string.
+ *
+ * Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+ * name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+ * process"; `crate::caller`).
  */
 const char *ptiViewMemoryTypeToString(pti_view_memory_type type) PTI_SYMBOL(libpti_ptiViewMemoryTypeToString);
 

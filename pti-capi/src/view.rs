@@ -249,8 +249,18 @@ pub unsafe extern "C" fn ptiViewPopExternalCorrelationId(
 
 /// The name of an overhead kind ("TIME", "BUFFER_FLUSH", ...); "INVALID" for unknown values.
 /// A static string.
+///
+/// Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+/// name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+/// process"; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewOverheadKindToString(r#type: RawOverheadKind) -> *const c_char {
+    crate::caller::pass_caller!(1, crate::caller::view_overhead_kind_to_string)
+}
+
+/// libpti's `ptiViewOverheadKindToString`, documented above.
+pub(crate) extern "C" fn own_ptiViewOverheadKindToString(r#type: RawOverheadKind) -> *const c_char {
     use pti_view_overhead_kind::*;
     guard_or(c"INVALID".as_ptr(), || {
         match pti_view_overhead_kind::from_raw(r#type.0) {
@@ -267,8 +277,18 @@ pub extern "C" fn ptiViewOverheadKindToString(r#type: RawOverheadKind) -> *const
 
 /// The name of a memory type ("MEMORY", "HOST", "DEVICE", "SHARED"); "INVALID" for unknown
 /// values. A static string.
+///
+/// Called from code built for Intel's PTI (an object that links `libpti_view.so.1`), this
+/// name of `libpti.so` behaves as Intel's function (docs/compatibility.md, "Both faces in one
+/// process"; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewMemoryTypeToString(r#type: RawMemoryType) -> *const c_char {
+    crate::caller::pass_caller!(1, crate::caller::view_memory_type_to_string)
+}
+
+/// libpti's `ptiViewMemoryTypeToString`, documented above.
+pub(crate) extern "C" fn own_ptiViewMemoryTypeToString(r#type: RawMemoryType) -> *const c_char {
     use pti_view_memory_type::*;
     guard_or(c"INVALID".as_ptr(), || {
         match pti_view_memory_type::from_raw(r#type.0) {

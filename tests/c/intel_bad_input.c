@@ -68,6 +68,10 @@ int main(void) {
   EXPECT(ptiViewEnableDriverApiClass(1, (pti_api_class)77, PTI_API_GROUP_OPENCL), BAD_ARG);
   EXPECT(ptiViewEnableRuntimeApiClass(1, (pti_api_class)77, PTI_API_GROUP_SYCL), BAD_ARG);
   CHECK(strcmp(ptiViewOverheadKindToString((pti_view_overhead_kind)99), "INVALID") == 0);
+  CHECK(strcmp(ptiViewOverheadKindToString(PTI_VIEW_OVERHEAD_KIND_TIME), "Instrumentation") == 0);
+  CHECK(strcmp(ptiViewOverheadKindToString(PTI_VIEW_OVERHEAD_KIND_DRIVER), "BUFFER_DRIVER") == 0);
+  CHECK(strcmp(ptiViewMemoryTypeToString(PTI_VIEW_MEMORY_TYPE_MEMORY), "Host (User Allocated)") == 0);
+  CHECK(strcmp(ptiViewMemoryTypeToString(PTI_VIEW_MEMORY_TYPE_DEVICE), "Device") == 0);
   CHECK(strcmp(ptiViewMemoryTypeToString((pti_view_memory_type)99), "INVALID") == 0);
   CHECK(strcmp(ptiViewMemcpyTypeToString((pti_view_memcpy_type)99), "INVALID") == 0);
   EXPECT(ptiViewGPULocalAvailable(), ptiViewGPULocalAvailable());

@@ -58,6 +58,14 @@ static void write_record(const pti_view_record_base* r) {
               (unsigned long long)f->_end_timestamp);
       break;
     }
+    case PTI_VIEW_COLLECTION_OVERHEAD: {
+      const pti_view_record_overhead* o = (const void*)r;
+      fprintf(out, "T OVERHEAD %s %llu %llu %u %llu\n", ptiViewOverheadKindToString(o->_overhead_kind),
+              (unsigned long long)o->_overhead_count, (unsigned long long)o->_overhead_duration_ns,
+              o->_api_id,
+              (unsigned long long)(o->_overhead_end_timestamp_ns - o->_overhead_start_timestamp_ns));
+      break;
+    }
     default:
       fprintf(out, "T OTHER %u\n", (unsigned)r->_view_kind);
   }
@@ -70,8 +78,9 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
   free(buffer);
 }
 
-static const pti_view_kind views[] = {PTI_VIEW_RUNTIME_API, PTI_VIEW_DRIVER_API, PTI_VIEW_DEVICE_GPU_KERNEL,
-                                      PTI_VIEW_DEVICE_GPU_MEM_COPY, PTI_VIEW_DEVICE_GPU_MEM_FILL};
+static const pti_view_kind views[] = {PTI_VIEW_RUNTIME_API,         PTI_VIEW_DRIVER_API,
+                                      PTI_VIEW_DEVICE_GPU_KERNEL,   PTI_VIEW_DEVICE_GPU_MEM_COPY,
+                                      PTI_VIEW_DEVICE_GPU_MEM_FILL, PTI_VIEW_COLLECTION_OVERHEAD};
 
 static void finish(void) {
   pti_result flushed = ptiFlushAllViews();

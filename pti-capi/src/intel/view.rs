@@ -9,7 +9,9 @@
 //!   (`PTI_VIEW_EXT_*`, from 0x10000) answer PTI_ERROR_BAD_ARGUMENT, so no record of a kind
 //!   outside Intel's enum reaches an Intel-built tool;
 //! - `ptiVersion` says 1.2.0, the PTI API level implemented; unknown result codes are named
-//!   "INVALID", as Intel's library names them.
+//!   "INVALID", overhead kinds and memory types as Intel's library names them;
+//! - enabling the overhead view makes overhead records one per traced call, as Intel's are
+//!   (process-wide: the faces share one engine).
 
 #![allow(unused_unsafe)]
 
@@ -45,8 +47,6 @@ forwarding_exports! { "on Intel PTI's face: libpti's, unchanged";
     view::ptiViewGetNextRecord as libpti_intel_ptiViewGetNextRecord(buffer: *mut u8, valid_bytes: usize, record: *mut *mut pti_view_record_base) -> pti_result;
     view::ptiViewPushExternalCorrelationId as libpti_intel_ptiViewPushExternalCorrelationId(external_kind: RawExternalKind, external_id: u64) -> pti_result;
     view::ptiViewPopExternalCorrelationId as libpti_intel_ptiViewPopExternalCorrelationId(external_kind: RawExternalKind, p_external_id: *mut u64) -> pti_result;
-    view::ptiViewOverheadKindToString as libpti_intel_ptiViewOverheadKindToString(kind: RawOverheadKind) -> *const c_char;
-    view::ptiViewMemoryTypeToString as libpti_intel_ptiViewMemoryTypeToString(kind: RawMemoryType) -> *const c_char;
     view::ptiViewMemcpyTypeToString as libpti_intel_ptiViewMemcpyTypeToString(kind: RawMemcpyType) -> *const c_char;
     view::ptiViewGetApiIdName as libpti_intel_ptiViewGetApiIdName(kind: RawApiGroup, unique_id: u32, name: *mut *const c_char) -> pti_result;
     view::ptiViewEnableDriverApi as libpti_intel_ptiViewEnableDriverApi(enable: u32, api_group_id: RawApiGroup, api_id: u32) -> pti_result;
@@ -65,6 +65,35 @@ pub extern "C" fn libpti_intel_ptiViewSetCallbacks(
     crate::view::set_callbacks(Face::Intel, fptr_bufferRequested, fptr_bufferCompleted)
 }
 
+/// Intel's `ptiViewOverheadKindToString`: Intel PTI 1.2's names ("BUFFER_DRIVER" for DRIVER,
+/// "Instrumentation" for TIME, as its library answers); "INVALID" for other values.
+#[unsafe(no_mangle)]
+pub extern "C" fn libpti_intel_ptiViewOverheadKindToString(kind: RawOverheadKind) -> *const c_char {
+    let name = match kind.0 {
+        1 => c"UNKNOWN",
+        2 => c"RESOURCE",
+        3 => c"BUFFER_FLUSH",
+        4 => c"BUFFER_DRIVER",
+        5 => c"Instrumentation",
+        _ => c"INVALID",
+    };
+    name.as_ptr()
+}
+
+/// Intel's `ptiViewMemoryTypeToString`: Intel PTI's names ("Host (User Allocated)" for MEMORY,
+/// "Host (Driver Allocated)", "Device", "Shared"); "INVALID" for other values.
+#[unsafe(no_mangle)]
+pub extern "C" fn libpti_intel_ptiViewMemoryTypeToString(kind: RawMemoryType) -> *const c_char {
+    let name = match kind.0 {
+        0 => c"Host (User Allocated)",
+        1 => c"Host (Driver Allocated)",
+        2 => c"Device",
+        3 => c"Shared",
+        _ => c"INVALID",
+    };
+    name.as_ptr()
+}
+
 /// Intel's `ptiViewEnable`: libpti's, for the kinds of Intel's enum only.
 #[unsafe(no_mangle)]
 pub extern "C" fn libpti_intel_ptiViewEnable(view_kind: RawViewKind) -> pti_result {
@@ -72,6 +101,10 @@ pub extern "C" fn libpti_intel_ptiViewEnable(view_kind: RawViewKind) -> pti_resu
         return pti_result::PTI_ERROR_BAD_ARGUMENT;
     }
     clock::activate();
+    if view_kind.0 == pti_core::view::abi::pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD as u32 {
+        // Intel PTI writes one overhead record per traced call.
+        pti_core::view::overhead_per_call();
+    }
     crate::view::own_ptiViewEnable(view_kind)
 }
 

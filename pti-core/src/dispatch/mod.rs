@@ -399,6 +399,7 @@ impl TracedCall {
                 state,
                 left,
                 self.start.saturating_sub(entered) + left.saturating_sub(end),
+                self.api_id,
             );
         }
     }

@@ -1,6 +1,8 @@
 //! The records the dispatch writes for a traced call: the API record, the external-correlation
 //! records, and the overhead accounting.
 
+use core::sync::atomic::{AtomicBool, Ordering};
+
 use super::abi::*;
 use super::buffer::append;
 use crate::api::{ApiGroup, ApiId};
@@ -75,9 +77,33 @@ pub(crate) fn external_records(state: &ThreadState, correlation_id: u32) {
 /// Length of a thread's overhead window: one record per window with traced calls.
 const OVERHEAD_WINDOW_NS: u64 = 1_000_000;
 
-/// Adds `spent_ns` of libpti's own time, spent at `now` on this thread, to its window, and
-/// writes the window's record once it is [`OVERHEAD_WINDOW_NS`] long.
-pub(crate) fn overhead(state: &ThreadState, now: u64, spent_ns: u64) {
+/// One overhead record per traced call, as Intel PTI writes them, instead of per window.
+static PER_CALL: AtomicBool = AtomicBool::new(false);
+
+/// From now on, overhead records are written one per traced call (count 1, the call's API ID,
+/// kind TIME), as Intel PTI's are; the Intel face asks for it when its tool enables the overhead
+/// view. Process-wide, like the faces' one clock.
+pub fn overhead_per_call() {
+    PER_CALL.store(true, Ordering::Relaxed);
+}
+
+/// Accounts `spent_ns` of libpti's own time in call `api_id`, spent until `now` on this thread:
+/// added to the thread's window, whose record is written once it is [`OVERHEAD_WINDOW_NS`]
+/// long, or written as the call's own record after [`overhead_per_call`].
+pub(crate) fn overhead(state: &ThreadState, now: u64, spent_ns: u64, api_id: ApiId) {
+    if PER_CALL.load(Ordering::Relaxed) {
+        let kind = pti_view_overhead_kind::PTI_VIEW_OVERHEAD_KIND_TIME;
+        write_overhead(
+            state,
+            kind,
+            now.saturating_sub(spent_ns),
+            now,
+            1,
+            spent_ns,
+            api_id,
+        );
+        return;
+    }
     let mut w = state.overhead.get();
     if w.count == 0 {
         w.start = now.saturating_sub(spent_ns);
@@ -102,11 +128,12 @@ pub(crate) fn close_overhead_window(state: &ThreadState, now: u64) {
             now,
             w.count,
             w.total_ns,
+            0,
         );
     }
 }
 
-/// Writes an overhead record.
+/// Writes an overhead record (`api_id` 0 when it covers several calls or none).
 pub(crate) fn write_overhead(
     state: &ThreadState,
     kind: pti_view_overhead_kind,
@@ -114,6 +141,7 @@ pub(crate) fn write_overhead(
     end: u64,
     count: u64,
     total_ns: u64,
+    api_id: ApiId,
 ) {
     append(
         state,
@@ -123,7 +151,7 @@ pub(crate) fn write_overhead(
             _overhead_start_timestamp_ns: start,
             _overhead_end_timestamp_ns: end,
             _overhead_thread_id: state.thread_id(),
-            _api_id: 0,
+            _api_id: api_id,
             _overhead_count: count,
             _overhead_duration_ns: total_ns,
             _overhead_kind: kind,

@@ -69,6 +69,7 @@ use abi::{pti_api_class, pti_api_group_id, pti_view_kind, pti_view_overhead_kind
 pub(crate) use buffer::ThreadBuffer;
 pub use buffer::{Buffer, BufferCallbacks, FilledBuffer, dropped_count};
 pub(crate) use buffer::{count_lost, hand_back_at_exit};
+pub use emit::overhead_per_call;
 pub use external::{pop_external_correlation_id, push_external_correlation_id};
 pub use records::{Record, Records, next_record, next_record_raw};
 
@@ -232,6 +233,7 @@ pub(crate) fn flush(started: u64) -> Result<(), Error> {
                 end,
                 1,
                 end - started,
+                0,
             )
         });
     }
