@@ -253,6 +253,8 @@ struct Traced {
     places: Vec<(String, String)>,
     /// Command-execution records, by operation ID.
     executions: HashMap<u64, Execution>,
+    /// Kernel-launch records, by kernel ID: "dims counts sizes globals".
+    launches: HashMap<u64, String>,
     waits: Vec<HostWait>,
     counters: HashMap<String, u64>,
     criticals: Vec<String>,
@@ -345,6 +347,10 @@ fn parse_traced(t: &[String]) -> Traced {
                     ..device_record("FILL", &p, line, 3)
                 });
                 out.places.push((p[9].to_string(), p[10].to_string()));
+            }
+            "LAUNCH" => {
+                let old = out.launches.insert(field(&p, 1, line), p[2..].join(" "));
+                assert!(old.is_none(), "two launch records of one kernel: {line}");
             }
             "EXEC" => {
                 let old = out.executions.insert(
@@ -693,6 +699,35 @@ fn check_device(device_type: &str, keep_pools: bool) {
         tr.cpu_kernels, want_cpu,
         "kernel records of the CPU view on a {device_type} device"
     );
+    // Every kernel has its launch record: vadd in 64 groups of 64 (set with
+    // zeKernelSetGroupSize), spin in one group of a size it never set (0: the driver's default).
+    let mut launches: Vec<(String, String)> = tr
+        .device
+        .iter()
+        .filter(|r| r.kind == "KERNEL")
+        .map(|r| {
+            let launch = tr
+                .launches
+                .get(&r.op)
+                .unwrap_or_else(|| panic!("{r:?} has no launch record: {:?}", tr.launches));
+            (r.name.clone(), launch.clone())
+        })
+        .collect();
+    launches.sort();
+    launches.dedup();
+    assert_eq!(
+        launches,
+        [
+            ("spin".to_string(), "3 1,1,1 0,0,0 0,0,0".to_string()),
+            ("vadd".to_string(), "3 64,1,1 64,1,1 4096,1,1".to_string()),
+        ],
+        "kernel launches"
+    );
+    assert_eq!(
+        tr.launches.len(),
+        tr.device.iter().filter(|r| r.kind == "KERNEL").count()
+    );
+
     // Every kernel, copy and fill names the simulated device's PCI address and the engine the
     // workload asked for: its immediate lists on 0.1 and 0.2, its regular list executed on a
     // queue of 0.3.

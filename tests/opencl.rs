@@ -194,6 +194,9 @@ struct Traced {
     kernels: Vec<DeviceRecord>,
     copies: Vec<DeviceRecord>,
     fills: Vec<DeviceRecord>,
+    /// Each kernel record's `_kernel_id`, with its launch record ("dims counts sizes globals").
+    kernel_ids: Vec<u64>,
+    launches: HashMap<u64, String>,
     /// (type, api id, correlation, thread, start, end, wait events)
     syncs: Vec<(u32, u32, u32, u32, u64, u64, u32)>,
     counters: HashMap<String, u64>,
@@ -226,18 +229,25 @@ fn parse_traced(t: &[String]) -> Traced {
                 );
                 assert!(old.is_none(), "two API records with correlation ID {corr}");
             }
-            "KERNEL" => out.kernels.push(DeviceRecord {
-                name: p[1].into(),
-                detail: String::new(),
-                bytes: 0,
-                corr: field(&p, 2, line),
-                tid: field(&p, 3, line),
-                append: field(&p, 4, line),
-                submit: field(&p, 5, line),
-                start: field(&p, 6, line),
-                end: field(&p, 7, line),
-                extra: format!("{} {}", p[8], p[9]),
-            }),
+            "LAUNCH" => {
+                let old = out.launches.insert(field(&p, 1, line), p[2..].join(" "));
+                assert!(old.is_none(), "two launch records of one kernel: {line}");
+            }
+            "KERNEL" => {
+                out.kernels.push(DeviceRecord {
+                    name: p[1].into(),
+                    detail: String::new(),
+                    bytes: 0,
+                    corr: field(&p, 2, line),
+                    tid: field(&p, 3, line),
+                    append: field(&p, 4, line),
+                    submit: field(&p, 5, line),
+                    start: field(&p, 6, line),
+                    end: field(&p, 7, line),
+                    extra: format!("{} {}", p[8], p[9]),
+                });
+                out.kernel_ids.push(field(&p, 10, line));
+            }
             "COPY" => out.copies.push(DeviceRecord {
                 name: p[1].into(),
                 detail: p[2].into(),
@@ -519,6 +529,31 @@ fn check_runtime_with(rt: &Runtime, tool_env: &[(&str, &str)]) {
             "no API record for {name}"
         );
     }
+
+    // Each kernel's launch: vadd over 65536 work-items in 1 dimension, the runtime choosing the
+    // work-groups (no local size); scale by clEnqueueTask, one work-item in one group.
+    let mut launches: Vec<(String, String)> = tr
+        .kernels
+        .iter()
+        .zip(&tr.kernel_ids)
+        .map(|(k, id)| {
+            let launch = tr.launches.get(id).unwrap_or_else(|| {
+                panic!("{}: kernel {id} ({}) has no launch record", rt.name, k.name)
+            });
+            (k.name.clone(), launch.clone())
+        })
+        .collect();
+    launches.sort();
+    launches.dedup();
+    assert_eq!(
+        launches,
+        [
+            ("scale".to_string(), "1 1,0,0 1,0,0 1,0,0".to_string()),
+            ("vadd".to_string(), "1 0,0,0 0,0,0 65536,0,0".to_string()),
+        ],
+        "{}: kernel launches",
+        rt.name
+    );
 
     // Device records: one per command the program submitted, with the right bytes and types.
     let mut kernel_names: Vec<(String, u64)> =

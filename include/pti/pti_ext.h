@@ -130,6 +130,47 @@ typedef struct pti_view_record_command_execution {
   pti_backend_queue_t _queue_handle;
 } pti_view_record_command_execution;
 
+/**
+ * How a kernel was launched (libpti extension, `pti_ext.h`: PTI_VIEW_EXT_KERNEL_LAUNCH), one
+ * per kernel record, joined to it by `_kernel_id`.
+ *
+ * Level Zero: `_group_count` as appended (`ze_group_count_t`), `_group_size` as last set on the
+ * kernel (`zeKernelSetGroupSize`, or the launch's own group size), `_global_size` their product
+ * per dimension; `_work_dim` 3. Where the group size was never set, `_group_size` and
+ * `_global_size` are 0 (the driver's default, not known to libpti). Indirect launches (group
+ * counts in device memory) have `_group_count` 0.
+ *
+ * OpenCL: `_global_size` and `_work_dim` as enqueued, `_group_size` the local size (0 when the
+ * program let the runtime choose), `_group_count` the global size divided by the local size,
+ * rounded up (0 without a local size). `clEnqueueTask`: one work-item; native kernels: 0s.
+ */
+typedef struct pti_view_record_kernel_launch {
+  /**
+   * PTI_VIEW_EXT_KERNEL_LAUNCH.
+   */
+  pti_view_record_base _view_kind;
+  /**
+   * Dimensions used (1 to 3); 0 when nothing is known.
+   */
+  uint32_t _work_dim;
+  /**
+   * The `_kernel_id` of the kernel record.
+   */
+  uint64_t _kernel_id;
+  /**
+   * Work-groups per dimension.
+   */
+  uint32_t _group_count[3];
+  /**
+   * Work-items per work-group per dimension.
+   */
+  uint32_t _group_size[3];
+  /**
+   * Work-items per dimension.
+   */
+  uint64_t _global_size[3];
+} pti_view_record_kernel_launch;
+
 
 
 
@@ -279,5 +320,12 @@ PTI_LAYOUT_CHECK(offsetof(pti_view_record_command_execution, _correlation_id) ==
 PTI_LAYOUT_CHECK(offsetof(pti_view_record_command_execution, _api_id) == 20, "offset of pti_view_record_command_execution._api_id");
 PTI_LAYOUT_CHECK(offsetof(pti_view_record_command_execution, _submit_timestamp) == 24, "offset of pti_view_record_command_execution._submit_timestamp");
 PTI_LAYOUT_CHECK(offsetof(pti_view_record_command_execution, _queue_handle) == 32, "offset of pti_view_record_command_execution._queue_handle");
+PTI_LAYOUT_CHECK(sizeof(pti_view_record_kernel_launch) == 64, "size of pti_view_record_kernel_launch");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_kernel_launch, _view_kind) == 0, "offset of pti_view_record_kernel_launch._view_kind");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_kernel_launch, _work_dim) == 4, "offset of pti_view_record_kernel_launch._work_dim");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_kernel_launch, _kernel_id) == 8, "offset of pti_view_record_kernel_launch._kernel_id");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_kernel_launch, _group_count) == 16, "offset of pti_view_record_kernel_launch._group_count");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_kernel_launch, _group_size) == 28, "offset of pti_view_record_kernel_launch._group_size");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_kernel_launch, _global_size) == 40, "offset of pti_view_record_kernel_launch._global_size");
 #undef PTI_LAYOUT_CHECK
 #endif /* PTI_EXT_LAYOUT_CHECKS_ */

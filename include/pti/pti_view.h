@@ -90,6 +90,12 @@ typedef enum _pti_view_kind {
    * carries the execute call's.
    */
   PTI_VIEW_EXT_COMMAND_EXECUTION = 65538,
+  /**
+   * libpti extension (`pti_ext.h`): the launch configuration of each kernel record (OpenCL
+   * global and local sizes, Level Zero group count and group size),
+   * pti_view_record_kernel_launch.
+   */
+  PTI_VIEW_EXT_KERNEL_LAUNCH = 65539,
 } pti_view_kind;
 
 /**

@@ -68,6 +68,10 @@ pub enum pti_view_kind {
     /// record carries its append call's correlation ID (as Intel PTI's does); this record
     /// carries the execute call's.
     PTI_VIEW_EXT_COMMAND_EXECUTION = 0x10002,
+    /// libpti extension (`pti_ext.h`): the launch configuration of each kernel record (OpenCL
+    /// global and local sizes, Level Zero group count and group size),
+    /// pti_view_record_kernel_launch.
+    PTI_VIEW_EXT_KERNEL_LAUNCH = 0x10003,
 }
 
 impl pti_view_kind {
@@ -90,15 +94,16 @@ impl pti_view_kind {
     /// libpti's extension kinds.
     ///
     /// cbindgen:ignore
-    pub const EXTENSIONS: [pti_view_kind; 2] = [
+    pub const EXTENSIONS: [pti_view_kind; 3] = [
         pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION,
         pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION,
+        pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH,
     ];
 
     /// Number of [`pti_view_kind::index`] values.
     ///
     /// cbindgen:ignore
-    pub const COUNT: usize = 15;
+    pub const COUNT: usize = 16;
 
     /// The kind with C value `raw`, INVALID included; `None` for unknown values.
     pub fn from_raw(raw: u32) -> Option<Self> {
@@ -106,6 +111,7 @@ impl pti_view_kind {
             0 => Some(pti_view_kind::PTI_VIEW_INVALID),
             0x10001 => Some(pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION),
             0x10002 => Some(pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION),
+            0x10003 => Some(pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH),
             _ => Self::ALL.get(raw as usize - 1).copied(),
         }
     }
@@ -116,6 +122,7 @@ impl pti_view_kind {
         match self {
             pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION => 13,
             pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION => 14,
+            pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH => 15,
             kind => kind as usize,
         }
     }
@@ -153,6 +160,7 @@ impl pti_view_kind {
             pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION => {
                 size_of::<pti_view_record_command_execution>()
             }
+            pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH => size_of::<pti_view_record_kernel_launch>(),
         })
     }
 }
@@ -969,6 +977,35 @@ pub struct pti_view_record_command_execution {
     pub _queue_handle: pti_backend_queue_t,
 }
 
+/// How a kernel was launched (libpti extension, `pti_ext.h`: PTI_VIEW_EXT_KERNEL_LAUNCH), one
+/// per kernel record, joined to it by `_kernel_id`.
+///
+/// Level Zero: `_group_count` as appended (`ze_group_count_t`), `_group_size` as last set on the
+/// kernel (`zeKernelSetGroupSize`, or the launch's own group size), `_global_size` their product
+/// per dimension; `_work_dim` 3. Where the group size was never set, `_group_size` and
+/// `_global_size` are 0 (the driver's default, not known to libpti). Indirect launches (group
+/// counts in device memory) have `_group_count` 0.
+///
+/// OpenCL: `_global_size` and `_work_dim` as enqueued, `_group_size` the local size (0 when the
+/// program let the runtime choose), `_group_count` the global size divided by the local size,
+/// rounded up (0 without a local size). `clEnqueueTask`: one work-item; native kernels: 0s.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct pti_view_record_kernel_launch {
+    /// PTI_VIEW_EXT_KERNEL_LAUNCH.
+    pub _view_kind: pti_view_record_base,
+    /// Dimensions used (1 to 3); 0 when nothing is known.
+    pub _work_dim: u32,
+    /// The `_kernel_id` of the kernel record.
+    pub _kernel_id: u64,
+    /// Work-groups per dimension.
+    pub _group_count: [u32; 3],
+    /// Work-items per work-group per dimension.
+    pub _group_size: [u32; 3],
+    /// Work-items per dimension.
+    pub _global_size: [u64; 3],
+}
+
 /// Collective communication (declared for compatibility; libpti produces none).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -1106,7 +1143,7 @@ pub const LAYOUTS: [RecordLayout; 14] = [
 /// The layouts of libpti's extension records (`pti_ext.h` asserts them as `pti_view.h` does
 /// [`LAYOUTS`]).
 #[doc(hidden)]
-pub const EXT_LAYOUTS: [RecordLayout; 2] = [
+pub const EXT_LAYOUTS: [RecordLayout; 3] = [
     layout!(pti_view_record_memory_allocation = 72 {
         _view_kind @ 0, _operation @ 4, _mem_type @ 8, _reserved @ 12, _start_timestamp @ 16,
         _end_timestamp @ 24, _address @ 32, _bytes @ 40, _name @ 48, _device_name @ 56,
@@ -1115,6 +1152,10 @@ pub const EXT_LAYOUTS: [RecordLayout; 2] = [
     layout!(pti_view_record_command_execution = 40 {
         _view_kind @ 0, _thread_id @ 4, _operation_id @ 8, _correlation_id @ 16, _api_id @ 20,
         _submit_timestamp @ 24, _queue_handle @ 32,
+    }),
+    layout!(pti_view_record_kernel_launch = 64 {
+        _view_kind @ 0, _work_dim @ 4, _kernel_id @ 8, _group_count @ 16, _group_size @ 28,
+        _global_size @ 40,
     }),
 ];
 

@@ -43,7 +43,9 @@ use pti_core::{ApiClass, ApiGroup, ids};
 const BATCH: u32 = 64;
 
 /// The raw view kinds that exist (INVALID and RESERVED excluded).
-const KINDS: [u32; 13] = [1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 0x10001, 0x10002];
+const KINDS: [u32; 14] = [
+    1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 0x10001, 0x10002, 0x10003,
+];
 const DRIVER_API: u32 = 3;
 const OVERHEAD: u32 = 5;
 const RUNTIME_API: u32 = 6;

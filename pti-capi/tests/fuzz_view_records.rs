@@ -48,12 +48,15 @@ fn record_size(kind: u32) -> Option<usize> {
         12 => size_of::<pti_view_record_comms>(),
         0x10001 => size_of::<pti_view_record_memory_allocation>(),
         0x10002 => size_of::<pti_view_record_command_execution>(),
+        0x10003 => size_of::<pti_view_record_kernel_launch>(),
         _ => return None,
     })
 }
 
 /// Every kind that has records.
-const KINDS: [u32; 13] = [1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 0x10001, 0x10002];
+const KINDS: [u32; 14] = [
+    1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 0x10001, 0x10002, 0x10003,
+];
 
 // === inputs ===
 

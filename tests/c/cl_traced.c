@@ -104,11 +104,19 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
       case PTI_VIEW_DEVICE_GPU_KERNEL:
       case PTI_VIEW_DEVICE_CPU_KERNEL: {
         pti_view_record_kernel_v2* k = (void*)r;
-        printf("T KERNEL %s %u %u %llu %llu %llu %llu %p %s\n", k->_name, k->_correlation_id,
+        printf("T KERNEL %s %u %u %llu %llu %llu %llu %p %s %llu\n", k->_name, k->_correlation_id,
                k->_thread_id, (unsigned long long)k->_append_timestamp,
                (unsigned long long)k->_submit_timestamp, (unsigned long long)k->_start_timestamp,
                (unsigned long long)k->_end_timestamp, k->_queue_handle,
-               r->_view_kind == PTI_VIEW_DEVICE_CPU_KERNEL ? "cpu" : "gpu");
+               r->_view_kind == PTI_VIEW_DEVICE_CPU_KERNEL ? "cpu" : "gpu", (unsigned long long)k->_kernel_id);
+        break;
+      }
+      case PTI_VIEW_EXT_KERNEL_LAUNCH: {
+        pti_view_record_kernel_launch* l = (void*)r;
+        printf("T LAUNCH %llu %u %u,%u,%u %u,%u,%u %llu,%llu,%llu\n", (unsigned long long)l->_kernel_id,
+               l->_work_dim, l->_group_count[0], l->_group_count[1], l->_group_count[2], l->_group_size[0],
+               l->_group_size[1], l->_group_size[2], (unsigned long long)l->_global_size[0],
+               (unsigned long long)l->_global_size[1], (unsigned long long)l->_global_size[2]);
         break;
       }
       case PTI_VIEW_DEVICE_GPU_MEM_COPY: {
@@ -164,7 +172,7 @@ int main(void) {
   OKAY(ptiViewSetCallbacks(requested, completed));
   pti_view_kind views[] = {PTI_VIEW_DRIVER_API, PTI_VIEW_DEVICE_GPU_KERNEL, PTI_VIEW_DEVICE_CPU_KERNEL,
                            PTI_VIEW_DEVICE_GPU_MEM_COPY, PTI_VIEW_DEVICE_GPU_MEM_FILL,
-                           PTI_VIEW_DEVICE_SYNCHRONIZATION};
+                           PTI_VIEW_DEVICE_SYNCHRONIZATION, PTI_VIEW_EXT_KERNEL_LAUNCH};
   for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) OKAY(ptiViewEnable(views[i]));
   OKAY(ptiViewEnableDriverApiClass(1, PTI_API_CLASS_GPU_OPERATION_CORE, PTI_API_GROUP_OPENCL));
   OKAY(ptiViewEnableDriverApiClass(1, PTI_API_CLASS_HOST_OPERATION_SYNCHRONIZATION, PTI_API_GROUP_OPENCL));

@@ -185,6 +185,14 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
                (unsigned long long)s->_end_timestamp, s->_number_wait_events, (int)s->_return_code);
         break;
       }
+      case PTI_VIEW_EXT_KERNEL_LAUNCH: {
+        pti_view_record_kernel_launch* l = (void*)r;
+        printf("T LAUNCH %llu %u %u,%u,%u %u,%u,%u %llu,%llu,%llu\n", (unsigned long long)l->_kernel_id,
+               l->_work_dim, l->_group_count[0], l->_group_count[1], l->_group_count[2], l->_group_size[0],
+               l->_group_size[1], l->_group_size[2], (unsigned long long)l->_global_size[0],
+               (unsigned long long)l->_global_size[1], (unsigned long long)l->_global_size[2]);
+        break;
+      }
       case PTI_VIEW_EXT_COMMAND_EXECUTION: {
         pti_view_record_command_execution* x = (void*)r;
         printf("T EXEC %llu %u %u %u %llu\n", (unsigned long long)x->_operation_id, x->_correlation_id,
@@ -211,7 +219,7 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
 static const pti_view_kind views[] = {PTI_VIEW_DRIVER_API,          PTI_VIEW_DEVICE_GPU_KERNEL,
                                       PTI_VIEW_DEVICE_CPU_KERNEL,   PTI_VIEW_DEVICE_GPU_MEM_COPY,
                                       PTI_VIEW_DEVICE_GPU_MEM_FILL, PTI_VIEW_DEVICE_SYNCHRONIZATION,
-                                      PTI_VIEW_EXT_COMMAND_EXECUTION};
+                                      PTI_VIEW_EXT_COMMAND_EXECUTION, PTI_VIEW_EXT_KERNEL_LAUNCH};
 #define N_VIEWS (sizeof views / sizeof views[0])
 
 /* The counters a tool reconciles against: pending, dropped, critical events. */

@@ -94,6 +94,7 @@ const PTI_H_TYPES: &[&str] = &[
 /// What `pti_view.h` leaves to `pti_ext.h`.
 const VIEW_H_EXCLUDES: &[&str] = &[
     "pti_view_record_command_execution",
+    "pti_view_record_kernel_launch",
     "pti_view_memory_operation",
     "pti_view_record_memory_allocation",
 ];
@@ -203,6 +204,7 @@ const HEADERS: [Header; 10] = [
             "pti_view_memory_operation",
             "pti_view_record_memory_allocation",
             "pti_view_record_command_execution",
+            "pti_view_record_kernel_launch",
         ],
         exclude: VIEW_TYPES,
         layouts: &view_abi::EXT_LAYOUTS,

@@ -76,7 +76,8 @@ fn view_groups(kind: pti_view_kind) -> &'static [ApiGroup] {
         | PTI_VIEW_DEVICE_GPU_MEM_COPY
         | PTI_VIEW_DEVICE_GPU_MEM_FILL
         | PTI_VIEW_DEVICE_GPU_MEM_COPY_P2P
-        | PTI_VIEW_DEVICE_SYNCHRONIZATION => &[ApiGroup::LevelZero, ApiGroup::OpenCl],
+        | PTI_VIEW_DEVICE_SYNCHRONIZATION
+        | PTI_VIEW_EXT_KERNEL_LAUNCH => &[ApiGroup::LevelZero, ApiGroup::OpenCl],
         PTI_VIEW_RUNTIME_API | PTI_VIEW_EXT_MEMORY_ALLOCATION => &[ApiGroup::Sycl],
         PTI_VIEW_EXT_COMMAND_EXECUTION => &[ApiGroup::LevelZero],
         _ => &[],

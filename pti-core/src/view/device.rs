@@ -290,6 +290,77 @@ pub(crate) struct MemoryEvent {
     pub(crate) correlation_id: u32,
 }
 
+/// How a kernel was launched (see `pti_view_record_kernel_launch` for each backend's meaning).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Launch {
+    pub(crate) work_dim: u32,
+    pub(crate) group_count: [u32; 3],
+    pub(crate) group_size: [u32; 3],
+    pub(crate) global_size: [u64; 3],
+}
+
+impl Launch {
+    /// A Level Zero launch: `group_count` groups of `group_size` (0s where not known).
+    pub(crate) fn groups(group_count: [u32; 3], group_size: [u32; 3]) -> Self {
+        let mut global_size = [0u64; 3];
+        for (g, (n, s)) in global_size
+            .iter_mut()
+            .zip(group_count.iter().zip(group_size))
+        {
+            *g = u64::from(*n) * u64::from(s);
+        }
+        Launch {
+            work_dim: 3,
+            group_count,
+            group_size,
+            global_size,
+        }
+    }
+
+    /// An OpenCL NDRange of `work_dim` dimensions (1 to 3; others give nothing), `global`
+    /// work-items, in work-groups of `local` when the program chose them.
+    pub(crate) fn nd_range(work_dim: u32, global: [u64; 3], local: Option<[u64; 3]>) -> Self {
+        if !(1..=3).contains(&work_dim) {
+            return Launch::default();
+        }
+        let mut launch = Launch {
+            work_dim,
+            global_size: global,
+            ..Launch::default()
+        };
+        if let Some(local) = local {
+            for d in 0..work_dim as usize {
+                launch.group_size[d] = u32::try_from(local[d]).unwrap_or(u32::MAX);
+                launch.group_count[d] = match local[d] {
+                    0 => 0,
+                    l => u32::try_from(global[d].div_ceil(l)).unwrap_or(u32::MAX),
+                };
+            }
+        }
+        launch
+    }
+}
+
+/// Writes the launch record of kernel `kernel_id`, if that (extension) view is enabled.
+pub(crate) fn kernel_launch(state: &ThreadState, kernel_id: u64, l: &Launch) {
+    let kind = pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH;
+    if !is_enabled(kind) {
+        return;
+    }
+    append(
+        state,
+        kind,
+        pti_view_record_kernel_launch {
+            _view_kind: pti_view_record_base::of(kind),
+            _work_dim: l.work_dim,
+            _kernel_id: kernel_id,
+            _group_count: l.group_count,
+            _group_size: l.group_size,
+            _global_size: l.global_size,
+        },
+    );
+}
+
 /// One execution of a command of a regular Level Zero list: who executed it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Execution {

@@ -120,6 +120,8 @@ pub enum Record<'a> {
     MemoryAllocation(&'a pti_view_record_memory_allocation),
     /// `PTI_VIEW_EXT_COMMAND_EXECUTION` (libpti extension).
     CommandExecution(&'a pti_view_record_command_execution),
+    /// `PTI_VIEW_EXT_KERNEL_LAUNCH` (libpti extension).
+    KernelLaunch(&'a pti_view_record_kernel_launch),
 }
 
 /// The records of a buffer libpti filled, in order.
@@ -194,6 +196,7 @@ impl<'a> Iterator for Records<'a> {
                 PTI_VIEW_COMMUNICATION => Record::Communication(self.typed(at)),
                 PTI_VIEW_EXT_MEMORY_ALLOCATION => Record::MemoryAllocation(self.typed(at)),
                 PTI_VIEW_EXT_COMMAND_EXECUTION => Record::CommandExecution(self.typed(at)),
+                PTI_VIEW_EXT_KERNEL_LAUNCH => Record::KernelLaunch(self.typed(at)),
                 PTI_VIEW_INVALID | PTI_VIEW_RESERVED => {
                     self.done = true;
                     return None;

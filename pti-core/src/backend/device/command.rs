@@ -19,7 +19,7 @@ use crate::view::abi::{
     pti_view_kind, pti_view_memcpy_type, pti_view_memory_type, pti_view_synchronization_type,
 };
 use crate::view::device::{
-    self, Command, DeviceIdentity, Engine, SyclTag, Synchronization, kernel_view,
+    self, Command, DeviceIdentity, Engine, Launch, SyclTag, Synchronization, kernel_view,
 };
 use crate::{critical, ids, runtime_task, thread, view};
 
@@ -31,6 +31,8 @@ pub(crate) enum Work {
         name: &'static CStr,
         /// The kernel object (`ze_kernel_handle_t`, `cl_kernel`); NULL for a native function.
         kernel: *mut c_void,
+        /// Its launch configuration (PTI_VIEW_EXT_KERNEL_LAUNCH).
+        launch: Launch,
     },
     /// A copy of `bytes` bytes between two kinds of memory.
     Copy {
@@ -215,7 +217,10 @@ impl Finished<'_> {
             sycl: s.task,
         };
         let written = thread::with_any(|state| match s.work {
-            Work::Kernel { .. } => device::kernel(state, self.device_is_cpu, &command),
+            Work::Kernel { launch, .. } => {
+                device::kernel(state, self.device_is_cpu, &command);
+                device::kernel_launch(state, s.operation_id, &launch);
+            }
             Work::Copy { src, dst, bytes } => device::memory_copy(state, &command, src, dst, bytes),
             Work::Fill {
                 memory,

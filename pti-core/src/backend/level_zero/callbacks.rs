@@ -2294,6 +2294,7 @@ unsafe extern "C" fn zeKernelSetGroupSize_epilogue(params: *mut ze_kernel_set_gr
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeKernelSetGroupSize(p, result, token);
         tracer::end(token, result, core::ptr::null_mut);
     });
 }

@@ -36,7 +36,7 @@ use crate::ids::level_zero as ids;
 use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::view;
 use crate::view::abi::pti_view_synchronization_type;
-use crate::view::device::{Engine, Synchronization};
+use crate::view::device::{Engine, Launch, Synchronization};
 
 thread_local! {
     /// Host times at which traced calls began, by token (for synchronisation records and
@@ -374,10 +374,39 @@ pub(super) fn after_zeDriverGetExtensionFunctionAddress(
 // ---------------------------------------------------------------------------------------------
 // Appends
 
-fn kernel(kernel: ze_kernel_handle_t) -> Work {
+/// A launch of `kernel` in `counts` groups (NULL: not known to the host, an indirect launch) of
+/// `size` work-items (None: as last set on the kernel).
+///
+/// # Safety
+/// `counts` is NULL or points at the program's group counts.
+unsafe fn kernel(
+    kernel: ze_kernel_handle_t,
+    counts: *const ze_group_count_t,
+    size: Option<[u32; 3]>,
+) -> Work {
+    // SAFETY: as the caller promises.
+    let count = unsafe { counts.as_ref() }
+        .map_or([0; 3], |c| [c.groupCountX, c.groupCountY, c.groupCountZ]);
     Work::Kernel {
         name: objects::kernel_name(kernel).unwrap_or(c"<unnamed kernel>"),
         kernel: kernel.cast(),
+        launch: Launch::groups(count, size.unwrap_or_else(|| objects::group_size(kernel))),
+    }
+}
+
+pub(super) fn after_zeKernelSetGroupSize(
+    p: &mut ze_kernel_set_group_size_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result == ZE_RESULT_SUCCESS && !is_internal() {
+        // SAFETY: the fields point at the call's arguments.
+        unsafe {
+            objects::group_size_set(
+                *p.phKernel,
+                [*p.pgroupSizeX, *p.pgroupSizeY, *p.pgroupSizeZ],
+            )
+        };
     }
 }
 
@@ -461,7 +490,7 @@ append_hooks!(
     after_zeCommandListAppendLaunchKernel,
     ze_command_list_append_launch_kernel_params_t,
     zeCommandListAppendLaunchKernel,
-    |_context, p| kernel(*p.phKernel)
+    |_context, p| kernel(*p.phKernel, *p.ppLaunchFuncArgs, None)
 );
 
 append_hooks!(
@@ -469,7 +498,7 @@ append_hooks!(
     after_zeCommandListAppendLaunchCooperativeKernel,
     ze_command_list_append_launch_cooperative_kernel_params_t,
     zeCommandListAppendLaunchCooperativeKernel,
-    |_context, p| kernel(*p.phKernel)
+    |_context, p| kernel(*p.phKernel, *p.ppLaunchFuncArgs, None)
 );
 
 append_hooks!(
@@ -477,7 +506,7 @@ append_hooks!(
     after_zeCommandListAppendLaunchKernelIndirect,
     ze_command_list_append_launch_kernel_indirect_params_t,
     zeCommandListAppendLaunchKernelIndirect,
-    |_context, p| kernel(*p.phKernel)
+    |_context, p| kernel(*p.phKernel, core::ptr::null(), None)
 );
 
 append_hooks!(
@@ -556,7 +585,7 @@ append_hooks!(
     after_zeCommandListAppendLaunchKernelWithParameters,
     ze_command_list_append_launch_kernel_with_parameters_params_t,
     zeCommandListAppendLaunchKernelWithParameters,
-    |_context, p| kernel(*p.phKernel)
+    |_context, p| kernel(*p.phKernel, *p.ppGroupCounts, None)
 );
 
 append_hooks!(
@@ -564,7 +593,13 @@ append_hooks!(
     after_zeCommandListAppendLaunchKernelWithArguments,
     ze_command_list_append_launch_kernel_with_arguments_params_t,
     zeCommandListAppendLaunchKernelWithArguments,
-    |_context, p| kernel(*p.phKernel)
+    |_context, p| {
+        let size = p
+            .pgroupSizes
+            .as_ref()
+            .map(|s| [s.groupSizeX, s.groupSizeY, s.groupSizeZ]);
+        kernel(*p.phKernel, p.pgroupCounts, size)
+    }
 );
 
 append_hooks!(
@@ -592,6 +627,7 @@ append_hooks!(
     |_context, _p| Work::Kernel {
         name: c"<host function>",
         kernel: core::ptr::null_mut(),
+        launch: Launch::default(),
     }
 );
 

@@ -70,6 +70,8 @@ unsafe impl Sync for List {}
 #[derive(Default)]
 struct Registry {
     kernels: HashMap<usize, &'static CStr>,
+    /// Each kernel's group size, as last set (`zeKernelSetGroupSize`).
+    group_sizes: HashMap<usize, [u32; 3]>,
     lists: HashMap<usize, Arc<List>>,
     /// Queue -> (context, device, engine).
     queues: HashMap<usize, (usize, usize, Engine)>,
@@ -98,10 +100,23 @@ pub(super) fn kernel_created(kernel: ze_kernel_handle_t, name: &CStr) {
 
 /// A kernel is being destroyed.
 pub(super) fn kernel_destroyed(kernel: ze_kernel_handle_t) {
-    with(|r| r.kernels.remove(&(kernel as usize)));
+    with(|r| {
+        r.kernels.remove(&(kernel as usize));
+        r.group_sizes.remove(&(kernel as usize));
+    });
 }
 
 /// The name of `kernel`: learnt at its creation, or asked of the driver.
+/// The program set `kernel`'s group size.
+pub(super) fn group_size_set(kernel: ze_kernel_handle_t, size: [u32; 3]) {
+    with(|r| r.group_sizes.insert(kernel as usize, size));
+}
+
+/// `kernel`'s group size as last set; 0s if never set (the driver's default).
+pub(super) fn group_size(kernel: ze_kernel_handle_t) -> [u32; 3] {
+    with(|r| r.group_sizes.get(&(kernel as usize)).copied()).unwrap_or_default()
+}
+
 pub(super) fn kernel_name(kernel: ze_kernel_handle_t) -> Option<&'static CStr> {
     if kernel.is_null() {
         return None;

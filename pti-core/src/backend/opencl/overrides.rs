@@ -37,7 +37,7 @@ use crate::dispatch::CallScope;
 use crate::ids::opencl as ids;
 use crate::result::ResultCode;
 use crate::view::abi::{pti_view_memory_type, pti_view_synchronization_type};
-use crate::view::device::Synchronization;
+use crate::view::device::{Launch, Synchronization};
 use crate::{clock, critical, view};
 
 const MEMORY: pti_view_memory_type = pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_MEMORY;
@@ -492,6 +492,30 @@ pub(super) unsafe fn clReleaseKernel(
     status
 }
 
+/// The launch of an NDRange: `work_dim` dimensions of `global` work-items, in work-groups of
+/// `local` (NULL: the runtime chooses).
+///
+/// # Safety
+/// `global` and `local` are NULL or point at `work_dim` sizes when `work_dim` is 1 to 3.
+unsafe fn nd_range(work_dim: cl_uint, global: *const usize, local: *const usize) -> Launch {
+    if global.is_null() || !(1..=3).contains(&work_dim) {
+        return Launch::default();
+    }
+    let read = |p: *const usize| {
+        let mut out = [0u64; 3];
+        for (d, o) in out.iter_mut().enumerate().take(work_dim as usize) {
+            // SAFETY: `d` < `work_dim` entries, as the caller promises.
+            *o = unsafe { *p.add(d) } as u64;
+        }
+        out
+    };
+    Launch::nd_range(
+        work_dim,
+        read(global),
+        (!local.is_null()).then(|| read(local)),
+    )
+}
+
 pub(super) unsafe fn clEnqueueNDRangeKernel(
     scope: &mut CallScope,
     next_fn: Next<clEnqueueNDRangeKernel_t>,
@@ -516,6 +540,8 @@ pub(super) unsafe fn clEnqueueNDRangeKernel(
         |_| Work::Kernel {
             name: kernels::name(kernel).unwrap_or(c"<unnamed kernel>"),
             kernel: kernel.cast(),
+            // SAFETY: the program's size arrays, NULL or of `work_dim` entries (checked 1 to 3).
+            launch: unsafe { nd_range(work_dim, global_work_size, local_work_size) },
         },
         |event| {
             // SAFETY: the program's arguments, with libpti's event where it passed none.
@@ -550,6 +576,8 @@ pub(super) unsafe fn clEnqueueTask(
         |_| Work::Kernel {
             name: kernels::name(kernel).unwrap_or(c"<unnamed kernel>"),
             kernel: kernel.cast(),
+            // One work-item in one work-group.
+            launch: Launch::nd_range(1, [1, 0, 0], Some([1, 0, 0])),
         },
         |event| {
             // SAFETY: the program's arguments, with libpti's event where it passed none.
@@ -591,6 +619,7 @@ pub(super) unsafe fn clEnqueueNativeKernel(
         |_| Work::Kernel {
             name: c"clEnqueueNativeKernel",
             kernel: core::ptr::null_mut(),
+            launch: Launch::default(),
         },
         |event| {
             // SAFETY: the program's arguments, with libpti's event where it passed none.
