@@ -10,6 +10,7 @@
 //!   outside Intel's enum reaches an Intel-built tool;
 //! - `ptiVersion` says 1.2.0, the PTI API level implemented; unknown result codes are named
 //!   "INVALID", overhead kinds and memory types as Intel's library names them;
+//! - kernel names are demangled once its tool set buffer callbacks;
 //! - enabling the overhead view makes overhead records one per traced call, as Intel's are
 //!   (process-wide: the faces share one engine).
 
@@ -62,6 +63,8 @@ pub extern "C" fn libpti_intel_ptiViewSetCallbacks(
     fptr_bufferCompleted: pti_fptr_buffer_completed,
 ) -> pti_result {
     clock::activate();
+    // Intel PTI writes demangled kernel names.
+    pti_core::view::demangle_kernel_names();
     crate::view::set_callbacks(Face::Intel, fptr_bufferRequested, fptr_bufferCompleted)
 }
 

@@ -113,10 +113,10 @@ pub(crate) fn kernel(state: &ThreadState, cpu: bool, c: &Command<'_>) {
     let sycl = c.sycl.as_ref();
     // The driver's name names the kernel that ran; SYCL's (a lambda's type, or the function
     // that submitted it) only stands in where the driver had none.
-    let name = match sycl.and_then(|s| s.kernel_name) {
+    let name = super::demangle::kernel_name(match sycl.and_then(|s| s.kernel_name) {
         Some(sycl_name) if c.name.is_empty() => sycl_name,
         _ => c.name,
-    };
+    });
     append(
         state,
         kind,

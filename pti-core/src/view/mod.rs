@@ -60,6 +60,7 @@ use crate::{clock, ids, thread};
 pub use pti_abi as abi;
 
 mod buffer;
+mod demangle;
 pub(crate) mod device;
 pub(crate) mod emit;
 mod external;
@@ -69,6 +70,7 @@ use abi::{pti_api_class, pti_api_group_id, pti_view_kind, pti_view_overhead_kind
 pub(crate) use buffer::ThreadBuffer;
 pub use buffer::{Buffer, BufferCallbacks, FilledBuffer, dropped_count};
 pub(crate) use buffer::{count_lost, hand_back_at_exit};
+pub use demangle::demangle_kernel_names;
 pub use emit::overhead_per_call;
 pub use external::{pop_external_correlation_id, push_external_correlation_id};
 pub use records::{Record, Records, next_record, next_record_raw};
