@@ -18,12 +18,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use pti_tests::{
-    Adapter, INTEL_TOOL, SHARED, compile, lib_dir, out_dir, root, run_with_watchdog,
-    sycl_over_level_zero, sycl_venv, sycl_workload,
+    Adapter, INTEL_TOOL, SHARED, compile, compile_c_with, lib_dir, out_dir, root,
+    run_with_watchdog, sycl_over_level_zero, sycl_venv, sycl_workload,
 };
 
 /// Which library answers the tool's `libpti_view.so.1`.
@@ -43,6 +44,10 @@ struct Tools {
     zes_stub: PathBuf,
     intel: PathBuf,
     libpti_as_view: PathBuf,
+    /// The plain Level Zero program.
+    ze_plain: PathBuf,
+    /// The plain OpenCL program.
+    cl_plain: PathBuf,
 }
 
 fn tools() -> &'static Tools {
@@ -90,7 +95,19 @@ fn tools() -> &'static Tools {
             std::os::unix::fs::symlink(lib_dir().join(target), &link)
                 .unwrap_or_else(|e| panic!("link {name}: {e}"));
         }
+        let ze_plain = compile_c_with(
+            "ze_plain_beside_intel",
+            &["tests/c/ze_plain.c", "tests/c/ze_workload.c"],
+            &["-lze_loader"],
+        );
+        let cl_plain = compile_c_with(
+            "cl_plain_beside_intel",
+            &["tests/c/cl_plain.c", "tests/c/cl_workload.c"],
+            &["-lOpenCL"],
+        );
         Tools {
+            ze_plain,
+            cl_plain,
             view_tool,
             callback_tool,
             zes_stub,
@@ -134,6 +151,8 @@ struct Recorded {
     overhead: Vec<(String, u64, u64)>,
     /// Each overhead record's API ID and length (ns).
     overhead_lines: Vec<(u32, u64)>,
+    /// The answer to enabling PTI_VIEW_DEVICE_CPU_KERNEL.
+    cpu_kernel_view: String,
 }
 
 /// Runs the SYCL workload over the simulated driver through `adapter` with `tool` preloaded on
@@ -142,9 +161,24 @@ struct Recorded {
 fn run_tool(tool: &Path, on: On, library: Library, marker: &str) -> (String, String) {
     let tools = tools();
     let lib = sycl_venv().join("lib");
-    let mut cmd = sycl_workload();
-    if let On::LevelZero(adapter) = on {
-        sycl_over_level_zero(&mut cmd, adapter);
+    let mut cmd = match on {
+        On::PlainLevelZero => Command::new(&tools.ze_plain),
+        On::Pocl => {
+            let mut cmd = Command::new(&tools.cl_plain);
+            cmd.env("PTI_TEST_PLATFORM", "Portable Computing Language");
+            cmd
+        }
+        _ => sycl_workload(),
+    };
+    match on {
+        On::LevelZero(adapter) => {
+            sycl_over_level_zero(&mut cmd, adapter);
+        }
+        // The same loader, fixture and environment, without a runtime above Level Zero.
+        On::PlainLevelZero => {
+            sycl_over_level_zero(&mut cmd, Adapter::V2);
+        }
+        On::OpenCl | On::Pocl => {}
     }
     let adapter = on;
     let name = tool.file_stem().unwrap().to_string_lossy().into_owned();
@@ -208,12 +242,13 @@ fn run_tool(tool: &Path, on: On, library: Library, marker: &str) -> (String, Str
 }
 
 fn record(adapter: Adapter, library: Library) -> Recorded {
-    let (stdout, text) = run_tool(
-        &tools().view_tool,
-        On::LevelZero(adapter),
-        library,
-        "T RUNTIME ",
-    );
+    record_on(On::LevelZero(adapter), library, "T RUNTIME ")
+}
+
+/// The view tool's records of the program `on` runs, on `library`, from the process whose output
+/// holds `marker`.
+fn record_on(on: On, library: Library, marker: &str) -> Recorded {
+    let (stdout, text) = run_tool(&tools().view_tool, on, library, marker);
     let texts = [text];
     let mut recorded = Recorded {
         output: stdout
@@ -229,6 +264,7 @@ fn record(adapter: Adapter, library: Library) -> Recorded {
         version: String::new(),
         overhead: Vec::new(),
         overhead_lines: Vec::new(),
+        cpu_kernel_view: String::new(),
     };
     for line in texts[0].lines() {
         let p: Vec<&str> = line.split(' ').collect();
@@ -259,6 +295,7 @@ fn record(adapter: Adapter, library: Library) -> Recorded {
                 recorded.device_times.push((ns(2), ns(3)));
             }
             Some("NOW") => recorded.tool_now = p[2].parse().expect("a timestamp"),
+            Some("CPU_KERNEL_VIEW") => recorded.cpu_kernel_view = p[2].to_string(),
             Some("OVERHEAD") => {
                 recorded.overhead.push((
                     p[2].to_string(),
@@ -491,6 +528,208 @@ fn compare(adapter: Adapter) {
     );
 }
 
+/// The device records a program said it submits ("W EXPECT KERNEL vadd", "W EXPECT COPY
+/// zeCommandListAppendMemoryCopy(H2D) 16384"), as the view tool writes them ("KERNEL vadd",
+/// "COPY H2D/16384", "FILL 16384").
+fn expected_device(output: &[String]) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for line in output {
+        let p: Vec<&str> = line.split(' ').collect();
+        let what = match p.as_slice() {
+            ["W", "EXPECT", "KERNEL", name] => format!("KERNEL {name}"),
+            ["W", "EXPECT", "COPY", f, bytes] => {
+                let kind = f.split('(').nth(1).unwrap_or("?").trim_end_matches(')');
+                format!("COPY {kind}/{bytes}")
+            }
+            ["W", "EXPECT", "FILL", _, bytes] => format!("FILL {bytes}"),
+            _ => continue,
+        };
+        *m.entry(what).or_default() += 1;
+    }
+    m
+}
+
+fn device_counts(r: &Recorded) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for d in &r.device {
+        *m.entry(d.what.clone()).or_default() += 1;
+    }
+    m
+}
+
+/// Deliverable 6 of issue 15: one tool binary (built against libpti's Intel-compatible headers)
+/// on the same plain Level Zero program over the simulated driver, once on Intel PTI 1.2 and
+/// once on libpti's `libpti_view.so.1`, compared record by record: driver records (functions,
+/// counts, API IDs), device records (kinds, names, memcpy types and sizes, each sharing its
+/// correlation ID with one append call), overhead records. Differences are asserted as they are
+/// (and listed in docs/compatibility.md): Intel's library misses some records of the regular
+/// list that the program executes three times.
+#[test]
+fn a_plain_level_zero_program_beside_intel_pti() {
+    let ours = record_on(On::PlainLevelZero, Library::Libpti, "T DRIVER ");
+    let intel = record_on(On::PlainLevelZero, Library::IntelPti, "T DRIVER ");
+    // The program's output (its two threads interleave: compared as a multiset), but for its
+    // own measurement of a kernel through its event, which differs (below).
+    let own_time = |r: &Recorded| -> String {
+        r.output
+            .iter()
+            .find_map(|l| l.strip_prefix("W OWNTIME "))
+            .unwrap_or("?")
+            .to_string()
+    };
+    let without_own_time = |r: &Recorded| -> Vec<String> {
+        let mut v: Vec<String> = r
+            .output
+            .iter()
+            .filter(|l| !l.starts_with("W OWNTIME "))
+            .cloned()
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        without_own_time(&ours),
+        without_own_time(&intel),
+        "the program's output differs"
+    );
+    assert_eq!(ours.version, intel.version);
+
+    // Driver records: the same functions, counts and API IDs.
+    assert_eq!(
+        counts(&ours.driver),
+        counts(&intel.driver),
+        "driver records per function"
+    );
+    let ids = |r: &Recorded| -> BTreeMap<String, u32> {
+        r.driver.iter().map(|a| (a.name.clone(), a.id)).collect()
+    };
+    assert_eq!(ids(&ours), ids(&intel), "API IDs");
+
+    // Device records: libpti's are exactly what the program submitted; Intel's a subset.
+    let expected = expected_device(&ours.output);
+    assert!(!expected.is_empty(), "the program announced no device work");
+    let (o, i) = (device_counts(&ours), device_counts(&intel));
+    assert_eq!(
+        o, expected,
+        "libpti's device records against the program's account"
+    );
+    let mut missing_in_intel = BTreeMap::new();
+    for (what, n) in &o {
+        let theirs = i.get(what).copied().unwrap_or(0);
+        assert!(
+            theirs <= *n,
+            "Intel PTI recorded more {what} than the program submitted"
+        );
+        if theirs < *n {
+            missing_in_intel.insert(what.clone(), n - theirs);
+        }
+    }
+    assert!(
+        i.keys().all(|k| o.contains_key(k)),
+        "Intel PTI recorded device work libpti did not: {i:?} vs {o:?}"
+    );
+
+    // Correlation structure: each device record shares its ID with exactly one driver record,
+    // the append call that put it on its list, on both libraries.
+    for (who, r) in [("libpti", &ours), ("Intel PTI", &intel)] {
+        for d in &r.device {
+            let calls: Vec<&str> = r
+                .driver
+                .iter()
+                .filter(|a| a.corr == d.corr)
+                .map(|a| a.name.as_str())
+                .collect();
+            let want = if d.what.starts_with("KERNEL") {
+                "zeCommandListAppendLaunchKernel"
+            } else if d.what.starts_with("COPY") {
+                "zeCommandListAppendMemoryCopy"
+            } else {
+                "zeCommandListAppendMemoryFill"
+            };
+            assert_eq!(
+                calls,
+                [want],
+                "{who}: {} (correlation ID {}) should share it with one {want} call",
+                d.what,
+                d.corr
+            );
+        }
+    }
+
+    // Overhead records: one per traced call on both.
+    for (who, r) in [("libpti", &ours), ("Intel PTI", &intel)] {
+        assert!(
+            r.overhead
+                .iter()
+                .all(|o| o.0 == "Instrumentation" && o.1 == 1),
+            "{who}: overhead records not one per call"
+        );
+    }
+    assert_eq!(ours.overhead.len(), ours.driver.len());
+
+    eprintln!(
+        "plain Level Zero program beside Intel PTI {}:\n\
+         \x20 driver records: libpti {}, Intel {} (same functions, counts and API IDs)\n\
+         \x20 device records: libpti {} (= the program's {}), Intel {}; Intel lacks {missing_in_intel:?}\n\
+         \x20 every device record shares its correlation ID with its append call, on both\n\
+         \x20 overhead records (one per traced call): libpti {}, Intel {}\n\
+         \x20 the program's own kernel time from its event's timestamps: {} ns under libpti, {} under Intel",
+        xtask::intel_pti::VERSION,
+        ours.driver.len(),
+        intel.driver.len(),
+        ours.device.len(),
+        expected.values().sum::<usize>(),
+        intel.device.len(),
+        ours.overhead.len(),
+        intel.overhead.len(),
+        own_time(&ours),
+        own_time(&intel),
+    );
+}
+
+/// The Intel-ABI view tool on libpti over a plain OpenCL program on PoCL (Intel's library has
+/// no OpenCL tracing to compare with): every kernel, copy and fill the program submitted, each
+/// sharing its correlation ID with the enqueue call.
+#[test]
+fn an_intel_view_tool_runs_on_libpti_over_pocl() {
+    let ours = record_on(On::Pocl, Library::Libpti, "T DRIVER ");
+    assert_eq!(ours.cpu_kernel_view, "PTI_SUCCESS");
+    let expected = expected_device(&ours.output);
+    assert!(!expected.is_empty(), "the program announced no device work");
+    assert_eq!(device_counts(&ours), expected, "device records on PoCL");
+    for d in &ours.device {
+        let calls: Vec<&str> = ours
+            .driver
+            .iter()
+            .filter(|a| a.corr == d.corr)
+            .map(|a| a.name.as_str())
+            .collect();
+        assert!(
+            calls.len() == 1 && calls[0].starts_with("clEnqueue"),
+            "{} (correlation ID {}) shares it with {calls:?}",
+            d.what,
+            d.corr
+        );
+    }
+    eprintln!(
+        "Intel-ABI view tool on libpti over PoCL: {} driver records, {} device records (= the \
+         program's), {} overhead records",
+        ours.driver.len(),
+        ours.device.len(),
+        ours.overhead.len()
+    );
+}
+
+#[test]
+fn an_intel_callback_tool_runs_on_libpti_over_pocl() {
+    callback_tool_on_libpti(On::Pocl, Library::Libpti);
+}
+
+#[test]
+fn an_intel_callback_tool_runs_on_libpti_over_a_plain_level_zero_program() {
+    callback_tool_on_libpti(On::PlainLevelZero, Library::Libpti);
+}
+
 #[test]
 fn sycl_over_level_zero_through_the_v1_adapter_beside_intel_pti() {
     compare(Adapter::V1);
@@ -601,7 +840,7 @@ fn callback_tool_on_libpti(adapter: On, library: Library) {
         Some("PTI_SUCCESS")
     );
     assert!(
-        exits > 100,
+        exits >= 50,
         "{adapter:?}: only {exits} driver-API callbacks"
     );
     assert_eq!(enters, exits, "{adapter:?}: every ENTER has its EXIT");
@@ -616,8 +855,11 @@ fn callback_tool_on_libpti(adapter: On, library: Library) {
     );
     assert_eq!(ours.names, "PTI_CB_DOMAIN_DRIVER_API PTI_CB_PHASE_API_EXIT");
     let (appended, completed, created) = device_domains_match_the_records(adapter, &ours);
-    if adapter == On::OpenCl || library == Library::LibptiPreloaded {
-        // Intel's library traces Level Zero only; the preloaded run is compared with itself.
+    if matches!(adapter, On::OpenCl | On::Pocl | On::PlainLevelZero)
+        || library == Library::LibptiPreloaded
+    {
+        // Intel's library traces Level Zero only; the plain program and the preloaded run are
+        // compared with Intel's in the view tool's tests.
         println!(
             "{adapter:?} ({library:?}): Intel-ABI callback tool on libpti: {exits} driver-API \
              calls, {appended} operations appended, {completed} completed, {created} kernels \
@@ -667,10 +909,16 @@ fn device_domains_match_the_records(adapter: On, seen: &Callbacks) -> (usize, us
             .collect()
     };
     let (enters, exits, done) = (of(4, 1), of(4, 2), of(6, 2));
+    // Each operation's ENTER and EXIT (several threads may append at once: order is free).
+    let sorted = |v: &[&OpCallback]| {
+        let mut ids: Vec<u64> = v.iter().map(|o| o.id).collect();
+        ids.sort_unstable();
+        ids
+    };
     assert_eq!(
-        enters.iter().map(|o| o.id).collect::<Vec<_>>(),
-        exits.iter().map(|o| o.id).collect::<Vec<_>>(),
-        "{adapter:?}: every appended operation has its ENTER and its EXIT, in order"
+        sorted(&enters),
+        sorted(&exits),
+        "{adapter:?}: every appended operation has its ENTER and its EXIT"
     );
     assert!(!seen.devices.is_empty(), "{adapter:?}: no device records");
     let kind_of = |kind: &str| match kind {
@@ -683,8 +931,18 @@ fn device_domains_match_the_records(adapter: On, seen: &Callbacks) -> (usize, us
         .filter(|k| k.0 == 8 && k.1 == 2 && k.3 == 0)
         .map(|k| k.4)
         .collect();
+    let mut reexecuted = 0;
     for (kind, id, corr, name) in &seen.devices {
-        let appended: Vec<_> = exits.iter().filter(|o| o.id == *id).collect();
+        let mut appended: Vec<_> = exits.iter().filter(|o| o.id == *id).collect();
+        if appended.is_empty() {
+            // A later execution of a regular list: a fresh operation ID, the record carrying
+            // the correlation ID of the append that put the command on the list.
+            appended = exits
+                .iter()
+                .filter(|o| o.corr == *corr && o.name == *name)
+                .collect();
+            reexecuted += 1;
+        }
         assert_eq!(
             appended.len(),
             1,
@@ -725,6 +983,9 @@ fn device_domains_match_the_records(adapter: On, seen: &Callbacks) -> (usize, us
         seen.devices.len(),
         "{adapter:?}: one completion per record"
     );
+    if adapter != On::PlainLevelZero {
+        assert_eq!(reexecuted, 0, "{adapter:?}: records of no append");
+    }
     (exits.len(), done.len(), created.len())
 }
 
@@ -733,6 +994,10 @@ fn device_domains_match_the_records(adapter: On, seen: &Callbacks) -> (usize, us
 enum On {
     /// The simulated Level Zero GPU, through one of Intel's Unified Runtime adapters.
     LevelZero(Adapter),
+    /// The plain Level Zero program (`tests/c/ze_plain.c`, no SYCL) on the simulated GPU.
+    PlainLevelZero,
+    /// The plain OpenCL program (`tests/c/cl_plain.c`) on PoCL, behind ocl-icd.
+    Pocl,
     /// Intel's OpenCL CPU runtime (the workload's default backend).
     OpenCl,
 }

@@ -156,7 +156,9 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
 }
 
 static void finish(void) {
-  /* Callbacks stop before the records are written, so both cover the same calls. */
+  /* Completions found by this flush are reported while the domains are on; then callbacks stop
+   * before the last records are written, so both cover the same calls. */
+  ptiFlushAllViews();
   ptiCallbackDisableAllDomains(subscriber);
   ptiCallbackUnsubscribe(subscriber);
   ptiFlushAllViews();

@@ -36,7 +36,8 @@ static void write_record(const pti_view_record_base* r) {
               api_name(a->_api_group, a->_api_id), a->_api_id, a->_correlation_id);
       break;
     }
-    case PTI_VIEW_DEVICE_GPU_KERNEL: {
+    case PTI_VIEW_DEVICE_GPU_KERNEL:
+    case PTI_VIEW_DEVICE_CPU_KERNEL: {
       const pti_view_record_kernel* k = (const void*)r;
       fprintf(out, "T KERNEL %s %u\n", k->_name, k->_correlation_id);
       fprintf(out, "T TIME %llu %llu\n", (unsigned long long)k->_start_timestamp,
@@ -104,6 +105,9 @@ __attribute__((constructor)) static void start(void) {
   if (ptiViewSetCallbacks(requested, completed) != PTI_SUCCESS) failures++;
   fprintf(out, "T NOW %llu\n", (unsigned long long)ptiViewGetTimestamp());
   fprintf(out, "T VERSION %s\n", ptiVersionString());
+  /* Kernels on CPU devices (PoCL, Intel's CPU runtime): where the library records them. */
+  pti_result cpu = ptiViewEnable(PTI_VIEW_DEVICE_CPU_KERNEL);
+  fprintf(out, "T CPU_KERNEL_VIEW %s\n", ptiResultTypeToString(cpu));
   for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) {
     pti_result r = ptiViewEnable(views[i]);
     if (r != PTI_SUCCESS) {

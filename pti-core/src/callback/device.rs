@@ -159,11 +159,14 @@ pub(crate) fn listening(domain: Domain) -> bool {
 }
 
 /// Delivers `ops` to the subscribers of [`Domain::GpuOperations`] (not from inside a callback).
+/// A thread whose locals are gone (a tool's flush from an `atexit` handler completes operations
+/// after the main thread's were destroyed) delivers with the state of such threads, as its
+/// records are written.
 pub(crate) fn operations(ops: &GpuOperations<'_>) {
     if ops.operations.is_empty() || !listening(Domain::GpuOperations) {
         return;
     }
-    thread::with(|state| {
+    thread::with_any(|state| {
         if !state.in_callback.get() {
             deliver::flagged(Domain::GpuOperations, state, || {
                 crate::Event::GpuOperations(ops)
@@ -178,7 +181,7 @@ pub(crate) fn kernel_object(kernel: &KernelObject) {
     if !listening(Domain::KernelObjects) {
         return;
     }
-    thread::with(|state| {
+    thread::with_any(|state| {
         if !state.in_callback.get() {
             deliver::flagged(Domain::KernelObjects, state, || {
                 crate::Event::KernelObject(kernel)
