@@ -18,6 +18,8 @@
 #include "pti/pti_ext.h"
 #include "pti/pti_view.h"
 
+#include "print_launch.h"
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int problems;
 
@@ -111,14 +113,9 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
                r->_view_kind == PTI_VIEW_DEVICE_CPU_KERNEL ? "cpu" : "gpu", (unsigned long long)k->_kernel_id);
         break;
       }
-      case PTI_VIEW_EXT_KERNEL_LAUNCH: {
-        pti_view_record_kernel_launch* l = (void*)r;
-        printf("T LAUNCH %llu %u %u,%u,%u %u,%u,%u %llu,%llu,%llu\n", (unsigned long long)l->_kernel_id,
-               l->_work_dim, l->_group_count[0], l->_group_count[1], l->_group_count[2], l->_group_size[0],
-               l->_group_size[1], l->_group_size[2], (unsigned long long)l->_global_size[0],
-               (unsigned long long)l->_global_size[1], (unsigned long long)l->_global_size[2]);
+      case PTI_VIEW_EXT_KERNEL_LAUNCH:
+        print_launch((const void*)r);
         break;
-      }
       case PTI_VIEW_DEVICE_GPU_MEM_COPY: {
         pti_view_record_memory_copy_v2* c = (void*)r;
         printf("T COPY %s %s %llu %u %u %llu %llu %llu %llu\n", c->_name, memcpy_name(c->_memcpy_type),

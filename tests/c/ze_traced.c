@@ -16,6 +16,8 @@
 #include "pti/pti_driver_levelzero_api_ids.h"
 #include "pti/pti_ext.h"
 #include "pti/pti_view.h"
+
+#include "print_launch.h"
 #include "ze_workload.h"
 
 #define BYTES (4096 * sizeof(float))
@@ -185,14 +187,9 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
                (unsigned long long)s->_end_timestamp, s->_number_wait_events, (int)s->_return_code);
         break;
       }
-      case PTI_VIEW_EXT_KERNEL_LAUNCH: {
-        pti_view_record_kernel_launch* l = (void*)r;
-        printf("T LAUNCH %llu %u %u,%u,%u %u,%u,%u %llu,%llu,%llu\n", (unsigned long long)l->_kernel_id,
-               l->_work_dim, l->_group_count[0], l->_group_count[1], l->_group_count[2], l->_group_size[0],
-               l->_group_size[1], l->_group_size[2], (unsigned long long)l->_global_size[0],
-               (unsigned long long)l->_global_size[1], (unsigned long long)l->_global_size[2]);
+      case PTI_VIEW_EXT_KERNEL_LAUNCH:
+        print_launch((const void*)r);
         break;
-      }
       case PTI_VIEW_EXT_COMMAND_EXECUTION: {
         pti_view_record_command_execution* x = (void*)r;
         printf("T EXEC %llu %u %u %u %llu\n", (unsigned long long)x->_operation_id, x->_correlation_id,

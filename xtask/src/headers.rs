@@ -153,17 +153,8 @@ const HEADERS: [Header; 10] = [
         sources: &["pti-capi/src/pti.rs", "pti-abi/src/handles.rs"],
         guard: "PTI_H_",
         includes: &["pti_export.h", "pti_version.h"],
-        types: &[
-            "pti_result",
-            "PTI_MAX_DEVICE_UUID_SIZE",
-            "pti_device_handle_t",
-            "pti_backend_ctx_t",
-            "pti_backend_queue_t",
-            "pti_backend_evt_t",
-            "pti_backend_command_list_t",
-            "pti_backend_kernel_t",
-            "pti_backend_module_t",
-        ],
+        // And PTI_H_TYPES (see `config`).
+        types: &["pti_result"],
         ..HEADER
     },
     Header {
@@ -388,11 +379,12 @@ fn config(header: &Header) -> cbindgen::Config {
         .export
         .exclude
         .extend(header.exclude.iter().map(|s| s.to_string()));
-    if header.file != "include/pti/pti.h" {
-        config
-            .export
-            .exclude
-            .extend(PTI_H_TYPES.iter().map(|s| s.to_string()));
+    // `pti.h` declares these; every other header refers to them.
+    let pti_h_types = PTI_H_TYPES.iter().map(|s| s.to_string());
+    if header.file == "include/pti/pti.h" {
+        config.export.include.extend(pti_h_types);
+    } else {
+        config.export.exclude.extend(pti_h_types);
     }
     for (raw, c_name) in RAW_ENUMS {
         config
