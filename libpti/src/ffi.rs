@@ -17,6 +17,11 @@ pub(crate) type Callback = unsafe extern "C" fn(
     cb_data: *mut c_void,
 );
 
+/// `pti_fptr_buffer_requested`.
+pub(crate) type BufferRequested = unsafe extern "C" fn(buffer: *mut *mut u8, size: *mut usize);
+/// `pti_fptr_buffer_completed`.
+pub(crate) type BufferCompleted = unsafe extern "C" fn(buffer: *mut u8, size: usize, used: usize);
+
 unsafe extern "C" {
     pub(crate) fn libpti_ptiVersionString() -> *const c_char;
     pub(crate) fn libpti_ptiResultTypeToString(result: u32) -> *const c_char;
@@ -24,6 +29,18 @@ unsafe extern "C" {
         subscriber: *mut *mut c_void,
         callback: Option<Callback>,
         user_data: *mut c_void,
+    ) -> u32;
+    pub(crate) fn libpti_ptiViewSetCallbacks(
+        requested: Option<BufferRequested>,
+        completed: Option<BufferCompleted>,
+    ) -> u32;
+    pub(crate) fn libpti_ptiViewEnable(kind: u32) -> u32;
+    pub(crate) fn libpti_ptiViewDisable(kind: u32) -> u32;
+    pub(crate) fn libpti_ptiFlushAllViews() -> u32;
+    pub(crate) fn libpti_ptiViewGetNextRecord(
+        buffer: *mut u8,
+        valid_bytes: usize,
+        record: *mut *mut pti_abi::pti_view_record_base,
     ) -> u32;
     pub(crate) fn libpti_ptiCallbackUnsubscribe(subscriber: *mut c_void) -> u32;
     pub(crate) fn libpti_ptiCallbackEnableDomain(

@@ -10,6 +10,7 @@
 //! | module | what |
 //! | --- | --- |
 //! | [`callback`] | [`Subscriber`]: ENTER/EXIT callbacks of every call, critical events |
+//! | [`view`] | [`Views`]: enabled views whose records ([`Record`]) go to a function |
 //! | [`error`] | [`Error`]: a libpti result code other than success |
 //! | `ffi` | the C functions called, under their `libpti_<name>` symbols |
 //!
@@ -32,11 +33,13 @@
 pub mod callback;
 pub mod error;
 mod ffi;
+pub mod view;
 
 pub use callback::{ApiCall, ApiGroup, CriticalEvent, Domain, Event, Site, Subscriber};
 pub use error::Error;
 /// The C layouts of the View API's records and enums (`pti_view.h`).
 pub use pti_abi as abi;
+pub use view::{Record, Records, Views};
 
 /// libpti's version, `"<major>.<minor>.<patch>"` (the library's, which may be newer than this
 /// crate).

@@ -1,13 +1,16 @@
 //! A Rust program that runs OpenCL kernels with the `opencl3` crate on PoCL and traces itself
 //! through this crate: the OpenCL calls reach its subscriber (libpti.so is the process's OpenCL
-//! layer, linked through this crate), ENTER and EXIT of each with one correlation ID.
+//! layer, linked through this crate), ENTER and EXIT of each with one correlation ID, and its
+//! views receive the calls' API records and the kernel and copy records, each with the
+//! correlation ID of the call that submitted it.
 //!
 //! Needs PoCL behind the system's ICD loader (`cargo xtask setup` installs both).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use libpti::{ApiGroup, Domain, Event, Site, Subscriber};
+use libpti::abi::pti_view_kind;
+use libpti::{ApiGroup, Domain, Event, Record, Site, Subscriber, Views};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::device::{CL_DEVICE_TYPE_ALL, Device};
@@ -19,6 +22,9 @@ use opencl3::types::{CL_BLOCKING, cl_float};
 
 const SOURCE: &str = "__kernel void twice(__global float* v) { v[get_global_id(0)] *= 2.0f; }";
 const N: usize = 1024;
+
+/// A record's kind, correlation ID and name (or API ID).
+type RecordSeen = (&'static str, u32, String);
 
 #[derive(Default)]
 struct Seen {
@@ -54,6 +60,33 @@ fn an_opencl3_program_traces_its_own_calls_on_pocl() {
     subscriber
         .enable_domain(Domain::CriticalEvent, true)
         .unwrap();
+    // (kind, correlation ID, name) of every record.
+    let records: Arc<Mutex<Vec<RecordSeen>>> = Arc::default();
+    let sink = records.clone();
+    let views = Views::start(
+        &[
+            pti_view_kind::PTI_VIEW_DRIVER_API,
+            pti_view_kind::PTI_VIEW_DEVICE_CPU_KERNEL,
+            pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL,
+            pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY,
+        ],
+        move |batch| {
+            let mut out = sink.lock().unwrap();
+            for record in batch {
+                let name = record
+                    .name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                match record {
+                    Record::Api(a) => out.push(("API", a._correlation_id, a._api_id.to_string())),
+                    Record::Kernel(k) => out.push(("KERNEL", k._correlation_id, name)),
+                    Record::MemoryCopy(c) => out.push(("COPY", c._correlation_id, name)),
+                    _ => {}
+                }
+            }
+        },
+    )
+    .expect("start the views");
 
     let platform = get_platforms()
         .expect("OpenCL platforms")
@@ -96,6 +129,7 @@ fn an_opencl3_program_traces_its_own_calls_on_pocl() {
     queue.finish().unwrap();
     assert!(data.iter().all(|v| *v == 2.0), "the kernel ran");
     drop(subscriber);
+    drop(views); // flushes
 
     let s = seen.lock().unwrap();
     assert!(s.criticals.is_empty(), "critical events: {:?}", s.criticals);
@@ -119,9 +153,49 @@ fn an_opencl3_program_traces_its_own_calls_on_pocl() {
         assert_eq!(called(f), 2, "{f}: ENTER and EXIT once: {:?}", s.calls);
     }
     assert!(s.kernels.iter().any(|k| k == "twice"), "{:?}", s.kernels);
+
+    // The records: each device record carries the correlation ID of the call that submitted it,
+    // which the callbacks and an API record of that call carry too.
+    let records = records.lock().unwrap();
+    let corr_of = |f: &str| -> u32 {
+        s.calls
+            .iter()
+            .find(|c| c.1 == f)
+            .map(|c| c.2)
+            .unwrap_or_else(|| panic!("no {f} callback"))
+    };
+    let api_ids: HashMap<u32, &str> = records
+        .iter()
+        .filter(|r| r.0 == "API")
+        .map(|r| (r.1, r.2.as_str()))
+        .collect();
+    let device = |kind: &str| -> Vec<(u32, &str)> {
+        records
+            .iter()
+            .filter(|r| r.0 == kind)
+            .map(|r| (r.1, r.2.as_str()))
+            .collect()
+    };
+    assert_eq!(
+        device("KERNEL"),
+        [(corr_of("clEnqueueNDRangeKernel"), "twice")],
+        "kernel records"
+    );
+    let copies = device("COPY");
+    assert_eq!(copies.len(), 2, "copy records: {copies:?}");
+    assert_eq!(copies[0].0, corr_of("clEnqueueWriteBuffer"));
+    assert_eq!(copies[1].0, corr_of("clEnqueueReadBuffer"));
+    for (corr, what) in device("KERNEL").into_iter().chain(copies) {
+        assert!(
+            api_ids.contains_key(&corr),
+            "{what}: no API record with correlation ID {corr}"
+        );
+    }
     println!(
-        "opencl3 on PoCL through libpti's Rust API (libpti {}): {} OpenCL callbacks",
+        "opencl3 on PoCL through libpti's Rust API (libpti {}): {} OpenCL callbacks, {} API \
+         records, kernel and copy records correlated with their calls",
         libpti::version(),
-        s.calls.len()
+        s.calls.len(),
+        api_ids.len()
     );
 }

@@ -1,0 +1,195 @@
+//! The View API (`pti_view.h`): buffered records of calls and device work, delivered to a
+//! function in batches ([`Records`]), each record a typed [`Record`] over libpti's C layout.
+//!
+//! libpti has one pair of buffer callbacks per process, so at most one [`Views`] lives at a
+//! time: a second [`Views::start`] fails with `PTI_ERROR_BAD_ARGUMENT`.
+//! Buffers are allocated here (1 MiB, 8-byte aligned), handed to libpti, and freed once their
+//! records were delivered. Records are delivered on the thread that completed the buffer (a
+//! flush, or the thread whose buffer filled up).
+
+use core::ffi::CStr;
+use std::alloc::Layout;
+use std::sync::{Arc, Mutex};
+
+use pti_abi::*;
+
+use crate::error::{Error, check};
+use crate::ffi;
+
+/// The size of each buffer lent to libpti.
+const BUFFER_SIZE: usize = 1 << 20;
+
+fn buffer_layout() -> Layout {
+    Layout::from_size_align(BUFFER_SIZE, 8).expect("a valid layout")
+}
+
+type Handler = dyn Fn(Records<'_>) + Send + Sync;
+
+/// The function records go to while a [`Views`] lives.
+static HANDLER: Mutex<Option<Arc<Handler>>> = Mutex::new(None);
+
+/// One record, typed by its kind.
+#[derive(Debug)]
+pub enum Record<'a> {
+    /// A driver (Level Zero, OpenCL) or runtime (SYCL) call.
+    Api(&'a pti_view_record_api),
+    /// A kernel execution (GPU or CPU device).
+    Kernel(&'a pti_view_record_kernel_v2),
+    /// A memory copy.
+    MemoryCopy(&'a pti_view_record_memory_copy_v2),
+    /// A memory fill.
+    MemoryFill(&'a pti_view_record_memory_fill_v2),
+    /// A barrier or host wait.
+    Synchronization(&'a pti_view_record_synchronization),
+    /// An external correlation ID pushed around a call.
+    ExternalCorrelation(&'a pti_view_record_external_correlation),
+    /// libpti's own overhead.
+    Overhead(&'a pti_view_record_overhead),
+    /// A kind this crate does not type (the base, for its `_view_kind`).
+    Other(&'a pti_view_record_base),
+}
+
+impl Record<'_> {
+    /// The name a kernel, copy or fill record carries.
+    pub fn name(&self) -> Option<&CStr> {
+        let name = match self {
+            Record::Kernel(k) => k._name,
+            Record::MemoryCopy(c) => c._name,
+            Record::MemoryFill(f) => f._name,
+            _ => return None,
+        };
+        // SAFETY: libpti's names are NUL-terminated and live as long as the library.
+        (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) })
+    }
+}
+
+/// The records of one buffer, in the order libpti wrote them.
+pub struct Records<'a> {
+    buffer: &'a mut [u8],
+    used: usize,
+    at: *mut pti_view_record_base,
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Record<'a>;
+
+    fn next(&mut self) -> Option<Record<'a>> {
+        // SAFETY: the buffer libpti filled, `used` bytes of it; `at` is NULL or the record it
+        // returned last.
+        let code = unsafe {
+            ffi::libpti_ptiViewGetNextRecord(self.buffer.as_mut_ptr(), self.used, &mut self.at)
+        };
+        if code != 0 || self.at.is_null() {
+            return None;
+        }
+        // SAFETY: libpti returned a record of the buffer, laid out as its kind says and aligned
+        // for it; it lives as long as the buffer borrow.
+        let base: &'a pti_view_record_base = unsafe { &*self.at };
+        let at = self.at;
+        // SAFETY: as above, for the record's own type.
+        Some(unsafe {
+            match base._view_kind {
+                pti_view_kind::PTI_VIEW_DRIVER_API | pti_view_kind::PTI_VIEW_RUNTIME_API => {
+                    Record::Api(&*at.cast())
+                }
+                pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL
+                | pti_view_kind::PTI_VIEW_DEVICE_CPU_KERNEL => Record::Kernel(&*at.cast()),
+                pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY => Record::MemoryCopy(&*at.cast()),
+                pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_FILL => Record::MemoryFill(&*at.cast()),
+                pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION => {
+                    Record::Synchronization(&*at.cast())
+                }
+                pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION => {
+                    Record::ExternalCorrelation(&*at.cast())
+                }
+                pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD => Record::Overhead(&*at.cast()),
+                _ => Record::Other(base),
+            }
+        })
+    }
+}
+
+/// Enabled views, their records going to one function. Dropping it disables them, flushes (the
+/// last records are delivered) and stops delivering.
+pub struct Views {
+    kinds: Vec<pti_view_kind>,
+}
+
+impl Views {
+    /// Sets libpti's buffer callbacks to deliver records to `f` and enables `kinds`. Fails with
+    /// `PTI_ERROR_BAD_ARGUMENT` if another [`Views`] lives (one pair of buffer callbacks per
+    /// process), or with libpti's answer to an enable (then nothing stays enabled).
+    pub fn start(
+        kinds: &[pti_view_kind],
+        f: impl Fn(Records<'_>) + Send + Sync + 'static,
+    ) -> Result<Views, Error> {
+        {
+            let mut handler = HANDLER.lock().unwrap_or_else(|e| e.into_inner());
+            if handler.is_some() {
+                return Err(Error::from_code(3));
+            }
+            *handler = Some(Arc::new(f));
+        }
+        let mut views = Views { kinds: Vec::new() };
+        // SAFETY: two functions of the C signatures, callable from any thread.
+        check(unsafe { ffi::libpti_ptiViewSetCallbacks(Some(requested), Some(completed)) })?;
+        for kind in kinds {
+            // SAFETY: plain values.
+            check(unsafe { ffi::libpti_ptiViewEnable(*kind as u32) })?;
+            views.kinds.push(*kind);
+        }
+        Ok(views)
+    }
+
+    /// Delivers every finished record now (`ptiFlushAllViews`).
+    pub fn flush(&self) -> Result<(), Error> {
+        // SAFETY: no arguments.
+        check(unsafe { ffi::libpti_ptiFlushAllViews() })
+    }
+}
+
+impl Drop for Views {
+    fn drop(&mut self) {
+        for kind in &self.kinds {
+            // SAFETY: plain values.
+            let _ = unsafe { ffi::libpti_ptiViewDisable(*kind as u32) };
+        }
+        let _ = self.flush();
+        *HANDLER.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// `buffer_requested`: a new buffer (none, and libpti counts the records it cannot write, if
+/// memory is short).
+unsafe extern "C" fn requested(buffer: *mut *mut u8, size: *mut usize) {
+    // SAFETY: a non-zero size.
+    let memory = unsafe { std::alloc::alloc(buffer_layout()) };
+    // SAFETY: libpti passes two writable out-parameters.
+    unsafe {
+        *buffer = memory;
+        *size = if memory.is_null() { 0 } else { BUFFER_SIZE };
+    }
+}
+
+/// `buffer_completed`: delivers the buffer's records, then frees it.
+unsafe extern "C" fn completed(buffer: *mut u8, size: usize, used: usize) {
+    if buffer.is_null() {
+        return;
+    }
+    let handler = HANDLER.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if let Some(handler) = handler {
+        // SAFETY: a buffer `requested` allocated, of `size` bytes, `used` of them filled.
+        let slice = unsafe { core::slice::from_raw_parts_mut(buffer, size) };
+        let records = Records {
+            buffer: slice,
+            used: used.min(size),
+            at: core::ptr::null_mut(),
+        };
+        // A panic must not unwind into libpti.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(records)));
+    }
+    if size == BUFFER_SIZE {
+        // SAFETY: allocated by `requested` with this layout, handed back once.
+        unsafe { std::alloc::dealloc(buffer, buffer_layout()) };
+    }
+}
