@@ -90,6 +90,15 @@ pub enum Event<'a> {
     Critical(CriticalEvent<'a>),
 }
 
+/// How many critical events of kind `code` (a `pti_result`) libpti raised in the process,
+/// delivered to a subscriber or not (`PTI_ERROR_BAD_ARGUMENT` for a code that is no event).
+pub fn critical_event_count(code: u32) -> Result<u64, Error> {
+    let mut n = 0u64;
+    // SAFETY: a writable count.
+    check(unsafe { ffi::libpti_ptiCallbackGetCriticalEventCount(code, &mut n) })?;
+    Ok(n)
+}
+
 type Handler = dyn Fn(&Event<'_>) + Send + Sync;
 
 /// A subscription: created with nothing enabled; dropping it unsubscribes, and no callback of it

@@ -42,6 +42,16 @@ unsafe extern "C" {
         valid_bytes: usize,
         record: *mut *mut pti_abi::pti_view_record_base,
     ) -> u32;
+    pub(crate) fn libpti_ptiViewPushExternalCorrelationId(kind: u32, id: u64) -> u32;
+    pub(crate) fn libpti_ptiViewPopExternalCorrelationId(kind: u32, id: *mut u64) -> u32;
+    pub(crate) fn libpti_ptiViewGetApiIdName(
+        group: u32,
+        api_id: u32,
+        name: *mut *const c_char,
+    ) -> u32;
+    pub(crate) fn libpti_ptiViewGetDroppedRecordCount(kind: u32, count: *mut u64) -> u32;
+    pub(crate) fn libpti_ptiViewGetPendingDeviceRecordCount(count: *mut u64) -> u32;
+    pub(crate) fn libpti_ptiCallbackGetCriticalEventCount(event: u32, count: *mut u64) -> u32;
     pub(crate) fn libpti_ptiCallbackUnsubscribe(subscriber: *mut c_void) -> u32;
     pub(crate) fn libpti_ptiCallbackEnableDomain(
         enable: u32,

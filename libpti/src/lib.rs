@@ -35,7 +35,9 @@ pub mod error;
 mod ffi;
 pub mod view;
 
-pub use callback::{ApiCall, ApiGroup, CriticalEvent, Domain, Event, Site, Subscriber};
+pub use callback::{
+    ApiCall, ApiGroup, CriticalEvent, Domain, Event, Site, Subscriber, critical_event_count,
+};
 pub use error::Error;
 /// The C layouts of the View API's records and enums (`pti_view.h`).
 pub use pti_abi as abi;

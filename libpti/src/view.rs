@@ -159,6 +159,48 @@ impl Drop for Views {
     }
 }
 
+/// Pushes `id` on this thread's stack of external correlation IDs of `kind`: the calls the thread
+/// makes until it is popped get a `PTI_VIEW_EXTERNAL_CORRELATION` record naming it.
+pub fn push_external_correlation(kind: pti_view_external_kind, id: u64) -> Result<(), Error> {
+    // SAFETY: plain values.
+    check(unsafe { ffi::libpti_ptiViewPushExternalCorrelationId(kind as u32, id) })
+}
+
+/// Pops the last ID pushed for `kind` on this thread (`PTI_ERROR_EXTERNAL_ID_QUEUE_EMPTY` when
+/// none is).
+pub fn pop_external_correlation(kind: pti_view_external_kind) -> Result<u64, Error> {
+    let mut id = 0u64;
+    // SAFETY: a writable ID.
+    check(unsafe { ffi::libpti_ptiViewPopExternalCorrelationId(kind as u32, &mut id) })?;
+    Ok(id)
+}
+
+/// The name of function `api_id` of API group `group` (`pti_api_group_id`), from the stable ID
+/// tables; `None` for an ID they do not name.
+pub fn api_name(group: pti_api_group_id, api_id: u32) -> Option<&'static CStr> {
+    let mut name: *const core::ffi::c_char = core::ptr::null();
+    // SAFETY: a writable pointer; libpti writes a static string on success.
+    let ok = unsafe { ffi::libpti_ptiViewGetApiIdName(group as u32, api_id, &mut name) } == 0;
+    // SAFETY: libpti's names are NUL-terminated and live as long as the library.
+    (ok && !name.is_null()).then(|| unsafe { CStr::from_ptr(name) })
+}
+
+/// How many records of `kind` were lost for want of buffer space, in the whole process.
+pub fn dropped_count(kind: pti_view_kind) -> Result<u64, Error> {
+    let mut n = 0u64;
+    // SAFETY: a writable count.
+    check(unsafe { ffi::libpti_ptiViewGetDroppedRecordCount(kind as u32, &mut n) })?;
+    Ok(n)
+}
+
+/// How many device records wait for their work to complete (delivered by a later flush).
+pub fn pending_device_records() -> Result<u64, Error> {
+    let mut n = 0u64;
+    // SAFETY: a writable count.
+    check(unsafe { ffi::libpti_ptiViewGetPendingDeviceRecordCount(&mut n) })?;
+    Ok(n)
+}
+
 /// `buffer_requested`: a new buffer (none, and libpti counts the records it cannot write, if
 /// memory is short).
 unsafe extern "C" fn requested(buffer: *mut *mut u8, size: *mut usize) {

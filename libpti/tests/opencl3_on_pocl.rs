@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use libpti::abi::pti_view_kind;
+use libpti::abi::{pti_api_group_id, pti_view_external_kind, pti_view_kind};
 use libpti::{ApiGroup, Domain, Event, Record, Site, Subscriber, Views};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
@@ -22,6 +22,8 @@ use opencl3::types::{CL_BLOCKING, cl_float};
 
 const SOURCE: &str = "__kernel void twice(__global float* v) { v[get_global_id(0)] *= 2.0f; }";
 const N: usize = 1024;
+const EXTERNAL_KIND: pti_view_external_kind =
+    pti_view_external_kind::PTI_VIEW_EXTERNAL_KIND_CUSTOM_0;
 
 /// A record's kind, correlation ID and name (or API ID).
 type RecordSeen = (&'static str, u32, String);
@@ -69,6 +71,7 @@ fn an_opencl3_program_traces_its_own_calls_on_pocl() {
             pti_view_kind::PTI_VIEW_DEVICE_CPU_KERNEL,
             pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL,
             pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY,
+            pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION,
         ],
         move |batch| {
             let mut out = sink.lock().unwrap();
@@ -81,6 +84,9 @@ fn an_opencl3_program_traces_its_own_calls_on_pocl() {
                     Record::Api(a) => out.push(("API", a._correlation_id, a._api_id.to_string())),
                     Record::Kernel(k) => out.push(("KERNEL", k._correlation_id, name)),
                     Record::MemoryCopy(c) => out.push(("COPY", c._correlation_id, name)),
+                    Record::ExternalCorrelation(e) => {
+                        out.push(("EXTERNAL", e._correlation_id, e._external_id.to_string()))
+                    }
                     _ => {}
                 }
             }
@@ -117,11 +123,17 @@ fn an_opencl3_program_traces_its_own_calls_on_pocl() {
         queue
             .enqueue_write_buffer(&mut buffer, CL_BLOCKING, 0, &data, &[])
             .unwrap();
+        // The calls that launch the kernel get external-correlation records naming 42.
+        libpti::view::push_external_correlation(EXTERNAL_KIND, 42).unwrap();
         ExecuteKernel::new(&kernel)
             .set_arg(&buffer)
             .set_global_work_size(N)
             .enqueue_nd_range(&queue)
             .unwrap();
+        assert_eq!(
+            libpti::view::pop_external_correlation(EXTERNAL_KIND),
+            Ok(42)
+        );
         queue
             .enqueue_read_buffer(&buffer, CL_BLOCKING, 0, &mut data, &[])
             .unwrap();
@@ -130,6 +142,19 @@ fn an_opencl3_program_traces_its_own_calls_on_pocl() {
     assert!(data.iter().all(|v| *v == 2.0), "the kernel ran");
     drop(subscriber);
     drop(views); // flushes
+    assert_eq!(libpti::view::pending_device_records(), Ok(0));
+    for kind in [
+        pti_view_kind::PTI_VIEW_DRIVER_API,
+        pti_view_kind::PTI_VIEW_DEVICE_CPU_KERNEL,
+        pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY,
+    ] {
+        assert_eq!(libpti::view::dropped_count(kind), Ok(0), "{kind:?}");
+    }
+    assert_eq!(libpti::critical_event_count(302), Ok(0), "records dropped");
+    assert_eq!(
+        libpti::view::api_name(pti_api_group_id::PTI_API_GROUP_OPENCL, 60),
+        Some(c"clEnqueueNDRangeKernel")
+    );
 
     let s = seen.lock().unwrap();
     assert!(s.criticals.is_empty(), "critical events: {:?}", s.criticals);
@@ -185,6 +210,13 @@ fn an_opencl3_program_traces_its_own_calls_on_pocl() {
     assert_eq!(copies.len(), 2, "copy records: {copies:?}");
     assert_eq!(copies[0].0, corr_of("clEnqueueWriteBuffer"));
     assert_eq!(copies[1].0, corr_of("clEnqueueReadBuffer"));
+    // Every call made while 42 was pushed (the kernel's argument, its enqueue...) names it.
+    let externals = device("EXTERNAL");
+    assert!(
+        externals.iter().all(|e| e.1 == "42")
+            && externals.contains(&(corr_of("clEnqueueNDRangeKernel"), "42")),
+        "external correlation records: {externals:?}"
+    );
     for (corr, what) in device("KERNEL").into_iter().chain(copies) {
         assert!(
             api_ids.contains_key(&corr),
