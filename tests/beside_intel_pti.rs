@@ -147,10 +147,8 @@ struct Recorded {
     tool_now: u64,
     /// `ptiVersionString()`.
     version: String,
-    /// Overhead records: (kind's name, count, duration in ns).
-    overhead: Vec<(String, u64, u64)>,
-    /// Each overhead record's API ID and length (ns).
-    overhead_lines: Vec<(u32, u64)>,
+    /// Overhead records.
+    overhead: Vec<Overhead>,
     /// The answer to enabling PTI_VIEW_DEVICE_CPU_KERNEL.
     cpu_kernel_view: String,
 }
@@ -263,7 +261,6 @@ fn record_on(on: On, library: Library, marker: &str) -> Recorded {
         tool_now: 0,
         version: String::new(),
         overhead: Vec::new(),
-        overhead_lines: Vec::new(),
         cpu_kernel_view: String::new(),
     };
     for line in texts[0].lines() {
@@ -296,16 +293,11 @@ fn record_on(on: On, library: Library, marker: &str) -> Recorded {
             }
             Some("NOW") => recorded.tool_now = p[2].parse().expect("a timestamp"),
             Some("CPU_KERNEL_VIEW") => recorded.cpu_kernel_view = p[2].to_string(),
-            Some("OVERHEAD") => {
-                recorded.overhead.push((
-                    p[2].to_string(),
-                    p[3].parse().expect("a count"),
-                    p[4].parse().expect("a duration"),
-                ));
-                recorded
-                    .overhead_lines
-                    .push((p[5].parse().unwrap(), p[6].parse().unwrap()));
-            }
+            Some("OVERHEAD") => recorded.overhead.push(Overhead {
+                kind: p[2].to_string(),
+                count: p[3].parse().expect("a count"),
+                api_id: num(4),
+            }),
             Some("VERSION") => recorded.version = p[2].to_string(),
             Some("FAILURES") => assert_eq!(
                 num(2),
@@ -329,6 +321,35 @@ fn counts(apis: &[Api]) -> BTreeMap<&str, usize> {
 }
 
 /// Each device record with the name of the runtime call its correlation ID names (sorted).
+/// An overhead record as the view tool writes it.
+#[derive(Debug)]
+struct Overhead {
+    kind: String,
+    count: u64,
+    api_id: u32,
+}
+
+/// The driver calls of `r` that carry correlation ID `corr`.
+fn calls_sharing(r: &Recorded, corr: u32) -> Vec<&str> {
+    r.driver
+        .iter()
+        .filter(|a| a.corr == corr)
+        .map(|a| a.name.as_str())
+        .collect()
+}
+
+/// Overhead records as Intel PTI writes them: some, each of one traced call (count 1, its API
+/// ID), of the kind Intel names "Instrumentation".
+fn overhead_is_one_record_per_call(who: &str, r: &Recorded) {
+    assert!(!r.overhead.is_empty(), "{who} wrote no overhead record");
+    for o in &r.overhead {
+        assert!(
+            o.kind == "Instrumentation" && o.count == 1 && o.api_id != 0,
+            "{who}'s overhead record {o:?} is not one call's"
+        );
+    }
+}
+
 fn device_origins(r: &Recorded, library: Library) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = r
         .device
@@ -471,12 +492,7 @@ fn compare(adapter: Adapter) {
 
     // Intel's library links a device record to its UR call through the append alone.
     for d in &intel.device {
-        let appends: Vec<_> = intel
-            .driver
-            .iter()
-            .filter(|a| a.corr == d.corr)
-            .map(|a| a.name.as_str())
-            .collect();
+        let appends = calls_sharing(&intel, d.corr);
         assert!(
             appends.len() == 1 && appends[0].starts_with("zeCommandListAppend"),
             "{adapter:?}: Intel PTI's {} (correlation ID {}) should share it with one append \
@@ -486,20 +502,10 @@ fn compare(adapter: Adapter) {
         );
     }
 
-    // Overhead records as Intel PTI writes them: one per traced call, counting 1, with the
-    // call's API ID, of the kind Intel names "Instrumentation". libpti writes one for every
-    // traced call (runtime and driver); Intel's for the Level Zero calls it instruments.
+    // libpti writes an overhead record for every traced call (runtime and driver); Intel's
+    // library for the Level Zero calls it instruments.
     for (who, r) in [("libpti", &ours), ("Intel PTI", &intel)] {
-        assert!(
-            !r.overhead.is_empty(),
-            "{adapter:?}: {who} wrote no overhead record"
-        );
-        for (o, (api_id, _)) in r.overhead.iter().zip(&r.overhead_lines) {
-            assert!(
-                o.0 == "Instrumentation" && o.1 == 1 && *api_id != 0,
-                "{adapter:?}: {who}'s overhead record {o:?} (API ID {api_id}) is not one call's"
-            );
-        }
+        overhead_is_one_record_per_call(&format!("{adapter:?}: {who}"), r);
     }
     assert_eq!(
         ours.overhead.len(),
@@ -633,12 +639,7 @@ fn a_plain_level_zero_program_beside_intel_pti() {
     // the append call that put it on its list, on both libraries.
     for (who, r) in [("libpti", &ours), ("Intel PTI", &intel)] {
         for d in &r.device {
-            let calls: Vec<&str> = r
-                .driver
-                .iter()
-                .filter(|a| a.corr == d.corr)
-                .map(|a| a.name.as_str())
-                .collect();
+            let calls = calls_sharing(r, d.corr);
             let want = if d.what.starts_with("KERNEL") {
                 "zeCommandListAppendLaunchKernel"
             } else if d.what.starts_with("COPY") {
@@ -658,12 +659,7 @@ fn a_plain_level_zero_program_beside_intel_pti() {
 
     // Overhead records: one per traced call on both.
     for (who, r) in [("libpti", &ours), ("Intel PTI", &intel)] {
-        assert!(
-            r.overhead
-                .iter()
-                .all(|o| o.0 == "Instrumentation" && o.1 == 1),
-            "{who}: overhead records not one per call"
-        );
+        overhead_is_one_record_per_call(who, r);
     }
     assert_eq!(ours.overhead.len(), ours.driver.len());
 
@@ -698,12 +694,7 @@ fn an_intel_view_tool_runs_on_libpti_over_pocl() {
     assert!(!expected.is_empty(), "the program announced no device work");
     assert_eq!(device_counts(&ours), expected, "device records on PoCL");
     for d in &ours.device {
-        let calls: Vec<&str> = ours
-            .driver
-            .iter()
-            .filter(|a| a.corr == d.corr)
-            .map(|a| a.name.as_str())
-            .collect();
+        let calls = calls_sharing(&ours, d.corr);
         assert!(
             calls.len() == 1 && calls[0].starts_with("clEnqueue"),
             "{} (correlation ID {}) shares it with {calls:?}",

@@ -61,10 +61,8 @@ static void write_record(const pti_view_record_base* r) {
     }
     case PTI_VIEW_COLLECTION_OVERHEAD: {
       const pti_view_record_overhead* o = (const void*)r;
-      fprintf(out, "T OVERHEAD %s %llu %llu %u %llu\n", ptiViewOverheadKindToString(o->_overhead_kind),
-              (unsigned long long)o->_overhead_count, (unsigned long long)o->_overhead_duration_ns,
-              o->_api_id,
-              (unsigned long long)(o->_overhead_end_timestamp_ns - o->_overhead_start_timestamp_ns));
+      fprintf(out, "T OVERHEAD %s %llu %u\n", ptiViewOverheadKindToString(o->_overhead_kind),
+              (unsigned long long)o->_overhead_count, o->_api_id);
       break;
     }
     default:

@@ -355,7 +355,7 @@ fn declared_function(line: &str) -> Option<String> {
         .then(|| name.to_string())
 }
 
-fn config(header: &Header) -> cbindgen::Config {
+fn config(root: &Path, header: &Header) -> cbindgen::Config {
     let mut config = cbindgen::Config {
         language: cbindgen::Language::C,
         cpp_compat: true,
@@ -371,7 +371,11 @@ fn config(header: &Header) -> cbindgen::Config {
         // Intel's headers include each other as "pti/<file>"; so do these, from either root.
         includes: header.includes.iter().map(|s| format!("pti/{s}")).collect(),
         usize_is_size_t: true,
-        after_includes: Some(format!("{}{}", header.prologue, string_constants(header))),
+        after_includes: Some(format!(
+            "{}{}",
+            header.prologue,
+            string_constants(root, header)
+        )),
         ..Default::default()
     };
     config.export.include = header.types.iter().map(|s| s.to_string()).collect();
@@ -405,8 +409,7 @@ fn config(header: &Header) -> cbindgen::Config {
 
 /// `#define NAME "value"` for each `pub const NAME: &str = "value";` of the header's sources,
 /// which cbindgen leaves out.
-fn string_constants(header: &Header) -> String {
-    let root = crate::workspace_root();
+fn string_constants(root: &Path, header: &Header) -> String {
     let mut out = String::new();
     for source in header.sources {
         let text = std::fs::read_to_string(root.join(source)).unwrap_or_default();
@@ -525,7 +528,7 @@ fn header_text(root: &Path, header: &Header) -> Result<String, String> {
             header.prologue
         ));
     }
-    let mut builder = cbindgen::Builder::new().with_config(config(header));
+    let mut builder = cbindgen::Builder::new().with_config(config(root, header));
     for source in header.sources {
         builder = builder.with_src(root.join(source));
     }

@@ -43,9 +43,9 @@ const SHIPPED: [&str; 8] = [
     "pti-trace-collector",
 ];
 
-/// Builds what is shipped (`--release` or debug) and links the SONAMEs (`libpti.so.0`,
-/// `libpti_view.so.1`) in the build directory, so programs linked there run. Returns that
-/// directory.
+/// Builds what is shipped (`--release` or debug); returns the build directory, where pti-capi's
+/// build script links the SONAMEs (`libpti.so.0`, `libpti_view.so.1`) so programs linked there
+/// run.
 pub fn build(release: bool) -> Result<PathBuf, String> {
     let root = workspace_root();
     let mut args = vec!["build"];
@@ -60,28 +60,9 @@ pub fn build(release: bool) -> Result<PathBuf, String> {
         ),
         &mut cargo(&root, &args),
     )?;
-    let lib = root
+    Ok(root
         .join("target")
-        .join(if release { "release" } else { "debug" });
-    link_soname(&lib)?;
-    Ok(lib)
-}
-
-/// Links the SONAMEs the runtime loader looks for to what cargo built in `lib`:
-/// `libpti.so.0` to `libpti.so`, `libpti_view.so.1` to `libpti_view.so`.
-fn link_soname(lib: &Path) -> Result<(), String> {
-    for (soname, built) in [
-        ("libpti.so.0", "libpti.so"),
-        ("libpti_view.so.1", "libpti_view.so"),
-    ] {
-        let soname = lib.join(soname);
-        if std::fs::read_link(&soname).is_err() {
-            let _ = std::fs::remove_file(&soname);
-            std::os::unix::fs::symlink(built, &soname)
-                .map_err(|e| format!("cannot link {}: {e}", soname.display()))?;
-        }
-    }
-    Ok(())
+        .join(if release { "release" } else { "debug" }))
 }
 
 /// Where the fault-injection build of libpti goes: a target directory of its own, so that it
@@ -106,9 +87,7 @@ fn build_fault_injection(root: &Path) -> Result<PathBuf, String> {
             ],
         ),
     )?;
-    let lib = root.join(FAULT_TARGET).join("debug");
-    link_soname(&lib)?;
-    Ok(lib)
+    Ok(root.join(FAULT_TARGET).join("debug"))
 }
 
 /// Builds what is shipped (debug), the simulated Level Zero driver of the tests

@@ -684,10 +684,11 @@ fn before_running(lists: Vec<(std::sync::Arc<List>, usize)>, token: usize) {
     note_start(token);
 }
 
-/// After a call that ran regular lists: their commands pending, the execution noted.
+/// After a call that ran regular lists: their commands pending, the execution (`by`, asked
+/// only then) noted.
 fn after_running(
     lists: impl FnOnce() -> Vec<(std::sync::Arc<List>, usize)>,
-    by: commands::Executor,
+    by: impl FnOnce() -> commands::Executor,
     result: ze_result_t,
     token: usize,
 ) {
@@ -697,6 +698,7 @@ fn after_running(
     if result != ZE_RESULT_SUCCESS || !view::any_device_view() {
         return;
     }
+    let by = by();
     for (list, times) in lists() {
         commands::executed(&list, token, entered, times, &by);
     }
@@ -717,7 +719,7 @@ pub(super) fn after_zeCommandQueueExecuteCommandLists(
 ) {
     // SAFETY: the call's parameter struct; its queue field points at the call's argument.
     let queue = unsafe { *p.phCommandQueue };
-    let by = commands::Executor {
+    let by = || commands::Executor {
         api_id: ids::zeCommandQueueExecuteCommandLists,
         queue: queue.cast(),
         engine: objects::queue_engine(queue),
@@ -746,7 +748,7 @@ pub(super) fn after_zeCommandListImmediateAppendCommandListsExp(
 ) {
     // SAFETY: the field points at the call's argument.
     let list = unsafe { *p.phCommandListImmediate };
-    let by = commands::Executor {
+    let by = || commands::Executor {
         api_id: ids::zeCommandListImmediateAppendCommandListsExp,
         queue: list.cast(),
         engine: objects::immediate_engine(list),
@@ -778,7 +780,7 @@ pub(super) fn after_zeCommandListImmediateAppendCommandListsWithParameters(
 ) {
     // SAFETY: the field points at the call's argument.
     let list = unsafe { *p.phCommandListImmediate };
-    let by = commands::Executor {
+    let by = || commands::Executor {
         api_id: ids::zeCommandListImmediateAppendCommandListsWithParameters,
         queue: list.cast(),
         engine: objects::immediate_engine(list),
