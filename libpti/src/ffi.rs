@@ -37,11 +37,6 @@ unsafe extern "C" {
     pub(crate) fn libpti_ptiViewEnable(kind: u32) -> u32;
     pub(crate) fn libpti_ptiViewDisable(kind: u32) -> u32;
     pub(crate) fn libpti_ptiFlushAllViews() -> u32;
-    pub(crate) fn libpti_ptiViewGetNextRecord(
-        buffer: *mut u8,
-        valid_bytes: usize,
-        record: *mut *mut pti_abi::pti_view_record_base,
-    ) -> u32;
     pub(crate) fn libpti_ptiViewPushExternalCorrelationId(kind: u32, id: u64) -> u32;
     pub(crate) fn libpti_ptiViewPopExternalCorrelationId(kind: u32, id: *mut u64) -> u32;
     pub(crate) fn libpti_ptiViewGetApiIdName(

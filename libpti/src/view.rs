@@ -1,5 +1,6 @@
 //! The View API (`pti_view.h`): buffered records of calls and device work, delivered to a
-//! function in batches ([`Records`]), each record a typed [`Record`] over libpti's C layout.
+//! function in batches ([`Records`]), each record a typed [`Record`] over libpti's C layout
+//! (`pti_abi::records`, the walk libpti's own buffers use).
 //!
 //! libpti has one pair of buffer callbacks per process, so at most one [`Views`] lives at a
 //! time: a second [`Views::start`] fails with `PTI_ERROR_BAD_ARGUMENT`.
@@ -28,86 +29,7 @@ type Handler = dyn Fn(Records<'_>) + Send + Sync;
 /// The function records go to while a [`Views`] lives.
 static HANDLER: Mutex<Option<Arc<Handler>>> = Mutex::new(None);
 
-/// One record, typed by its kind.
-#[derive(Debug)]
-pub enum Record<'a> {
-    /// A driver (Level Zero, OpenCL) or runtime (SYCL) call.
-    Api(&'a pti_view_record_api),
-    /// A kernel execution (GPU or CPU device).
-    Kernel(&'a pti_view_record_kernel_v2),
-    /// A memory copy.
-    MemoryCopy(&'a pti_view_record_memory_copy_v2),
-    /// A memory fill.
-    MemoryFill(&'a pti_view_record_memory_fill_v2),
-    /// A barrier or host wait.
-    Synchronization(&'a pti_view_record_synchronization),
-    /// An external correlation ID pushed around a call.
-    ExternalCorrelation(&'a pti_view_record_external_correlation),
-    /// libpti's own overhead.
-    Overhead(&'a pti_view_record_overhead),
-    /// A kind this crate does not type (the base, for its `_view_kind`).
-    Other(&'a pti_view_record_base),
-}
-
-impl Record<'_> {
-    /// The name a kernel, copy or fill record carries.
-    pub fn name(&self) -> Option<&CStr> {
-        let name = match self {
-            Record::Kernel(k) => k._name,
-            Record::MemoryCopy(c) => c._name,
-            Record::MemoryFill(f) => f._name,
-            _ => return None,
-        };
-        // SAFETY: libpti's names are NUL-terminated and live as long as the library.
-        (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) })
-    }
-}
-
-/// The records of one buffer, in the order libpti wrote them.
-pub struct Records<'a> {
-    buffer: &'a mut [u8],
-    used: usize,
-    at: *mut pti_view_record_base,
-}
-
-impl<'a> Iterator for Records<'a> {
-    type Item = Record<'a>;
-
-    fn next(&mut self) -> Option<Record<'a>> {
-        // SAFETY: the buffer libpti filled, `used` bytes of it; `at` is NULL or the record it
-        // returned last.
-        let code = unsafe {
-            ffi::libpti_ptiViewGetNextRecord(self.buffer.as_mut_ptr(), self.used, &mut self.at)
-        };
-        if code != 0 || self.at.is_null() {
-            return None;
-        }
-        // SAFETY: libpti returned a record of the buffer, laid out as its kind says and aligned
-        // for it; it lives as long as the buffer borrow.
-        let base: &'a pti_view_record_base = unsafe { &*self.at };
-        let at = self.at;
-        // SAFETY: as above, for the record's own type.
-        Some(unsafe {
-            match base._view_kind {
-                pti_view_kind::PTI_VIEW_DRIVER_API | pti_view_kind::PTI_VIEW_RUNTIME_API => {
-                    Record::Api(&*at.cast())
-                }
-                pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL
-                | pti_view_kind::PTI_VIEW_DEVICE_CPU_KERNEL => Record::Kernel(&*at.cast()),
-                pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY => Record::MemoryCopy(&*at.cast()),
-                pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_FILL => Record::MemoryFill(&*at.cast()),
-                pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION => {
-                    Record::Synchronization(&*at.cast())
-                }
-                pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION => {
-                    Record::ExternalCorrelation(&*at.cast())
-                }
-                pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD => Record::Overhead(&*at.cast()),
-                _ => Record::Other(base),
-            }
-        })
-    }
-}
+pub use pti_abi::records::{Record, Records};
 
 /// Enabled views, their records going to one function. Dropping it disables them, flushes (the
 /// last records are delivered) and stops delivering.
@@ -220,13 +142,9 @@ unsafe extern "C" fn completed(buffer: *mut u8, size: usize, used: usize) {
     }
     let handler = HANDLER.lock().unwrap_or_else(|e| e.into_inner()).clone();
     if let Some(handler) = handler {
-        // SAFETY: a buffer `requested` allocated, of `size` bytes, `used` of them filled.
-        let slice = unsafe { core::slice::from_raw_parts_mut(buffer, size) };
-        let records = Records {
-            buffer: slice,
-            used: used.min(size),
-            at: core::ptr::null_mut(),
-        };
+        // SAFETY: a buffer `requested` allocated, of `size` bytes, `used` of them filled by
+        // libpti with records, unchanged while they are delivered.
+        let records = unsafe { Records::new(buffer, used.min(size)) };
         // A panic must not unwind into libpti.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(records)));
     }

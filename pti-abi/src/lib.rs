@@ -10,6 +10,7 @@
 //! header repeats the checks as `static_assert`s with the numbers Rust measured ([`LAYOUTS`]).
 //!
 //! Device records are written in their `_v2` layouts, which extend the v1 layout at its end.
+//! [`records`] walks a filled buffer and types its records.
 //!
 //! A leaf crate with no dependencies, shared by everything that reads or writes these layouts:
 //! pti-core (which writes the records, and re-exports this crate as `pti_core::view::abi`), the
@@ -23,6 +24,7 @@ use core::mem::{offset_of, size_of};
 
 mod handles;
 pub use handles::*;
+pub mod records;
 
 /// Size of `_pci_address` in device records.
 pub const PTI_MAX_PCI_ADDRESS_SIZE: usize = 16;
