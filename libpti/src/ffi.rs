@@ -46,6 +46,9 @@ unsafe extern "C" {
     ) -> u32;
     pub(crate) fn libpti_ptiViewGetDroppedRecordCount(kind: u32, count: *mut u64) -> u32;
     pub(crate) fn libpti_ptiViewGetPendingDeviceRecordCount(count: *mut u64) -> u32;
+    pub(crate) fn libpti_ptiViewEnableDriverApi(enable: u32, group: u32, api_id: u32) -> u32;
+    pub(crate) fn libpti_ptiViewEnableRuntimeApi(enable: u32, group: u32, api_id: u32) -> u32;
+    pub(crate) fn libpti_ptiViewMemcpyTypeToString(kind: u32) -> *const c_char;
     pub(crate) fn libpti_ptiCallbackGetCriticalEventCount(event: u32, count: *mut u64) -> u32;
     pub(crate) fn libpti_ptiCallbackUnsubscribe(subscriber: *mut c_void) -> u32;
     pub(crate) fn libpti_ptiCallbackEnableDomain(

@@ -10,7 +10,7 @@
 //! | module | what |
 //! | --- | --- |
 //! | [`callback`] | [`Subscriber`]: ENTER/EXIT callbacks of every call, critical events |
-//! | [`view`] | [`Views`]: enabled views whose records ([`Record`]) go to a function |
+//! | [`view`] | [`Views`] ([`ViewsBuilder`]): views whose records ([`Record`]) go to a function; API filters, names, losses |
 //! | [`error`] | [`Error`]: a libpti result code other than success |
 //! | `ffi` | the C functions called, under their `libpti_<name>` symbols |
 //!
@@ -41,7 +41,7 @@ pub use callback::{
 pub use error::Error;
 /// The C layouts of the View API's records and enums (`pti_view.h`).
 pub use pti_abi as abi;
-pub use view::{Record, Records, Views};
+pub use view::{Record, Records, Views, ViewsBuilder};
 
 /// libpti's version, `"<major>.<minor>.<patch>"` (the library's, which may be newer than this
 /// crate).

@@ -2,13 +2,13 @@
 //! given back at once), and the critical events it hears.
 
 use core::cell::UnsafeCell;
-use core::ffi::{CStr, c_char, c_void};
+use core::ffi::CStr;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::collections::HashMap;
-use std::sync::OnceLock;
+
+use libpti::{Record, Records};
 
 use crate::abi::*;
-use crate::pti::{self, Pti};
 
 /// An API call (driver or runtime view).
 #[derive(Debug, Clone)]
@@ -114,8 +114,6 @@ fn unlock() {
     STORE.locked.store(false, Ordering::Release);
 }
 
-pub(crate) static PTI: OnceLock<Pti> = OnceLock::new();
-
 /// Set (under the store's lock) once the exit work has taken the records: buffers completed after
 /// it are only counted.
 pub(crate) static FINISHED: AtomicBool = AtomicBool::new(false);
@@ -163,88 +161,37 @@ pub(crate) fn install_fork_handlers() {
     }
 }
 
-const BUFFER_SIZE: usize = 4 << 20;
+/// The size of the buffers lent to libpti.
+pub(crate) const BUFFER_SIZE: usize = 4 << 20;
 
-/// `buffer_requested`: a fresh 4 MiB buffer.
-///
-/// The first request also registers the collector's exit work again (see `lib.rs`): runtimes
-/// register their own teardown when they start, after the collector was loaded, and `atexit`
-/// runs the last registered first, so the collector's flush comes before their teardown.
-pub(crate) unsafe extern "C" fn requested(buffer: *mut *mut u8, size: *mut usize) {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: a function with the signature atexit expects.
-        unsafe { libc::atexit(crate::finish) };
+/// Where the views' records go: copies them out, or, once the exit work took the records, only
+/// counts them.
+pub(crate) fn deliver(records: Records<'_>) {
+    with(|c| {
+        // Checked under the lock the exit work holds while it sets the flag: a buffer is either
+        // in the timeline or counted as late, never lost between.
+        let late = FINISHED.load(Ordering::Acquire);
+        for record in records {
+            if late {
+                LATE_RECORDS.fetch_add(1, Ordering::Relaxed);
+            } else {
+                take(c, record);
+            }
+        }
     });
-    let memory: Box<[u8]> = vec![0u8; BUFFER_SIZE].into_boxed_slice();
-    // SAFETY: libpti passes writable pointers.
-    unsafe {
-        *buffer = Box::into_raw(memory).cast::<u8>();
-        *size = BUFFER_SIZE;
-    }
 }
 
-/// `buffer_completed`: copies the records out and frees the buffer.
-pub(crate) unsafe extern "C" fn completed(buffer: *mut u8, size: usize, used: usize) {
-    if buffer.is_null() {
-        return;
-    }
-    if let Some(pti) = PTI.get() {
-        let _ = std::panic::catch_unwind(|| {
-            let mut record: *mut pti_view_record_base = core::ptr::null_mut();
-            with(|c| {
-                // Checked under the lock the exit work holds while it sets the flag: a buffer
-                // is either in the timeline or counted as late, never lost between.
-                let late = FINISHED.load(Ordering::Acquire);
-                // SAFETY: a buffer libpti filled with `used` bytes of records.
-                while unsafe { (pti.ptiViewGetNextRecord)(buffer, used, &mut record) }
-                    == pti::PTI_SUCCESS
-                {
-                    if late {
-                        LATE_RECORDS.fetch_add(1, Ordering::Relaxed);
-                    } else {
-                        // SAFETY: libpti hands out whole records of the kind their first field
-                        // names.
-                        unsafe { take(pti, c, record) };
-                    }
-                }
-            });
-        });
-    }
-    // SAFETY: the buffer `requested` made, of `size` bytes.
-    drop(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(buffer, size)) });
+/// A name as text (an absent name is empty).
+fn text(name: Option<&CStr>) -> String {
+    name.map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
-fn text(p: *const c_char) -> String {
-    if p.is_null() {
-        String::new()
-    } else {
-        // SAFETY: libpti's strings are NUL-terminated and live as long as the library.
-        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-    }
-}
-
-/// Copies one record.
-///
-/// # Safety
-/// `record` is a whole record libpti wrote.
-unsafe fn take(pti: &Pti, c: &mut Collected, record: *mut pti_view_record_base) {
-    // The kind is read as a number: a kind this collector does not know is skipped.
-    // SAFETY: every record starts with its 4-byte kind.
-    let kind = unsafe { record.cast::<u32>().read() };
-    const DRIVER: u32 = pti_view_kind::PTI_VIEW_DRIVER_API as u32;
-    const RUNTIME: u32 = pti_view_kind::PTI_VIEW_RUNTIME_API as u32;
-    const GPU_KERNEL: u32 = pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL as u32;
-    const CPU_KERNEL: u32 = pti_view_kind::PTI_VIEW_DEVICE_CPU_KERNEL as u32;
-    const COPY: u32 = pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY as u32;
-    const FILL: u32 = pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_FILL as u32;
-    const SYNC: u32 = pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION as u32;
-    const EXTERNAL: u32 = pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION as u32;
-    const MEMORY: u32 = pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION as u32;
-    match kind {
-        DRIVER | RUNTIME => {
-            // SAFETY: the caller's contract; the kind names the record's type.
-            let a = unsafe { &*record.cast::<pti_view_record_api>() };
+/// Copies one record (kinds the collector does not use are skipped).
+fn take(c: &mut Collected, record: Record<'_>) {
+    let name = text(record.name());
+    match record {
+        Record::Api(a) => {
             c.apis.push(ApiCall {
                 group: a._api_group as u32,
                 id: a._api_id,
@@ -255,12 +202,10 @@ unsafe fn take(pti: &Pti, c: &mut Collected, record: *mut pti_view_record_base) 
                 status: a._return_code,
             });
         }
-        GPU_KERNEL | CPU_KERNEL => {
-            // SAFETY: the caller's contract; the kind names the record's type.
-            let k = unsafe { &*record.cast::<pti_view_record_kernel_v2>() };
+        Record::Kernel(k) => {
             c.device.push(DeviceOp {
                 kind: DeviceKind::Kernel,
-                name: text(k._name),
+                name,
                 queue: k._queue_handle as u64,
                 device: k._device_handle as u64,
                 append: k._append_timestamp,
@@ -273,14 +218,11 @@ unsafe fn take(pti: &Pti, c: &mut Collected, record: *mut pti_view_record_base) 
                 api: None,
             });
         }
-        COPY => {
-            // SAFETY: the caller's contract; the kind names the record's type.
-            let m = unsafe { &*record.cast::<pti_view_record_memory_copy_v2>() };
-            // SAFETY: libpti returns a static string for every copy type.
-            let kind = text(unsafe { (pti.ptiViewMemcpyTypeToString)(m._memcpy_type) });
+        Record::MemoryCopy(m) => {
+            let kind = text(Some(libpti::view::memcpy_type_name(m._memcpy_type)));
             c.device.push(DeviceOp {
                 kind: DeviceKind::Copy(kind),
-                name: text(m._name),
+                name,
                 queue: m._queue_handle as u64,
                 device: m._device_handle as u64,
                 append: m._append_timestamp,
@@ -293,12 +235,10 @@ unsafe fn take(pti: &Pti, c: &mut Collected, record: *mut pti_view_record_base) 
                 api: None,
             });
         }
-        FILL => {
-            // SAFETY: the caller's contract; the kind names the record's type.
-            let f = unsafe { &*record.cast::<pti_view_record_memory_fill_v2>() };
+        Record::MemoryFill(f) => {
             c.device.push(DeviceOp {
                 kind: DeviceKind::Fill,
-                name: text(f._name),
+                name,
                 queue: f._queue_handle as u64,
                 device: f._device_handle as u64,
                 append: f._append_timestamp,
@@ -311,9 +251,7 @@ unsafe fn take(pti: &Pti, c: &mut Collected, record: *mut pti_view_record_base) 
                 api: None,
             });
         }
-        SYNC => {
-            // SAFETY: the caller's contract; the kind names the record's type.
-            let s = unsafe { &*record.cast::<pti_view_record_synchronization>() };
+        Record::Synchronization(s) => {
             use pti_view_synchronization_type::*;
             // Host waits are API calls already; device barriers are device work.
             if matches!(
@@ -323,8 +261,7 @@ unsafe fn take(pti: &Pti, c: &mut Collected, record: *mut pti_view_record_base) 
             ) {
                 c.device.push(DeviceOp {
                     kind: DeviceKind::Barrier,
-                    name: pti
-                        .api_name(s._api_group, s._api_id)
+                    name: crate::api_name(s._api_group, s._api_id)
                         .unwrap_or("barrier")
                         .to_string(),
                     queue: s._queue_handle as u64,
@@ -340,17 +277,13 @@ unsafe fn take(pti: &Pti, c: &mut Collected, record: *mut pti_view_record_base) 
                 });
             }
         }
-        EXTERNAL => {
-            // SAFETY: the caller's contract; the kind names the record's type.
-            let e = unsafe { &*record.cast::<pti_view_record_external_correlation>() };
+        Record::ExternalCorrelation(e) => {
             c.externals
                 .entry(e._correlation_id)
                 .or_default()
                 .push(e._external_id);
         }
-        MEMORY => {
-            // SAFETY: the caller's contract; the kind names the record's type.
-            let m = unsafe { &*record.cast::<pti_view_record_memory_allocation>() };
+        Record::MemoryAllocation(m) => {
             c.memory.push(Memory {
                 allocation: m._operation
                     == pti_view_memory_operation::PTI_VIEW_MEMORY_OPERATION_ALLOCATION,
@@ -361,22 +294,9 @@ unsafe fn take(pti: &Pti, c: &mut Collected, record: *mut pti_view_record_base) 
     }
 }
 
-/// The critical-event callback: keeps the message.
-pub(crate) unsafe extern "C" fn on_critical(
-    _user: *mut c_void,
-    domain: u32,
-    _group: u32,
-    _id: u32,
-    data: *mut c_void,
-) {
-    if domain != pti::DOMAIN_CRITICAL_EVENT || data.is_null() {
-        return;
-    }
-    // SAFETY: libpti passes a pti_critical_event_callback_data for this domain.
-    let data = unsafe { &*data.cast::<pti::CriticalEventData>() };
-    let message = text(data.message);
-    let name = PTI
-        .get()
-        .map_or_else(|| data.event.to_string(), |p| p.result_name(data.event));
-    let _ = std::panic::catch_unwind(|| with(|c| c.criticals.push(format!("{name}: {message}"))));
+/// A critical event libpti delivered: keeps it, named.
+pub(crate) fn on_critical(event: &libpti::CriticalEvent<'_>) {
+    let name = libpti::Error::from_code(event.code).name;
+    let message = event.message.to_string_lossy();
+    with(|c| c.criticals.push(format!("{name}: {message}")));
 }

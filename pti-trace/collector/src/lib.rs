@@ -1,32 +1,44 @@
 //! # The pti-trace collector
 //!
-//! A tool on libpti's public C API that `pti-trace` injects into a program, right after
+//! A tool on libpti's public API that `pti-trace` injects into a program, right after
 //! `libpti.so` (`LD_PRELOAD=libpti.so.0:libpti_trace_collector.so`), and that every process the
 //! program starts inherits. When loaded it enables libpti's views (as the environment `pti-trace`
-//! sets asks, see `options`); the records arrive in buffers it copies out (`collect`); at exit it
+//! sets asks, see `options`); the records arrive in batches it copies out (`collect`); at exit it
 //! flushes, prints a summary on stderr (`summary`) and writes a Chrome trace-event timeline
 //! (`timeline`), one per process.
 //!
-//! It uses nothing of libpti but its exported C functions (looked up by name, `pti`) and the
-//! record layouts of `pti_view.h` (the `pti-abi` crate).
+//! It uses nothing of libpti but the safe API of the `libpti` crate ([`libpti::Views`] for the
+//! records, typed as [`libpti::Record`]; a [`libpti::Subscriber`] for critical events; the
+//! crate's names and loss counts), which calls libpti's exported C functions. The collector
+//! links `libpti.so` (a `DT_NEEDED` on `libpti.so.0`, without a run path): the dynamic linker
+//! finds the `libpti.so.0` that `pti-trace` preloaded before it by that SONAME.
 
 use pti_abi as abi;
 mod collect;
 mod options;
-mod pti;
 mod summary;
 mod timeline;
 
-use core::ffi::c_void;
 use core::sync::atomic::Ordering;
 use std::io::Write as _;
+use std::sync::OnceLock;
 
 use abi::{pti_api_group_id, pti_view_kind};
+use libpti::{Domain, Event, Subscriber, Views};
 use options::Options;
-use pti::{PTI_SUCCESS, Pti};
 
 /// The options of this process, once the collector started.
-static OPTIONS: std::sync::OnceLock<Options> = std::sync::OnceLock::new();
+static OPTIONS: OnceLock<Options> = OnceLock::new();
+
+/// The collector's views, for the whole process: never dropped (dropping them would disable the
+/// views and stop the delivery of records), so that records keep arriving until the exit work
+/// and after it (counted as late).
+static VIEWS: OnceLock<Views> = OnceLock::new();
+
+/// The collector's subscription to critical events, for the whole process: never dropped
+/// (dropping it would unsubscribe), since critical events matter up to the last flush of the
+/// exit work.
+static CRITICAL_EVENTS: OnceLock<Subscriber> = OnceLock::new();
 
 /// The views the collector enables for `options`.
 fn views(o: &Options) -> Vec<pti_view_kind> {
@@ -56,9 +68,14 @@ fn views(o: &Options) -> Vec<pti_view_kind> {
     v
 }
 
+/// The name of API `id` of `group` (None for an ID libpti does not name).
+pub(crate) fn api_name(group: pti_api_group_id, id: u32) -> Option<&'static str> {
+    libpti::view::api_name(group, id).and_then(|name| name.to_str().ok())
+}
+
 /// Records only the API functions of the chosen backends that match the patterns (libpti
 /// records every function of an enabled API view until told otherwise).
-fn filter_apis(pti: &Pti, o: &Options) {
+fn filter_apis(o: &Options) {
     use pti_api_group_id::*;
     let groups = [
         (PTI_API_GROUP_LEVELZERO, o.level_zero, false),
@@ -72,18 +89,16 @@ fn filter_apis(pti: &Pti, o: &Options) {
     for (group, chosen, runtime) in groups {
         // IDs are below 2048 in every table; gaps answer no name.
         for id in 1..2048 {
-            let Some(name) = pti.api_name(group, id) else {
+            let Some(name) = api_name(group, id) else {
                 continue;
             };
-            let record = u32::from(chosen && o.records(name));
-            // SAFETY: plain values; libpti checks them.
-            unsafe {
-                if runtime {
-                    (pti.ptiViewEnableRuntimeApi)(record, group, id);
-                } else {
-                    (pti.ptiViewEnableDriverApi)(record, group, id);
-                }
-            }
+            let record = chosen && o.records(name);
+            // Every ID here is one libpti named: nothing to report.
+            let _ = if runtime {
+                libpti::view::record_runtime_api(group, id, record)
+            } else {
+                libpti::view::record_driver_api(group, id, record)
+            };
         }
     }
 }
@@ -125,10 +140,53 @@ fn say(text: &str) {
 }
 
 /// Warns on stderr, with libpti's name of the failure.
-fn check(pti: &Pti, what: &str, result: pti::Result) {
-    if result != PTI_SUCCESS {
-        say(&format!("pti-trace: {what}: {}\n", pti.result_name(result)));
+fn check(what: &str, result: Result<(), libpti::Error>) {
+    if let Err(e) = result {
+        say(&format!("pti-trace: {what}: {}\n", e.name));
     }
+}
+
+/// Subscribes to critical events, kept for the process in [`CRITICAL_EVENTS`].
+fn hear_critical_events() {
+    let subscriber = Subscriber::new(|event| {
+        if let Event::Critical(critical) = event {
+            collect::on_critical(critical);
+        }
+    });
+    match subscriber {
+        Ok(subscriber) => {
+            check(
+                "ptiCallbackEnableDomain",
+                subscriber.enable_domain(Domain::CriticalEvent, true),
+            );
+            let _ = CRITICAL_EVENTS.set(subscriber);
+        }
+        Err(e) => check("ptiCallbackSubscribe", Err(e)),
+    }
+}
+
+/// Starts the views `options` ask for, kept for the process in [`VIEWS`]. The records go to
+/// `collect`, in 4 MiB buffers; libpti's first buffer request registers the exit work again.
+fn start_views(options: &Options) {
+    let started = Views::builder(&[])
+        .buffer_size(collect::BUFFER_SIZE)
+        // Runtimes register their own teardown when they start, after the collector was
+        // loaded, and `atexit` runs the last registered first: registered again at the first
+        // buffer (the program's first traced call), the collector's flush comes before their
+        // teardown.
+        .on_first_buffer(|| {
+            // SAFETY: a function with the signature atexit expects.
+            unsafe { libc::atexit(finish) };
+        })
+        .start(collect::deliver);
+    let mut enabled = match started {
+        Ok(enabled) => enabled,
+        Err(e) => return check("ptiViewSetCallbacks", Err(e)),
+    };
+    for view in views(options) {
+        check(&format!("ptiViewEnable({view:?})"), enabled.enable(view));
+    }
+    let _ = VIEWS.set(enabled);
 }
 
 fn start() {
@@ -142,47 +200,9 @@ fn start() {
             return;
         }
     };
-    let pti = match Pti::resolve() {
-        Ok(p) => collect::PTI.get_or_init(|| p),
-        Err(missing) => {
-            say(&format!(
-                "pti-trace: libpti must be loaded before the collector ({missing} not found); \
-                 nothing is recorded in process {}\n",
-                std::process::id()
-            ));
-            return;
-        }
-    };
-    let mut subscriber: *mut c_void = core::ptr::null_mut();
-    // SAFETY: a writable handle and a callback with the signature libpti calls.
-    unsafe {
-        check(
-            pti,
-            "ptiCallbackSubscribe",
-            (pti.ptiCallbackSubscribe)(
-                &mut subscriber,
-                collect::on_critical,
-                core::ptr::null_mut(),
-            ),
-        );
-        check(
-            pti,
-            "ptiCallbackEnableDomain",
-            (pti.ptiCallbackEnableDomain)(1, subscriber, pti::DOMAIN_CRITICAL_EVENT),
-        );
-        check(
-            pti,
-            "ptiViewSetCallbacks",
-            (pti.ptiViewSetCallbacks)(collect::requested, collect::completed),
-        );
-    }
-    for view in views(&options) {
-        // SAFETY: a view kind libpti knows.
-        check(pti, &format!("ptiViewEnable({view:?})"), unsafe {
-            (pti.ptiViewEnable)(view)
-        });
-    }
-    filter_apis(pti, &options);
+    hear_critical_events();
+    start_views(&options);
+    filter_apis(&options);
     let _ = OPTIONS.set(options);
     collect::install_fork_handlers();
     // SAFETY: a function with the signature atexit expects.
@@ -210,34 +230,39 @@ fn shortened(text: String, most: usize) -> String {
     short
 }
 
+/// How many critical events libpti raised in the process, whether delivered or not: the counts
+/// of every code (codes that are no event answer an error and count nothing).
+fn critical_events() -> u64 {
+    (0..400)
+        .filter_map(|code| libpti::critical_event_count(code).ok())
+        .sum()
+}
+
 /// The exit work: flush, timeline, summary. Registered with `atexit` twice (when loaded, and at
 /// the first record buffer); the first call does the work.
-pub(crate) extern "C" fn finish() {
+extern "C" fn finish() {
     static DONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if DONE.swap(true, Ordering::AcqRel) {
         return;
     }
     let _ = std::panic::catch_unwind(|| {
-        let (Some(pti), Some(options)) = (collect::PTI.get(), OPTIONS.get()) else {
+        let Some(options) = OPTIONS.get() else {
             return;
         };
-        // SAFETY: no arguments.
-        check(pti, "ptiFlushAllViews", unsafe { (pti.ptiFlushAllViews)() });
-        let mut dropped = Vec::new();
-        for view in views(options) {
-            let mut n = 0u64;
-            // SAFETY: a view kind and a writable count.
-            if unsafe { (pti.ptiViewGetDroppedRecordCount)(view, &mut n) } == PTI_SUCCESS {
-                dropped.push((format!("{view:?}"), n));
-            }
+        if let Some(enabled) = VIEWS.get() {
+            check("ptiFlushAllViews", enabled.flush());
         }
-        let mut pending = 0u64;
-        // SAFETY: a writable count.
-        unsafe { (pti.ptiViewGetPendingDeviceRecordCount)(&mut pending) };
+        let dropped = views(options)
+            .into_iter()
+            .filter_map(|view| {
+                let n = libpti::view::dropped_count(view).ok()?;
+                Some((format!("{view:?}"), n))
+            })
+            .collect();
         let losses = summary::Losses {
             dropped,
-            pending,
-            criticals: pti.critical_events(),
+            pending: libpti::view::pending_device_records().unwrap_or(0),
+            criticals: critical_events(),
         };
         let process = process_name();
         let pid = std::process::id();
@@ -248,13 +273,13 @@ pub(crate) extern "C" fn finish() {
             let written = options.output_path(pid).map(|path| {
                 let result = std::fs::File::create(&path).and_then(|f| {
                     let mut out = std::io::BufWriter::new(f);
-                    let w = timeline::write(&mut out, c, pti, &process)?;
+                    let w = timeline::write(&mut out, c, &process)?;
                     out.flush()?;
                     Ok(w)
                 });
                 (path, result)
             });
-            say(&summary::render(c, pti, &process, &losses));
+            say(&summary::render(c, &process, &losses));
             match written {
                 Some((path, Ok(w))) => say(&format!(
                     "pti-trace: timeline of process {pid} written to {} ({} events, {} flow \
@@ -293,13 +318,15 @@ extern "C" fn on_load() {
 }
 
 /// Runs [`on_load`] when the collector is loaded (before the program's `main` when preloaded).
+/// Not in the unit tests' program, which must not trace itself.
 #[used]
-#[unsafe(link_section = ".init_array")]
+#[cfg_attr(not(test), unsafe(link_section = ".init_array"))]
 static ON_LOAD: extern "C" fn() = on_load;
 
-/// Runs [`on_unload`] when the collector is unloaded (after the `atexit` work).
+/// Runs [`on_unload`] when the collector is unloaded (after the `atexit` work); not in the unit
+/// tests' program.
 #[used]
-#[unsafe(link_section = ".fini_array")]
+#[cfg_attr(not(test), unsafe(link_section = ".fini_array"))]
 static ON_UNLOAD: extern "C" fn() = on_unload;
 
 #[cfg(test)]

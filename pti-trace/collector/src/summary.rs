@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::collect::Collected;
-use crate::pti::Pti;
 use crate::timeline::{api_name, category, op_name};
 
 /// Durations of one row.
@@ -84,7 +83,7 @@ pub(crate) struct Losses {
 }
 
 /// The summary of `c`, for process `process`.
-pub(crate) fn render(c: &Collected, pti: &Pti, process: &str, losses: &Losses) -> String {
+pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
     let mut out = String::new();
     let pid = std::process::id();
     let _ = writeln!(
@@ -95,7 +94,7 @@ pub(crate) fn render(c: &Collected, pti: &Pti, process: &str, losses: &Losses) -
     );
     let mut apis: BTreeMap<String, Row> = BTreeMap::new();
     for call in &c.apis {
-        let name = format!("{} [{}]", api_name(pti, call), category(call.group));
+        let name = format!("{} [{}]", api_name(call), category(call.group));
         apis.entry(name)
             .or_default()
             .add(call.end.saturating_sub(call.start));

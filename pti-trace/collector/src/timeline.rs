@@ -17,7 +17,6 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use crate::collect::{ApiCall, Collected, DeviceKind, DeviceOp};
-use crate::pti::Pti;
 
 /// First track ID of the queue lanes, and of the submitting threads' tracks (above any thread ID
 /// Linux hands out, which stays below 2^22).
@@ -64,7 +63,7 @@ pub(crate) fn category(group: u32) -> &'static str {
 }
 
 /// The name of an API call.
-pub(crate) fn api_name(pti: &Pti, call: &ApiCall) -> String {
+pub(crate) fn api_name(call: &ApiCall) -> String {
     use crate::abi::pti_api_group_id::*;
     let group = match call.group {
         1 => Some(PTI_API_GROUP_LEVELZERO),
@@ -72,7 +71,7 @@ pub(crate) fn api_name(pti: &Pti, call: &ApiCall) -> String {
         3 => Some(PTI_API_GROUP_SYCL),
         _ => None,
     };
-    group.and_then(|g| pti.api_name(g, call.id)).map_or_else(
+    group.and_then(|g| crate::api_name(g, call.id)).map_or_else(
         || format!("API {} of group {}", call.id, call.group),
         str::to_string,
     )
@@ -153,7 +152,6 @@ pub(crate) struct Written {
 pub(crate) fn write(
     out: &mut impl std::io::Write,
     c: &Collected,
-    pti: &Pti,
     process: &str,
 ) -> std::io::Result<Written> {
     let pid = std::process::id();
@@ -207,7 +205,7 @@ pub(crate) fn write(
             call.thread,
             us(call.start),
             us(call.end.saturating_sub(call.start)),
-            quoted(&api_name(pti, call)),
+            quoted(&api_name(call)),
             quoted(category(call.group)),
         ));
     }
