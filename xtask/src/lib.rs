@@ -10,6 +10,7 @@
 //!   (`xtask/tests/generated_files.rs`) compares them with what is committed.
 //! - [`intel_pti`] fetches Intel's PTI 1.2 from PyPI, the reference the tests compare against.
 //! - [`setup`] and [`run`] hold the two top-level commands (`cargo xtask demo`, `cargo xtask test`).
+//! - [`wheel`] builds the Python package's wheel and fetches what its tests install.
 //! - [`install`] lays out an installed tree for C and C++ users (`cargo xtask install`).
 
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ pub mod newest_level_zero;
 pub mod opencl;
 pub mod run;
 pub mod setup;
+pub mod wheel;
 
 /// One file the generators produce: where it goes (relative to the workspace root) and its text.
 #[derive(Debug)]

@@ -7,6 +7,8 @@ usage: cargo xtask <command>
   demo       set up the machine, build libpti and run the main job (the README's first command)
   test       set up the machine, build, lint and run every test (the README's second command)
   setup      install the Debian packages and the Python virtual environment (.venv) the project needs
+  wheel [--release]
+             build libpti and its Python wheel (target/wheels/libpti-*.whl): pip install it
   gen        regenerate the API-ID tables and the C headers
   check-gen  fail if a committed generated file differs from what the generators produce
   bench [quick]
@@ -23,6 +25,7 @@ fn main() -> ExitCode {
         "test" => xtask::run::test(),
         "setup" => xtask::setup::all(&xtask::workspace_root()),
         "gen" => generate(),
+        "wheel" => wheel(std::env::args().nth(2).as_deref() == Some("--release")),
         "check-gen" => check_gen(),
         "install" => install(std::env::args().skip(2).collect()),
         "bench" => xtask::run::bench(std::env::args().nth(2).as_deref() == Some("quick")),
@@ -39,6 +42,16 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn wheel(release: bool) -> Result<(), String> {
+    let root = xtask::workspace_root();
+    xtask::setup::all(&root)?;
+    let lib = xtask::run::build(release)?;
+    let wheel = xtask::wheel::build(&root, &lib, release)?;
+    let size = std::fs::metadata(&wheel).map(|m| m.len()).unwrap_or(0);
+    println!("{} ({:.1} MB)", wheel.display(), size as f64 / 1e6);
+    Ok(())
 }
 
 fn generate() -> Result<(), String> {

@@ -132,6 +132,7 @@ pub fn test() -> Result<(), String> {
             .env("PTI_LIB_DIR", &lib)
             .env("PTI_FAULT_LIB_DIR", &fault_lib),
     )?;
+    python_tests(&root, &lib)?;
     step(
         "loom model of the buffer hand-off (pti-core/tests/loom_handoff.rs)",
         cargo(
@@ -161,6 +162,27 @@ pub fn test() -> Result<(), String> {
     )?;
     eprintln!("xtask: all checks passed");
     Ok(())
+}
+
+/// Builds the Python wheel from the debug build in `lib` and runs the Python package's tests
+/// (`pti-python/tests`), which install it into a fresh virtual environment.
+fn python_tests(root: &Path, lib: &Path) -> Result<(), String> {
+    step(
+        "Python package type hints (mypy --strict)",
+        Command::new(root.join(".venv/bin/mypy"))
+            .args(["--strict", "libpti"])
+            .current_dir(root.join("pti-python/python")),
+    )?;
+    let wheel = crate::wheel::build(root, lib, false)?;
+    step(
+        "Python package tests (pytest, the wheel in a fresh venv)",
+        Command::new(root.join(".venv/bin/python"))
+            .args(["-m", "pytest", "-q", "-ra", "pti-python/tests"])
+            .current_dir(root)
+            .env("LIBPTI_WHEEL", &wheel)
+            .env("LIBPTI_WHEEL_CACHE", root.join(crate::wheel::WHEEL_CACHE))
+            .env("PTI_LIB_DIR", lib),
+    )
 }
 
 /// Builds libpti (release) and runs the overhead benchmark, `benches/overhead.sh` (one short

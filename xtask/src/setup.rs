@@ -91,6 +91,18 @@ const PYTHON_PACKAGES: &[(&str, &str)] = &[
         "numpy==2.4.6",
         "the SYCL test program's host arrays (a dpctl dependency, pinned)",
     ),
+    (
+        "maturin==1.16.0",
+        "builds libpti's Python wheel (pti-python/, cargo xtask wheel)",
+    ),
+    (
+        "pytest==9.2.0",
+        "runs the Python package's tests (pti-python/tests)",
+    ),
+    (
+        "mypy==2.4.1",
+        "checks the Python package's type hints (mypy --strict pti-python/python/libpti)",
+    ),
 ];
 
 /// Files whose presence says `.venv` is complete.
@@ -215,10 +227,11 @@ pub fn python_venv(root: &Path) -> Result<(), String> {
 }
 
 /// Everything: Debian packages, the newest Level Zero headers (`.cache/level-zero`), the
-/// virtual environment, then Intel's PTI as a reference (`.cache/intel-pti`).
+/// virtual environment, the Python tests' packages (`.cache/python-wheels`), then Intel's PTI as a reference (`.cache/intel-pti`).
 pub fn all(root: &Path) -> Result<(), String> {
     system_packages()?;
     crate::newest_level_zero::fetch(root)?;
     python_venv(root)?;
+    crate::wheel::fetch_test_packages(root)?;
     crate::intel_pti::fetch(root).map(drop)
 }
