@@ -153,13 +153,24 @@ impl Subscriber {
     }
 }
 
+thread_local! {
+    /// How many subscriber callbacks this thread is inside (they can nest: a callback's own
+    /// traced call calls back).
+    static IN_CALLBACK: core::cell::Cell<u32> = const { core::cell::Cell::new(0) };
+}
+
 impl Drop for Subscriber {
+    /// Unsubscribes. Outside a callback, libpti waits for this subscriber's callbacks running on
+    /// other threads, and the function is freed. Inside a callback (this subscriber's or
+    /// another's) libpti cannot wait (the running callback may be this one), so the function
+    /// is leaked: a callback still running must find it.
     fn drop(&mut self) {
         // SAFETY: a live handle, given back once.
         let code = unsafe { ffi::libpti_ptiCallbackUnsubscribe(self.handle) };
-        if code == 0 {
-            // SAFETY: unsubscribed: no callback of it starts again, and (outside a callback)
-            // those running have returned.
+        let inside = IN_CALLBACK.with(core::cell::Cell::get) > 0;
+        if code == 0 && !inside {
+            // SAFETY: unsubscribed outside a callback: no callback of it starts again, and those
+            // running have returned.
             drop(unsafe { Box::from_raw(self.handler) });
         }
         // Otherwise the handler is leaked rather than freed under a callback that may still run.
@@ -213,6 +224,8 @@ unsafe extern "C" fn trampoline(
             context: data.backend_context,
         })
     };
+    IN_CALLBACK.with(|n| n.set(n.get() + 1));
     // A panic must not unwind into libpti: it is dropped here, and the call goes on.
     let _ = std::panic::catch_unwind(AssertUnwindSafe(|| handler(&event)));
+    IN_CALLBACK.with(|n| n.set(n.get() - 1));
 }

@@ -14,7 +14,8 @@
 //!
 //! The rest are process-wide questions and settings of the View API: which functions the API
 //! views record ([`record_driver_api`], [`record_runtime_api`]), names ([`api_name`],
-//! [`memcpy_type_name`]), losses ([`dropped_count`], [`pending_device_records`]) and external
+//! [`memcpy_type_name`]), losses ([`dropped_count`], [`pending_device_records`],
+//! [`undelivered_count`]) and external
 //! correlation IDs ([`push_external_correlation`], [`pop_external_correlation`]).
 
 use core::ffi::CStr;
@@ -329,6 +330,17 @@ pub fn pending_device_records() -> Result<u64, Error> {
     Ok(n)
 }
 
+/// Records of buffers completed while no [`Views`] lived, freed undelivered.
+static UNDELIVERED: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// How many records this crate freed undelivered, in the process: those of buffers libpti
+/// completed while no [`Views`] lived. A dropped [`Views`] disables its views and flushes, but
+/// device work still running then completes later, into a buffer nobody receives; this counts
+/// those records (as libpti's [`dropped_count`] counts those it had no room for).
+pub fn undelivered_count() -> u64 {
+    UNDELIVERED.load(Ordering::Relaxed)
+}
+
 /// `buffer_requested`: runs the live [`Views`]' first-buffer function the first time, then
 /// lends a new buffer of its size (none, and libpti counts the records it cannot write, if
 /// memory is short or the size is 0).
@@ -356,13 +368,15 @@ unsafe extern "C" fn completed(buffer: *mut u8, size: usize, used: usize) {
     if buffer.is_null() {
         return;
     }
+    // SAFETY: a buffer `requested` allocated, of `size` bytes, `used` of them filled by
+    // libpti with records, unchanged while they are delivered.
+    let records = unsafe { Records::new(buffer, used.min(size)) };
     if let Some(active) = active() {
-        // SAFETY: a buffer `requested` allocated, of `size` bytes, `used` of them filled by
-        // libpti with records, unchanged while they are delivered.
-        let records = unsafe { Records::new(buffer, used.min(size)) };
         // A panic must not unwind into libpti.
         let _ =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (active.handler)(records)));
+    } else {
+        UNDELIVERED.fetch_add(records.count() as u64, Ordering::Relaxed);
     }
     if let Some(layout) = buffer_layout(size) {
         // SAFETY: `requested` allocated the buffer with the layout of the size it lent, the

@@ -10,7 +10,8 @@
 //!   (`Py_AddPendingCall`, which the main thread runs at its next bytecode boundary) or at once
 //!   by [`drain_critical_events`].
 //! - [`shutdown`] (registered with `atexit` by the package) closes the door: after it, callbacks
-//!   return at once without the GIL (counted), and it waits for those already inside.
+//!   return at once without the GIL (counted), no pending call is added, and it waits for those
+//!   already inside.
 //!
 //! No lock here is held across a call into Python or libpti (`crate::fork` relies on it).
 
@@ -87,7 +88,11 @@ fn to_sink(py: Python<'_>, code: u32, name: &str, message: &str) {
     }
 }
 
-/// A Python function raised in a callback: counted, and reported as a critical event.
+/// `PTI_ERROR_CALLBACK_PANICKED`: libpti's code for a callback that failed.
+const CALLBACK_FAILED: u32 = 301;
+
+/// A Python function raised in a callback: counted, its traceback given to
+/// `sys.unraisablehook` (printed on stderr by default), and reported as a critical event.
 fn report_exception(py: Python<'_>, err: PyErr, what: &str) {
     RAISED.fetch_add(1, SeqCst);
     let message = format!(
@@ -96,13 +101,16 @@ fn report_exception(py: Python<'_>, err: PyErr, what: &str) {
             .repr()
             .map_or_else(|_| "an exception".to_string(), |r| r.to_string())
     );
-    to_sink(py, 0, "PYTHON_CALLBACK_EXCEPTION", &message);
+    err.write_unraisable(py, None);
+    to_sink(py, CALLBACK_FAILED, "PTI_ERROR_CALLBACK_PANICKED", &message);
 }
 
 /// A subscription whose callback is a Python function.
 #[pyclass(module = "libpti._native")]
 pub(crate) struct Subscriber {
-    inner: Mutex<Option<libpti::Subscriber>>,
+    /// Shared with the calls running `with`, so that none holds the lock while in libpti; the
+    /// last holder unsubscribes, always with the GIL released.
+    inner: Mutex<Option<Arc<libpti::Subscriber>>>,
     /// Set when closed: callbacks already dispatched by libpti then return without the GIL.
     closed: Arc<AtomicBool>,
 }
@@ -132,7 +140,7 @@ impl Subscriber {
         };
         let inner = libpti::Subscriber::new(handler).map_err(|e| to_py(py, &e))?;
         Ok(Subscriber {
-            inner: Mutex::new(Some(inner)),
+            inner: Mutex::new(Some(Arc::new(inner))),
             closed,
         })
     }
@@ -178,30 +186,45 @@ impl Subscriber {
 }
 
 impl Subscriber {
+    /// Runs `f` on the subscription with neither the lock nor the GIL held (enabling a domain
+    /// may start a runtime, whose callbacks may need the GIL or this subscriber).
     fn with(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&libpti::Subscriber) -> Result<(), libpti::Error>,
+        f: impl FnOnce(&libpti::Subscriber) -> Result<(), libpti::Error> + Send,
     ) -> PyResult<()> {
-        let inner = self.inner.lock();
-        let Some(s) = inner.as_ref() else {
+        let Some(subscriber) = self.inner.lock().clone() else {
             return Err(pyo3::exceptions::PyRuntimeError::new_err(
                 "the subscriber is closed",
             ));
         };
-        f(s).map_err(|e| to_py(py, &e))
+        py.detach(move || {
+            let result = f(&subscriber);
+            // If `close` ran meanwhile, this is the last holder: it unsubscribes here.
+            drop(subscriber);
+            result
+        })
+        .map_err(|e| to_py(py, &e))
     }
 }
 
 impl Drop for Subscriber {
     /// Collected without `close`: callbacks stop at once; the unsubscribe, which may wait for
-    /// callbacks waiting for the GIL this thread holds, runs on a thread of its own.
+    /// callbacks waiting for the GIL this thread holds, runs on a thread of its own (or, if no
+    /// thread can be started, the subscription is leaked rather than risk that wait).
     fn drop(&mut self) {
         self.closed.store(true, SeqCst);
         if let Some(inner) = self.inner.get_mut().take() {
-            let _ = std::thread::Builder::new()
+            let (tx, rx) = std::sync::mpsc::channel::<Arc<libpti::Subscriber>>();
+            let spawned = std::thread::Builder::new()
                 .name("libpti-unsubscribe".into())
-                .spawn(move || drop(inner));
+                .spawn(move || drop(rx.recv()));
+            match spawned {
+                Ok(_) => {
+                    let _ = tx.send(inner);
+                }
+                Err(_) => core::mem::forget(inner),
+            }
         }
     }
 }
@@ -239,12 +262,17 @@ pub(crate) fn set_critical_sink(py: Python<'_>, sink: Py<PyAny>) -> PyResult<()>
         QUEUED
             .lock()
             .push((c.code, name, c.message.to_string_lossy().into_owned()));
+        // The same door as callbacks: no pending call is added once `shutdown` closed it (the
+        // interpreter may be gone by then), and `shutdown` waits for one being added.
+        IN_FLIGHT.fetch_add(1, SeqCst);
         if !SHUTDOWN.load(SeqCst) {
-            // SAFETY: Py_AddPendingCall may be called from any thread, with or without the GIL;
-            // the function has the signature it expects. A full queue (-1) leaves the event
+            // SAFETY: the interpreter is alive (the door is open, and `shutdown` waits for this
+            // call); Py_AddPendingCall may be called from any thread, with or without the GIL,
+            // and the function has the signature it expects. A full queue (-1) leaves the event
             // queued for the next drain.
             unsafe { pyo3::ffi::Py_AddPendingCall(Some(deliver_pending), core::ptr::null_mut()) };
         }
+        IN_FLIGHT.fetch_sub(1, SeqCst);
     })
     .map_err(|e| to_py(py, &e))?;
     subscriber
@@ -256,20 +284,34 @@ pub(crate) fn set_critical_sink(py: Python<'_>, sink: Py<PyAny>) -> PyResult<()>
 }
 
 /// Closes the interpreter's door (from `atexit`): later callbacks return without the GIL, and
-/// this waits (GIL released, at most `timeout` seconds) for those inside to leave. Returns
-/// whether they did.
+/// this waits, with the GIL released, for those inside to leave. It waits as long as they take:
+/// letting the interpreter finalise under a running callback would crash the process. A note on
+/// stderr says what it waits for after `patience` seconds, and every 30 s after that.
 #[pyfunction]
-pub(crate) fn shutdown(py: Python<'_>, timeout: f64) -> bool {
+pub(crate) fn shutdown(py: Python<'_>, patience: f64) {
+    use std::time::{Duration, Instant};
     SHUTDOWN.store(true, SeqCst);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(timeout.max(0.0));
-    let left = py.detach(|| {
-        while IN_FLIGHT.load(SeqCst) > 0 && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(1));
+    py.detach(|| {
+        let mut next_note = Instant::now() + Duration::from_secs_f64(patience.max(0.0));
+        while IN_FLIGHT.load(SeqCst) > 0 {
+            if Instant::now() >= next_note {
+                eprintln!(
+                    "libpti: the interpreter is exiting and waits for {} Python callbacks still \
+                     running on other threads",
+                    IN_FLIGHT.load(SeqCst)
+                );
+                next_note = Instant::now() + Duration::from_secs(30);
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
-        IN_FLIGHT.load(SeqCst)
     });
     drain(py);
-    left == 0
+}
+
+/// In a child just forked: the callbacks in flight were the parent's other threads, which the
+/// child does not have.
+pub(crate) fn after_fork_in_child() {
+    IN_FLIGHT.store(0, SeqCst);
 }
 
 /// `(delivered, raised, skipped)`: Python callbacks run, those that raised, and callbacks not

@@ -14,6 +14,11 @@ extern "C" fn before() {
     core::mem::forget(QUEUED.lock());
 }
 
+extern "C" fn after_in_child() {
+    crate::callbacks::after_fork_in_child();
+    after();
+}
+
 extern "C" fn after() {
     // SAFETY: `before` took each lock on this thread and forgot its guard; in the child, this
     // thread is the one that forked.
@@ -28,5 +33,5 @@ extern "C" fn after() {
 pub(crate) fn hold_locks_across_fork() {
     // SAFETY: three functions of the signature pthread_atfork expects, callable in a fork's
     // parent and child.
-    unsafe { libc::pthread_atfork(Some(before), Some(after), Some(after)) };
+    unsafe { libc::pthread_atfork(Some(before), Some(after), Some(after_in_child)) };
 }

@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 
 use crate::error::to_py;
 
-fn group(raw: u32) -> PyResult<pti_api_group_id> {
+pub(crate) fn group(raw: u32) -> PyResult<pti_api_group_id> {
     match raw {
         1 => Ok(pti_api_group_id::PTI_API_GROUP_LEVELZERO),
         2 => Ok(pti_api_group_id::PTI_API_GROUP_OPENCL),
@@ -130,6 +130,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(views::take, m)?)?;
     m.add_function(wrap_pyfunction!(views::record_layouts, m)?)?;
     m.add_function(wrap_pyfunction!(views::copy_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(views::undelivered_count, m)?)?;
+    m.add_function(wrap_pyfunction!(views::record_api, m)?)?;
     m.add_function(wrap_pyfunction!(callbacks::set_critical_sink, m)?)?;
     m.add_function(wrap_pyfunction!(callbacks::drain_critical_events, m)?)?;
     m.add_function(wrap_pyfunction!(callbacks::shutdown, m)?)?;

@@ -110,9 +110,10 @@ pub(crate) fn copy_stats() -> (u64, u64) {
     )
 }
 
-/// Starts the views of `kinds` (view kind values); their records are kept until [`take`]n.
+/// Starts the views of `kinds` (view kind values), lending libpti buffers of `buffer_size`
+/// bytes; their records are kept until [`take`]n.
 #[pyfunction]
-pub(crate) fn start(py: Python<'_>, kinds: Vec<u32>) -> PyResult<()> {
+pub(crate) fn start(py: Python<'_>, kinds: Vec<u32>, buffer_size: usize) -> PyResult<()> {
     let kinds = kinds
         .into_iter()
         .map(|k| {
@@ -131,13 +132,15 @@ pub(crate) fn start(py: Python<'_>, kinds: Vec<u32>) -> PyResult<()> {
         return Err(already());
     }
     // Two threads starting at once: the crate lets one Views live, the other gets BAD_ARGUMENT.
-    let started = py.detach(|| Views::start(&kinds, keep)).map_err(|e| {
-        if e.code == 3 && VIEWS.lock().is_some() {
-            already()
-        } else {
-            to_py(py, &e)
-        }
-    })?;
+    let started = py
+        .detach(|| Views::builder(&kinds).buffer_size(buffer_size).start(keep))
+        .map_err(|e| {
+            if e.code == 3 && VIEWS.lock().is_some() {
+                already()
+            } else {
+                to_py(py, &e)
+            }
+        })?;
     *VIEWS.lock() = Some(Arc::new(started));
     Ok(())
 }
@@ -146,10 +149,48 @@ pub(crate) fn start(py: Python<'_>, kinds: Vec<u32>) -> PyResult<()> {
 /// run.
 #[pyfunction]
 pub(crate) fn stop(py: Python<'_>) {
-    let views = VIEWS.lock().take();
+    let Some(mut views) = VIEWS.lock().take() else {
+        return;
+    };
     // Dropping flushes, which may wait for libpti's threads: never while holding the GIL. A
-    // flush running on another thread holds a clone; the last holder disables and flushes.
-    py.detach(|| drop(views));
+    // flush running on another thread holds a clone for its duration: waited for, so that the
+    // views are disabled and flushed when this returns.
+    py.detach(|| {
+        loop {
+            match Arc::try_unwrap(views) {
+                Ok(only) => break drop(only),
+                Err(shared) => {
+                    views = shared;
+                    std::thread::sleep(std::time::Duration::from_micros(100));
+                }
+            }
+        }
+    });
+}
+
+/// Records freed undelivered because they completed after the views stopped.
+#[pyfunction]
+pub(crate) fn undelivered_count() -> u64 {
+    libpti::view::undelivered_count()
+}
+
+/// Records (or stops recording) function `api_id` of `group` in the API views: `runtime`
+/// chooses the runtime (SYCL) view, otherwise the driver view.
+#[pyfunction]
+pub(crate) fn record_api(
+    py: Python<'_>,
+    runtime: bool,
+    group: u32,
+    api_id: u32,
+    on: bool,
+) -> PyResult<()> {
+    let group = crate::group(group)?;
+    let result = if runtime {
+        libpti::view::record_runtime_api(group, api_id, on)
+    } else {
+        libpti::view::record_driver_api(group, api_id, on)
+    };
+    result.map_err(|e| to_py(py, &e))
 }
 
 /// Whether views run.

@@ -5,13 +5,17 @@ from conftest import result
 
 
 def test_a_raising_callback_becomes_a_critical_event(venv):
-    r = result(venv.run(["callback_raises.py"]))
+    done = venv.run(["callback_raises.py"])
+    r = result(done)
+    r["stderr tracebacks"] = done.stderr.count("ValueError: the tool's bug")
     assert r["sum"] == 16.0
-    raised = [w for w in r["warnings"] if "PYTHON_CALLBACK_EXCEPTION" in w]
+    raised = [w for w in r["warnings"] if "PTI_ERROR_CALLBACK_PANICKED" in w]
     assert raised and all("ValueError" in w and "clGetPlatformIDs" in w for w in raised), r
     delivered, errors, skipped = r["counts"]
     assert errors == len(raised) and delivered > errors and skipped == 0
-    assert [e[1] for e in r["events"]] == ["PYTHON_CALLBACK_EXCEPTION"] * errors
+    assert [e[:2] for e in r["events"]] == [[301, "PTI_ERROR_CALLBACK_PANICKED"]] * errors
+    # The traceback went to sys.unraisablehook (stderr by default).
+    assert r["stderr tracebacks"] == errors
 
 
 def test_critical_events_are_python_warnings(venv):

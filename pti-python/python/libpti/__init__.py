@@ -21,7 +21,8 @@ from __future__ import annotations
 import atexit as _atexit
 import contextlib as _contextlib
 import enum as _enum
-from typing import Iterator as _Iterator, Optional as _Optional
+import functools as _functools
+from typing import Dict as _Dict, Iterator as _Iterator, Optional as _Optional
 
 from . import _activation
 
@@ -36,6 +37,7 @@ _activation.export_environment()
 
 from .callbacks import (  # noqa: E402
     ApiCall,
+    CallbackCounts,
     ApiGroup,
     CriticalEvent,
     CriticalEventWarning,
@@ -56,6 +58,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ApiCall",
     "ApiGroup",
+    "CallbackCounts",
     "CriticalEvent",
     "CriticalEventWarning",
     "Domain",
@@ -66,14 +69,17 @@ __all__ = [
     "Subscriber",
     "ViewKind",
     "Views",
+    "api_id",
     "api_name",
     "callback_counts",
+    "critical_event_count",
     "critical_events",
     "dtype",
     "external_correlation",
     "library_path",
     "pop_external_correlation",
     "push_external_correlation",
+    "record_api",
     "version",
 ]
 
@@ -105,6 +111,42 @@ def api_name(group: ApiGroup, api_id: int) -> _Optional[str]:
     return _native.api_name(int(group), api_id)
 
 
+_ID_LIMIT = 8192  # every table's IDs are below this (libpti's own Level Zero range starts at 4096)
+
+
+@_functools.lru_cache(maxsize=None)
+def _ids(group: int) -> _Dict[str, int]:
+    names = {}
+    for api_id in range(_ID_LIMIT):
+        name = _native.api_name(group, api_id)
+        if name is not None:
+            names[name] = api_id
+    return names
+
+
+def api_id(group: ApiGroup, name: str) -> int:
+    """The ID of function ``name`` in ``group``'s stable table (KeyError if it names none)."""
+    try:
+        return _ids(int(group))[name]
+    except KeyError:
+        raise KeyError(f"{name!r} is no function of {ApiGroup(group).name}") from None
+
+
+def record_api(group: ApiGroup, api_id: int, on: bool = True) -> None:
+    """Records (or not) function ``api_id`` of ``group`` in the API views, process-wide
+    (``ptiViewEnableDriverApi``, or ``ptiViewEnableRuntimeApi`` for SYCL). Every function of a
+    group is recorded until the first call for that group, which records only what it names
+    (and what later calls add)."""
+    _native.record_api(group == ApiGroup.SYCL, int(group), api_id, on)
+
+
+def critical_event_count(code: int) -> int:
+    """How many critical events of kind ``code`` (a ``pti_result``) libpti raised in the
+    process, delivered or not (those of libpti's engine; a Python callback's exception is
+    counted by :func:`callback_counts`)."""
+    return _native.critical_event_count(code)
+
+
 def push_external_correlation(kind: ExternalKind, external_id: int) -> None:
     """Pushes ``external_id`` on this thread's stack for ``kind``: the calls the thread makes
     until it is popped get an ``EXTERNAL_CORRELATION`` record naming it."""
@@ -117,8 +159,9 @@ def pop_external_correlation(kind: ExternalKind) -> int:
 
 
 @_contextlib.contextmanager
-def external_correlation(external_id: int, kind: ExternalKind = ExternalKind.CUSTOM_0) -> _Iterator[None]:
-    """``with external_correlation(42):`` pushes the ID for the block and pops it after."""
+def external_correlation(external_id: int, *, kind: ExternalKind = ExternalKind.CUSTOM_0) -> _Iterator[None]:
+    """``with external_correlation(42):`` pushes the ID (of ``kind``) for the block and pops it
+    after."""
     push_external_correlation(kind, external_id)
     try:
         yield
@@ -129,4 +172,4 @@ def external_correlation(external_id: int, kind: ExternalKind = ExternalKind.CUS
 _native.set_critical_sink(_on_critical)
 # Registered now, so it runs after the exit handlers of what is imported later (dpctl's teardown
 # among them): from then on no callback enters the interpreter.
-_atexit.register(_native.shutdown, 10.0)
+_atexit.register(_native.shutdown, 5.0)

@@ -53,6 +53,14 @@ def loaded_libpti() -> Optional[str]:
     return None
 
 
+def loaded_collector() -> Optional[str]:
+    """The path of pti-trace's collector, if it is loaded in this process."""
+    for path in _loaded_libraries():
+        if os.path.basename(path) == "libpti_trace_collector.so":
+            return path
+    return None
+
+
 def check_runtimes_not_loaded() -> None:
     """Raises ImportError if a runtime libpti traces was loaded before libpti (see module docs)."""
     if loaded_libpti() is not None:

@@ -4,8 +4,12 @@ or SYCL call it enables, and libpti's critical events as warnings.
 A callback runs on the thread that made the call (a runtime's own thread included), holding the
 GIL, so it serialises the traced calls of all threads on the GIL: it costs a GIL acquisition
 and a Python call per ENTER and per EXIT (see the package README for the measured figure).
-An exception it raises does not reach the traced program: it is reported as a critical event
-(:class:`CriticalEventWarning`, name ``PYTHON_CALLBACK_EXCEPTION``) and the call goes on.
+A thread that holds the GIL while it waits for a runtime thread whose calls are subscribed
+deadlocks (the runtime thread's callback waits for the GIL): subscribe only calls of threads
+that do not wait so, or record them with views, which never take the GIL.
+An exception it raises does not reach the traced program: its traceback goes to
+``sys.unraisablehook``, it is reported as a critical event (:class:`CriticalEventWarning`,
+``PTI_ERROR_CALLBACK_PANICKED``) and the call goes on.
 Once the interpreter begins to exit (``atexit``), callbacks are no longer delivered: libpti's
 subscribers outlive Python, and a runtime thread still calling then is not let in.
 
@@ -60,8 +64,8 @@ class ApiCall(NamedTuple):
 class CriticalEvent(NamedTuple):
     """libpti lost or corrupted data, or cannot trace something."""
 
-    code: int  #: a ``pti_result`` (0 for an exception of a Python callback)
-    name: str  #: its name (``PTI_ERROR_...``, or ``PYTHON_CALLBACK_EXCEPTION``)
+    code: int  #: a ``pti_result`` (PTI_ERROR_CALLBACK_PANICKED, 301, for a Python callback's exception)
+    name: str  #: its name (``PTI_ERROR_...``)
     message: str
 
 
@@ -145,7 +149,14 @@ class Subscriber:
         self.close()
 
 
-def callback_counts() -> "tuple[int, int, int]":
-    """``(delivered, raised, skipped)``: Python callbacks run, those that raised, and those not
-    run because the interpreter was exiting."""
-    return _native.callback_counts()
+class CallbackCounts(NamedTuple):
+    """What became of the Python callbacks of the process."""
+
+    delivered: int  #: callbacks run
+    raised: int  #: of those, the ones that raised
+    skipped: int  #: not run: the interpreter was exiting
+
+
+def callback_counts() -> CallbackCounts:
+    """How many Python callbacks ran, raised, or were skipped at exit."""
+    return CallbackCounts(*_native.callback_counts())

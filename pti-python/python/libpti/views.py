@@ -19,11 +19,33 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
 
 import numpy as np
 
-from . import _native
+from . import _activation, _native
 
-#: The view kinds (``PTI_VIEW_<NAME>``), libpti's extensions included.
-ViewKind = enum.IntEnum("ViewKind", _native.view_kinds(), module=__name__)  # type: ignore[misc]
-ViewKind.__doc__ = "A view kind, ``pti_view_kind`` (names without ``PTI_VIEW_``)."
+class ViewKind(enum.IntEnum):
+    """A view kind, ``pti_view_kind`` (names without ``PTI_VIEW_``), libpti's extensions
+    included (``EXT_``)."""
+
+    DEVICE_GPU_KERNEL = 1
+    DEVICE_CPU_KERNEL = 2
+    DRIVER_API = 3
+    RESERVED = 4
+    COLLECTION_OVERHEAD = 5
+    RUNTIME_API = 6
+    EXTERNAL_CORRELATION = 7
+    DEVICE_GPU_MEM_COPY = 8
+    DEVICE_GPU_MEM_FILL = 9
+    DEVICE_GPU_MEM_COPY_P2P = 10
+    DEVICE_SYNCHRONIZATION = 11
+    COMMUNICATION = 12
+    EXT_MEMORY_ALLOCATION = 0x10001
+    EXT_COMMAND_EXECUTION = 0x10002
+    EXT_KERNEL_LAUNCH = 0x10003
+
+
+# The members above are the library's: checked once, so that a kind added to libpti without
+# being added here is an import error, not a silently missing kind.
+if sorted((k.name, int(k)) for k in ViewKind) != sorted(_native.view_kinds()):
+    raise ImportError(f"libpti.ViewKind differs from the library's kinds: {_native.view_kinds()}")
 
 KindLike = Union["ViewKind", int, str]
 
@@ -49,6 +71,9 @@ def _layouts() -> Dict[int, np.dtype]:
 
 
 _DTYPES = _layouts()
+
+# The running Views of the process, if one was started here.
+_current: Optional["Views"] = None
 
 
 def _kind(kind: KindLike) -> "ViewKind":
@@ -128,33 +153,58 @@ class Views:
     ...     run_my_kernels()
     >>> views.arrays()[libpti.ViewKind.DEVICE_GPU_KERNEL]["start_timestamp"]
 
-    ``stop`` (or leaving the ``with`` block) disables the views and flushes: every record of
-    finished work is then in :meth:`arrays` and :meth:`records`. Records of work still running
-    come with a later flush (:attr:`pending_device_records` counts them).
+    ``flush`` delivers the records of finished work while the views run; records of work still
+    running come with a later flush (:attr:`pending_device_records` counts them). ``stop`` (or
+    leaving the ``with`` block) disables the views and flushes: every record of finished work is
+    then in :meth:`arrays` and :meth:`records`; work that completes after it is not delivered,
+    and counted (:attr:`undelivered`).
+
+    ``buffer_size`` is the size of each buffer lent to libpti (records arrive a buffer at a
+    time, or at a flush).
     """
 
-    def __init__(self, *kinds: KindLike) -> None:
+    def __init__(self, *kinds: KindLike, buffer_size: int = 1 << 20) -> None:
         if not kinds:
             raise ValueError("name at least one view kind")
+        if buffer_size <= 0:
+            raise ValueError(f"buffer_size must be positive, not {buffer_size}")
         self.kinds: List[ViewKind] = [_kind(k) for k in kinds]
+        self.buffer_size = buffer_size
         self._chunks: Dict[int, List[bytes]] = {}
 
     def start(self) -> "Views":
-        """Enables the views (fails with PtiError if libpti refuses one, RuntimeError if views
-        already run in the process)."""
-        _native.start([int(k) for k in self.kinds])
+        """Enables the views. Fails with PtiError if libpti refuses one, RuntimeError if views
+        already run in the process (one :class:`Views` at a time) or pti-trace's collector
+        holds libpti's views in this process."""
+        global _current
+        if _current is not None:
+            raise RuntimeError("views are already started in this process: stop them first")
+        if _activation.loaded_collector() is not None:
+            raise RuntimeError(
+                "pti-trace's collector records this process's views: a Views started here would "
+                "take libpti's buffers from it (libpti has one pair of buffer callbacks per process)"
+            )
+        _native.start([int(k) for k in self.kinds], self.buffer_size)
+        _current = self
         return self
 
     def stop(self) -> None:
-        """Disables the views and flushes; collects their records."""
-        _native.stop()
-        self._collect()
+        """Disables the views and flushes; collects their records. Nothing if they do not run."""
+        global _current
+        if _current is not self:
+            return
+        try:
+            _native.stop()
+            self._collect()
+        finally:
+            _current = None
         _native.drain_critical_events()
 
     def flush(self) -> None:
         """Delivers every finished record now (``ptiFlushAllViews``) and collects it."""
-        _native.flush()
-        self._collect()
+        if _current is self:
+            _native.flush()
+            self._collect()
         _native.drain_critical_events()
 
     def __enter__(self) -> "Views":
@@ -164,12 +214,16 @@ class Views:
         self.stop()
 
     def _collect(self) -> None:
+        if _current is not self:
+            return  # the records kept natively are another Views'
         for kind, data in _native.take().items():
             self._chunks.setdefault(kind, []).append(data)
 
     def arrays(self) -> Dict["ViewKind", np.ndarray]:
         """The records collected so far, one structured array per kind (see :func:`dtype`),
-        in the order they arrived."""
+        in the order they arrived. The arrays read the collected bytes in place; when records
+        arrived since the last call, each kind's bytes are first joined into one block (a copy
+        of all its records)."""
         self._collect()
         out = {}
         for kind, chunks in self._chunks.items():
@@ -197,6 +251,12 @@ class Views:
     def dropped(self) -> Dict["ViewKind", int]:
         """Records lost for want of buffer space, per kind of these views, in the process."""
         return {k: _native.dropped_count(int(k)) for k in self.kinds}
+
+    @property
+    def undelivered(self) -> int:
+        """Records of work that completed after views stopped, freed undelivered, in the
+        process."""
+        return _native.undelivered_count()
 
     @property
     def pending_device_records(self) -> int:

@@ -1,13 +1,26 @@
 """Exits while a native thread (caller_thread.c, its path the first argument) still makes
 OpenCL calls that a Python callback is subscribed to. The second argument is how long the
 callback sleeps (seconds), to have callbacks in flight when the interpreter exits.
-Prints ``RESULT {json}`` and returns from the main module with the thread running."""
+Prints ``RESULT {json}`` and returns from the main module with the thread running; an exit
+handler registered before libpti's (so it runs after it) prints ``LATE {json}``: what became of
+the callbacks once libpti closed the interpreter's door."""
+import atexit
 import ctypes
 import json
 import sys
 import time
 
-import libpti
+
+def late():
+    seen_then = seen[0]
+    time.sleep(0.05)  # the thread goes on calling
+    counts = libpti.callback_counts()
+    print("LATE", json.dumps({"seen": seen_then, "seen_after": seen[0], "skipped": counts.skipped}), flush=True)
+
+
+atexit.register(late)
+
+import libpti  # noqa: E402
 
 library = ctypes.CDLL(sys.argv[1])
 library.caller_calls.restype = ctypes.c_long
