@@ -490,3 +490,337 @@ fn relative_paths_hold_when_the_program_changes_directory() {
         assert!(f.exists(), "{}", f.display());
     }
 }
+
+/// Checks a Perfetto trace (`.pftrace`) as Perfetto needs it to show it, and against its
+/// process's summary rows:
+/// - it parses as a `Trace`; one packet sequence, whose first packet clears the incremental
+///   state and whose events say they need it;
+/// - every event's track is declared before the event, every interned name before its use;
+/// - every flow ID has one start and one end, the start no later than the end;
+/// - once sorted by time as trace processors sort (stably), each track's slices nest: every
+///   END closes an open slice, none stays open;
+/// - every device slice's flow starts inside an API slice of its correlation ID on the
+///   submitting thread;
+/// - the API and device slices, counted by name, are the summary's rows.
+fn check_perfetto(path: &Path, summary: &HashMap<&'static str, BTreeMap<String, u64>>) -> Checked {
+    use perfetto_protos::trace::Trace;
+    use perfetto_protos::track_event::track_event::Type;
+    use protobuf::Message as _;
+
+    let bytes = std::fs::read(path).unwrap();
+    let trace = Trace::parse_from_bytes(&bytes)
+        .unwrap_or_else(|e| panic!("{} does not parse as a Perfetto trace: {e}", path.display()));
+    assert!(!trace.packet.is_empty(), "{}: no packet", path.display());
+
+    /// One event, in file order.
+    struct Ev {
+        ts: u64,
+        track: u64,
+        kind: Type,
+        name: String,
+        category: String,
+        correlation: Option<u64>,
+        flow_out: Vec<u64>,
+        flow_in: Vec<u64>,
+    }
+    let mut tracks: HashMap<u64, (bool, String)> = HashMap::new(); // uuid -> (is a thread, name)
+    let mut names: HashMap<u64, String> = HashMap::new();
+    let mut events = Vec::new();
+    for (i, p) in trace.packet.iter().enumerate() {
+        assert_eq!(p.trusted_packet_sequence_id(), 1, "packet {i}: sequence");
+        if i == 0 {
+            assert_eq!(
+                p.sequence_flags(),
+                1,
+                "the first packet clears the incremental state"
+            );
+        }
+        if let Some(interned) = p.interned_data.as_ref() {
+            for n in &interned.event_names {
+                names.insert(n.iid(), n.name().to_string());
+            }
+        }
+        if p.has_track_descriptor() {
+            let d = p.track_descriptor();
+            let is_thread = d.thread.is_some();
+            tracks.insert(d.uuid(), (is_thread, d.name().to_string()));
+        }
+        if p.has_track_event() {
+            let e = p.track_event();
+            assert_eq!(
+                p.sequence_flags(),
+                2,
+                "packet {i}: an event needs the incremental state"
+            );
+            assert!(
+                tracks.contains_key(&e.track_uuid()),
+                "packet {i}: undeclared track"
+            );
+            let kind = e.type_();
+            let name = if kind == Type::TYPE_SLICE_END {
+                String::new()
+            } else {
+                names
+                    .get(&e.name_iid())
+                    .unwrap_or_else(|| panic!("packet {i}: name {} not interned", e.name_iid()))
+                    .clone()
+            };
+            events.push(Ev {
+                ts: p.timestamp(),
+                track: e.track_uuid(),
+                kind,
+                name,
+                category: e.categories.first().cloned().unwrap_or_default(),
+                correlation: e
+                    .debug_annotations
+                    .iter()
+                    .find(|a| a.name() == "correlation_id")
+                    .map(|a| a.uint_value()),
+                flow_out: e.flow_ids.clone(),
+                flow_in: e.terminating_flow_ids.clone(),
+            });
+        }
+    }
+    // Flows: one start, one end, forward in time.
+    let mut starts: HashMap<u64, usize> = HashMap::new();
+    let mut ends: HashMap<u64, usize> = HashMap::new();
+    for (i, e) in events.iter().enumerate() {
+        for f in &e.flow_out {
+            assert!(starts.insert(*f, i).is_none(), "flow {f} starts twice");
+        }
+        for f in &e.flow_in {
+            assert!(ends.insert(*f, i).is_none(), "flow {f} ends twice");
+        }
+    }
+    assert_eq!(
+        starts.keys().collect::<HashSet<_>>(),
+        ends.keys().collect::<HashSet<_>>(),
+        "unpaired flows"
+    );
+    for (f, s) in &starts {
+        assert!(
+            events[*s].ts <= events[ends[f]].ts,
+            "flow {f} runs backwards in time"
+        );
+    }
+    // Nesting per track, after a stable sort by time; the slices with their intervals.
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    order.sort_by_key(|&i| events[i].ts);
+    let mut open: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut slices: Vec<(usize, u64)> = Vec::new(); // (begin event, end time)
+    for &i in &order {
+        let e = &events[i];
+        match e.kind {
+            Type::TYPE_SLICE_BEGIN => open.entry(e.track).or_default().push(i),
+            Type::TYPE_SLICE_END => {
+                let b = open
+                    .get_mut(&e.track)
+                    .and_then(Vec::pop)
+                    .unwrap_or_else(|| panic!("an END at {} closes no slice", e.ts));
+                slices.push((b, e.ts));
+            }
+            _ => {}
+        }
+    }
+    assert!(open.values().all(Vec::is_empty), "slices left open");
+    let on_thread = |i: usize| tracks[&events[i].track].0;
+    let api: Vec<&(usize, u64)> = slices.iter().filter(|(b, _)| on_thread(*b)).collect();
+    let device: Vec<&(usize, u64)> = slices.iter().filter(|(b, _)| !on_thread(*b)).collect();
+    let mut queues = HashSet::new();
+    for (b, _) in &device {
+        let d = &events[*b];
+        let track = &tracks[&d.track].1;
+        assert!(
+            track.starts_with("queue "),
+            "device work on track {track:?}"
+        );
+        queues.insert(track.split(' ').nth(1).unwrap().to_string());
+        let flow = d
+            .flow_in
+            .first()
+            .unwrap_or_else(|| panic!("{} has no flow", d.name));
+        let src = &events[starts[flow]];
+        assert!(
+            api.iter().any(|(a, end)| {
+                let a = &events[*a];
+                a.track == src.track
+                    && a.ts <= src.ts
+                    && src.ts <= *end
+                    && a.correlation == d.correlation
+            }),
+            "the flow to {} (correlation {:?}) starts in no API call of its correlation ID",
+            d.name,
+            d.correlation
+        );
+    }
+    let count = |list: &[&(usize, u64)], key: &dyn Fn(&Ev) -> String| {
+        let mut m: BTreeMap<String, u64> = BTreeMap::new();
+        for (b, _) in list {
+            *m.entry(key(&events[*b])).or_default() += 1;
+        }
+        m
+    };
+    assert_eq!(
+        summary.get("api").cloned().unwrap_or_default(),
+        count(&api, &|e| format!("{} [{}]", e.name, e.category)),
+        "API rows of the summary"
+    );
+    assert_eq!(
+        summary.get("device").cloned().unwrap_or_default(),
+        count(&device, &|e| e.name.clone()),
+        "device rows of the summary"
+    );
+    Checked {
+        api_events: api.len(),
+        device_events: device.len(),
+        queues: queues.len(),
+    }
+}
+
+#[test]
+fn opencl_program_under_pti_trace_as_a_perfetto_trace() {
+    let dir = scratch("perfetto");
+    let out = run(Command::new(pti_trace())
+        .args(["-o"])
+        .arg(dir.join("trace.%p.pftrace"))
+        .arg("--")
+        .arg(opencl_program())
+        .env("PTI_TEST_PLATFORM", "Portable")
+        .env_remove("OPENCL_LAYERS"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let files = timelines(&stderr);
+    let sums = summaries(&stderr);
+    assert_eq!((files.len(), sums.len()), (1, 1), "{stderr}");
+    let c = check_perfetto(&files[0], &sums[0]);
+    assert!(
+        c.api_events > 100 && c.device_events > 20 && c.queues >= 4,
+        "{} {} {}",
+        c.api_events,
+        c.device_events,
+        c.queues
+    );
+    // The same run as JSON, for the size per event.
+    let json = run(Command::new(pti_trace())
+        .args(["-o"])
+        .arg(dir.join("trace.%p.json"))
+        .arg("--")
+        .arg(opencl_program())
+        .env("PTI_TEST_PLATFORM", "Portable")
+        .env_remove("OPENCL_LAYERS"));
+    let json_file = &timelines(&String::from_utf8_lossy(&json.stderr))[0];
+    let (pf, js) = (
+        std::fs::metadata(&files[0]).unwrap().len(),
+        std::fs::metadata(json_file).unwrap().len(),
+    );
+    let events = (c.api_events + c.device_events) as u64;
+    println!(
+        "Perfetto: {} API slices, {} device slices on {} queues; {pf} bytes ({} per slice) \
+         against {js} bytes of JSON ({} per slice)",
+        c.api_events,
+        c.device_events,
+        c.queues,
+        pf / events,
+        js / events
+    );
+    assert!(
+        pf < js,
+        "the Perfetto trace ({pf} bytes) is not smaller than JSON ({js})"
+    );
+}
+
+/// The packets of a trace file that may end in a packet cut short (a run killed while writing):
+/// the whole ones, parsed, and whether the end was cut.
+fn whole_packets(bytes: &[u8]) -> (Vec<perfetto_protos::trace_packet::TracePacket>, bool) {
+    use protobuf::Message as _;
+    let mut packets = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        assert_eq!(bytes[at], 0x0A, "byte {at}: not a Trace.packet field");
+        let (mut len, mut shift, mut i) = (0usize, 0, at + 1);
+        while i < bytes.len() {
+            len |= usize::from(bytes[i] & 0x7F) << shift;
+            shift += 7;
+            i += 1;
+            if bytes[i - 1] & 0x80 == 0 {
+                break;
+            }
+        }
+        if i + len > bytes.len() {
+            return (packets, true);
+        }
+        packets.push(
+            perfetto_protos::trace_packet::TracePacket::parse_from_bytes(&bytes[i..i + len])
+                .unwrap_or_else(|e| panic!("packet at byte {at}: {e}")),
+        );
+        at = i + len;
+    }
+    (packets, false)
+}
+
+#[test]
+fn a_killed_run_leaves_a_trace_up_to_its_last_flush() {
+    use std::io::BufRead as _;
+    let dir = scratch("killed");
+    let program = compile_c_with("cl_forever", &["tests/c/cl_forever.c"], &["-lOpenCL"]);
+    let mut child = Command::new(pti_trace())
+        .args(["--flush-interval", "100", "-o"])
+        .arg(dir.join("trace.%p.pftrace"))
+        .arg("--")
+        .arg(&program)
+        .env("PTI_TEST_PLATFORM", "Portable")
+        .env_remove("OPENCL_LAYERS")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // pti-trace runs the program as its child: it is killed by its path.
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut launched = 0u64;
+    while launched < 2000 {
+        let line = lines.next().expect("the program stopped").unwrap();
+        if let Some(n) = line.strip_prefix("W ITER ") {
+            launched = n.parse().unwrap();
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let status = Command::new("pkill")
+        .args(["-KILL", "-f"])
+        .arg(program.display().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success(), "pkill found no program");
+    let out = child.wait_with_output().unwrap();
+    // pti-trace passes the program's death on.
+    assert!(
+        out.status.signal() == Some(9) || out.status.code() == Some(128 + 9),
+        "{:?}",
+        out.status
+    );
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "pftrace"))
+        .expect("no trace file");
+    let bytes = std::fs::read(&file).unwrap();
+    let (packets, cut) = whole_packets(&bytes);
+    let kernels = packets
+        .iter()
+        .filter(|p| {
+            p.has_track_event()
+                && p.track_event()
+                    .categories
+                    .first()
+                    .is_some_and(|c| c == "kernel")
+        })
+        .count();
+    println!(
+        "killed after {launched}+ launches: {} bytes, {} whole packets{}, {kernels} kernel slices",
+        bytes.len(),
+        packets.len(),
+        if cut { ", the last one cut" } else { "" }
+    );
+    assert!(
+        kernels >= 1000,
+        "only {kernels} kernels in the trace of a run killed after {launched}"
+    );
+}

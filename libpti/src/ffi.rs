@@ -24,6 +24,7 @@ pub(crate) type BufferCompleted = unsafe extern "C" fn(buffer: *mut u8, size: us
 
 unsafe extern "C" {
     pub(crate) fn libpti_ptiVersionString() -> *const c_char;
+    pub(crate) fn libpti_ptiViewGetTimestamp() -> u64;
     pub(crate) fn libpti_ptiResultTypeToString(result: u32) -> *const c_char;
     pub(crate) fn libpti_ptiCallbackSubscribe(
         subscriber: *mut *mut c_void,

@@ -330,6 +330,13 @@ pub fn pending_device_records() -> Result<u64, Error> {
     Ok(n)
 }
 
+/// Now, in nanoseconds on the clock of the records' timestamps (`ptiViewGetTimestamp`), for a
+/// tool that places its own events beside libpti's records.
+pub fn timestamp() -> u64 {
+    // SAFETY: no arguments.
+    unsafe { ffi::libpti_ptiViewGetTimestamp() }
+}
+
 /// Records of buffers completed while no [`Views`] lived, freed undelivered.
 static UNDELIVERED: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
 

@@ -30,7 +30,14 @@ writes its timeline (Chrome trace-event JSON: open it in https://ui.perfetto.dev
 
 options:
   -o, --output PATH      timeline file of each process; %p becomes its process ID
-                         (default: pti-trace.%p.json)
+                         (default: pti-trace.%p.pftrace, or .json with --format json)
+  -f, --format FORMAT    perfetto: native Perfetto protobuf, streamed to the file as records
+                         arrive, so a crashed or killed run keeps what was flushed (default;
+                         json when PATH ends in .json); json: Chrome trace-event JSON, written
+                         at exit
+      --flush-interval MS
+                         flush records to the timeline at least every MS milliseconds
+                         (default 1000; 0: only when buffers fill and at exit)
   -s, --summary-only     print the summaries, write no timeline
   -b, --backends LIST    backends to trace: opencl,level-zero,sycl (default: all)
   -v, --views LIST       what to record: api (driver and runtime calls), device (kernels,
@@ -44,6 +51,8 @@ options:
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Args {
     output: Option<String>,
+    format: Option<String>,
+    flush_interval: Option<String>,
     summary_only: bool,
     backends: Option<String>,
     views: Option<String>,
@@ -88,6 +97,20 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
             "-h" | "--help" => return Ok(Parsed::Help),
             "-V" | "--version" => return Ok(Parsed::Version),
             "-o" | "--output" => out.output = Some(value(&text)?),
+            "-f" | "--format" => {
+                let format = value(&text)?;
+                if !["perfetto", "json"].contains(&format.as_str()) {
+                    return Err(format!("{text}: {format:?} is not perfetto or json"));
+                }
+                out.format = Some(format);
+            }
+            "--flush-interval" => {
+                let ms = value(&text)?;
+                if ms.parse::<u64>().is_err() {
+                    return Err(format!("{text}: {ms:?} is not a number of milliseconds"));
+                }
+                out.flush_interval = Some(ms);
+            }
             "-s" | "--summary-only" => out.summary_only = true,
             "-b" | "--backends" => {
                 out.backends = Some(checked_list(
@@ -190,6 +213,8 @@ fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
         }
     };
     set("PTI_TRACE_OUTPUT", &args.output.as_deref().map(absolute));
+    set("PTI_TRACE_FORMAT", &args.format);
+    set("PTI_TRACE_FLUSH_MS", &args.flush_interval);
     set("PTI_TRACE_BACKENDS", &args.backends);
     set("PTI_TRACE_VIEWS", &args.views);
     set("PTI_TRACE_API", &args.api);
@@ -323,5 +348,14 @@ mod tests {
         assert!(run_args(&["-b", "cuda", "--", "p"]).is_err());
         assert!(run_args(&["-v", "api,kernels", "--", "p"]).is_err());
         assert!(run_args(&["--frobnicate", "--", "p"]).is_err());
+        assert!(run_args(&["-f", "protobuf", "--", "p"]).is_err());
+        assert!(run_args(&["--flush-interval", "soon", "--", "p"]).is_err());
+    }
+
+    #[test]
+    fn format_and_flush_interval() {
+        let a = run_args(&["-f", "json", "--flush-interval", "250", "--", "p"]).unwrap();
+        assert_eq!(a.format.as_deref(), Some("json"));
+        assert_eq!(a.flush_interval.as_deref(), Some("250"));
     }
 }

@@ -220,7 +220,7 @@ pub fn demo() -> Result<(), String> {
     trace
         .current_dir(&root)
         .arg("-o")
-        .arg(out.join("vector_add.%p.json"))
+        .arg(out.join("vector_add.%p.pftrace"))
         .arg("--")
         .arg(&exe);
     if let Some(vendors) = register_nvidia_opencl(&out)? {

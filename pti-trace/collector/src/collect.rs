@@ -67,6 +67,9 @@ pub(crate) struct Collected {
     /// External correlation IDs by correlation ID.
     pub(crate) externals: HashMap<u32, Vec<u64>>,
     pub(crate) criticals: Vec<String>,
+    /// The Perfetto timeline being streamed (opened at the first record), or why it could not
+    /// be opened.
+    pub(crate) stream: Option<Result<crate::perfetto::Stream, String>>,
 }
 
 impl Collected {
@@ -171,6 +174,7 @@ pub(crate) fn deliver(records: Records<'_>) {
         // Checked under the lock the exit work holds while it sets the flag: a buffer is either
         // in the timeline or counted as late, never lost between.
         let late = FINISHED.load(Ordering::Acquire);
+        let (apis, device) = (c.apis.len(), c.device.len());
         for record in records {
             if late {
                 LATE_RECORDS.fetch_add(1, Ordering::Relaxed);
@@ -178,7 +182,38 @@ pub(crate) fn deliver(records: Records<'_>) {
                 take(c, record);
             }
         }
+        stream_new(c, apis, device);
     });
+}
+
+/// Appends the calls and device work taken since `apis` and `device` (their counts before) to
+/// the Perfetto stream, opening it at the first, and flushes it: a batch reaches the file whole.
+fn stream_new(c: &mut Collected, apis: usize, device: usize) {
+    if c.apis.len() == apis && c.device.len() == device {
+        return;
+    }
+    let Some(options) = crate::OPTIONS.get() else {
+        return;
+    };
+    if options.format != crate::options::Format::Perfetto {
+        return;
+    }
+    let Some(path) = options.output_path(std::process::id()) else {
+        return;
+    };
+    let stream = c.stream.get_or_insert_with(|| {
+        let pid = std::process::id();
+        crate::perfetto::Stream::create(&path, pid, &crate::process_name(), options.api)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    });
+    let Ok(stream) = stream else { return };
+    for call in &c.apis[apis..] {
+        stream.api(call);
+    }
+    for op in &c.device[device..] {
+        stream.device(op);
+    }
+    stream.flush();
 }
 
 /// A name as text (an absent name is empty).
@@ -298,5 +333,13 @@ fn take(c: &mut Collected, record: Record<'_>) {
 pub(crate) fn on_critical(event: &libpti::CriticalEvent<'_>) {
     let name = libpti::Error::from_code(event.code).name;
     let message = event.message.to_string_lossy();
-    with(|c| c.criticals.push(format!("{name}: {message}")));
+    let at = libpti::view::timestamp();
+    with(|c| {
+        let text = format!("{name}: {message}");
+        if let Some(Ok(stream)) = c.stream.as_mut() {
+            stream.critical(at, &text);
+            stream.flush();
+        }
+        c.criticals.push(text);
+    });
 }

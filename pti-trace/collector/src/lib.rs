@@ -15,7 +15,9 @@
 
 use pti_abi as abi;
 mod collect;
+mod flusher;
 mod options;
+mod perfetto;
 mod summary;
 mod timeline;
 
@@ -28,12 +30,12 @@ use libpti::{Domain, Event, Subscriber, Views};
 use options::Options;
 
 /// The options of this process, once the collector started.
-static OPTIONS: OnceLock<Options> = OnceLock::new();
+pub(crate) static OPTIONS: OnceLock<Options> = OnceLock::new();
 
 /// The collector's views, for the whole process: never dropped (dropping them would disable the
 /// views and stop the delivery of records), so that records keep arriving until the exit work
 /// and after it (counted as late).
-static VIEWS: OnceLock<Views> = OnceLock::new();
+pub(crate) static VIEWS: OnceLock<Views> = OnceLock::new();
 
 /// The collector's subscription to critical events, for the whole process: never dropped
 /// (dropping it would unsubscribe), since critical events matter up to the last flush of the
@@ -168,15 +170,19 @@ fn hear_critical_events() {
 /// Starts the views `options` ask for, kept for the process in [`VIEWS`]. The records go to
 /// `collect`, in 4 MiB buffers; libpti's first buffer request registers the exit work again.
 fn start_views(options: &Options) {
+    let flush_interval = options.flush_interval;
     let started = Views::builder(&[])
         .buffer_size(collect::BUFFER_SIZE)
         // Runtimes register their own teardown when they start, after the collector was
         // loaded, and `atexit` runs the last registered first: registered again at the first
         // buffer (the program's first traced call), the collector's flush comes before their
         // teardown.
-        .on_first_buffer(|| {
+        .on_first_buffer(move || {
             // SAFETY: a function with the signature atexit expects.
             unsafe { libc::atexit(finish) };
+            if let Some(interval) = flush_interval {
+                flusher::start(interval);
+            }
         })
         .start(collect::deliver);
     let mut enabled = match started {
@@ -210,7 +216,7 @@ fn start() {
 }
 
 /// The program's command line, short.
-fn process_name() -> String {
+pub(crate) fn process_name() -> String {
     let cmdline = std::fs::read("/proc/self/cmdline").unwrap_or_default();
     let args: Vec<String> = cmdline
         .split(|b| *b == 0)
@@ -249,6 +255,7 @@ extern "C" fn finish() {
         let Some(options) = OPTIONS.get() else {
             return;
         };
+        flusher::stop();
         if let Some(enabled) = VIEWS.get() {
             check("ptiFlushAllViews", enabled.flush());
         }
@@ -270,15 +277,33 @@ extern "C" fn finish() {
             collect::FINISHED.store(true, Ordering::Release);
             c.fill_in_devices();
             // The timeline first: a summary that cannot be printed must not cost the file.
-            let written = options.output_path(pid).map(|path| {
-                let result = std::fs::File::create(&path).and_then(|f| {
-                    let mut out = std::io::BufWriter::new(f);
-                    let w = timeline::write(&mut out, c, &process)?;
-                    out.flush()?;
-                    Ok(w)
-                });
-                (path, result)
-            });
+            let written = match options.format {
+                options::Format::Json => options.output_path(pid).map(|path| {
+                    let result = std::fs::File::create(&path).and_then(|f| {
+                        let mut out = std::io::BufWriter::new(f);
+                        let w = timeline::write(&mut out, c, &process)?;
+                        out.flush()?;
+                        Ok(w)
+                    });
+                    (path, result)
+                }),
+                // Streamed: finished here; no file if no call or device work was recorded.
+                options::Format::Perfetto => match c.stream.take() {
+                    Some(Ok(mut stream)) => {
+                        let path = stream.path().to_path_buf();
+                        let result = stream.finish().map(|w| timeline::Written {
+                            events: w.events as usize,
+                            flows: w.flows as usize,
+                        });
+                        Some((path, result))
+                    }
+                    Some(Err(e)) => {
+                        say(&format!("pti-trace: {e}\n"));
+                        None
+                    }
+                    None => None,
+                },
+            };
             say(&summary::render(c, &process, &losses));
             match written {
                 Some((path, Ok(w))) => say(&format!(

@@ -2,7 +2,9 @@
 //!
 //! | variable | meaning |
 //! | --- | --- |
-//! | `PTI_TRACE_OUTPUT` | timeline file; `%p` becomes the process ID (default `pti-trace.%p.json`) |
+//! | `PTI_TRACE_OUTPUT` | timeline file; `%p` becomes the process ID (default `pti-trace.%p.pftrace`) |
+//! | `PTI_TRACE_FORMAT` | `perfetto` (native protobuf, streamed) or `json` (Chrome trace events, at exit); default: `json` for an output ending in `.json`, else `perfetto` |
+//! | `PTI_TRACE_FLUSH_MS` | flush the views at least this often, in milliseconds (default 1000; 0: only when buffers fill and at exit) |
 //! | `PTI_TRACE_SUMMARY_ONLY=1` | write no timeline |
 //! | `PTI_TRACE_BACKENDS` | comma list of `opencl`, `level-zero`, `sycl` (default: all) |
 //! | `PTI_TRACE_VIEWS` | comma list of `api`, `device`, `memory` (default: all) |
@@ -10,11 +12,23 @@
 
 use std::path::PathBuf;
 
+/// The timeline's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// Native Perfetto protobuf, streamed as records arrive (`perfetto`).
+    Perfetto,
+    /// Chrome trace-event JSON, written at exit (`json`).
+    Json,
+}
+
 /// The collector's settings.
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
     /// The timeline's file name pattern (None: no timeline).
     pub(crate) output: Option<String>,
+    pub(crate) format: Format,
+    /// How often to flush (None: only when buffers fill and at exit).
+    pub(crate) flush_interval: Option<std::time::Duration>,
     pub(crate) opencl: bool,
     pub(crate) level_zero: bool,
     pub(crate) sycl: bool,
@@ -29,8 +43,27 @@ impl Options {
     pub(crate) fn from_env() -> Result<Options, String> {
         let get = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let summary_only = get("PTI_TRACE_SUMMARY_ONLY").is_some_and(|v| v == "1");
+        let format = match get("PTI_TRACE_FORMAT").as_deref() {
+            Some("perfetto") => Format::Perfetto,
+            Some("json") => Format::Json,
+            Some(other) => {
+                return Err(format!("PTI_TRACE_FORMAT={other} is not perfetto or json"));
+            }
+            None if get("PTI_TRACE_OUTPUT").is_some_and(|o| o.ends_with(".json")) => Format::Json,
+            None => Format::Perfetto,
+        };
+        let flush_interval = match get("PTI_TRACE_FLUSH_MS").map(|v| v.parse::<u64>()) {
+            None => Some(std::time::Duration::from_millis(1000)),
+            Some(Ok(0)) => None,
+            Some(Ok(ms)) => Some(std::time::Duration::from_millis(ms)),
+            Some(Err(_)) => return Err("PTI_TRACE_FLUSH_MS is not a number of milliseconds".into()),
+        };
+        let default_output = match format {
+            Format::Perfetto => "pti-trace.%p.pftrace",
+            Format::Json => "pti-trace.%p.json",
+        };
         let output = (!summary_only)
-            .then(|| get("PTI_TRACE_OUTPUT").unwrap_or_else(|| "pti-trace.%p.json".into()));
+            .then(|| get("PTI_TRACE_OUTPUT").unwrap_or_else(|| default_output.into()));
         let backends = list(get("PTI_TRACE_BACKENDS"), &["opencl", "level-zero", "sycl"])?;
         let views = list(get("PTI_TRACE_VIEWS"), &["api", "device", "memory"])?;
         let api_patterns = get("PTI_TRACE_API")
@@ -43,6 +76,8 @@ impl Options {
             .unwrap_or_default();
         Ok(Options {
             output,
+            format,
+            flush_interval,
             opencl: backends.contains(&"opencl"),
             level_zero: backends.contains(&"level-zero"),
             sycl: backends.contains(&"sycl"),

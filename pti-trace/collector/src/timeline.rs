@@ -87,7 +87,7 @@ pub(crate) fn op_name(op: &DeviceOp) -> String {
     }
 }
 
-fn op_category(op: &DeviceOp) -> &'static str {
+pub(crate) fn op_category(op: &DeviceOp) -> &'static str {
     match op.kind {
         DeviceKind::Kernel => "kernel",
         DeviceKind::Copy(_) => "memcpy",

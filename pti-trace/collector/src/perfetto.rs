@@ -1,0 +1,398 @@
+//! The timeline as a native Perfetto trace (`.pftrace`), streamed: each batch of records is
+//! appended to the file as `TracePacket`s when libpti hands it over, and the file is flushed at
+//! the end of each batch, so what was flushed survives a crash, a kill or `_exit`. Memory used
+//! here grows with the number of distinct names, threads and queue lanes, not with the run.
+//!
+//! The file is a `Trace` message written incrementally: each packet is one `Trace.packet` field
+//! (tag 0x0A, length, bytes), so any prefix of whole packets is a valid trace. One packet
+//! sequence (`trusted_packet_sequence_id` 1): the first packet clears the incremental state, and
+//! event names are interned (`InternedData.event_names`) in the packet that first uses them.
+//!
+//! Tracks: the process; one per host thread (its API calls, nested as they ran); one per device
+//! queue lane (work that overlaps on a queue goes to further lanes, as a track's slices must
+//! nest). Each device operation is joined by a flow to a zero-length "submit" slice on the
+//! submitting thread at the operation's append time, inside the call that appended it: both
+//! ends are written together (flows are always paired), and the arrow runs forward in time even
+//! when the command ran inside a blocking call. Critical events are instants on the process
+//! track.
+//!
+//! It touches only its file; the collector calls it under its store's lock.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
+use std::path::{Path, PathBuf};
+
+use perfetto_protos::debug_annotation::DebugAnnotation;
+use perfetto_protos::interned_data::InternedData;
+use perfetto_protos::process_descriptor::ProcessDescriptor;
+use perfetto_protos::thread_descriptor::ThreadDescriptor;
+use perfetto_protos::trace_packet::TracePacket;
+use perfetto_protos::trace_packet::trace_packet::SequenceFlags;
+use perfetto_protos::track_descriptor::TrackDescriptor;
+use perfetto_protos::track_event::EventName;
+use perfetto_protos::track_event::TrackEvent;
+use perfetto_protos::track_event::track_event::Type;
+use protobuf::Message as _;
+
+use crate::collect::{ApiCall, DeviceOp};
+use crate::timeline::{api_name, category, op_category, op_name};
+
+/// The `correlation_id` argument of a slice.
+fn correlation_id(id: u32) -> DebugAnnotation {
+    let mut annotation = DebugAnnotation::new();
+    annotation.set_name("correlation_id".to_string());
+    annotation.set_uint_value(u64::from(id));
+    annotation
+}
+
+/// How many recent API calls are remembered for the flows of device work (bounded memory:
+/// device work is recorded soon after the call that submitted it).
+const RECENT_CALLS: usize = 65536;
+
+/// The one packet sequence of the file.
+const SEQUENCE: u32 = 1;
+
+/// Which tracks exist, by what they stand for.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Track {
+    Process,
+    Thread(u32),
+    /// A queue (its handle) and a lane of it.
+    Lane(u64, u32),
+}
+
+/// What was written, for the collector's last line.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Written {
+    /// Slices and instants.
+    pub(crate) events: u64,
+    /// Flow arrows.
+    pub(crate) flows: u64,
+    /// Bytes in the file.
+    pub(crate) bytes: u64,
+}
+
+/// An open trace file and what has been declared in it.
+pub(crate) struct Stream {
+    out: BufWriter<File>,
+    path: PathBuf,
+    pid: u32,
+    process_name: String,
+    /// Track UUIDs, assigned in order from a base derived from the process ID.
+    tracks: HashMap<Track, u64>,
+    next_uuid: u64,
+    /// Interned event names.
+    names: HashMap<String, u64>,
+    /// For each queue, where each of its lanes is free from (the latest end placed on it).
+    lanes: HashMap<u64, Vec<u64>>,
+    /// The latest API calls (correlation ID → thread, start, end), oldest first in `recent_order`:
+    /// a device operation's flow starts inside its call when the call is among them.
+    recent: HashMap<u32, (u32, u64, u64)>,
+    recent_order: std::collections::VecDeque<u32>,
+    /// Device work whose call has not been seen yet (libpti's buffers are per thread: a
+    /// harvest's device record can arrive before its call's record), written when the call
+    /// comes, or at the end; at most [`RECENT_CALLS`] operations wait.
+    waiting: HashMap<u32, Vec<DeviceOp>>,
+    waiting_count: usize,
+    /// Whether API calls are recorded (else device work waits for no call).
+    calls_recorded: bool,
+    /// Names of the packet being built that must be interned with it.
+    new_names: Vec<EventName>,
+    first: bool,
+    written: Written,
+    /// The first write error, after which nothing more is written.
+    failed: Option<std::io::Error>,
+}
+
+impl Stream {
+    /// Creates the file (truncating one there).
+    pub(crate) fn create(
+        path: &Path,
+        pid: u32,
+        process_name: &str,
+        calls_recorded: bool,
+    ) -> std::io::Result<Stream> {
+        let file = File::create(path)?;
+        let mut stream = Stream {
+            out: BufWriter::with_capacity(1 << 16, file),
+            path: path.to_path_buf(),
+            pid,
+            process_name: process_name.to_string(),
+            tracks: HashMap::new(),
+            next_uuid: (u64::from(pid) << 32) | 1,
+            names: HashMap::new(),
+            lanes: HashMap::new(),
+            recent: HashMap::new(),
+            recent_order: std::collections::VecDeque::new(),
+            waiting: HashMap::new(),
+            waiting_count: 0,
+            calls_recorded,
+            new_names: Vec::new(),
+            first: true,
+            written: Written::default(),
+            failed: None,
+        };
+        stream.track(Track::Process);
+        Ok(stream)
+    }
+
+    /// The file's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one packet as a `Trace.packet` field.
+    fn emit(&mut self, mut packet: TracePacket) {
+        if self.failed.is_some() {
+            return;
+        }
+        packet.set_trusted_packet_sequence_id(SEQUENCE);
+        if self.first {
+            packet.set_sequence_flags(SequenceFlags::SEQ_INCREMENTAL_STATE_CLEARED as u32);
+            self.first = false;
+        } else if packet.has_track_event() {
+            packet.set_sequence_flags(SequenceFlags::SEQ_NEEDS_INCREMENTAL_STATE as u32);
+        }
+        if !self.new_names.is_empty() {
+            let mut interned = InternedData::new();
+            interned.event_names = core::mem::take(&mut self.new_names);
+            packet.interned_data = Some(interned).into();
+        }
+        let result = packet
+            .write_to_bytes()
+            .map_err(std::io::Error::other)
+            .and_then(|bytes| {
+                let mut head = vec![0x0A];
+                let mut len = bytes.len() as u64;
+                loop {
+                    let byte = (len & 0x7F) as u8;
+                    len >>= 7;
+                    if len == 0 {
+                        head.push(byte);
+                        break;
+                    }
+                    head.push(byte | 0x80);
+                }
+                self.out.write_all(&head)?;
+                self.out.write_all(&bytes)?;
+                self.written.bytes += (head.len() + bytes.len()) as u64;
+                Ok(())
+            });
+        if let Err(e) = result {
+            self.failed = Some(e);
+        }
+    }
+
+    /// The UUID of `track`, declaring it first if it is new.
+    fn track(&mut self, track: Track) -> u64 {
+        if let Some(uuid) = self.tracks.get(&track) {
+            return *uuid;
+        }
+        let uuid = self.next_uuid;
+        self.next_uuid += 1;
+        self.tracks.insert(track, uuid);
+        let mut descriptor = TrackDescriptor::new();
+        descriptor.set_uuid(uuid);
+        let pid = self.pid as i32;
+        match track {
+            Track::Process => {
+                let mut process = ProcessDescriptor::new();
+                process.set_pid(pid);
+                process.set_process_name(self.process_name.clone());
+                descriptor.process = Some(process).into();
+            }
+            Track::Thread(tid) => {
+                descriptor.set_parent_uuid(self.tracks[&Track::Process]);
+                let mut thread = ThreadDescriptor::new();
+                thread.set_pid(pid);
+                thread.set_tid(tid as i32);
+                thread.set_thread_name(if tid == self.pid {
+                    format!("main thread {tid}")
+                } else {
+                    format!("thread {tid}")
+                });
+                descriptor.thread = Some(thread).into();
+            }
+            Track::Lane(queue, lane) => {
+                descriptor.set_parent_uuid(self.tracks[&Track::Process]);
+                descriptor.set_name(if lane == 0 {
+                    format!("queue {queue:#x}")
+                } else {
+                    format!("queue {queue:#x} (overlapping work {lane})")
+                });
+            }
+        }
+        let mut packet = TracePacket::new();
+        packet.set_track_descriptor(descriptor);
+        self.emit(packet);
+        uuid
+    }
+
+    /// The interned ID of `name`, queued for interning in the next packet if it is new.
+    fn name(&mut self, name: &str) -> u64 {
+        if let Some(iid) = self.names.get(name) {
+            return *iid;
+        }
+        let iid = self.names.len() as u64 + 1;
+        self.names.insert(name.to_string(), iid);
+        let mut entry = EventName::new();
+        entry.set_iid(iid);
+        entry.set_name(name.to_string());
+        self.new_names.push(entry);
+        iid
+    }
+
+    /// One track event.
+    fn event(&mut self, ts: u64, track: u64, kind: Type, build: impl FnOnce(&mut TrackEvent)) {
+        let mut event = TrackEvent::new();
+        event.set_type(kind);
+        event.set_track_uuid(track);
+        build(&mut event);
+        let mut packet = TracePacket::new();
+        packet.set_timestamp(ts);
+        packet.set_track_event(event);
+        self.emit(packet);
+    }
+
+    /// A slice from `start` to `end` named `name` in `category` on `track`, with its
+    /// correlation ID.
+    fn slice(
+        &mut self,
+        track: u64,
+        (name, category): (&str, &str),
+        start: u64,
+        end: u64,
+        correlation: u32,
+    ) -> u64 {
+        let iid = self.name(name);
+        let annotation = correlation_id(correlation);
+        self.event(start, track, Type::TYPE_SLICE_BEGIN, |e| {
+            e.set_name_iid(iid);
+            e.categories.push(category.to_string());
+            e.debug_annotations.push(annotation);
+        });
+        self.event(end.max(start), track, Type::TYPE_SLICE_END, |_| {});
+        self.written.events += 1;
+        iid
+    }
+
+    /// An API call on its thread's track.
+    pub(crate) fn api(&mut self, call: &ApiCall) {
+        let track = self.track(Track::Thread(call.thread));
+        let name = api_name(call);
+        let names = (name.as_str(), category(call.group));
+        self.slice(track, names, call.start, call.end, call.correlation);
+        if self.recent_order.len() == RECENT_CALLS
+            && let Some(old) = self.recent_order.pop_front()
+        {
+            self.recent.remove(&old);
+        }
+        if self
+            .recent
+            .insert(call.correlation, (call.thread, call.start, call.end))
+            .is_none()
+        {
+            self.recent_order.push_back(call.correlation);
+        }
+        if let Some(ops) = self.waiting.remove(&call.correlation) {
+            self.waiting_count -= ops.len();
+            for op in &ops {
+                self.device_now(op);
+            }
+        }
+    }
+
+    /// A device operation: written now if its call was seen (or calls are not recorded, or too
+    /// many wait), else when its call comes.
+    pub(crate) fn device(&mut self, op: &DeviceOp) {
+        if self.calls_recorded
+            && !self.recent.contains_key(&op.correlation)
+            && self.waiting_count < RECENT_CALLS
+        {
+            self.waiting
+                .entry(op.correlation)
+                .or_default()
+                .push(op.clone());
+            self.waiting_count += 1;
+        } else {
+            self.device_now(op);
+        }
+    }
+
+    /// A device operation on its queue's first free lane, with its flow from the submitting
+    /// thread.
+    fn device_now(&mut self, op: &DeviceOp) {
+        let lanes = self.lanes.entry(op.queue).or_default();
+        let lane = match lanes.iter().position(|free| *free <= op.start) {
+            Some(l) => l,
+            None => {
+                lanes.push(0);
+                lanes.len() - 1
+            }
+        };
+        lanes[lane] = op.end.max(op.start);
+        let track = self.track(Track::Lane(op.queue, lane as u32));
+        let flow = (u64::from(self.pid) << 32) | self.written.flows;
+        self.written.flows += 1;
+        // The arrow's tail: an instant on the submitting thread when the command was appended,
+        // inside the call that appended it when that call is known (a barrier's record has no
+        // append time: its device start stands in).
+        let (thread, at) = match self.recent.get(&op.correlation) {
+            Some(&(thread, start, end)) => (thread, op.append.clamp(start, end.max(start))),
+            None => (op.thread, op.append),
+        };
+        let at = at.min(op.start);
+        let thread = self.track(Track::Thread(thread));
+        let submit = self.name("submit");
+        self.event(at, thread, Type::TYPE_INSTANT, |e| {
+            e.set_name_iid(submit);
+            e.flow_ids.push(flow);
+        });
+        self.written.events += 1;
+        let name = op_name(op);
+        let iid = self.name(&name);
+        let annotation = correlation_id(op.correlation);
+        self.event(op.start, track, Type::TYPE_SLICE_BEGIN, |e| {
+            e.set_name_iid(iid);
+            e.categories.push(op_category(op).to_string());
+            e.terminating_flow_ids.push(flow);
+            e.debug_annotations.push(annotation);
+        });
+        self.event(op.end.max(op.start), track, Type::TYPE_SLICE_END, |_| {});
+        self.written.events += 1;
+    }
+
+    /// A critical event: an instant on the process track.
+    pub(crate) fn critical(&mut self, ts: u64, text: &str) {
+        let track = self.track(Track::Process);
+        let iid = self.name(&format!("critical event: {text}"));
+        self.event(ts, track, Type::TYPE_INSTANT, |e| e.set_name_iid(iid));
+        self.written.events += 1;
+    }
+
+    /// Pushes what was written to the file (the end of a batch): from here it survives a crash.
+    pub(crate) fn flush(&mut self) {
+        if self.failed.is_none()
+            && let Err(e) = self.out.flush()
+        {
+            self.failed = Some(e);
+        }
+    }
+
+    /// Writes the device work still waiting for its call (its flow starts at its append time),
+    /// flushes; what was written, or the first error.
+    pub(crate) fn finish(&mut self) -> std::io::Result<Written> {
+        let mut waiting: Vec<DeviceOp> = self.waiting.drain().flat_map(|(_, ops)| ops).collect();
+        waiting.sort_by_key(|op| op.start);
+        self.waiting_count = 0;
+        for op in &waiting {
+            self.device_now(op);
+        }
+        self.flush();
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(self.written),
+        }
+    }
+}

@@ -1,0 +1,62 @@
+/* Runs a small kernel on the OpenCL platform whose name contains $PTI_TEST_PLATFORM, in a loop
+ * that never ends: the program a test kills mid-run. Prints "W ITER <n>" every 100 launches. */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(call)                                                                  \
+    do {                                                                             \
+        cl_int err_ = (call);                                                        \
+        if (err_ != CL_SUCCESS) {                                                    \
+            fprintf(stderr, "%s failed: %d\n", #call, err_);                         \
+            exit(1);                                                                 \
+        }                                                                            \
+    } while (0)
+
+static const char *SOURCE =
+    "__kernel void bump(__global int* v) { v[get_global_id(0)] += 1; }";
+
+int main(void) {
+    const char *want = getenv("PTI_TEST_PLATFORM");
+    cl_platform_id platforms[16];
+    cl_uint n = 0;
+    CHECK(clGetPlatformIDs(16, platforms, &n));
+    cl_platform_id platform = NULL;
+    for (cl_uint i = 0; i < n && !platform; i++) {
+        char name[256] = {0};
+        CHECK(clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof name - 1, name, NULL));
+        if (!want || strstr(name, want)) platform = platforms[i];
+    }
+    if (!platform) {
+        fprintf(stderr, "no platform named like %s\n", want ? want : "(any)");
+        return 1;
+    }
+    cl_device_id device;
+    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
+    cl_int err;
+    cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    CHECK(err);
+    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
+    CHECK(err);
+    cl_program program = clCreateProgramWithSource(context, 1, &SOURCE, NULL, &err);
+    CHECK(err);
+    CHECK(clBuildProgram(program, 1, &device, "", NULL, NULL));
+    cl_kernel kernel = clCreateKernel(program, "bump", &err);
+    CHECK(err);
+    int zeros[64] = {0};
+    cl_mem buffer = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                   sizeof zeros, zeros, &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(kernel, 0, sizeof buffer, &buffer));
+    for (unsigned long i = 1;; i++) {
+        size_t global = 64;
+        CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL));
+        CHECK(clFinish(queue));
+        if (i % 100 == 0) {
+            printf("W ITER %lu\n", i);
+            fflush(stdout);
+        }
+    }
+}
