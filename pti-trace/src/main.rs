@@ -35,6 +35,8 @@ options:
                          arrive, so a crashed or killed run keeps what was flushed (default;
                          json when PATH ends in .json); json: Chrome trace-event JSON, written
                          at exit
+      --raw-names        kernel names as the runtime gave them (default: C++ names, SYCL
+                         kernels' among them, demangled)
       --flush-interval MS
                          flush records to the timeline at least every MS milliseconds
                          (default 1000; 0: only when buffers fill and at exit)
@@ -53,6 +55,7 @@ struct Args {
     output: Option<String>,
     format: Option<String>,
     flush_interval: Option<String>,
+    raw_names: bool,
     summary_only: bool,
     backends: Option<String>,
     views: Option<String>,
@@ -104,6 +107,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
                 }
                 out.format = Some(format);
             }
+            "--raw-names" => out.raw_names = true,
             "--flush-interval" => {
                 let ms = value(&text)?;
                 if ms.parse::<u64>().is_err() {
@@ -139,6 +143,25 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
         return Err("no program to run".into());
     }
     Ok(Parsed::Run(out))
+}
+
+/// pti-trace's stderr, duplicated onto a descriptor from 900 up that the program inherits (no
+/// close-on-exec), as `fd:dev:ino`: the collectors write their reports there, not into the
+/// program's own stderr, while it still is this file (see the collector's `report`).
+fn report_descriptor() -> Option<String> {
+    // SAFETY: duplicating fd 2 onto the lowest free descriptor from 900 up.
+    let fd = unsafe { libc::fcntl(2, libc::F_DUPFD, 900) };
+    if fd < 0 {
+        return None;
+    }
+    let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: a descriptor just made and a writable stat.
+    if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: fstat succeeded and filled it.
+    let st = unsafe { st.assume_init() };
+    Some(format!("{fd}:{}:{}", st.st_dev, st.st_ino))
 }
 
 /// libpti's file in `dir`: its soname, or the development link where only that is there.
@@ -212,9 +235,14 @@ fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
             cmd.env_remove(name);
         }
     };
+    set("PTI_TRACE_REPORT_FD", &report_descriptor());
     set("PTI_TRACE_OUTPUT", &args.output.as_deref().map(absolute));
     set("PTI_TRACE_FORMAT", &args.format);
     set("PTI_TRACE_FLUSH_MS", &args.flush_interval);
+    set(
+        "PTI_TRACE_RAW_NAMES",
+        &args.raw_names.then(|| "1".to_string()),
+    );
     set("PTI_TRACE_BACKENDS", &args.backends);
     set("PTI_TRACE_VIEWS", &args.views);
     set("PTI_TRACE_API", &args.api);
@@ -263,7 +291,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut child = match command(&args, &libs, &libpti).spawn() {
+    let quiet = quiet_list();
+    let mut cmd = command(&args, &libs, &libpti);
+    cmd.env("PTI_TRACE_QUIET_LIST", &quiet);
+    let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
             eprintln!(
@@ -287,6 +318,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    report_quiet(&quiet);
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => ExitCode::from(code as u8),
@@ -296,6 +328,26 @@ fn main() -> ExitCode {
             ExitCode::from(128 + signal as u8)
         }
         _ => ExitCode::FAILURE,
+    }
+}
+
+/// The file where processes that recorded nothing note themselves (one line each) instead of
+/// printing an empty summary; pti-trace counts them at the end.
+fn quiet_list() -> PathBuf {
+    std::env::temp_dir().join(format!("pti-trace.{}.quiet", std::process::id()))
+}
+
+/// Says in one line how many processes recorded nothing (they wrote no file), and removes the
+/// list.
+fn report_quiet(list: &Path) {
+    let n = std::fs::read_to_string(list).map_or(0, |t| t.lines().count());
+    let _ = std::fs::remove_file(list);
+    if n > 0 {
+        eprintln!(
+            "pti-trace: {n} process{} recorded no GPU-runtime call or device work (no summary, \
+             no timeline)",
+            if n == 1 { "" } else { "es" }
+        );
     }
 }
 

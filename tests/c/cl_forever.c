@@ -1,5 +1,7 @@
-/* Runs a small kernel on the OpenCL platform whose name contains $PTI_TEST_PLATFORM, in a loop
- * that never ends: the program a test kills mid-run. Prints "W ITER <n>" every 100 launches. */
+/* Runs a small kernel on the OpenCL platform whose name contains $PTI_TEST_PLATFORM, in a loop:
+ * forever (the program a test kills mid-run), or as many times as its argument says, then
+ * prints its peak resident memory ("W HWM <kB>", from /proc/self/status) and returns. Prints
+ * "W ITER <n>" every 100 launches. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stdio.h>
@@ -18,7 +20,19 @@
 static const char *SOURCE =
     "__kernel void bump(__global int* v) { v[get_global_id(0)] += 1; }";
 
-int main(void) {
+/* This process's peak resident set, in kB (VmHWM). */
+static long peak_kb(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0) kb = strtol(line + 6, NULL, 10);
+    if (f) fclose(f);
+    return kb;
+}
+
+int main(int argc, char **argv) {
+    unsigned long limit = argc > 1 ? strtoul(argv[1], NULL, 10) : 0;
     const char *want = getenv("PTI_TEST_PLATFORM");
     cl_platform_id platforms[16];
     cl_uint n = 0;
@@ -50,7 +64,7 @@ int main(void) {
                                    sizeof zeros, zeros, &err);
     CHECK(err);
     CHECK(clSetKernelArg(kernel, 0, sizeof buffer, &buffer));
-    for (unsigned long i = 1;; i++) {
+    for (unsigned long i = 1; limit == 0 || i <= limit; i++) {
         size_t global = 64;
         CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL));
         CHECK(clFinish(queue));
@@ -59,4 +73,7 @@ int main(void) {
             fflush(stdout);
         }
     }
+    CHECK(clFinish(queue));
+    printf("W HWM %ld\n", peak_kb());
+    return 0;
 }

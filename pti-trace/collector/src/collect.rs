@@ -30,6 +30,8 @@ pub(crate) enum DeviceKind {
     Copy(String),
     Fill,
     Barrier,
+    /// A marker (a barrier record of a `...Marker...` function: it orders nothing, it signals).
+    Marker,
 }
 
 /// A kernel, copy, fill or barrier on a device queue.
@@ -37,6 +39,8 @@ pub(crate) enum DeviceKind {
 pub(crate) struct DeviceOp {
     pub(crate) kind: DeviceKind,
     pub(crate) name: String,
+    /// The device's PCI address, when the record gives one.
+    pub(crate) pci: String,
     pub(crate) queue: u64,
     pub(crate) device: u64,
     pub(crate) append: u64,
@@ -58,12 +62,18 @@ pub(crate) struct Memory {
     pub(crate) bytes: u64,
 }
 
-/// Everything received.
+/// Everything received. The records themselves are kept only for a JSON timeline (written at
+/// exit); otherwise they live for one batch: tallied for the summary and streamed to the
+/// Perfetto timeline.
 #[derive(Default)]
 pub(crate) struct Collected {
     pub(crate) apis: Vec<ApiCall>,
     pub(crate) device: Vec<DeviceOp>,
     pub(crate) memory: Vec<Memory>,
+    /// The summary's figures.
+    pub(crate) tally: crate::summary::Tally,
+    /// Kernel, device and queue names.
+    pub(crate) names: crate::names::Names,
     /// External correlation IDs by correlation ID.
     pub(crate) externals: HashMap<u32, Vec<u64>>,
     pub(crate) criticals: Vec<String>,
@@ -73,6 +83,11 @@ pub(crate) struct Collected {
 }
 
 impl Collected {
+    /// Whether nothing was received: no call, device work, allocation or critical event.
+    pub(crate) fn recorded_nothing(&self) -> bool {
+        self.tally.is_empty() && self.criticals.is_empty()
+    }
+
     /// Barrier records name no device: theirs is their queue's.
     pub(crate) fn fill_in_devices(&mut self) {
         let known: HashMap<u64, u64> = self
@@ -174,7 +189,7 @@ pub(crate) fn deliver(records: Records<'_>) {
         // Checked under the lock the exit work holds while it sets the flag: a buffer is either
         // in the timeline or counted as late, never lost between.
         let late = FINISHED.load(Ordering::Acquire);
-        let (apis, device) = (c.apis.len(), c.device.len());
+        let (apis, device, memory) = (c.apis.len(), c.device.len(), c.memory.len());
         for record in records {
             if late {
                 LATE_RECORDS.fetch_add(1, Ordering::Relaxed);
@@ -182,7 +197,26 @@ pub(crate) fn deliver(records: Records<'_>) {
                 take(c, record);
             }
         }
+        for call in &c.apis[apis..] {
+            c.tally.api(call);
+        }
+        for op in &c.device[device..] {
+            c.names.see_device(op.device, &op.pci);
+            c.names.queue(op.queue);
+            c.tally.device(op);
+        }
+        for m in &c.memory[memory..] {
+            c.tally.memory(m);
+        }
         stream_new(c, apis, device);
+        let json = crate::OPTIONS
+            .get()
+            .is_some_and(|o| o.output.is_some() && o.format == crate::options::Format::Json);
+        if !json {
+            c.apis.truncate(apis);
+            c.device.truncate(device);
+            c.memory.truncate(memory);
+        }
     });
 }
 
@@ -208,12 +242,22 @@ fn stream_new(c: &mut Collected, apis: usize, device: usize) {
     });
     let Ok(stream) = stream else { return };
     for call in &c.apis[apis..] {
-        stream.api(call);
+        stream.api(call, &c.names);
     }
     for op in &c.device[device..] {
-        stream.device(op);
+        stream.device(op, &c.names);
     }
     stream.flush();
+}
+
+/// A PCI address field as text (empty when the driver gave none).
+fn pci(field: &[core::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = field
+        .iter()
+        .take_while(|c| **c != 0)
+        .map(|c| *c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// A name as text (an absent name is empty).
@@ -240,7 +284,8 @@ fn take(c: &mut Collected, record: Record<'_>) {
         Record::Kernel(k) => {
             c.device.push(DeviceOp {
                 kind: DeviceKind::Kernel,
-                name,
+                name: c.names.kernel(name),
+                pci: pci(&k._pci_address),
                 queue: k._queue_handle as u64,
                 device: k._device_handle as u64,
                 append: k._append_timestamp,
@@ -258,6 +303,7 @@ fn take(c: &mut Collected, record: Record<'_>) {
             c.device.push(DeviceOp {
                 kind: DeviceKind::Copy(kind),
                 name,
+                pci: pci(&m._pci_address),
                 queue: m._queue_handle as u64,
                 device: m._device_handle as u64,
                 append: m._append_timestamp,
@@ -274,6 +320,7 @@ fn take(c: &mut Collected, record: Record<'_>) {
             c.device.push(DeviceOp {
                 kind: DeviceKind::Fill,
                 name,
+                pci: pci(&f._pci_address),
                 queue: f._queue_handle as u64,
                 device: f._device_handle as u64,
                 append: f._append_timestamp,
@@ -294,11 +341,15 @@ fn take(c: &mut Collected, record: Record<'_>) {
                 PTI_VIEW_SYNCHRONIZATION_TYPE_GPU_BARRIER_EXECUTION
                     | PTI_VIEW_SYNCHRONIZATION_TYPE_GPU_BARRIER_MEMORY
             ) {
+                let api = crate::api_name(s._api_group, s._api_id).unwrap_or("barrier");
                 c.device.push(DeviceOp {
-                    kind: DeviceKind::Barrier,
-                    name: crate::api_name(s._api_group, s._api_id)
-                        .unwrap_or("barrier")
-                        .to_string(),
+                    kind: if api.contains("Marker") {
+                        DeviceKind::Marker
+                    } else {
+                        DeviceKind::Barrier
+                    },
+                    name: api.to_string(),
+                    pci: String::new(),
                     queue: s._queue_handle as u64,
                     device: 0,
                     append: s._start_timestamp,

@@ -16,8 +16,10 @@
 use pti_abi as abi;
 mod collect;
 mod flusher;
+mod names;
 mod options;
 mod perfetto;
+mod report;
 mod summary;
 mod timeline;
 
@@ -105,11 +107,17 @@ fn filter_apis(o: &Options) {
     }
 }
 
-/// Writes `text` on stderr, and never fails or stops the program for it: errors are ignored, and
-/// while writing this thread blocks SIGPIPE (stderr may be a pipe whose reader left) and takes
-/// back the one the write raised.
+/// Writes `text` where reports go (`report`: pti-trace's stderr, not the program's), and never
+/// fails or stops the program for it: errors are ignored, and while writing this thread blocks
+/// SIGPIPE (the descriptor may be a pipe whose reader left) and takes back the one the write
+/// raised.
 fn say(text: &str) {
-    // SAFETY: plain libc calls on a local signal set, this thread's mask and fd 2.
+    let fd = match report::target() {
+        Ok(fd) => fd,
+        Err(file) if report::append(&file, text) => return,
+        Err(_) => 2,
+    };
+    // SAFETY: plain libc calls on a local signal set, this thread's mask and `fd`.
     unsafe {
         let mut pipe: libc::sigset_t = core::mem::zeroed();
         libc::sigemptyset(&mut pipe);
@@ -121,7 +129,7 @@ fn say(text: &str) {
         let was_pending = libc::sigismember(&pending, libc::SIGPIPE) == 1;
         let mut rest = text.as_bytes();
         while !rest.is_empty() {
-            let n = libc::write(2, rest.as_ptr().cast(), rest.len());
+            let n = libc::write(fd, rest.as_ptr().cast(), rest.len());
             if n > 0 {
                 rest = &rest[n as usize..];
             } else if n == 0
@@ -275,6 +283,9 @@ extern "C" fn finish() {
         let pid = std::process::id();
         collect::with(|c| {
             collect::FINISHED.store(true, Ordering::Release);
+            if c.recorded_nothing() && losses.is_none() && note_quiet() {
+                return;
+            }
             c.fill_in_devices();
             // The timeline first: a summary that cannot be printed must not cost the file.
             let written = match options.format {
@@ -291,7 +302,7 @@ extern "C" fn finish() {
                 options::Format::Perfetto => match c.stream.take() {
                     Some(Ok(mut stream)) => {
                         let path = stream.path().to_path_buf();
-                        let result = stream.finish().map(|w| timeline::Written {
+                        let result = stream.finish(&c.names).map(|w| timeline::Written {
                             events: w.events as usize,
                             flows: w.flows as usize,
                         });
@@ -323,6 +334,13 @@ extern "C" fn finish() {
             }
         });
     });
+}
+
+/// Notes this process in pti-trace's list of processes that recorded nothing (instead of an
+/// empty summary); false when there is no list (the collector preloaded without pti-trace).
+fn note_quiet() -> bool {
+    std::env::var_os("PTI_TRACE_QUIET_LIST")
+        .is_some_and(|list| report::append(&list.into(), &format!("{}\n", std::process::id())))
 }
 
 /// At unload: reports records that came after the exit work (they are in neither the timeline

@@ -6,6 +6,7 @@
 //! | `PTI_TRACE_FORMAT` | `perfetto` (native protobuf, streamed) or `json` (Chrome trace events, at exit); default: `json` for an output ending in `.json`, else `perfetto` |
 //! | `PTI_TRACE_FLUSH_MS` | flush the views at least this often, in milliseconds (default 1000; 0: only when buffers fill and at exit) |
 //! | `PTI_TRACE_SUMMARY_ONLY=1` | write no timeline |
+//! | `PTI_TRACE_RAW_NAMES=1` | kernel names as the runtime gave them (default: C++ names demangled; read by `names`) |
 //! | `PTI_TRACE_BACKENDS` | comma list of `opencl`, `level-zero`, `sycl` (default: all) |
 //! | `PTI_TRACE_VIEWS` | comma list of `api`, `device`, `memory` (default: all) |
 //! | `PTI_TRACE_API` | comma list of API function patterns (`*` matches any run of characters) to record; default: every function |

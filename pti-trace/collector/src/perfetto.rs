@@ -36,6 +36,7 @@ use perfetto_protos::track_event::track_event::Type;
 use protobuf::Message as _;
 
 use crate::collect::{ApiCall, DeviceOp};
+use crate::names::Names;
 use crate::timeline::{api_name, category, op_category, op_name};
 
 /// The `correlation_id` argument of a slice.
@@ -48,7 +49,7 @@ fn correlation_id(id: u32) -> DebugAnnotation {
 
 /// How many recent API calls are remembered for the flows of device work (bounded memory:
 /// device work is recorded soon after the call that submitted it).
-const RECENT_CALLS: usize = 65536;
+const RECENT_CALLS: usize = 4096;
 
 /// The one packet sequence of the file.
 const SEQUENCE: u32 = 1;
@@ -58,6 +59,8 @@ const SEQUENCE: u32 = 1;
 enum Track {
     Process,
     Thread(u32),
+    /// A device (its handle): the parent of its queues' tracks.
+    Device(u64),
     /// A queue (its handle) and a lane of it.
     Lane(u64, u32),
 }
@@ -90,6 +93,8 @@ pub(crate) struct Stream {
     /// a device operation's flow starts inside its call when the call is among them.
     recent: HashMap<u32, (u32, u64, u64)>,
     recent_order: std::collections::VecDeque<u32>,
+    /// Each queue's device, from its work's records (barrier records name none).
+    queue_device: HashMap<u64, u64>,
     /// Device work whose call has not been seen yet (libpti's buffers are per thread: a
     /// harvest's device record can arrive before its call's record), written when the call
     /// comes, or at the end; at most [`RECENT_CALLS`] operations wait.
@@ -125,6 +130,7 @@ impl Stream {
             lanes: HashMap::new(),
             recent: HashMap::new(),
             recent_order: std::collections::VecDeque::new(),
+            queue_device: HashMap::new(),
             waiting: HashMap::new(),
             waiting_count: 0,
             calls_recorded,
@@ -133,7 +139,7 @@ impl Stream {
             written: Written::default(),
             failed: None,
         };
-        stream.track(Track::Process);
+        stream.track(Track::Process, &Names::default());
         Ok(stream)
     }
 
@@ -184,8 +190,8 @@ impl Stream {
         }
     }
 
-    /// The UUID of `track`, declaring it first if it is new.
-    fn track(&mut self, track: Track) -> u64 {
+    /// The UUID of `track`, declaring it first if it is new (`names` names devices and queues).
+    fn track(&mut self, track: Track, names: &Names) -> u64 {
         if let Some(uuid) = self.tracks.get(&track) {
             return *uuid;
         }
@@ -214,12 +220,23 @@ impl Stream {
                 });
                 descriptor.thread = Some(thread).into();
             }
-            Track::Lane(queue, lane) => {
+            Track::Device(device) => {
                 descriptor.set_parent_uuid(self.tracks[&Track::Process]);
+                descriptor.set_name(names.device(device));
+            }
+            Track::Lane(queue, lane) => {
+                // Under its device's track when the queue's device is known (a queue that only
+                // ran barriers or markers may not be: then under the process).
+                let parent = match self.queue_device.get(&queue).copied() {
+                    Some(device) => self.track(Track::Device(device), names),
+                    None => self.tracks[&Track::Process],
+                };
+                descriptor.set_parent_uuid(parent);
+                let label = names.queue_label(queue);
                 descriptor.set_name(if lane == 0 {
-                    format!("queue {queue:#x}")
+                    label
                 } else {
-                    format!("queue {queue:#x} (overlapping work {lane})")
+                    format!("{label} (overlapping work {lane})")
                 });
             }
         }
@@ -278,11 +295,11 @@ impl Stream {
     }
 
     /// An API call on its thread's track.
-    pub(crate) fn api(&mut self, call: &ApiCall) {
-        let track = self.track(Track::Thread(call.thread));
+    pub(crate) fn api(&mut self, call: &ApiCall, names: &Names) {
+        let track = self.track(Track::Thread(call.thread), names);
         let name = api_name(call);
-        let names = (name.as_str(), category(call.group));
-        self.slice(track, names, call.start, call.end, call.correlation);
+        let label = (name.as_str(), category(call.group));
+        self.slice(track, label, call.start, call.end, call.correlation);
         if self.recent_order.len() == RECENT_CALLS
             && let Some(old) = self.recent_order.pop_front()
         {
@@ -298,14 +315,14 @@ impl Stream {
         if let Some(ops) = self.waiting.remove(&call.correlation) {
             self.waiting_count -= ops.len();
             for op in &ops {
-                self.device_now(op);
+                self.device_now(op, names);
             }
         }
     }
 
     /// A device operation: written now if its call was seen (or calls are not recorded, or too
     /// many wait), else when its call comes.
-    pub(crate) fn device(&mut self, op: &DeviceOp) {
+    pub(crate) fn device(&mut self, op: &DeviceOp, names: &Names) {
         if self.calls_recorded
             && !self.recent.contains_key(&op.correlation)
             && self.waiting_count < RECENT_CALLS
@@ -316,13 +333,16 @@ impl Stream {
                 .push(op.clone());
             self.waiting_count += 1;
         } else {
-            self.device_now(op);
+            self.device_now(op, names);
         }
     }
 
     /// A device operation on its queue's first free lane, with its flow from the submitting
     /// thread.
-    fn device_now(&mut self, op: &DeviceOp) {
+    fn device_now(&mut self, op: &DeviceOp, names: &Names) {
+        if op.device != 0 {
+            self.queue_device.insert(op.queue, op.device);
+        }
         let lanes = self.lanes.entry(op.queue).or_default();
         let lane = match lanes.iter().position(|free| *free <= op.start) {
             Some(l) => l,
@@ -332,7 +352,7 @@ impl Stream {
             }
         };
         lanes[lane] = op.end.max(op.start);
-        let track = self.track(Track::Lane(op.queue, lane as u32));
+        let track = self.track(Track::Lane(op.queue, lane as u32), names);
         let flow = (u64::from(self.pid) << 32) | self.written.flows;
         self.written.flows += 1;
         // The arrow's tail: an instant on the submitting thread when the command was appended,
@@ -343,7 +363,7 @@ impl Stream {
             None => (op.thread, op.append),
         };
         let at = at.min(op.start);
-        let thread = self.track(Track::Thread(thread));
+        let thread = self.track(Track::Thread(thread), names);
         let submit = self.name("submit");
         self.event(at, thread, Type::TYPE_INSTANT, |e| {
             e.set_name_iid(submit);
@@ -365,7 +385,7 @@ impl Stream {
 
     /// A critical event: an instant on the process track.
     pub(crate) fn critical(&mut self, ts: u64, text: &str) {
-        let track = self.track(Track::Process);
+        let track = self.tracks[&Track::Process];
         let iid = self.name(&format!("critical event: {text}"));
         self.event(ts, track, Type::TYPE_INSTANT, |e| e.set_name_iid(iid));
         self.written.events += 1;
@@ -382,12 +402,12 @@ impl Stream {
 
     /// Writes the device work still waiting for its call (its flow starts at its append time),
     /// flushes; what was written, or the first error.
-    pub(crate) fn finish(&mut self) -> std::io::Result<Written> {
+    pub(crate) fn finish(&mut self, names: &Names) -> std::io::Result<Written> {
         let mut waiting: Vec<DeviceOp> = self.waiting.drain().flat_map(|(_, ops)| ops).collect();
         waiting.sort_by_key(|op| op.start);
         self.waiting_count = 0;
         for op in &waiting {
-            self.device_now(op);
+            self.device_now(op, names);
         }
         self.flush();
         match self.failed.take() {

@@ -2,15 +2,125 @@
 //! (each kernel, each copy direction, fills, barriers) the count, total, average, minimum and
 //! maximum time and the share of its section's total; then each device's busy time, and what was
 //! lost (dropped or pending records, critical events), loudly.
+//!
+//! It is tallied as records arrive ([`Tally`]), so its memory grows with the number of distinct
+//! functions, kernels, devices and queues, not with the run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use crate::collect::Collected;
-use crate::timeline::{api_name, category, op_name};
+use crate::collect::{ApiCall, Collected, DeviceOp, Memory};
+use crate::timeline::{category, op_name};
+
+/// How many disjoint busy intervals of a device are kept open for merging: device work arrives
+/// nearly in order, so an interval this many places back is closed (its time counted for good).
+/// Work that arrives later than that and overlaps closed time is counted twice.
+const OPEN_INTERVALS: usize = 1024;
+
+/// One device's first start, last end and busy time (the union of its work's spans).
+#[derive(Default)]
+struct Busy {
+    first: Option<u64>,
+    last: u64,
+    closed: u64,
+    /// Disjoint intervals, sorted, still open for merging.
+    open: Vec<(u64, u64)>,
+}
+
+impl Busy {
+    fn add(&mut self, start: u64, end: u64) {
+        let end = end.max(start);
+        self.first = Some(self.first.map_or(start, |f| f.min(start)));
+        self.last = self.last.max(end);
+        // Merge with every open interval it touches.
+        let (mut s, mut e) = (start, end);
+        self.open.retain(|&(a, b)| {
+            if b < s || a > e {
+                true
+            } else {
+                s = s.min(a);
+                e = e.max(b);
+                false
+            }
+        });
+        let at = self.open.partition_point(|&(a, _)| a < s);
+        self.open.insert(at, (s, e));
+        if self.open.len() > OPEN_INTERVALS {
+            let (a, b) = self.open.remove(0);
+            self.closed += b - a;
+        }
+    }
+
+    fn busy(&self) -> u64 {
+        self.closed + self.open.iter().map(|(a, b)| b - a).sum::<u64>()
+    }
+}
+
+/// The summary's figures, tallied as records arrive.
+#[derive(Default)]
+pub(crate) struct Tally {
+    api_calls: u64,
+    apis: HashMap<(u32, u32), Row>,
+    device_ops: u64,
+    device: BTreeMap<String, Row>,
+    devices: BTreeMap<u64, Busy>,
+    /// Each queue's device (barrier records name none: theirs is their queue's).
+    queue_device: HashMap<u64, u64>,
+    allocations: u64,
+    allocated_bytes: u64,
+    releases: u64,
+    backwards: u64,
+}
+
+impl Tally {
+    /// Counts an API call.
+    pub(crate) fn api(&mut self, call: &ApiCall) {
+        self.api_calls += 1;
+        self.backwards += u64::from(call.end < call.start);
+        self.apis
+            .entry((call.group, call.id))
+            .or_default()
+            .add(call.end.saturating_sub(call.start));
+    }
+
+    /// Counts a device operation.
+    pub(crate) fn device(&mut self, op: &DeviceOp) {
+        self.device_ops += 1;
+        self.backwards += u64::from(op.end < op.start);
+        let name = op_name(op);
+        match self.device.get_mut(&name) {
+            Some(row) => row.add(op.end.saturating_sub(op.start)),
+            None => self
+                .device
+                .entry(name)
+                .or_default()
+                .add(op.end.saturating_sub(op.start)),
+        }
+        let device = if op.device != 0 {
+            self.queue_device.insert(op.queue, op.device);
+            op.device
+        } else {
+            self.queue_device.get(&op.queue).copied().unwrap_or(0)
+        };
+        self.devices
+            .entry(device)
+            .or_default()
+            .add(op.start, op.end);
+    }
+
+    /// Counts a memory allocation or release.
+    pub(crate) fn memory(&mut self, m: &Memory) {
+        if m.allocation {
+            self.allocations += 1;
+            self.allocated_bytes += m.bytes;
+        } else {
+            self.releases += 1;
+        }
+    }
+}
 
 /// Durations of one row.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Row {
     count: u64,
     total: u64,
@@ -58,22 +168,6 @@ fn section(out: &mut String, title: &str, rows: &BTreeMap<String, Row>) {
     }
 }
 
-/// Time covered by the union of `spans`.
-fn busy(mut spans: Vec<(u64, u64)>) -> u64 {
-    spans.sort_unstable();
-    let (mut total, mut end) = (0u64, 0u64);
-    for (s, e) in spans {
-        if s >= end {
-            total += e.saturating_sub(s);
-            end = e;
-        } else if e > end {
-            total += e - end;
-            end = e;
-        }
-    }
-    total
-}
-
 /// What libpti could not deliver, for the summary's last lines.
 pub(crate) struct Losses {
     pub(crate) dropped: Vec<(String, u64)>,
@@ -82,54 +176,63 @@ pub(crate) struct Losses {
     pub(crate) criticals: u64,
 }
 
+impl Losses {
+    /// Whether nothing was lost.
+    pub(crate) fn is_none(&self) -> bool {
+        self.dropped.iter().all(|d| d.1 == 0) && self.pending == 0 && self.criticals == 0
+    }
+}
+
+impl Tally {
+    /// Whether no call or device work was counted.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.api_calls == 0 && self.device_ops == 0 && self.allocations + self.releases == 0
+    }
+}
+
 /// The summary of `c`, for process `process`.
 pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
+    let t = &c.tally;
     let mut out = String::new();
     let pid = std::process::id();
     let _ = writeln!(
         out,
         "pti-trace: summary of process {pid} ({process}): {} API calls, {} device operations",
-        c.apis.len(),
-        c.device.len()
+        t.api_calls, t.device_ops
     );
-    let mut apis: BTreeMap<String, Row> = BTreeMap::new();
-    for call in &c.apis {
-        let name = format!("{} [{}]", api_name(call), category(call.group));
-        apis.entry(name)
-            .or_default()
-            .add(call.end.saturating_sub(call.start));
-    }
+    let apis: BTreeMap<String, Row> = t
+        .apis
+        .iter()
+        .map(|(&(group, id), row)| {
+            let call = ApiCall {
+                group,
+                id,
+                start: 0,
+                end: 0,
+                thread: 0,
+                correlation: 0,
+                status: 0,
+            };
+            let name = crate::timeline::api_name(&call);
+            (format!("{name} [{}]", category(group)), row.clone())
+        })
+        .collect();
     if !apis.is_empty() {
         section(&mut out, "API calls", &apis);
     }
-    let mut device: BTreeMap<String, Row> = BTreeMap::new();
-    for op in &c.device {
-        device
-            .entry(op_name(op))
-            .or_default()
-            .add(op.end.saturating_sub(op.start));
-    }
-    if !device.is_empty() {
+    if !t.device.is_empty() {
         section(
             &mut out,
             "Device work (kernels, copies, fills, barriers)",
-            &device,
+            &t.device,
         );
-        let mut devices: BTreeMap<u64, Vec<(u64, u64)>> = BTreeMap::new();
-        for op in &c.device {
-            devices
-                .entry(op.device)
-                .or_default()
-                .push((op.start, op.end));
-        }
-        for (dev, spans) in devices {
-            let first = spans.iter().map(|s| s.0).min().unwrap_or(0);
-            let last = spans.iter().map(|s| s.1).max().unwrap_or(0);
-            let span = last.saturating_sub(first);
-            let b = busy(spans);
+        for (dev, busy) in &t.devices {
+            let span = busy.last.saturating_sub(busy.first.unwrap_or(0));
+            let b = busy.busy();
             let _ = writeln!(
                 out,
-                "device {dev:#x}: busy {:.3} ms of the {:.3} ms from its first command's start to its last one's end ({:.1}%)",
+                "{}: busy {:.3} ms of the {:.3} ms from its first command's start to its last one's end ({:.1}%)",
+                c.names.device(*dev),
                 b as f64 / 1e6,
                 span as f64 / 1e6,
                 if span == 0 {
@@ -140,16 +243,11 @@ pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
             );
         }
     }
-    if !c.memory.is_empty() {
-        let (allocs, bytes) = c
-            .memory
-            .iter()
-            .filter(|m| m.allocation)
-            .fold((0, 0), |(n, b), m| (n + 1, b + m.bytes));
-        let releases = c.memory.iter().filter(|m| !m.allocation).count();
+    if t.allocations + t.releases > 0 {
         let _ = writeln!(
             out,
-            "memory: {allocs} allocations ({bytes} bytes), {releases} releases by the SYCL runtime"
+            "memory: {} allocations ({} bytes), {} releases by the SYCL runtime",
+            t.allocations, t.allocated_bytes, t.releases
         );
     }
     let dropped: u64 = losses.dropped.iter().map(|d| d.1).sum();
@@ -175,8 +273,7 @@ pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
             losses.pending
         );
     }
-    let backwards = c.apis.iter().filter(|a| a.end < a.start).count()
-        + c.device.iter().filter(|d| d.end < d.start).count();
+    let backwards = t.backwards;
     if backwards > 0 {
         let _ = writeln!(
             out,
@@ -200,11 +297,30 @@ pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
 mod tests {
     use super::*;
 
+    fn busy(spans: &[(u64, u64)]) -> u64 {
+        let mut b = Busy::default();
+        for (s, e) in spans {
+            b.add(*s, *e);
+        }
+        b.busy()
+    }
+
     #[test]
     fn busy_time_counts_overlaps_once() {
-        assert_eq!(busy(vec![(0, 10), (5, 15), (20, 30)]), 25);
-        assert_eq!(busy(vec![(0, 10), (2, 3)]), 10);
-        assert_eq!(busy(Vec::new()), 0);
+        assert_eq!(busy(&[(0, 10), (5, 15), (20, 30)]), 25);
+        assert_eq!(busy(&[(0, 10), (2, 3)]), 10);
+        assert_eq!(busy(&[(20, 30), (0, 10), (5, 25)]), 30);
+        assert_eq!(busy(&[]), 0);
+    }
+
+    #[test]
+    fn busy_time_stays_bounded_and_exact_in_order() {
+        let mut b = Busy::default();
+        for i in 0..10_000u64 {
+            b.add(i * 10, i * 10 + 5);
+        }
+        assert!(b.open.len() <= OPEN_INTERVALS);
+        assert_eq!(b.busy(), 50_000);
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub(crate) fn op_name(op: &DeviceOp) -> String {
         DeviceKind::Copy(kind) => format!("copy {kind}"),
         DeviceKind::Fill => "fill".to_string(),
         DeviceKind::Barrier => "barrier".to_string(),
+        DeviceKind::Marker => "marker".to_string(),
     }
 }
 
@@ -93,6 +94,7 @@ pub(crate) fn op_category(op: &DeviceOp) -> &'static str {
         DeviceKind::Copy(_) => "memcpy",
         DeviceKind::Fill => "memfill",
         DeviceKind::Barrier => "barrier",
+        DeviceKind::Marker => "marker",
     }
 }
 
