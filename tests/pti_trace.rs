@@ -68,6 +68,9 @@ fn run(cmd: &mut Command) -> Output {
     out
 }
 
+/// One process's summary rows: per section ("api", "device", "memory"), count by name.
+type Summary = HashMap<&'static str, BTreeMap<String, u64>>;
+
 /// The timelines a run wrote, as pti-trace's lines name them.
 fn timelines(stderr: &str) -> Vec<PathBuf> {
     stderr
@@ -84,6 +87,13 @@ fn summaries(stderr: &str) -> Vec<HashMap<&'static str, BTreeMap<String, u64>>> 
     for line in stderr.lines() {
         if line.starts_with("pti-trace: summary of process") {
             out.push(HashMap::new());
+            section = None;
+        } else if let Some(rest) = line.strip_prefix("memory: ") {
+            // "memory: N allocations (B bytes), R releases by the SYCL runtime"
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            let m = out.last_mut().unwrap().entry("memory").or_default();
+            m.insert("allocations".into(), words[0].parse().unwrap());
+            m.insert("releases".into(), words[4].parse().unwrap());
             section = None;
         } else if line.starts_with("API calls ") {
             section = Some("api");
@@ -268,6 +278,17 @@ fn opencl_program_under_pti_trace() {
 
 #[test]
 fn sycl_program_under_pti_trace() {
+    check_sycl_program("sycl", "trace.%p.json", check_timeline);
+}
+
+#[test]
+fn sycl_program_under_pti_trace_as_a_perfetto_trace() {
+    check_sycl_program("sycl-perfetto", "trace.%p.pftrace", check_perfetto);
+}
+
+/// Runs the SYCL program under pti-trace writing `output` (its extension chooses the format) and
+/// checks each timeline with `check`, and the summaries.
+fn check_sycl_program(name: &str, output: &str, check: fn(&Path, &Summary) -> Checked) {
     let venv = root().join(".venv");
     let lib = venv.join("lib");
     assert!(
@@ -275,10 +296,10 @@ fn sycl_program_under_pti_trace() {
         "{} lacks the SYCL runtime: run `cargo xtask setup`",
         venv.display()
     );
-    let dir = scratch("sycl");
+    let dir = scratch(name);
     let out = run(Command::new(pti_trace())
         .arg("-o")
-        .arg(dir.join("trace.%p.json"))
+        .arg(dir.join(output))
         .arg("--")
         .arg(venv.join("bin/python"))
         .arg(root().join("tests/python/sycl_workload.py"))
@@ -298,7 +319,7 @@ fn sycl_program_under_pti_trace() {
     assert_eq!(files.len(), sums.len(), "{stderr}");
     let mut device = 0;
     for (file, sum) in files.iter().zip(&sums) {
-        let c = check_timeline(file, sum);
+        let c = check(file, sum);
         device += c.device_events;
     }
     assert_eq!(device, 6, "two kernels, three copies, a fill");
@@ -533,6 +554,7 @@ fn check_perfetto(path: &Path, summary: &HashMap<&'static str, BTreeMap<String, 
     let mut tracks: HashMap<u64, (bool, String)> = HashMap::new(); // uuid -> (is a thread, name)
     let mut names: HashMap<u64, String> = HashMap::new();
     let mut events = Vec::new();
+    let mut counters = 0usize;
     for (i, p) in trace.packet.iter().enumerate() {
         assert_eq!(p.trusted_packet_sequence_id(), 1, "packet {i}: sequence");
         if i == 0 {
@@ -564,6 +586,15 @@ fn check_perfetto(path: &Path, summary: &HashMap<&'static str, BTreeMap<String, 
                 "packet {i}: undeclared track"
             );
             let kind = e.type_();
+            if kind == Type::TYPE_COUNTER {
+                counters += 1;
+                let (_, track) = &tracks[&e.track_uuid()];
+                assert!(
+                    !track.is_empty(),
+                    "packet {i}: a counter on an unnamed track"
+                );
+                continue;
+            }
             let name = if kind == Type::TYPE_SLICE_END {
                 String::new()
             } else {
@@ -676,6 +707,12 @@ fn check_perfetto(path: &Path, summary: &HashMap<&'static str, BTreeMap<String, 
         summary.get("device").cloned().unwrap_or_default(),
         count(&device, &|e| e.name.clone()),
         "device rows of the summary"
+    );
+    // The USM counter moves with the SYCL runtime's allocations (one value per record).
+    let memory = summary.get("memory").map_or(0, |m| m.values().sum::<u64>());
+    assert_eq!(
+        counters as u64, memory,
+        "counter values against memory records"
     );
     Checked {
         api_events: api.len(),
@@ -933,4 +970,44 @@ fn reports_stay_out_of_the_programs_output_and_idle_processes_leave_nothing() {
         .filter(|e| e.path().extension().is_some_and(|x| x == "pftrace"))
         .collect();
     assert_eq!(files.len(), 1, "one timeline: the OpenCL program's");
+}
+
+#[test]
+fn the_csv_summary_holds_the_printed_rows() {
+    let dir = scratch("csv");
+    let out = run(Command::new(pti_trace())
+        .arg("-s")
+        .arg("--csv")
+        .arg(dir.join("summary.%p.csv"))
+        .arg("--")
+        .arg(opencl_program())
+        .env("PTI_TEST_PLATFORM", "Portable")
+        .env_remove("OPENCL_LAYERS"));
+    let printed = &summaries(&String::from_utf8_lossy(&out.stderr))[0];
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .next()
+        .expect("no CSV")
+        .path();
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("section,name,group,count,total_ns,avg_ns,min_ns,max_ns")
+    );
+    let mut rows: HashMap<&'static str, BTreeMap<String, u64>> = HashMap::new();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let (section, name) = match f[0] {
+            "api" => ("api", format!("{} [{}]", f[1], f[2])),
+            _ => ("device", f[1].to_string()),
+        };
+        let (min, max): (u64, u64) = (f[6].parse().unwrap(), f[7].parse().unwrap());
+        assert!(min <= max, "{line}");
+        rows.entry(section)
+            .or_default()
+            .insert(name, f[3].parse().unwrap());
+    }
+    assert_eq!(&rows, printed);
 }

@@ -35,6 +35,7 @@ options:
                          arrive, so a crashed or killed run keeps what was flushed (default;
                          json when PATH ends in .json); json: Chrome trace-event JSON, written
                          at exit
+      --csv PATH         also write each process's summary tables as CSV (%p: its process ID)
       --raw-names        kernel names as the runtime gave them (default: C++ names, SYCL
                          kernels' among them, demangled)
       --flush-interval MS
@@ -56,6 +57,7 @@ struct Args {
     format: Option<String>,
     flush_interval: Option<String>,
     raw_names: bool,
+    csv: Option<String>,
     summary_only: bool,
     backends: Option<String>,
     views: Option<String>,
@@ -108,6 +110,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
                 out.format = Some(format);
             }
             "--raw-names" => out.raw_names = true,
+            "--csv" => out.csv = Some(value(&text)?),
             "--flush-interval" => {
                 let ms = value(&text)?;
                 if ms.parse::<u64>().is_err() {
@@ -243,6 +246,7 @@ fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
         "PTI_TRACE_RAW_NAMES",
         &args.raw_names.then(|| "1".to_string()),
     );
+    set("PTI_TRACE_CSV", &args.csv.as_deref().map(absolute));
     set("PTI_TRACE_BACKENDS", &args.backends);
     set("PTI_TRACE_VIEWS", &args.views);
     set("PTI_TRACE_API", &args.api);
@@ -409,5 +413,8 @@ mod tests {
         let a = run_args(&["-f", "json", "--flush-interval", "250", "--", "p"]).unwrap();
         assert_eq!(a.format.as_deref(), Some("json"));
         assert_eq!(a.flush_interval.as_deref(), Some("250"));
+        let a = run_args(&["--csv", "s.%p.csv", "--raw-names", "p"]).unwrap();
+        assert_eq!(a.csv.as_deref(), Some("s.%p.csv"));
+        assert!(a.raw_names);
     }
 }

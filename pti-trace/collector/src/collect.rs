@@ -60,6 +60,9 @@ pub(crate) struct DeviceOp {
 pub(crate) struct Memory {
     pub(crate) allocation: bool,
     pub(crate) bytes: u64,
+    pub(crate) address: u64,
+    /// When the allocation or release began.
+    pub(crate) at: u64,
 }
 
 /// Everything received. The records themselves are kept only for a JSON timeline (written at
@@ -208,7 +211,7 @@ pub(crate) fn deliver(records: Records<'_>) {
         for m in &c.memory[memory..] {
             c.tally.memory(m);
         }
-        stream_new(c, apis, device);
+        stream_new(c, apis, device, memory);
         let json = crate::OPTIONS
             .get()
             .is_some_and(|o| o.output.is_some() && o.format == crate::options::Format::Json);
@@ -220,10 +223,11 @@ pub(crate) fn deliver(records: Records<'_>) {
     });
 }
 
-/// Appends the calls and device work taken since `apis` and `device` (their counts before) to
+/// Appends the calls, device work and memory records taken since `apis`, `device` and `memory`
+/// (their counts before) to
 /// the Perfetto stream, opening it at the first, and flushes it: a batch reaches the file whole.
-fn stream_new(c: &mut Collected, apis: usize, device: usize) {
-    if c.apis.len() == apis && c.device.len() == device {
+fn stream_new(c: &mut Collected, apis: usize, device: usize, memory: usize) {
+    if c.apis.len() == apis && c.device.len() == device && c.memory.len() == memory {
         return;
     }
     let Some(options) = crate::OPTIONS.get() else {
@@ -246,6 +250,9 @@ fn stream_new(c: &mut Collected, apis: usize, device: usize) {
     }
     for op in &c.device[device..] {
         stream.device(op, &c.names);
+    }
+    for m in &c.memory[memory..] {
+        stream.memory(m);
     }
     stream.flush();
 }
@@ -374,6 +381,8 @@ fn take(c: &mut Collected, record: Record<'_>) {
                 allocation: m._operation
                     == pti_view_memory_operation::PTI_VIEW_MEMORY_OPERATION_ALLOCATION,
                 bytes: m._bytes,
+                address: m._address,
+                at: m._start_timestamp,
             });
         }
         _ => {}

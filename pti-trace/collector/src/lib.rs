@@ -316,6 +316,12 @@ extern "C" fn finish() {
                 },
             };
             say(&summary::render(c, &process, &losses));
+            if let Some(pattern) = &options.csv {
+                let path = pattern.replace("%p", &pid.to_string());
+                if let Err(e) = std::fs::write(&path, summary::csv(c)) {
+                    say(&format!("pti-trace: cannot write {path}: {e}\n"));
+                }
+            }
             match written {
                 Some((path, Ok(w))) => say(&format!(
                     "pti-trace: timeline of process {pid} written to {} ({} events, {} flow \

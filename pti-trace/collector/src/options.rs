@@ -6,6 +6,7 @@
 //! | `PTI_TRACE_FORMAT` | `perfetto` (native protobuf, streamed) or `json` (Chrome trace events, at exit); default: `json` for an output ending in `.json`, else `perfetto` |
 //! | `PTI_TRACE_FLUSH_MS` | flush the views at least this often, in milliseconds (default 1000; 0: only when buffers fill and at exit) |
 //! | `PTI_TRACE_SUMMARY_ONLY=1` | write no timeline |
+//! | `PTI_TRACE_CSV` | also write the summary's tables as CSV to this file (`%p` becomes the process ID) |
 //! | `PTI_TRACE_RAW_NAMES=1` | kernel names as the runtime gave them (default: C++ names demangled; read by `names`) |
 //! | `PTI_TRACE_BACKENDS` | comma list of `opencl`, `level-zero`, `sycl` (default: all) |
 //! | `PTI_TRACE_VIEWS` | comma list of `api`, `device`, `memory` (default: all) |
@@ -28,6 +29,8 @@ pub(crate) struct Options {
     /// The timeline's file name pattern (None: no timeline).
     pub(crate) output: Option<String>,
     pub(crate) format: Format,
+    /// The CSV summary's file name pattern, if asked for.
+    pub(crate) csv: Option<String>,
     /// How often to flush (None: only when buffers fill and at exit).
     pub(crate) flush_interval: Option<std::time::Duration>,
     pub(crate) opencl: bool,
@@ -79,6 +82,7 @@ impl Options {
             output,
             format,
             flush_interval,
+            csv: get("PTI_TRACE_CSV"),
             opencl: backends.contains(&"opencl"),
             level_zero: backends.contains(&"level-zero"),
             sycl: backends.contains(&"sycl"),

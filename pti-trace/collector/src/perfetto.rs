@@ -23,6 +23,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
 
+use perfetto_protos::counter_descriptor::CounterDescriptor;
+use perfetto_protos::counter_descriptor::counter_descriptor::Unit;
 use perfetto_protos::debug_annotation::DebugAnnotation;
 use perfetto_protos::interned_data::InternedData;
 use perfetto_protos::process_descriptor::ProcessDescriptor;
@@ -35,7 +37,7 @@ use perfetto_protos::track_event::TrackEvent;
 use perfetto_protos::track_event::track_event::Type;
 use protobuf::Message as _;
 
-use crate::collect::{ApiCall, DeviceOp};
+use crate::collect::{ApiCall, DeviceOp, Memory};
 use crate::names::Names;
 use crate::timeline::{api_name, category, op_category, op_name};
 
@@ -63,6 +65,8 @@ enum Track {
     Device(u64),
     /// A queue (its handle) and a lane of it.
     Lane(u64, u32),
+    /// The counter of USM memory the SYCL runtime holds allocated.
+    UsmBytes,
 }
 
 /// What was written, for the collector's last line.
@@ -93,6 +97,9 @@ pub(crate) struct Stream {
     /// a device operation's flow starts inside its call when the call is among them.
     recent: HashMap<u32, (u32, u64, u64)>,
     recent_order: std::collections::VecDeque<u32>,
+    /// Live USM allocations (address → bytes) and their total, for the counter.
+    usm_live: HashMap<u64, u64>,
+    usm_bytes: i64,
     /// Each queue's device, from its work's records (barrier records name none).
     queue_device: HashMap<u64, u64>,
     /// Device work whose call has not been seen yet (libpti's buffers are per thread: a
@@ -131,6 +138,8 @@ impl Stream {
             recent: HashMap::new(),
             recent_order: std::collections::VecDeque::new(),
             queue_device: HashMap::new(),
+            usm_live: HashMap::new(),
+            usm_bytes: 0,
             waiting: HashMap::new(),
             waiting_count: 0,
             calls_recorded,
@@ -219,6 +228,13 @@ impl Stream {
                     format!("thread {tid}")
                 });
                 descriptor.thread = Some(thread).into();
+            }
+            Track::UsmBytes => {
+                descriptor.set_parent_uuid(self.tracks[&Track::Process]);
+                descriptor.set_name("USM memory allocated by the SYCL runtime".to_string());
+                let mut counter = CounterDescriptor::new();
+                counter.set_unit(Unit::UNIT_SIZE_BYTES);
+                descriptor.counter = Some(counter).into();
             }
             Track::Device(device) => {
                 descriptor.set_parent_uuid(self.tracks[&Track::Process]);
@@ -381,6 +397,23 @@ impl Stream {
         });
         self.event(op.end.max(op.start), track, Type::TYPE_SLICE_END, |_| {});
         self.written.events += 1;
+    }
+
+    /// A USM allocation or release: the counter's new value (a release subtracts what its
+    /// allocation added, when that was recorded).
+    pub(crate) fn memory(&mut self, m: &Memory) {
+        if m.allocation {
+            self.usm_live.insert(m.address, m.bytes);
+            self.usm_bytes += m.bytes as i64;
+        } else {
+            let bytes = self.usm_live.remove(&m.address).unwrap_or(m.bytes);
+            self.usm_bytes -= bytes as i64;
+        }
+        let track = self.track(Track::UsmBytes, &Names::default());
+        let value = self.usm_bytes;
+        self.event(m.at, track, Type::TYPE_COUNTER, |e| {
+            e.set_counter_value(value)
+        });
     }
 
     /// A critical event: an instant on the process track.

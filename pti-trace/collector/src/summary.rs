@@ -141,24 +141,37 @@ impl Row {
     }
 }
 
+/// A duration with a unit that keeps it short: `850ns`, `12.40us`, `3.21ms`, `1.50s`.
+fn duration(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0}ns")
+    } else if ns < 1e6 {
+        format!("{:.2}us", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2}ms", ns / 1e6)
+    } else {
+        format!("{:.2}s", ns / 1e9)
+    }
+}
+
 fn section(out: &mut String, title: &str, rows: &BTreeMap<String, Row>) {
     let all: u64 = rows.values().map(|r| r.total).sum();
     let _ = writeln!(
         out,
-        "{title:<48} {:>8} {:>12} {:>11} {:>11} {:>11} {:>6}",
-        "count", "total ms", "avg us", "min us", "max us", "share"
+        "{title:<48} {:>8} {:>10} {:>10} {:>10} {:>10} {:>6}",
+        "count", "total", "avg", "min", "max", "share"
     );
     let mut sorted: Vec<(&String, &Row)> = rows.iter().collect();
     sorted.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(b.0)));
     for (name, r) in sorted {
         let _ = writeln!(
             out,
-            "  {name:<46} {:>8} {:>12.3} {:>11.3} {:>11.3} {:>11.3} {:>5.1}%",
+            "  {name:<46} {:>8} {:>10} {:>10} {:>10} {:>10} {:>5.1}%",
             r.count,
-            r.total as f64 / 1e6,
-            r.total as f64 / r.count as f64 / 1e3,
-            r.min as f64 / 1e3,
-            r.max as f64 / 1e3,
+            duration(r.total as f64),
+            duration(r.total as f64 / r.count as f64),
+            duration(r.min as f64),
+            duration(r.max as f64),
             if all == 0 {
                 0.0
             } else {
@@ -188,6 +201,52 @@ impl Tally {
     pub(crate) fn is_empty(&self) -> bool {
         self.api_calls == 0 && self.device_ops == 0 && self.allocations + self.releases == 0
     }
+}
+
+/// A CSV field: quoted when it holds a comma, a quote or a line break.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// The summary's tables as CSV (`--csv`): one row per API function and per kind of device work,
+/// times in nanoseconds.
+pub(crate) fn csv(c: &Collected) -> String {
+    let mut out = String::from("section,name,group,count,total_ns,avg_ns,min_ns,max_ns\n");
+    let mut row = |section: &str, name: &str, group: &str, r: &Row| {
+        let _ = writeln!(
+            out,
+            "{section},{},{},{},{},{},{},{}",
+            csv_field(name),
+            csv_field(group),
+            r.count,
+            r.total,
+            r.total / r.count.max(1),
+            r.min,
+            r.max
+        );
+    };
+    let mut apis: Vec<_> = c.tally.apis.iter().collect();
+    apis.sort_by_key(|(key, _)| **key);
+    for (&(group, id), r) in apis {
+        let call = ApiCall {
+            group,
+            id,
+            start: 0,
+            end: 0,
+            thread: 0,
+            correlation: 0,
+            status: 0,
+        };
+        row("api", &crate::timeline::api_name(&call), category(group), r);
+    }
+    for (name, r) in &c.tally.device {
+        row("device", name, "", r);
+    }
+    out
 }
 
 /// The summary of `c`, for process `process`.
@@ -321,6 +380,14 @@ mod tests {
         }
         assert!(b.open.len() <= OPEN_INTERVALS);
         assert_eq!(b.busy(), 50_000);
+    }
+
+    #[test]
+    fn durations_carry_their_unit() {
+        assert_eq!(duration(850.0), "850ns");
+        assert_eq!(duration(12_400.0), "12.40us");
+        assert_eq!(duration(3_210_000.0), "3.21ms");
+        assert_eq!(duration(1_500_000_000.0), "1.50s");
     }
 
     #[test]
