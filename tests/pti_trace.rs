@@ -1011,3 +1011,56 @@ fn the_csv_summary_holds_the_printed_rows() {
     }
     assert_eq!(&rows, printed);
 }
+
+#[test]
+fn the_sqlite_export_holds_every_record_of_the_trace() {
+    let dir = scratch("sqlite");
+    let out = run(Command::new(pti_trace())
+        .arg("-o")
+        .arg(dir.join("trace.%p.pftrace"))
+        .arg("--")
+        .arg(opencl_program())
+        .env("PTI_TEST_PLATFORM", "Portable")
+        .env_remove("OPENCL_LAYERS"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let summary = &summaries(&stderr)[0];
+    let db = dir.join("trace.db");
+    run(Command::new(pti_trace())
+        .args(["export", "--sqlite"])
+        .arg(&db)
+        .arg(&timelines(&stderr)[0]));
+    let db = rusqlite::Connection::open(&db).unwrap();
+    let one = |sql: &str| -> i64 { db.query_row(sql, [], |r| r.get(0)).unwrap() };
+    // The views count what the summary counts.
+    let rows = |sql: &str| -> BTreeMap<String, u64> {
+        let mut stmt = db.prepare(sql).unwrap();
+        stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+    };
+    assert_eq!(
+        rows("SELECT name || ' [' || api_group || ']', count FROM api_summary"),
+        summary["api"]
+    );
+    assert_eq!(
+        rows("SELECT name, count FROM device_summary"),
+        summary["device"]
+    );
+    // Every device operation joins the call that submitted it, which started before it was
+    // submitted, and runs after its submission.
+    let ops = one("SELECT COUNT(*) FROM device_op");
+    let joined = one(
+        "SELECT COUNT(*) FROM device_op d JOIN api_call a ON a.pid = d.pid AND \
+         a.correlation_id = d.correlation_id WHERE a.start_ns <= d.submit_ns AND \
+         d.submit_ns <= d.start_ns",
+    );
+    assert!(
+        ops > 20 && joined == ops,
+        "{joined} of {ops} device operations joined"
+    );
+    assert_eq!(one("SELECT COUNT(*) FROM device_op WHERE device = ''"), 0);
+    assert_eq!(one("SELECT COUNT(*) FROM process"), 1);
+}

@@ -5,10 +5,11 @@
 //! ```
 //!
 //! Runs `program` with `libpti.so` and the pti-trace collector injected (`LD_PRELOAD`), so that
-//! every process it starts is traced too. At the exit of each process the collector prints a
-//! summary on stderr and writes that process's timeline (Chrome trace-event JSON, for Perfetto or
-//! chrome://tracing). pti-trace itself only prepares the environment and waits: all the tracing
-//! is libpti's, reached through its public C API (see `pti-trace/collector`).
+//! every process it starts is traced too. Each process's collector streams its timeline (a
+//! Perfetto trace, or Chrome JSON at exit) and prints a summary on pti-trace's stderr at exit.
+//! pti-trace itself only prepares the environment and waits: all the tracing is libpti's, reached
+//! through the `libpti` crate (see `pti-trace/collector`). `pti-trace export` (module `export`)
+//! turns its Perfetto traces into an SQLite database.
 //!
 //! The libraries are looked for in `$PTI_TRACE_LIB_DIR`, beside the executable, then in
 //! `../lib` from it (an installed tree). Paths handed to the program (the libraries, the
@@ -18,15 +19,21 @@
 //! when the program dies of a signal, pti-trace dies of the same one, so that its caller sees
 //! what the program's own caller would.
 
+mod export;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 const USAGE: &str = "\
 usage: pti-trace [options] -- program [args...]
+       pti-trace export --sqlite OUT.db TRACE.pftrace...
 
-Runs program with libpti injected; at exit, each process of it prints a summary on stderr and
-writes its timeline (Chrome trace-event JSON: open it in https://ui.perfetto.dev).
+Runs program with libpti injected; each process of it writes its timeline (a Perfetto trace,
+streamed as records arrive: open it in https://ui.perfetto.dev) and, at exit, prints a summary
+on pti-trace's stderr. `export` turns Perfetto traces it wrote into an SQLite database (tables
+api_call, device_op, counter, critical_event, thread, process; views api_summary,
+device_summary).
 
 options:
   -o, --output PATH      timeline file of each process; %p becomes its process ID
@@ -269,8 +276,40 @@ fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
     cmd
 }
 
+/// `pti-trace export --sqlite OUT.db TRACE...`.
+fn export_command(args: Vec<OsString>) -> ExitCode {
+    let mut out = None;
+    let mut traces = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "--sqlite" {
+            out = args.next().map(PathBuf::from);
+        } else {
+            traces.push(PathBuf::from(arg));
+        }
+    }
+    let (Some(out), false) = (out, traces.is_empty()) else {
+        eprintln!("pti-trace: export needs --sqlite OUT.db and trace files\n\n{USAGE}");
+        return ExitCode::from(2);
+    };
+    match export::sqlite(&out, &traces) {
+        Ok(()) => {
+            eprintln!("pti-trace: wrote {}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("pti-trace: export: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let parsed = match parse(std::env::args_os().skip(1)) {
+    let mut all: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if all.first().is_some_and(|a| a == "export") {
+        return export_command(all.split_off(1));
+    }
+    let parsed = match parse(all) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("pti-trace: {e}\n\n{USAGE}");
