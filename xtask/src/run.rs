@@ -242,9 +242,7 @@ pub fn demo() -> Result<(), String> {
         }
     }
     step("pti-trace on vector_add", &mut trace)?;
-    eprintln!(
-        "xtask: open the timeline written above in https://ui.perfetto.dev (or chrome://tracing)"
-    );
+    eprintln!("xtask: open the timeline written above in https://ui.perfetto.dev");
     Ok(())
 }
 

@@ -257,6 +257,19 @@ fn stream_new(c: &mut Collected, apis: usize, device: usize, memory: usize) {
     stream.flush();
 }
 
+/// Puts a sample of the pending device commands on the Perfetto timeline, if one is open.
+pub(crate) fn sample_pending(at: u64, commands: u64) {
+    with(|c| {
+        if FINISHED.load(Ordering::Acquire) {
+            return;
+        }
+        if let Some(Ok(stream)) = c.stream.as_mut() {
+            stream.pending(at, commands);
+            stream.flush();
+        }
+    });
+}
+
 /// A PCI address field as text (empty when the driver gave none).
 fn pci(field: &[core::ffi::c_char]) -> String {
     let bytes: Vec<u8> = field

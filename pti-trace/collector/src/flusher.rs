@@ -2,6 +2,9 @@
 //! so that a run that crashes, aborts or is killed leaves a timeline holding everything up to
 //! its last flush (the Perfetto stream writes each batch as it arrives).
 //!
+//! After each flush it samples how many device commands still wait for their completion, for the
+//! timeline's counter.
+//!
 //! The thread starts at libpti's first buffer request (the program's first traced call): a
 //! program that does no GPU work gets no thread. A child forked without `exec` has no flusher
 //! (creating a thread in a fork handler is not safe); it flushes when a buffer fills and at exit.
@@ -34,6 +37,8 @@ pub(crate) fn start(interval: Duration) {
                 }
                 if let Some(views) = crate::VIEWS.get() {
                     let _ = views.flush();
+                    let pending = libpti::view::pending_device_records().unwrap_or(0);
+                    crate::collect::sample_pending(libpti::view::timestamp(), pending);
                 }
             }
         });

@@ -67,6 +67,8 @@ enum Track {
     Lane(u64, u32),
     /// The counter of USM memory the SYCL runtime holds allocated.
     UsmBytes,
+    /// The counter of device commands whose records wait for their completion.
+    Pending,
 }
 
 /// What was written, for the collector's last line.
@@ -234,6 +236,15 @@ impl Stream {
                 descriptor.set_name("USM memory allocated by the SYCL runtime".to_string());
                 let mut counter = CounterDescriptor::new();
                 counter.set_unit(Unit::UNIT_SIZE_BYTES);
+                descriptor.counter = Some(counter).into();
+            }
+            Track::Pending => {
+                descriptor.set_parent_uuid(self.tracks[&Track::Process]);
+                descriptor.set_name(
+                    "device commands pending (sampled at each periodic flush)".to_string(),
+                );
+                let mut counter = CounterDescriptor::new();
+                counter.set_unit(Unit::UNIT_COUNT);
                 descriptor.counter = Some(counter).into();
             }
             Track::Device(device) => {
@@ -413,6 +424,15 @@ impl Stream {
         let value = self.usm_bytes;
         self.event(m.at, track, Type::TYPE_COUNTER, |e| {
             e.set_counter_value(value)
+        });
+    }
+
+    /// How many device commands wait for their completion at `ts` (sampled by the periodic
+    /// flush).
+    pub(crate) fn pending(&mut self, ts: u64, commands: u64) {
+        let track = self.track(Track::Pending, &Names::default());
+        self.event(ts, track, Type::TYPE_COUNTER, |e| {
+            e.set_counter_value(commands as i64)
         });
     }
 
