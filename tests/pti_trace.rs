@@ -1064,3 +1064,48 @@ fn the_sqlite_export_holds_every_record_of_the_trace() {
     assert_eq!(one("SELECT COUNT(*) FROM device_op WHERE device = ''"), 0);
     assert_eq!(one("SELECT COUNT(*) FROM process"), 1);
 }
+
+#[test]
+fn abort_and_exit_without_handlers_keep_what_was_flushed() {
+    for (how, expected) in [("abort", "signal 6"), ("_exit", "code 3")] {
+        let dir = scratch(&format!("end-{how}"));
+        let out = Command::new(pti_trace())
+            .args(["--flush-interval", "100", "-o"])
+            .arg(dir.join("trace.%p.pftrace"))
+            .arg("--")
+            .arg(looping_program())
+            .args(["500", how])
+            .env("PTI_TEST_PLATFORM", "Portable")
+            .env_remove("OPENCL_LAYERS")
+            .output()
+            .unwrap();
+        let ended = match (out.status.code(), out.status.signal()) {
+            (Some(code), _) if code > 128 => format!("signal {}", code - 128),
+            (Some(code), _) => format!("code {code}"),
+            (None, Some(signal)) => format!("signal {signal}"),
+            _ => "?".into(),
+        };
+        assert_eq!(ended, expected, "{how}");
+        // No exit handler ran (no summary), yet the periodic flush put every launch on disk.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("summary of process"), "{how}: {stderr}");
+        let file = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "pftrace"))
+            .unwrap_or_else(|| panic!("{how}: no trace"));
+        let (packets, _) = whole_packets(&std::fs::read(&file).unwrap());
+        let kernels = packets
+            .iter()
+            .filter(|p| {
+                p.has_track_event()
+                    && p.track_event()
+                        .categories
+                        .first()
+                        .is_some_and(|c| c == "kernel")
+            })
+            .count();
+        assert_eq!(kernels, 500, "{how}: the kernels on disk");
+    }
+}

@@ -1,12 +1,17 @@
 /* Runs a small kernel on the OpenCL platform whose name contains $PTI_TEST_PLATFORM, in a loop:
  * forever (the program a test kills mid-run), or as many times as its argument says, then
- * prints its peak resident memory ("W HWM <kB>", from /proc/self/status) and returns. Prints
- * "W ITER <n>" every 100 launches. */
+ * prints its peak resident memory ("W HWM <kB>", from /proc/self/status) and returns; or, with a
+ * second argument "abort" or "_exit", waits half a second and ends that way instead (no exit
+ * handler runs). Prints "W ITER <n>" every 100 launches. */
+#define _POSIX_C_SOURCE 200809L
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #define CHECK(call)                                                                  \
     do {                                                                             \
@@ -75,5 +80,14 @@ int main(int argc, char **argv) {
     }
     CHECK(clFinish(queue));
     printf("W HWM %ld\n", peak_kb());
+    fflush(stdout);
+    if (argc > 2) {
+        struct timespec half = {0, 500000000};
+        nanosleep(&half, NULL);
+        struct rlimit no_core = {0, 0}; /* a test's abort leaves no core file behind */
+        setrlimit(RLIMIT_CORE, &no_core);
+        if (strcmp(argv[2], "abort") == 0) abort();
+        if (strcmp(argv[2], "_exit") == 0) _exit(3);
+    }
     return 0;
 }
