@@ -81,8 +81,8 @@ fn timelines(stderr: &str) -> Vec<PathBuf> {
 }
 
 /// One process's summary: rows by name, per section ("API calls", "Device work").
-fn summaries(stderr: &str) -> Vec<HashMap<&'static str, BTreeMap<String, u64>>> {
-    let mut out: Vec<HashMap<&'static str, BTreeMap<String, u64>>> = Vec::new();
+fn summaries(stderr: &str) -> Vec<Summary> {
+    let mut out: Vec<Summary> = Vec::new();
     let mut section: Option<&'static str> = None;
     for line in stderr.lines() {
         if line.starts_with("pti-trace: summary of process") {
@@ -126,7 +126,7 @@ struct Checked {
 }
 
 /// Checks one timeline against its process's summary rows.
-fn check_timeline(path: &Path, summary: &HashMap<&'static str, BTreeMap<String, u64>>) -> Checked {
+fn check_timeline(path: &Path, summary: &Summary) -> Checked {
     let text = std::fs::read_to_string(path).unwrap();
     let json: Value = serde_json::from_str(&text)
         .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
@@ -530,7 +530,7 @@ fn relative_paths_hold_when_the_program_changes_directory() {
 /// - every device slice's flow starts inside an API slice of its correlation ID on the
 ///   submitting thread;
 /// - the API and device slices, counted by name, are the summary's rows.
-fn check_perfetto(path: &Path, summary: &HashMap<&'static str, BTreeMap<String, u64>>) -> Checked {
+fn check_perfetto(path: &Path, summary: &Summary) -> Checked {
     use perfetto_protos::trace::Trace;
     use perfetto_protos::track_event::track_event::Type;
     use protobuf::Message as _;
@@ -724,13 +724,12 @@ fn check_perfetto(path: &Path, summary: &HashMap<&'static str, BTreeMap<String, 
 #[test]
 fn opencl_program_under_pti_trace_as_a_perfetto_trace() {
     let dir = scratch("perfetto");
-    let out = run(Command::new(pti_trace())
-        .args(["-o"])
-        .arg(dir.join("trace.%p.pftrace"))
-        .arg("--")
-        .arg(opencl_program())
-        .env("PTI_TEST_PLATFORM", "Portable")
-        .env_remove("OPENCL_LAYERS"));
+    let out = run(on_pocl(
+        Command::new(pti_trace())
+            .arg("-o")
+            .arg(dir.join("trace.%p.pftrace")),
+        opencl_program(),
+    ));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let files = timelines(&stderr);
     let sums = summaries(&stderr);
@@ -744,13 +743,12 @@ fn opencl_program_under_pti_trace_as_a_perfetto_trace() {
         c.queues
     );
     // The same run as JSON, for the size per event.
-    let json = run(Command::new(pti_trace())
-        .args(["-o"])
-        .arg(dir.join("trace.%p.json"))
-        .arg("--")
-        .arg(opencl_program())
-        .env("PTI_TEST_PLATFORM", "Portable")
-        .env_remove("OPENCL_LAYERS"));
+    let json = run(on_pocl(
+        Command::new(pti_trace())
+            .arg("-o")
+            .arg(dir.join("trace.%p.json")),
+        opencl_program(),
+    ));
     let json_stderr = String::from_utf8_lossy(&json.stderr);
     let json_file = &timelines(&json_stderr)[0];
     // Runs differ in their number of calls (the program polls its events): compared per slice.
@@ -799,22 +797,53 @@ fn whole_packets(bytes: &[u8]) -> (Vec<perfetto_protos::trace_packet::TracePacke
     (packets, false)
 }
 
+/// `cmd` (pti-trace and its options) made to run `program` on PoCL; the program's own arguments
+/// may follow.
+fn on_pocl<'a>(cmd: &'a mut Command, program: &Path) -> &'a mut Command {
+    cmd.arg("--")
+        .arg(program)
+        .env("PTI_TEST_PLATFORM", "Portable")
+        .env_remove("OPENCL_LAYERS")
+}
+
+/// The Perfetto traces in `dir`.
+fn traces_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pftrace"))
+        .collect()
+}
+
+/// How many kernel slices the whole packets of the trace `file` hold.
+fn kernel_slices(file: &Path) -> usize {
+    let (packets, _) = whole_packets(&std::fs::read(file).unwrap_or_default());
+    packets
+        .iter()
+        .filter(|p| {
+            p.has_track_event()
+                && p.track_event()
+                    .categories
+                    .first()
+                    .is_some_and(|c| c == "kernel")
+        })
+        .count()
+}
+
 #[test]
 fn a_killed_run_leaves_a_trace_up_to_its_last_flush() {
     use std::io::BufRead as _;
     let dir = scratch("killed");
-    let program = looping_program();
-    let mut child = Command::new(pti_trace())
-        .args(["--flush-interval", "100", "-o"])
-        .arg(dir.join("trace.%p.pftrace"))
-        .arg("--")
-        .arg(program)
-        .env("PTI_TEST_PLATFORM", "Portable")
-        .env_remove("OPENCL_LAYERS")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // pti-trace runs the program as its child: it is killed by its path.
+    let mut child = on_pocl(
+        Command::new(pti_trace())
+            .args(["--flush-interval", "100", "-o"])
+            .arg(dir.join("trace.%p.pftrace")),
+        looping_program(),
+    )
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let mut launched = 0u64;
     while launched < 2000 {
@@ -825,29 +854,9 @@ fn a_killed_run_leaves_a_trace_up_to_its_last_flush() {
     }
     // Wait until the trace on disk holds 1,000 kernels (the periodic flush put them there),
     // then kill: they must all still be there, and the file must decode.
-    let kernels_in = |file: &Path| {
-        let (packets, _) = whole_packets(&std::fs::read(file).unwrap_or_default());
-        packets
-            .iter()
-            .filter(|p| {
-                p.has_track_event()
-                    && p.track_event()
-                        .categories
-                        .first()
-                        .is_some_and(|c| c == "kernel")
-            })
-            .count()
-    };
-    let trace_file = || {
-        std::fs::read_dir(&dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.extension().is_some_and(|x| x == "pftrace"))
-    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let before = loop {
-        let n = trace_file().map_or(0, |f| kernels_in(&f));
+        let n = traces_in(&dir).first().map_or(0, |f| kernel_slices(f));
         if n >= 1000 {
             break n;
         }
@@ -875,10 +884,10 @@ fn a_killed_run_leaves_a_trace_up_to_its_last_flush() {
         "{:?}",
         out.status
     );
-    let file = trace_file().expect("no trace file");
+    let file = traces_in(&dir).pop().expect("no trace file");
     let bytes = std::fs::read(&file).unwrap();
     let (packets, cut) = whole_packets(&bytes);
-    let kernels = kernels_in(&file);
+    let kernels = kernel_slices(&file);
     println!(
         "killed after {launched}+ launches: {} bytes, {} whole packets{}, {kernels} kernel \
          slices ({before} on disk before the kill)",
@@ -896,15 +905,13 @@ fn a_killed_run_leaves_a_trace_up_to_its_last_flush() {
 /// pti-trace writing a Perfetto trace, and the trace's size.
 fn peak_memory_under_pti_trace(launches: u64) -> (u64, u64) {
     let dir = scratch(&format!("memory-{launches}"));
-    let program = looping_program();
-    let out = run(Command::new(pti_trace())
-        .arg("-o")
-        .arg(dir.join("trace.%p.pftrace"))
-        .arg("--")
-        .arg(program)
-        .arg(launches.to_string())
-        .env("PTI_TEST_PLATFORM", "Portable")
-        .env_remove("OPENCL_LAYERS"));
+    let out = run(on_pocl(
+        Command::new(pti_trace())
+            .arg("-o")
+            .arg(dir.join("trace.%p.pftrace")),
+        looping_program(),
+    )
+    .arg(launches.to_string()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let hwm = stdout
         .lines()
@@ -964,25 +971,22 @@ fn reports_stay_out_of_the_programs_output_and_idle_processes_leave_nothing() {
         stderr.contains("2 processes recorded no GPU-runtime call or device work"),
         "{stderr}"
     );
-    let files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "pftrace"))
-        .collect();
-    assert_eq!(files.len(), 1, "one timeline: the OpenCL program's");
+    assert_eq!(
+        traces_in(&dir).len(),
+        1,
+        "one timeline: the OpenCL program's"
+    );
 }
 
 #[test]
 fn the_csv_summary_holds_the_printed_rows() {
     let dir = scratch("csv");
-    let out = run(Command::new(pti_trace())
-        .arg("-s")
-        .arg("--csv")
-        .arg(dir.join("summary.%p.csv"))
-        .arg("--")
-        .arg(opencl_program())
-        .env("PTI_TEST_PLATFORM", "Portable")
-        .env_remove("OPENCL_LAYERS"));
+    let out = run(on_pocl(
+        Command::new(pti_trace())
+            .args(["-s", "--csv"])
+            .arg(dir.join("summary.%p.csv")),
+        opencl_program(),
+    ));
     let printed = &summaries(&String::from_utf8_lossy(&out.stderr))[0];
     let file = std::fs::read_dir(&dir)
         .unwrap()
@@ -996,7 +1000,7 @@ fn the_csv_summary_holds_the_printed_rows() {
         lines.next(),
         Some("section,name,group,count,total_ns,avg_ns,min_ns,max_ns")
     );
-    let mut rows: HashMap<&'static str, BTreeMap<String, u64>> = HashMap::new();
+    let mut rows: Summary = HashMap::new();
     for line in lines {
         let f: Vec<&str> = line.split(',').collect();
         let (section, name) = match f[0] {
@@ -1015,13 +1019,12 @@ fn the_csv_summary_holds_the_printed_rows() {
 #[test]
 fn the_sqlite_export_holds_every_record_of_the_trace() {
     let dir = scratch("sqlite");
-    let out = run(Command::new(pti_trace())
-        .arg("-o")
-        .arg(dir.join("trace.%p.pftrace"))
-        .arg("--")
-        .arg(opencl_program())
-        .env("PTI_TEST_PLATFORM", "Portable")
-        .env_remove("OPENCL_LAYERS"));
+    let out = run(on_pocl(
+        Command::new(pti_trace())
+            .arg("-o")
+            .arg(dir.join("trace.%p.pftrace")),
+        opencl_program(),
+    ));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let summary = &summaries(&stderr)[0];
     let db = dir.join("trace.db");
@@ -1069,16 +1072,15 @@ fn the_sqlite_export_holds_every_record_of_the_trace() {
 fn abort_and_exit_without_handlers_keep_what_was_flushed() {
     for (how, expected) in [("abort", "signal 6"), ("_exit", "code 3")] {
         let dir = scratch(&format!("end-{how}"));
-        let out = Command::new(pti_trace())
-            .args(["--flush-interval", "100", "-o"])
-            .arg(dir.join("trace.%p.pftrace"))
-            .arg("--")
-            .arg(looping_program())
-            .args(["500", how])
-            .env("PTI_TEST_PLATFORM", "Portable")
-            .env_remove("OPENCL_LAYERS")
-            .output()
-            .unwrap();
+        let out = on_pocl(
+            Command::new(pti_trace())
+                .args(["--flush-interval", "100", "-o"])
+                .arg(dir.join("trace.%p.pftrace")),
+            looping_program(),
+        )
+        .args(["500", how])
+        .output()
+        .unwrap();
         let ended = match (out.status.code(), out.status.signal()) {
             (Some(code), _) if code > 128 => format!("signal {}", code - 128),
             (Some(code), _) => format!("code {code}"),
@@ -1089,23 +1091,10 @@ fn abort_and_exit_without_handlers_keep_what_was_flushed() {
         // No exit handler ran (no summary), yet the periodic flush put every launch on disk.
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!stderr.contains("summary of process"), "{how}: {stderr}");
-        let file = std::fs::read_dir(&dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.extension().is_some_and(|x| x == "pftrace"))
+        let file = traces_in(&dir)
+            .pop()
             .unwrap_or_else(|| panic!("{how}: no trace"));
-        let (packets, _) = whole_packets(&std::fs::read(&file).unwrap());
-        let kernels = packets
-            .iter()
-            .filter(|p| {
-                p.has_track_event()
-                    && p.track_event()
-                        .categories
-                        .first()
-                        .is_some_and(|c| c == "kernel")
-            })
-            .count();
+        let kernels = kernel_slices(&file);
         assert_eq!(kernels, 500, "{how}: the kernels on disk");
     }
 }

@@ -236,15 +236,19 @@ fn stream_new(c: &mut Collected, apis: usize, device: usize, memory: usize) {
     if options.format != crate::options::Format::Perfetto {
         return;
     }
-    let Some(path) = options.output_path(std::process::id()) else {
+    if c.stream.is_none() {
+        let pid = std::process::id();
+        let Some(path) = options.output_path(pid) else {
+            return;
+        };
+        c.stream = Some(
+            crate::perfetto::Stream::create(&path, pid, &crate::process_name(), options.api)
+                .map_err(|e| format!("cannot write {}: {e}", path.display())),
+        );
+    }
+    let Some(Ok(stream)) = c.stream.as_mut() else {
         return;
     };
-    let stream = c.stream.get_or_insert_with(|| {
-        let pid = std::process::id();
-        crate::perfetto::Stream::create(&path, pid, &crate::process_name(), options.api)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
-    });
-    let Ok(stream) = stream else { return };
     for call in &c.apis[apis..] {
         stream.api(call, &c.names);
     }

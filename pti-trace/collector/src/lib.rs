@@ -302,11 +302,7 @@ extern "C" fn finish() {
                 options::Format::Perfetto => match c.stream.take() {
                     Some(Ok(mut stream)) => {
                         let path = stream.path().to_path_buf();
-                        let result = stream.finish(&c.names).map(|w| timeline::Written {
-                            events: w.events as usize,
-                            flows: w.flows as usize,
-                        });
-                        Some((path, result))
+                        Some((path, stream.finish(&c.names)))
                     }
                     Some(Err(e)) => {
                         say(&format!("pti-trace: {e}\n"));

@@ -39,7 +39,7 @@ use protobuf::Message as _;
 
 use crate::collect::{ApiCall, DeviceOp, Memory};
 use crate::names::Names;
-use crate::timeline::{api_name, category, op_category, op_name};
+use crate::timeline::{Written, api_name, category, op_category, op_name};
 
 /// The `correlation_id` argument of a slice.
 fn correlation_id(id: u32) -> DebugAnnotation {
@@ -69,17 +69,6 @@ enum Track {
     UsmBytes,
     /// The counter of device commands whose records wait for their completion.
     Pending,
-}
-
-/// What was written, for the collector's last line.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Written {
-    /// Slices and instants.
-    pub(crate) events: u64,
-    /// Flow arrows.
-    pub(crate) flows: u64,
-    /// Bytes in the file.
-    pub(crate) bytes: u64,
 }
 
 /// An open trace file and what has been declared in it.
@@ -176,25 +165,13 @@ impl Stream {
             interned.event_names = core::mem::take(&mut self.new_names);
             packet.interned_data = Some(interned).into();
         }
+        // A `Trace.packet` field: its tag (field 1, length-delimited), then length and bytes.
         let result = packet
-            .write_to_bytes()
+            .write_length_delimited_to_bytes()
             .map_err(std::io::Error::other)
-            .and_then(|bytes| {
-                let mut head = vec![0x0A];
-                let mut len = bytes.len() as u64;
-                loop {
-                    let byte = (len & 0x7F) as u8;
-                    len >>= 7;
-                    if len == 0 {
-                        head.push(byte);
-                        break;
-                    }
-                    head.push(byte | 0x80);
-                }
-                self.out.write_all(&head)?;
-                self.out.write_all(&bytes)?;
-                self.written.bytes += (head.len() + bytes.len()) as u64;
-                Ok(())
+            .and_then(|field| {
+                self.out.write_all(&[0x0A])?;
+                self.out.write_all(&field)
             });
         if let Err(e) = result {
             self.failed = Some(e);
@@ -380,7 +357,7 @@ impl Stream {
         };
         lanes[lane] = op.end.max(op.start);
         let track = self.track(Track::Lane(op.queue, lane as u32), names);
-        let flow = (u64::from(self.pid) << 32) | self.written.flows;
+        let flow = (u64::from(self.pid) << 32) | self.written.flows as u64;
         self.written.flows += 1;
         // The arrow's tail: an instant on the submitting thread when the command was appended,
         // inside the call that appended it when that call is known (a barrier's record has no

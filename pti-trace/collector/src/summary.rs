@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use crate::collect::{ApiCall, Collected, DeviceOp, Memory};
-use crate::timeline::{category, op_name};
+use crate::timeline::{category, function_name, op_name};
 
 /// How many disjoint busy intervals of a device are kept open for merging: device work arrives
 /// nearly in order, so an interval this many places back is closed (its time counted for good).
@@ -88,13 +88,11 @@ impl Tally {
         self.device_ops += 1;
         self.backwards += u64::from(op.end < op.start);
         let name = op_name(op);
-        match self.device.get_mut(&name) {
-            Some(row) => row.add(op.end.saturating_sub(op.start)),
-            None => self
-                .device
-                .entry(name)
-                .or_default()
-                .add(op.end.saturating_sub(op.start)),
+        let ns = op.end.saturating_sub(op.start);
+        // A name already in the table is not copied again.
+        match self.device.get_mut(name.as_ref()) {
+            Some(row) => row.add(ns),
+            None => self.device.entry(name.into_owned()).or_default().add(ns),
         }
         let device = if op.device != 0 {
             self.queue_device.insert(op.queue, op.device);
@@ -232,16 +230,7 @@ pub(crate) fn csv(c: &Collected) -> String {
     let mut apis: Vec<_> = c.tally.apis.iter().collect();
     apis.sort_by_key(|(key, _)| **key);
     for (&(group, id), r) in apis {
-        let call = ApiCall {
-            group,
-            id,
-            start: 0,
-            end: 0,
-            thread: 0,
-            correlation: 0,
-            status: 0,
-        };
-        row("api", &crate::timeline::api_name(&call), category(group), r);
+        row("api", &function_name(group, id), category(group), r);
     }
     for (name, r) in &c.tally.device {
         row("device", name, "", r);
@@ -263,16 +252,7 @@ pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
         .apis
         .iter()
         .map(|(&(group, id), row)| {
-            let call = ApiCall {
-                group,
-                id,
-                start: 0,
-                end: 0,
-                thread: 0,
-                correlation: 0,
-                status: 0,
-            };
-            let name = crate::timeline::api_name(&call);
+            let name = function_name(group, id);
             (format!("{name} [{}]", category(group)), row.clone())
         })
         .collect();

@@ -64,27 +64,32 @@ pub(crate) fn category(group: u32) -> &'static str {
 
 /// The name of an API call.
 pub(crate) fn api_name(call: &ApiCall) -> String {
+    function_name(call.group, call.id)
+}
+
+/// The name of function `id` of API group `group` (both as records give them).
+pub(crate) fn function_name(group_id: u32, id: u32) -> String {
     use crate::abi::pti_api_group_id::*;
-    let group = match call.group {
+    let group = match group_id {
         1 => Some(PTI_API_GROUP_LEVELZERO),
         2 => Some(PTI_API_GROUP_OPENCL),
         3 => Some(PTI_API_GROUP_SYCL),
         _ => None,
     };
-    group.and_then(|g| crate::api_name(g, call.id)).map_or_else(
-        || format!("API {} of group {}", call.id, call.group),
-        str::to_string,
-    )
+    group
+        .and_then(|g| crate::api_name(g, id))
+        .map_or_else(|| format!("API {id} of group {group_id}"), str::to_string)
 }
 
 /// The name of a device operation in the timeline and the summary.
-pub(crate) fn op_name(op: &DeviceOp) -> String {
+/// Borrowed but for copies: it is asked for every operation recorded.
+pub(crate) fn op_name(op: &DeviceOp) -> std::borrow::Cow<'_, str> {
     match &op.kind {
-        DeviceKind::Kernel => op.name.clone(),
-        DeviceKind::Copy(kind) => format!("copy {kind}"),
-        DeviceKind::Fill => "fill".to_string(),
-        DeviceKind::Barrier => "barrier".to_string(),
-        DeviceKind::Marker => "marker".to_string(),
+        DeviceKind::Kernel => op.name.as_str().into(),
+        DeviceKind::Copy(kind) => format!("copy {kind}").into(),
+        DeviceKind::Fill => "fill".into(),
+        DeviceKind::Barrier => "barrier".into(),
+        DeviceKind::Marker => "marker".into(),
     }
 }
 
@@ -144,7 +149,8 @@ fn submitter<'a>(
     .or_else(|| latest(&mut calls.iter()))
 }
 
-/// What the timeline holds, for the summary and the tests.
+/// What a timeline holds (JSON or Perfetto), for the collector's last line.
+#[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Written {
     pub(crate) events: usize,
     pub(crate) flows: usize,
