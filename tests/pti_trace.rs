@@ -123,6 +123,8 @@ struct Checked {
     api_events: usize,
     device_events: usize,
     queues: usize,
+    /// Level Zero engines whose tracks hold device work.
+    engines: usize,
 }
 
 /// Checks one timeline against its process's summary rows.
@@ -158,16 +160,31 @@ fn check_timeline(path: &Path, summary: &Summary) -> Checked {
         })
         .collect();
     let device: Vec<&Value> = events.iter().filter(|e| on_queue(e)).collect();
-    let mut queues = HashSet::new();
+    // Each queue's work is on tracks named for that queue alone, by number and device, never by
+    // a handle.
+    let mut queues: HashMap<String, String> = HashMap::new();
     for d in &device {
         let track = &names[&d["tid"].as_u64().unwrap()];
         let queue = d["args"]["queue"].as_str().unwrap();
+        let label = track.split(" (overlap").next().unwrap().to_string();
         assert!(
-            track.starts_with(&format!("queue {queue}")),
+            label.starts_with("queue ") && label.contains(" on device ") && !label.contains("0x"),
             "{d} on track {track:?}"
         );
-        queues.insert(queue.to_string());
+        let first = queues.entry(queue.to_string()).or_insert(label.clone());
+        assert_eq!(*first, label, "queue {queue} on two tracks");
     }
+    let labels: HashSet<&String> = queues.values().collect();
+    assert_eq!(
+        labels.len(),
+        queues.len(),
+        "two queues share a track: {queues:?}"
+    );
+    let engines: HashSet<&str> = labels
+        .iter()
+        .filter_map(|l| l.split_once(" on ").map(|(_, place)| place))
+        .filter(|place| place.contains(", engine group "))
+        .collect();
     // Every device slice names the flow that ends inside it; that flow starts inside an API
     // slice of the same correlation ID.
     let ends = |ph: &str| -> HashMap<u64, &Value> {
@@ -229,6 +246,7 @@ fn check_timeline(path: &Path, summary: &Summary) -> Checked {
         api_events: apis.len(),
         device_events: device.len(),
         queues: queues.len(),
+        engines: engines.len(),
     }
 }
 
@@ -345,11 +363,15 @@ fn check_sycl_program(name: &str, output: &str, check: fn(&Path, &Summary) -> Ch
 fn sycl_over_level_zero_under_pti_trace() {
     let venv = root().join(".venv");
     let lib = venv.join("lib");
-    for adapter in [Adapter::V1, Adapter::V2] {
-        let dir = scratch(&format!("sycl-ze-{adapter:?}"));
+    for (adapter, format) in [
+        (Adapter::V1, "json"),
+        (Adapter::V2, "json"),
+        (Adapter::V2, "pftrace"),
+    ] {
+        let dir = scratch(&format!("sycl-ze-{adapter:?}-{format}"));
         let mut cmd = Command::new(pti_trace());
         cmd.arg("-o")
-            .arg(dir.join("trace.%p.json"))
+            .arg(dir.join(format!("trace.%p.{format}")))
             .arg("--")
             .arg(venv.join("bin/python"))
             .arg(root().join("tests/python/sycl_workload.py"))
@@ -365,19 +387,29 @@ fn sycl_over_level_zero_under_pti_trace() {
         let files = timelines(&stderr);
         let sums = summaries(&stderr);
         assert_eq!(files.len(), sums.len(), "{stderr}");
-        let (mut device, mut nested) = (0, 0);
+        let (mut device, mut nested, mut engines) = (0, 0, 0);
         for (file, sum) in files.iter().zip(&sums) {
-            device += check_timeline(file, sum).device_events;
-            nested += level_zero_under_sycl(file);
+            let checked = if format == "json" {
+                nested += level_zero_under_sycl(file);
+                check_timeline(file, sum)
+            } else {
+                check_perfetto(file, sum)
+            };
+            device += checked.device_events;
+            engines += checked.engines;
         }
         assert_eq!(device, 6, "two kernels, three copies, a fill");
-        assert!(
-            nested > 100,
-            "{nested} Level Zero slices under their UR call"
-        );
+        assert!(engines >= 1, "no queue is placed on its Level Zero engine");
+        if format == "json" {
+            assert!(
+                nested > 100,
+                "{nested} Level Zero slices under their UR call"
+            );
+        }
         println!(
-            "{adapter:?} adapter: 6 device slices each with its flow from its UR call, {nested} \
-             Level Zero slices under a UR slice of the same correlation ID"
+            "{adapter:?} adapter, {format}: 6 device slices each with its flow from its UR call, \
+             queues on {engines} Level Zero engine(s), {nested} Level Zero slices under a UR \
+             slice of the same correlation ID (JSON only)"
         );
     }
 }
@@ -552,6 +584,7 @@ fn check_perfetto(path: &Path, summary: &Summary) -> Checked {
         flow_in: Vec<u64>,
     }
     let mut tracks: HashMap<u64, (bool, String)> = HashMap::new(); // uuid -> (is a thread, name)
+    let mut parents: HashMap<u64, u64> = HashMap::new();
     let mut names: HashMap<u64, String> = HashMap::new();
     let mut events = Vec::new();
     let mut counters = 0usize;
@@ -573,6 +606,9 @@ fn check_perfetto(path: &Path, summary: &Summary) -> Checked {
             let d = p.track_descriptor();
             let is_thread = d.thread.is_some();
             tracks.insert(d.uuid(), (is_thread, d.name().to_string()));
+            if d.has_parent_uuid() {
+                parents.insert(d.uuid(), d.parent_uuid());
+            }
         }
         if p.has_track_event() {
             let e = p.track_event();
@@ -664,13 +700,25 @@ fn check_perfetto(path: &Path, summary: &Summary) -> Checked {
     let on_thread = |i: usize| tracks[&events[i].track].0;
     let api: Vec<&(usize, u64)> = slices.iter().filter(|(b, _)| on_thread(*b)).collect();
     let device: Vec<&(usize, u64)> = slices.iter().filter(|(b, _)| !on_thread(*b)).collect();
-    let mut queues = HashSet::new();
+    let (mut queues, mut engines) = (HashSet::new(), HashSet::new());
     for (b, _) in &device {
         let d = &events[*b];
         let track = &tracks[&d.track].1;
         assert!(
             track.starts_with("queue "),
             "device work on track {track:?}"
+        );
+        // A queue sits under its device, directly or under one of its engines.
+        let parent = &tracks[&parents[&d.track]].1;
+        let device = if parent.starts_with("engine: group ") {
+            engines.insert(parents[&d.track]);
+            &tracks[&parents[&parents[&d.track]]].1
+        } else {
+            parent
+        };
+        assert!(
+            device.starts_with("device ") && !device.starts_with("device ?"),
+            "{track:?} is under {parent:?}, not under a device"
         );
         queues.insert(track.split(' ').nth(1).unwrap().to_string());
         let flow = d
@@ -718,6 +766,7 @@ fn check_perfetto(path: &Path, summary: &Summary) -> Checked {
         api_events: api.len(),
         device_events: device.len(),
         queues: queues.len(),
+        engines: engines.len(),
     }
 }
 
@@ -1097,4 +1146,57 @@ fn abort_and_exit_without_handlers_keep_what_was_flushed() {
         let kernels = kernel_slices(&file);
         assert_eq!(kernels, 500, "{how}: the kernels on disk");
     }
+}
+
+#[test]
+fn a_queue_that_ran_only_markers_sits_on_its_device() {
+    let program = compile_c_with("cl_markers", &["tests/c/cl_markers.c"], &["-lOpenCL"]);
+    let dir = scratch("markers");
+    let out = run(on_pocl(
+        Command::new(pti_trace())
+            .arg("-o")
+            .arg(dir.join("trace.%p.pftrace")),
+        &program,
+    ));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("W DONE"));
+    let file = traces_in(&dir).pop().expect("a trace");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    check_perfetto(&file, &summaries(&stderr)[0]);
+    // Track UUID -> (name, parent); the device slices' tracks by category.
+    let (packets, cut) = whole_packets(&std::fs::read(&file).unwrap());
+    assert!(!cut);
+    let mut tracks: HashMap<u64, (String, u64)> = HashMap::new();
+    let mut by_category: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for p in &packets {
+        if p.has_track_descriptor() {
+            let d = p.track_descriptor();
+            tracks.insert(d.uuid(), (d.name().to_string(), d.parent_uuid()));
+        }
+        if p.has_track_event() && !p.track_event().categories.is_empty() {
+            let e = p.track_event();
+            by_category
+                .entry(e.categories[0].clone())
+                .or_default()
+                .push(e.track_uuid());
+        }
+    }
+    let (markers, barriers, copies) = (
+        &by_category["marker"],
+        &by_category["barrier"],
+        &by_category["memcpy"],
+    );
+    assert_eq!((markers.len(), barriers.len(), copies.len()), (2, 1, 2));
+    // The markers and the barrier share their queue's track; the copies have another, and both
+    // queues sit under the one device.
+    let sync_queue = markers[0];
+    assert!(markers.iter().chain(barriers).all(|t| *t == sync_queue));
+    assert!(copies.iter().all(|t| *t == copies[0] && *t != sync_queue));
+    let device = tracks[&sync_queue].1;
+    assert_eq!(tracks[&copies[0]].1, device, "both queues on one device");
+    let device_name = &tracks[&device].0;
+    assert!(device_name.starts_with("device 0"), "{device_name:?}");
+    println!(
+        "{:?} (markers, barrier) and {:?} (copies) both under {device_name:?}",
+        tracks[&sync_queue].0, tracks[&copies[0]].0
+    );
 }

@@ -70,6 +70,14 @@ pub struct ApiCall<'a> {
     pub kernel_name: Option<&'a CStr>,
     /// The backend's context of the call, when known.
     pub context: *mut c_void,
+    /// The backend's parameter struct of the call (NULL when the backend gives none): its
+    /// fields point at the call's arguments. OpenCL: `pti_cl_params_<function>`
+    /// (`pti/pti_cl_params.h`); Level Zero: the tracing layer's `ze_<function>_params_t`; SYCL:
+    /// the Unified Runtime's `ur_<function>_params_t`. Valid during the callback only.
+    pub args: *const c_void,
+    /// At EXIT, the status the call returned (`ze_result_t`, `cl_int` or `ur_result_t`; for
+    /// OpenCL creators, the `errcode_ret` value); `None` at ENTER.
+    pub return_code: Option<i32>,
 }
 
 /// A critical event: libpti lost or corrupted data, or stopped collecting.
@@ -222,6 +230,11 @@ unsafe extern "C" fn trampoline(
                 .then(|| unsafe { CStr::from_ptr(data.kernel_name) }),
             correlation_id: data.correlation_id,
             context: data.backend_context,
+            args: data.args,
+            // SAFETY: at EXIT libpti points at the call's 4-byte status, valid during the
+            // callback.
+            return_code: (!data.return_code.is_null())
+                .then(|| unsafe { data.return_code.cast::<i32>().read_unaligned() }),
         })
     };
     IN_CALLBACK.with(|n| n.set(n.get() + 1));

@@ -34,6 +34,8 @@ struct Seen {
     calls: Vec<(Site, String, u32)>,
     kernels: Vec<String>,
     criticals: Vec<String>,
+    /// Per callback: site, the status it gave, whether it had the parameter struct.
+    statuses: Vec<(Site, Option<i32>, bool)>,
 }
 
 #[test]
@@ -49,6 +51,8 @@ fn an_opencl3_program_traces_its_own_calls_on_pocl() {
                     call.name.to_string_lossy().into_owned(),
                     call.correlation_id,
                 ));
+                s.statuses
+                    .push((call.site, call.return_code, !call.args.is_null()));
                 if let Some(k) = call.kernel_name {
                     s.kernels.push(k.to_string_lossy().into_owned());
                 }
@@ -167,6 +171,12 @@ fn an_opencl3_program_traces_its_own_calls_on_pocl() {
         }
     }
     assert!(open.is_empty(), "ENTER without EXIT: {open:?}");
+    // Every call had its parameters; a status at EXIT only, and each call succeeded.
+    for (site, status, args) in &s.statuses {
+        assert!(*args, "a callback without its parameter struct");
+        let expected = if *site == Site::Exit { Some(0) } else { None };
+        assert_eq!(*status, expected, "{site:?}");
+    }
     let called = |f: &str| s.calls.iter().filter(|c| c.1 == f).count();
     for f in [
         "clEnqueueWriteBuffer",

@@ -43,6 +43,9 @@ pub(crate) struct DeviceOp {
     pub(crate) pci: String,
     pub(crate) queue: u64,
     pub(crate) device: u64,
+    /// The Level Zero engine (command-queue group ordinal, index) it ran on; None on OpenCL, or
+    /// when unknown.
+    pub(crate) engine: Option<crate::queues::Engine>,
     pub(crate) append: u64,
     pub(crate) start: u64,
     pub(crate) end: u64,
@@ -77,6 +80,8 @@ pub(crate) struct Collected {
     pub(crate) tally: crate::summary::Tally,
     /// Kernel, device and queue names.
     pub(crate) names: crate::names::Names,
+    /// Where barriers and markers ran, and which devices are Level Zero's.
+    pub(crate) placement: crate::queues::Placement,
     /// External correlation IDs by correlation ID.
     pub(crate) externals: HashMap<u32, Vec<u64>>,
     pub(crate) criticals: Vec<String>,
@@ -290,6 +295,15 @@ fn text(name: Option<&CStr>) -> String {
         .unwrap_or_default()
 }
 
+/// The engine of a record on `device`, when that is a Level Zero device (OpenCL records carry 0).
+fn engine(
+    c: &Collected,
+    device: u64,
+    engine: crate::queues::Engine,
+) -> Option<crate::queues::Engine> {
+    c.placement.is_level_zero(device).then_some(engine)
+}
+
 /// Copies one record (kinds the collector does not use are skipped).
 fn take(c: &mut Collected, record: Record<'_>) {
     let name = text(record.name());
@@ -312,6 +326,11 @@ fn take(c: &mut Collected, record: Record<'_>) {
                 pci: pci(&k._pci_address),
                 queue: k._queue_handle as u64,
                 device: k._device_handle as u64,
+                engine: engine(
+                    c,
+                    k._device_handle as u64,
+                    (k._engine_ordinal, k._engine_index),
+                ),
                 append: k._append_timestamp,
                 start: k._start_timestamp,
                 end: k._end_timestamp,
@@ -330,6 +349,11 @@ fn take(c: &mut Collected, record: Record<'_>) {
                 pci: pci(&m._pci_address),
                 queue: m._queue_handle as u64,
                 device: m._device_handle as u64,
+                engine: engine(
+                    c,
+                    m._device_handle as u64,
+                    (m._engine_ordinal, m._engine_index),
+                ),
                 append: m._append_timestamp,
                 start: m._start_timestamp,
                 end: m._end_timestamp,
@@ -347,6 +371,11 @@ fn take(c: &mut Collected, record: Record<'_>) {
                 pci: pci(&f._pci_address),
                 queue: f._queue_handle as u64,
                 device: f._device_handle as u64,
+                engine: engine(
+                    c,
+                    f._device_handle as u64,
+                    (f._engine_ordinal, f._engine_index),
+                ),
                 append: f._append_timestamp,
                 start: f._start_timestamp,
                 end: f._end_timestamp,
@@ -366,6 +395,7 @@ fn take(c: &mut Collected, record: Record<'_>) {
                     | PTI_VIEW_SYNCHRONIZATION_TYPE_GPU_BARRIER_MEMORY
             ) {
                 let api = crate::api_name(s._api_group, s._api_id).unwrap_or("barrier");
+                let (device, engine) = c.placement.barrier(s._correlation_id).unwrap_or((0, None));
                 c.device.push(DeviceOp {
                     kind: if api.contains("Marker") {
                         DeviceKind::Marker
@@ -375,7 +405,8 @@ fn take(c: &mut Collected, record: Record<'_>) {
                     name: api.to_string(),
                     pci: String::new(),
                     queue: s._queue_handle as u64,
-                    device: 0,
+                    device,
+                    engine,
                     append: s._start_timestamp,
                     start: s._start_timestamp,
                     end: s._end_timestamp,

@@ -3,12 +3,15 @@
 //! A tool on libpti's public API that `pti-trace` injects into a program, right after
 //! `libpti.so` (`LD_PRELOAD=libpti.so.0:libpti_trace_collector.so`), and that every process the
 //! program starts inherits. When loaded it enables libpti's views (as the environment `pti-trace`
-//! sets asks, see `options`); the records arrive in batches it copies out (`collect`); at exit it
-//! flushes, prints a summary on stderr (`summary`) and writes a Chrome trace-event timeline
-//! (`timeline`), one per process.
+//! sets asks, see `options`); the records arrive in batches it copies out (`collect`), tallies for
+//! the summary (`summary`) and streams to a Perfetto trace (`perfetto`), flushed with each batch
+//! and periodically (`flusher`); at exit it flushes, and reports the summary where pti-trace reads
+//! it (`report`), or writes the JSON timeline (`timeline`) when that format was asked: one file
+//! per process that did GPU-runtime work.
 //!
 //! It uses nothing of libpti but the safe API of the `libpti` crate ([`libpti::Views`] for the
-//! records, typed as [`libpti::Record`]; a [`libpti::Subscriber`] for critical events; the
+//! records, typed as [`libpti::Record`]; a [`libpti::Subscriber`] for critical events and for
+//! the few calls that tell where barriers run (`queues`); the
 //! crate's names and loss counts), which calls libpti's exported C functions. The collector
 //! links `libpti.so` (a `DT_NEEDED` on `libpti.so.0`, without a run path): the dynamic linker
 //! finds the `libpti.so.0` that `pti-trace` preloaded before it by that SONAME.
@@ -19,6 +22,7 @@ mod flusher;
 mod names;
 mod options;
 mod perfetto;
+mod queues;
 mod report;
 mod summary;
 mod timeline;
@@ -39,9 +43,9 @@ pub(crate) static OPTIONS: OnceLock<Options> = OnceLock::new();
 /// and after it (counted as late).
 pub(crate) static VIEWS: OnceLock<Views> = OnceLock::new();
 
-/// The collector's subscription to critical events, for the whole process: never dropped
-/// (dropping it would unsubscribe), since critical events matter up to the last flush of the
-/// exit work.
+/// The collector's subscription (critical events, and the calls `queues` listens to), for the
+/// whole process: never dropped (dropping it would unsubscribe), since critical events matter up
+/// to the last flush of the exit work.
 static CRITICAL_EVENTS: OnceLock<Subscriber> = OnceLock::new();
 
 /// The views the collector enables for `options`.
@@ -156,23 +160,46 @@ fn check(what: &str, result: Result<(), libpti::Error>) {
     }
 }
 
-/// Subscribes to critical events, kept for the process in [`CRITICAL_EVENTS`].
-fn hear_critical_events() {
-    let subscriber = Subscriber::new(|event| {
-        if let Event::Critical(critical) = event {
-            collect::on_critical(critical);
-        }
+/// Subscribes to critical events and, when device work is recorded, to the few calls that
+/// tell where barriers and markers run (`queues`); kept for the process in [`CRITICAL_EVENTS`].
+fn subscribe(options: &Options) {
+    let subscriber = Subscriber::new(|event| match event {
+        Event::Critical(critical) => collect::on_critical(critical),
+        Event::ApiCall(call) => queues::on_call(call),
     });
-    match subscriber {
-        Ok(subscriber) => {
-            check(
-                "ptiCallbackEnableDomain",
-                subscriber.enable_domain(Domain::CriticalEvent, true),
-            );
-            let _ = CRITICAL_EVENTS.set(subscriber);
+    let subscriber = match subscriber {
+        Ok(subscriber) => subscriber,
+        Err(e) => return check("ptiCallbackSubscribe", Err(e)),
+    };
+    check(
+        "ptiCallbackEnableDomain",
+        subscriber.enable_domain(Domain::CriticalEvent, true),
+    );
+    if options.device {
+        for &(group, name) in queues::FUNCTIONS {
+            let chosen = match group {
+                libpti::ApiGroup::OpenCl => options.opencl,
+                _ => options.level_zero,
+            };
+            if let (true, Some(id)) = (chosen, api_id(group, name)) {
+                check(
+                    &format!("ptiCallbackEnable({name})"),
+                    subscriber.enable(group, id, true),
+                );
+            }
         }
-        Err(e) => check("ptiCallbackSubscribe", Err(e)),
     }
+    let _ = CRITICAL_EVENTS.set(subscriber);
+}
+
+/// The ID of function `name` in `group`'s table.
+fn api_id(group: libpti::ApiGroup, name: &str) -> Option<u32> {
+    let group = match group {
+        libpti::ApiGroup::LevelZero => pti_api_group_id::PTI_API_GROUP_LEVELZERO,
+        libpti::ApiGroup::OpenCl => pti_api_group_id::PTI_API_GROUP_OPENCL,
+        libpti::ApiGroup::Sycl => pti_api_group_id::PTI_API_GROUP_SYCL,
+    };
+    (1..2048).find(|&id| api_name(group, id) == Some(name))
 }
 
 /// Starts the views `options` ask for, kept for the process in [`VIEWS`]. The records go to
@@ -214,7 +241,7 @@ fn start() {
             return;
         }
     };
-    hear_critical_events();
+    subscribe(&options);
     start_views(&options);
     filter_apis(&options);
     let _ = OPTIONS.set(options);

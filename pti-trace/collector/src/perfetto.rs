@@ -8,8 +8,9 @@
 //! sequence (`trusted_packet_sequence_id` 1): the first packet clears the incremental state, and
 //! event names are interned (`InternedData.event_names`) in the packet that first uses them.
 //!
-//! Tracks: the process; one per host thread (its API calls, nested as they ran); one per device
-//! queue lane (work that overlaps on a queue goes to further lanes, as a track's slices must
+//! Tracks: the process; one per host thread (its API calls, nested as they ran); per device, one
+//! per Level Zero engine that ran its work, and under those (or under the device, on OpenCL) one
+//! per queue lane (work that overlaps on a queue goes to further lanes, as a track's slices must
 //! nest). Each device operation is joined by a flow to a zero-length "submit" slice on the
 //! submitting thread at the operation's append time, inside the call that appended it: both
 //! ends are written together (flows are always paired), and the arrow runs forward in time even
@@ -39,6 +40,7 @@ use protobuf::Message as _;
 
 use crate::collect::{ApiCall, DeviceOp, Memory};
 use crate::names::Names;
+use crate::queues::Engine;
 use crate::timeline::{Written, api_name, category, op_category, op_name};
 
 /// The `correlation_id` argument of a slice.
@@ -61,8 +63,11 @@ const SEQUENCE: u32 = 1;
 enum Track {
     Process,
     Thread(u32),
-    /// A device (its handle): the parent of its queues' tracks.
+    /// A device (its handle): the parent of its engines' or queues' tracks.
     Device(u64),
+    /// A Level Zero engine of a device (command-queue group ordinal, index): the parent of the
+    /// tracks of the queues that ran on it.
+    Engine(u64, Engine),
     /// A queue (its handle) and a lane of it.
     Lane(u64, u32),
     /// The counter of USM memory the SYCL runtime holds allocated.
@@ -91,8 +96,9 @@ pub(crate) struct Stream {
     /// Live USM allocations (address → bytes) and their total, for the counter.
     usm_live: HashMap<u64, u64>,
     usm_bytes: i64,
-    /// Each queue's device, from its work's records (barrier records name none).
-    queue_device: HashMap<u64, u64>,
+    /// Each queue's device and engine, from its work's records (a barrier's device is the one
+    /// `queues` learnt at its call; an OpenCL queue has no engine).
+    queue_place: HashMap<u64, (u64, Option<Engine>)>,
     /// Device work whose call has not been seen yet (libpti's buffers are per thread: a
     /// harvest's device record can arrive before its call's record), written when the call
     /// comes, or at the end; at most [`RECENT_CALLS`] operations wait.
@@ -128,7 +134,7 @@ impl Stream {
             lanes: HashMap::new(),
             recent: HashMap::new(),
             recent_order: std::collections::VecDeque::new(),
-            queue_device: HashMap::new(),
+            queue_place: HashMap::new(),
             usm_live: HashMap::new(),
             usm_bytes: 0,
             waiting: HashMap::new(),
@@ -228,11 +234,18 @@ impl Stream {
                 descriptor.set_parent_uuid(self.tracks[&Track::Process]);
                 descriptor.set_name(names.device(device));
             }
+            Track::Engine(device, (ordinal, index)) => {
+                descriptor.set_parent_uuid(self.track(Track::Device(device), names));
+                descriptor.set_name(format!("engine: group {ordinal}, index {index}"));
+            }
             Track::Lane(queue, lane) => {
-                // Under its device's track when the queue's device is known (a queue that only
-                // ran barriers or markers may not be: then under the process).
-                let parent = match self.queue_device.get(&queue).copied() {
-                    Some(device) => self.track(Track::Device(device), names),
+                // Under its engine's or device's track (under the process only when no record
+                // or call told the queue's device).
+                let parent = match self.queue_place.get(&queue).copied() {
+                    Some((device, Some(engine))) => {
+                        self.track(Track::Engine(device, engine), names)
+                    }
+                    Some((device, None)) => self.track(Track::Device(device), names),
                     None => self.tracks[&Track::Process],
                 };
                 descriptor.set_parent_uuid(parent);
@@ -345,7 +358,11 @@ impl Stream {
     /// thread.
     fn device_now(&mut self, op: &DeviceOp, names: &Names) {
         if op.device != 0 {
-            self.queue_device.insert(op.queue, op.device);
+            let place = self
+                .queue_place
+                .entry(op.queue)
+                .or_insert((op.device, op.engine));
+            place.1 = place.1.or(op.engine);
         }
         let lanes = self.lanes.entry(op.queue).or_default();
         let lane = match lanes.iter().position(|free| *free <= op.start) {

@@ -3,8 +3,8 @@
 //!
 //! One process (this one), with tracks:
 //! - one per host thread (tid = the thread's ID): its API calls, nested as they ran;
-//! - one per device queue (or command list), named for it and its device: its kernels, copies,
-//!   fills and barriers; work that overlaps on a queue goes to extra lanes of that queue, since a
+//! - one per device queue (or command list), named for it and its device ("queue 2 on device 0",
+//!   with the Level Zero engine where known): its kernels, copies, fills, barriers and markers; work that overlaps on a queue goes to extra lanes of that queue, since a
 //!   track's slices must nest;
 //! - one per submitting thread ("work submitted by thread N"): the same device work again, so
 //!   each thread's device work can be read beside its calls.
@@ -219,14 +219,23 @@ pub(crate) fn write(
     }
 
     // Device work per queue (in order of first appearance), in lanes.
-    let mut queues: Vec<(u64, u64)> = Vec::new();
+    let mut queues: Vec<(u64, u64, Option<crate::queues::Engine>)> = Vec::new();
     for op in &c.device {
-        if !queues.iter().any(|q| q.0 == op.queue) {
-            queues.push((op.queue, op.device));
+        match queues.iter_mut().find(|q| q.0 == op.queue) {
+            Some(q) => q.2 = q.2.or(op.engine),
+            None => queues.push((op.queue, op.device, op.engine)),
         }
     }
     let mut queue_track = vec![0u64; c.device.len()];
-    for (qi, &(queue, device)) in queues.iter().enumerate() {
+    for (qi, &(queue, device, engine)) in queues.iter().enumerate() {
+        let mut label = format!(
+            "{} on {}",
+            c.names.queue_label(queue),
+            c.names.device(device)
+        );
+        if let Some((ordinal, index)) = engine {
+            let _ = write!(label, ", engine group {ordinal} index {index}");
+        }
         let members: Vec<usize> = (0..c.device.len())
             .filter(|&i| c.device[i].queue == queue)
             .collect();
@@ -246,7 +255,7 @@ pub(crate) fn write(
             events.push(meta(
                 tid,
                 "thread_name",
-                quoted(&format!("queue {queue:#x} on device {device:#x}{suffix}")),
+                quoted(&format!("{label}{suffix}")),
             ));
             events.push(meta(tid, "thread_sort_index", tid.to_string()));
         }
