@@ -5,7 +5,8 @@
 //! subscriber enabled for a few functions only (a disabled function costs the program nothing):
 //! - OpenCL: at the ENTER of `clEnqueueMarker`, `clEnqueueMarkerWithWaitList` and
 //!   `clEnqueueBarrierWithWaitList`, the queue is asked its device (`clGetCommandQueueInfo`,
-//!   `CL_QUEUE_DEVICE`; a call made inside a callback is not traced);
+//!   `CL_QUEUE_DEVICE`, of the program's `libOpenCL.so.1`; a call made inside a callback is not
+//!   traced);
 //! - Level Zero: the EXIT of `zeCommandListCreate` and `zeCommandListCreateImmediate` tells each
 //!   list's device (and, for an immediate list, its engine); `zeCommandListDestroy` forgets it; at
 //!   the ENTER of `zeCommandListAppendBarrier` and `zeCommandListAppendMemoryRangesBarrier` the
@@ -19,7 +20,6 @@
 //! runtime (the OpenCL query) is made outside it.
 
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicPtr, Ordering};
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use libpti::{ApiCall, ApiGroup, Site};
@@ -109,7 +109,10 @@ pub(crate) fn on_call(call: &ApiCall<'_>) {
         return;
     };
     match (call.group, call.site, name) {
-        (ApiGroup::OpenCl, Site::Enter, _) => {
+        (ApiGroup::OpenCl, Site::Exit, _) => {
+            if call.return_code != Some(0) {
+                return;
+            }
             // SAFETY: every enabled OpenCL function's parameter struct starts with a pointer to
             // its `command_queue` argument, valid during the callback.
             let queue = unsafe { *call.args.cast::<*const *mut c_void>().read() };
@@ -167,37 +170,32 @@ pub(crate) fn on_call(call: &ApiCall<'_>) {
     }
 }
 
-/// `clGetCommandQueueInfo`, found in the process when first needed (the OpenCL loader is
-/// loaded by then: a queue exists).
-static GET_QUEUE_INFO: AtomicPtr<c_void> = AtomicPtr::new(core::ptr::null_mut());
-
-/// `CL_QUEUE_DEVICE`.
-const CL_QUEUE_DEVICE: u32 = 0x1091;
-
-type GetQueueInfo = unsafe extern "C" fn(*mut c_void, u32, usize, *mut c_void, *mut usize) -> i32;
-
-/// The device of an OpenCL queue, asked of the runtime.
+/// The device of an OpenCL queue the program just used successfully, asked of its platform.
+///
+/// Through the queue's own dispatch table (an ICD object begins with a pointer to its platform's
+/// `cl_icd_dispatch`): the program's OpenCL loader may be a private copy out of the global scope
+/// (PyOpenCL's wheel carries a renamed `libOpenCL`), and the driver's function answers without
+/// going through libpti's layer.
 fn opencl_queue_device(queue: *mut c_void) -> Option<*mut c_void> {
+    use opencl_sys::cl_icd::_cl_icd_dispatch;
     if queue.is_null() {
         return None;
     }
-    let mut f = GET_QUEUE_INFO.load(Ordering::Acquire);
-    if f.is_null() {
-        // SAFETY: a look-up of a symbol by a NUL-terminated name.
-        f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"clGetCommandQueueInfo".as_ptr()) };
-        if f.is_null() {
+    // SAFETY: the call that just returned CL_SUCCESS took `queue`, so it is a live ICD queue of
+    // the program (the program holds it during the call): its first field is its dispatch table.
+    let get = unsafe {
+        let dispatch = *queue.cast::<*const _cl_icd_dispatch>();
+        if dispatch.is_null() {
             return None;
         }
-        GET_QUEUE_INFO.store(f, Ordering::Release);
-    }
-    // SAFETY: `f` is the OpenCL function of that name, whose signature `GetQueueInfo` is.
-    let get: GetQueueInfo = unsafe { core::mem::transmute::<*mut c_void, GetQueueInfo>(f) };
+        (*dispatch).clGetCommandQueueInfo?
+    };
     let mut device: *mut c_void = core::ptr::null_mut();
-    // SAFETY: a live queue (the call being made enqueues on it) and a pointer-sized answer.
+    // SAFETY: a live queue and a pointer-sized answer.
     let status = unsafe {
         get(
-            queue,
-            CL_QUEUE_DEVICE,
+            queue.cast(),
+            opencl_sys::CL_QUEUE_DEVICE,
             size_of::<*mut c_void>(),
             (&raw mut device).cast(),
             core::ptr::null_mut(),
