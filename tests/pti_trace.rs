@@ -997,34 +997,54 @@ fn memory_stays_flat_on_a_run_ten_times_longer() {
 fn reports_stay_out_of_the_programs_output_and_idle_processes_leave_nothing() {
     let dir = scratch("quiet");
     let program_err = dir.join("program.err");
-    // The program sends its own stderr to a file, and starts two processes that do no GPU work.
+    // The program sends its own stderr to a file, starts two processes that do no GPU work, and
+    // runs the OpenCL program twice: once as is, once with pti-trace's reporting descriptor
+    // closed (as Python's `subprocess` does), whose report goes through the reports directory
+    // (bash: dash's redirections take single-digit descriptors only).
+    let program = opencl_program().display();
     let script = format!(
-        "ls / >/dev/null; /bin/true; exec {} 2>{}",
-        opencl_program().display(),
-        program_err.display()
+        "ls / >/dev/null; /bin/true; {program} 2>{err}; fd=${{PTI_TRACE_REPORT_FD%%:*}}; \
+         eval \"exec $fd>&-\"; exec {program} 2>>{err}",
+        err = program_err.display()
     );
-    let out = run(Command::new(pti_trace())
+    let child = Command::new(pti_trace())
         .arg("-o")
         .arg(dir.join("trace.%p.pftrace"))
-        .args(["--", "sh", "-c", &script])
+        .args(["--", "bash", "-c", &script])
+        .current_dir(&dir)
         .env("PTI_TEST_PLATFORM", "Portable")
-        .env_remove("OPENCL_LAYERS"));
+        .env_remove("OPENCL_LAYERS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
     let own = std::fs::read_to_string(&program_err).unwrap();
     assert!(
         !own.contains("pti-trace"),
         "the program's stderr got: {own}"
     );
-    assert_eq!(summaries(&stderr).len(), 1, "{stderr}");
+    assert_eq!(summaries(&stderr).len(), 2, "{stderr}");
+    assert_eq!(timelines(&stderr).len(), 2, "{stderr}");
     assert!(
         stderr.contains("2 processes recorded no GPU-runtime call or device work"),
         "{stderr}"
     );
-    assert_eq!(
-        traces_in(&dir).len(),
-        1,
-        "one timeline: the OpenCL program's"
-    );
+    assert_eq!(traces_in(&dir).len(), 2, "the OpenCL program's timelines");
+    // Nothing else was left: no report file beside the timelines (the working directory), and
+    // no reports directory.
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".pftrace") && n != "program.err")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let reports = std::env::temp_dir().join(format!("pti-trace.{pid}.reports"));
+    assert!(!reports.exists(), "{} left behind", reports.display());
 }
 
 #[test]
@@ -1199,4 +1219,43 @@ fn a_queue_that_ran_only_markers_sits_on_its_device() {
         "{:?} (markers, barrier) and {:?} (copies) both under {device_name:?}",
         tracks[&sync_queue].0, tracks[&copies[0]].0
     );
+}
+
+#[test]
+fn a_process_that_only_loads_the_sycl_runtime_is_counted_not_reported() {
+    // `import dpctl` maps the SYCL runtime but starts nothing: no call was made, none was lost,
+    // so no summary, no critical event and no file; one line counts it. Then a program that
+    // does start the runtime gets its summary.
+    let venv = root().join(".venv");
+    let lib = venv.join("lib");
+    let dir = scratch("sycl-loaded");
+    let mut outputs = Vec::new();
+    for code in [
+        "import dpctl",
+        "import dpctl; print(len(dpctl.get_devices()) > 0)",
+    ] {
+        let out = run(Command::new(pti_trace())
+            .arg("-o")
+            .arg(dir.join("trace.%p.pftrace"))
+            .args([
+                "--".as_ref(),
+                venv.join("bin/python").as_os_str(),
+                "-c".as_ref(),
+            ])
+            .arg(code)
+            .env("OCL_ICD_FILENAMES", lib.join("libintelocl.so"))
+            .env("LD_LIBRARY_PATH", &lib)
+            .env_remove("XPTI_SUBSCRIBERS")
+            .env_remove("OPENCL_LAYERS"));
+        outputs.push(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let (loaded, started) = (&outputs[0], &outputs[1]);
+    assert!(
+        loaded.contains("1 process recorded no GPU-runtime call") && !loaded.contains("critical"),
+        "{loaded}"
+    );
+    assert!(summaries(loaded).is_empty(), "{loaded}");
+    assert_eq!(summaries(started).len(), 1, "{started}");
+    assert!(!started.contains("critical"), "{started}");
+    assert_eq!(traces_in(&dir).len(), 1, "the second program's trace only");
 }

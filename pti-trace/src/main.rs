@@ -20,6 +20,7 @@
 //! what the program's own caller would.
 
 mod export;
+mod reports;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -155,25 +156,6 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
     Ok(Parsed::Run(out))
 }
 
-/// pti-trace's stderr, duplicated onto a descriptor from 900 up that the program inherits (no
-/// close-on-exec), as `fd:dev:ino`: the collectors write their reports there, not into the
-/// program's own stderr, while it still is this file (see the collector's `report`).
-fn report_descriptor() -> Option<String> {
-    // SAFETY: duplicating fd 2 onto the lowest free descriptor from 900 up.
-    let fd = unsafe { libc::fcntl(2, libc::F_DUPFD, 900) };
-    if fd < 0 {
-        return None;
-    }
-    let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
-    // SAFETY: a descriptor just made and a writable stat.
-    if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
-        return None;
-    }
-    // SAFETY: fstat succeeded and filled it.
-    let st = unsafe { st.assume_init() };
-    Some(format!("{fd}:{}:{}", st.st_dev, st.st_ino))
-}
-
 /// libpti's file in `dir`: its soname, or the development link where only that is there.
 fn libpti_in(dir: &Path) -> Option<PathBuf> {
     ["libpti.so.0", "libpti.so"]
@@ -245,7 +227,7 @@ fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
             cmd.env_remove(name);
         }
     };
-    set("PTI_TRACE_REPORT_FD", &report_descriptor());
+    set("PTI_TRACE_REPORT_FD", &reports::descriptor());
     set("PTI_TRACE_OUTPUT", &args.output.as_deref().map(absolute));
     set("PTI_TRACE_FORMAT", &args.format);
     set("PTI_TRACE_FLUSH_MS", &args.flush_interval);
@@ -334,9 +316,23 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let quiet = quiet_list();
     let mut cmd = command(&args, &libs, &libpti);
-    cmd.env("PTI_TRACE_QUIET_LIST", &quiet);
+    let reports = match reports::directory() {
+        Ok(dir) => {
+            cmd.env("PTI_TRACE_REPORT_DIR", &dir)
+                .env("PTI_TRACE_QUIET_LIST", reports::quiet_list(&dir));
+            Some(dir)
+        }
+        Err(e) => {
+            eprintln!(
+                "pti-trace: cannot make a directory for reports ({e}); processes whose \
+                       reporting descriptor is closed write theirs beside their timeline"
+            );
+            cmd.env_remove("PTI_TRACE_REPORT_DIR")
+                .env_remove("PTI_TRACE_QUIET_LIST");
+            None
+        }
+    };
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -344,6 +340,9 @@ fn main() -> ExitCode {
                 "pti-trace: cannot run {}: {e}",
                 args.program[0].to_string_lossy()
             );
+            if let Some(dir) = &reports {
+                let _ = std::fs::remove_dir_all(dir);
+            }
             return ExitCode::from(127);
         }
     };
@@ -361,7 +360,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    report_quiet(&quiet);
+    if let Some(dir) = &reports {
+        reports::gather(dir);
+    }
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => ExitCode::from(code as u8),
@@ -371,26 +372,6 @@ fn main() -> ExitCode {
             ExitCode::from(128 + signal as u8)
         }
         _ => ExitCode::FAILURE,
-    }
-}
-
-/// The file where processes that recorded nothing note themselves (one line each) instead of
-/// printing an empty summary; pti-trace counts them at the end.
-fn quiet_list() -> PathBuf {
-    std::env::temp_dir().join(format!("pti-trace.{}.quiet", std::process::id()))
-}
-
-/// Says in one line how many processes recorded nothing (they wrote no file), and removes the
-/// list.
-fn report_quiet(list: &Path) {
-    let n = std::fs::read_to_string(list).map_or(0, |t| t.lines().count());
-    let _ = std::fs::remove_file(list);
-    if n > 0 {
-        eprintln!(
-            "pti-trace: {n} process{} recorded no GPU-runtime call or device work (no summary, \
-             no timeline)",
-            if n == 1 { "" } else { "es" }
-        );
     }
 }
 

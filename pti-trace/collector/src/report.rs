@@ -5,9 +5,11 @@
 //! children inherit, and names it with the file's identity (`PTI_TRACE_REPORT_FD=fd:dev:ino`).
 //! The collector writes there while that descriptor still is that file; a process where it is
 //! not (closed, or reused for something else: Python's `subprocess` closes inherited
-//! descriptors) appends to `pti-trace.<pid>.report.txt` beside its timeline (or in the working
-//! directory) instead, and only if that fails too, to its stderr. Without the variable (the
-//! collector preloaded by hand), stderr.
+//! descriptors) appends to `<pid>.txt` in pti-trace's private reports directory
+//! (`PTI_TRACE_REPORT_DIR`), which pti-trace prints on its stderr and removes when the program
+//! has ended; without that directory (pti-trace already gone), to `pti-trace.<pid>.report.txt`
+//! beside its timeline (or in the working directory), and only if that fails too, to its stderr.
+//! Without the variables (the collector preloaded by hand), stderr.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -35,9 +37,17 @@ fn is_file(fd: i32, dev: u64, ino: u64) -> bool {
     st.st_dev == dev && st.st_ino == ino
 }
 
-/// The file a process writes its report to when the inherited descriptor is gone.
+/// The file a process writes its report to when the inherited descriptor is gone: in
+/// pti-trace's reports directory while it is there (pti-trace prints it at the end), else beside
+/// the timeline.
 fn fallback_file() -> PathBuf {
-    let name = format!("pti-trace.{}.report.txt", std::process::id());
+    let pid = std::process::id();
+    if let Some(dir) = std::env::var_os("PTI_TRACE_REPORT_DIR").map(PathBuf::from)
+        && dir.is_dir()
+    {
+        return dir.join(format!("{pid}.txt"));
+    }
+    let name = format!("pti-trace.{pid}.report.txt");
     crate::OPTIONS
         .get()
         .and_then(|o| o.output_path(std::process::id()))

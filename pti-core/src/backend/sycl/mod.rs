@@ -221,7 +221,8 @@ pub fn set_setup(setup: Setup) {
 /// A tool asked for SYCL data, or flushes with SYCL data enabled (`why`): if the SYCL runtime
 /// runs without libpti as its subscriber, a critical event says why, once. Quiet once the framework
 /// has called libpti. A runtime that is loaded but has not called libpti is reported at flushes
-/// only: when a tool starts, the runtime may be loaded but not yet started.
+/// only (when a tool starts, the runtime may be loaded but not yet started), and only if it may
+/// have run (see [`runtime_may_have_run_untraced`]).
 fn check_setup(why: Activation) {
     if STREAM_SEEN.load(Ordering::Relaxed) || REPORTED.load(Ordering::Relaxed) {
         return;
@@ -232,7 +233,10 @@ fn check_setup(why: Activation) {
              Runtime calls are not traced (add libpti's path to XPTI_SUBSCRIBERS, separated by a \
              comma)"
         ));
-    } else if matches!(why, Activation::Flush { .. }) && linker::is_mapped("libsycl.so") {
+    } else if matches!(why, Activation::Flush { .. })
+        && linker::is_mapped("libsycl.so")
+        && runtime_may_have_run_untraced()
+    {
         report_once(
             "the SYCL runtime is loaded but its XPTI framework has not called libpti: SYCL and \
              Unified Runtime calls are not traced (it needs XPTI_TRACE_ENABLE=1, \
@@ -241,6 +245,15 @@ fn check_setup(why: Activation) {
              with one thread)",
         );
     }
+}
+
+/// Whether a SYCL runtime that is loaded but never called libpti may have run calls libpti did
+/// not see. Not when libpti set the XPTI configuration itself and the runtime has not loaded its
+/// XPTI framework (`libxptifw`): with tracing configured, a runtime loads the framework when it
+/// starts, before its first call, so it has made none (a program that only loaded the library,
+/// such as `python -m dpctl --include-dir`, is not reported).
+fn runtime_may_have_run_untraced() -> bool {
+    !matches!(SETUP.get(), Some(Setup::Subscribed)) || linker::is_mapped("libxptifw.so")
 }
 
 fn report_once(why: &str) {
