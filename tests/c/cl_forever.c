@@ -5,22 +5,13 @@
  * handler runs). Prints "W ITER <n>" every 100 launches. */
 #define _POSIX_C_SOURCE 200809L
 #define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "cl_pick.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        cl_int err_ = (call);                                                        \
-        if (err_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "%s failed: %d\n", #call, err_);                         \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
 
 static const char *SOURCE =
     "__kernel void bump(__global int* v) { v[get_global_id(0)] += 1; }";
@@ -38,22 +29,7 @@ static long peak_kb(void) {
 
 int main(int argc, char **argv) {
     unsigned long limit = argc > 1 ? strtoul(argv[1], NULL, 10) : 0;
-    const char *want = getenv("PTI_TEST_PLATFORM");
-    cl_platform_id platforms[16];
-    cl_uint n = 0;
-    CHECK(clGetPlatformIDs(16, platforms, &n));
-    cl_platform_id platform = NULL;
-    for (cl_uint i = 0; i < n && !platform; i++) {
-        char name[256] = {0};
-        CHECK(clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof name - 1, name, NULL));
-        if (!want || strstr(name, want)) platform = platforms[i];
-    }
-    if (!platform) {
-        fprintf(stderr, "no platform named like %s\n", want ? want : "(any)");
-        return 1;
-    }
-    cl_device_id device;
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
+    cl_device_id device = pick_device();
     cl_int err;
     cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     CHECK(err);

@@ -1,0 +1,40 @@
+/* What the small OpenCL test programs share: CHECK (exit with the failing call and its status)
+ * and the first device of the platform whose name contains $PTI_TEST_PLATFORM (any platform
+ * when unset). */
+#ifndef PTI_TEST_CL_PICK_H
+#define PTI_TEST_CL_PICK_H
+
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(call)                                                                  \
+    do {                                                                             \
+        cl_int err_ = (call);                                                        \
+        if (err_ != CL_SUCCESS) {                                                    \
+            fprintf(stderr, "%s failed: %d\n", #call, err_);                         \
+            exit(1);                                                                 \
+        }                                                                            \
+    } while (0)
+
+/* The first device of the chosen platform; exits when there is none. */
+static cl_device_id pick_device(void) {
+    const char *want = getenv("PTI_TEST_PLATFORM");
+    cl_platform_id platforms[16];
+    cl_uint n = 0;
+    CHECK(clGetPlatformIDs(16, platforms, &n));
+    for (cl_uint i = 0; i < n; i++) {
+        char name[256] = {0};
+        CHECK(clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof name - 1, name, NULL));
+        if (!want || strstr(name, want)) {
+            cl_device_id device;
+            CHECK(clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 1, &device, NULL));
+            return device;
+        }
+    }
+    fprintf(stderr, "no OpenCL platform named like %s\n", want ? want : "(any)");
+    exit(1);
+}
+
+#endif
