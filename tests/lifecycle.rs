@@ -82,6 +82,25 @@ fn libpti_loaded_after_opencl_initialised_says_so() {
     );
 }
 
+/// The same for a single-threaded program (PoCL's "basic" device starts no thread): libpti's
+/// constructor sets `OPENCL_LAYERS` after the loader read it; the loaded driver gives it away.
+#[test]
+fn libpti_loaded_alone_after_the_first_opencl_call_says_so() {
+    let out = run(
+        Command::new(lifecycle())
+            .arg("late-alone")
+            .env("POCL_DEVICES", "basic")
+            .env("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd"),
+        "late-alone",
+        "lifecycle late-alone: ok",
+    );
+    assert!(out.contains("1 thread(s) when libpti is loaded"), "{out}");
+    assert!(
+        out.contains("critical PTI_ERROR_TRACING_NOT_INITIALIZED: OpenCL is not traced"),
+        "{out}"
+    );
+}
+
 /// The real file behind a library name in the system's directories.
 fn system_library(name: &str) -> PathBuf {
     let path = Path::new("/usr/lib/x86_64-linux-gnu").join(name);

@@ -8,6 +8,10 @@
  *   late      OpenCL is initialised (platforms, a context) before libpti is loaded: enabling
  *             OpenCL gives PTI_ERROR_TRACING_NOT_INITIALIZED and a critical event that says why;
  *             the program's later OpenCL calls still work, untraced.
+ *   late-alone  a single-threaded program: its first OpenCL call (the platforms, which loads the
+ *             loader's drivers) before libpti is loaded; libpti's constructor then sets
+ *             OPENCL_LAYERS, too late: enabling OpenCL still says so (the loader's driver is
+ *             loaded), as in `late`.
  *   missing   no OpenCL loader and no Level Zero loader can be loaded (the test hides them):
  *             every enable and flush returns a documented code and nothing aborts.
  */
@@ -279,6 +283,44 @@ static int late_scenario(void) {
   return 0;
 }
 
+/* Threads of this process, from /proc. */
+static int threads(void) {
+  FILE* f = fopen("/proc/self/status", "r");
+  char line[256];
+  int n = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "Threads:", 8)) n = atoi(line + 8);
+  if (f) fclose(f);
+  return n;
+}
+
+static int late_alone_scenario(void) {
+  if (!open_opencl()) {
+    fprintf(stderr, "cannot load libOpenCL.so.1: %s\n", dlerror());
+    return 2;
+  }
+  cl_uint n = 0;
+  REQUIRE(cl.get_platforms(0, NULL, &n) == 0 && n > 0);
+  printf("late-alone: %u platforms, %d thread(s) when libpti is loaded\n", n, threads());
+  if (threads() != 1) {
+    fprintf(stderr, "the OpenCL runtime started threads: this scenario tests nothing\n");
+    return 2;
+  }
+  load_pti();
+  REQUIRE(getenv("OPENCL_LAYERS") != NULL); /* the constructor ran alone and set it */
+  listen_critical();
+  pti_callback_subscriber sub = NULL;
+  REQUIRE(pti.subscribe(&sub, on_callback, NULL) == PTI_SUCCESS);
+  pti_result r = pti.enable(1, sub, PTI_API_GROUP_OPENCL, clGetPlatformIDs_id);
+  printf("late-alone: enabling OpenCL returned %s\n", pti.name(r));
+  REQUIRE(r == PTI_ERROR_TRACING_NOT_INITIALIZED);
+  REQUIRE(cl.get_platforms(0, NULL, &n) == 0); /* runs, untraced */
+  REQUIRE(callbacks == 0);
+  REQUIRE(criticals_not_initialized == 1);
+  REQUIRE(strstr(last_critical, "had read it already") != NULL);
+  return 0;
+}
+
 static int32_t body(void* user_data) { return *(int32_t*)user_data; }
 
 static int missing_scenario(void) {
@@ -321,11 +363,12 @@ static int missing_scenario(void) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: lifecycle dlclose|late|missing\n");
+    fprintf(stderr, "usage: lifecycle dlclose|late|late-alone|missing\n");
     return 2;
   }
   int rc = !strcmp(argv[1], "dlclose")  ? dlclose_scenario()
            : !strcmp(argv[1], "late")   ? late_scenario()
+           : !strcmp(argv[1], "late-alone") ? late_alone_scenario()
            : !strcmp(argv[1], "missing") ? missing_scenario()
                                          : 2;
   if (rc == 0 && failures == 0) printf("lifecycle %s: ok\n", argv[1]);
