@@ -253,6 +253,17 @@ static int dlclose_scenario(void) {
   return 0;
 }
 
+/* Subscribes for callbacks, and asks for the OpenCL function `id` as a tool would once OpenCL
+ * can no longer be traced: the enable must say so. Returns the subscriber. */
+static pti_callback_subscriber enable_refused(const char* scenario, uint32_t id) {
+  pti_callback_subscriber sub = NULL;
+  REQUIRE(pti.subscribe(&sub, on_callback, NULL) == PTI_SUCCESS);
+  pti_result r = pti.enable(1, sub, PTI_API_GROUP_OPENCL, id);
+  printf("%s: enabling OpenCL returned %s\n", scenario, pti.name(r));
+  REQUIRE(r == PTI_ERROR_TRACING_NOT_INITIALIZED);
+  return sub;
+}
+
 static int late_scenario(void) {
   if (!open_opencl()) {
     fprintf(stderr, "cannot load libOpenCL.so.1: %s\n", dlerror());
@@ -262,11 +273,7 @@ static int late_scenario(void) {
   REQUIRE(cl.finish != NULL);
   load_pti(); /* now: OpenCL is initialised and its worker threads run */
   listen_critical();
-  pti_callback_subscriber sub = NULL;
-  REQUIRE(pti.subscribe(&sub, on_callback, NULL) == PTI_SUCCESS);
-  pti_result r = pti.enable(1, sub, PTI_API_GROUP_OPENCL, clEnqueueWriteBuffer_id);
-  printf("late: enabling OpenCL returned %s\n", pti.name(r));
-  REQUIRE(r == PTI_ERROR_TRACING_NOT_INITIALIZED);
+  pti_callback_subscriber sub = enable_refused("late", clEnqueueWriteBuffer_id);
   REQUIRE(pti.enable_domain(1, sub, PTI_DOMAIN_DRIVER_API) == PTI_SUCCESS); /* not OpenCL only */
   REQUIRE(pti.set_callbacks(requested, completed) == PTI_SUCCESS);
   REQUIRE(pti.view_enable(PTI_VIEW_DRIVER_API) == PTI_SUCCESS);
@@ -309,11 +316,7 @@ static int late_alone_scenario(void) {
   load_pti();
   REQUIRE(getenv("OPENCL_LAYERS") != NULL); /* the constructor ran alone and set it */
   listen_critical();
-  pti_callback_subscriber sub = NULL;
-  REQUIRE(pti.subscribe(&sub, on_callback, NULL) == PTI_SUCCESS);
-  pti_result r = pti.enable(1, sub, PTI_API_GROUP_OPENCL, clGetPlatformIDs_id);
-  printf("late-alone: enabling OpenCL returned %s\n", pti.name(r));
-  REQUIRE(r == PTI_ERROR_TRACING_NOT_INITIALIZED);
+  enable_refused("late-alone", clGetPlatformIDs_id);
   REQUIRE(cl.get_platforms(0, NULL, &n) == 0); /* runs, untraced */
   REQUIRE(callbacks == 0);
   REQUIRE(criticals_not_initialized == 1);
