@@ -46,6 +46,16 @@ fn looping_program() -> &'static PathBuf {
     EXE.get_or_init(|| compile_c_with("cl_forever", &["tests/c/cl_forever.c"], &["-lOpenCL"]))
 }
 
+/// pti-trace with `options`, writing each process's Perfetto trace into `dir`; the program
+/// follows.
+fn pti_trace_into(dir: &Path, options: &[&str]) -> Command {
+    let mut cmd = Command::new(pti_trace());
+    cmd.args(options)
+        .arg("-o")
+        .arg(dir.join("trace.%p.pftrace"));
+    cmd
+}
+
 /// A fresh directory for one test's timelines.
 fn scratch(name: &str) -> PathBuf {
     let dir = out_dir().join(format!("pti-trace-{name}-{}", std::process::id()));
@@ -773,12 +783,7 @@ fn check_perfetto(path: &Path, summary: &Summary) -> Checked {
 #[test]
 fn opencl_program_under_pti_trace_as_a_perfetto_trace() {
     let dir = scratch("perfetto");
-    let out = run(on_pocl(
-        Command::new(pti_trace())
-            .arg("-o")
-            .arg(dir.join("trace.%p.pftrace")),
-        opencl_program(),
-    ));
+    let out = run(on_pocl(&mut pti_trace_into(&dir, &[]), opencl_program()));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let files = timelines(&stderr);
     let sums = summaries(&stderr);
@@ -885,9 +890,7 @@ fn a_killed_run_leaves_a_trace_up_to_its_last_flush() {
     use std::io::BufRead as _;
     let dir = scratch("killed");
     let mut child = on_pocl(
-        Command::new(pti_trace())
-            .args(["--flush-interval", "100", "-o"])
-            .arg(dir.join("trace.%p.pftrace")),
+        &mut pti_trace_into(&dir, &["--flush-interval", "100"]),
         looping_program(),
     )
     .stdout(std::process::Stdio::piped())
@@ -954,13 +957,8 @@ fn a_killed_run_leaves_a_trace_up_to_its_last_flush() {
 /// pti-trace writing a Perfetto trace, and the trace's size.
 fn peak_memory_under_pti_trace(launches: u64) -> (u64, u64) {
     let dir = scratch(&format!("memory-{launches}"));
-    let out = run(on_pocl(
-        Command::new(pti_trace())
-            .arg("-o")
-            .arg(dir.join("trace.%p.pftrace")),
-        looping_program(),
-    )
-    .arg(launches.to_string()));
+    let out =
+        run(on_pocl(&mut pti_trace_into(&dir, &[]), looping_program()).arg(launches.to_string()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let hwm = stdout
         .lines()
@@ -1007,9 +1005,7 @@ fn reports_stay_out_of_the_programs_output_and_idle_processes_leave_nothing() {
          eval \"exec $fd>&-\"; exec {program} 2>>{err}",
         err = program_err.display()
     );
-    let child = Command::new(pti_trace())
-        .arg("-o")
-        .arg(dir.join("trace.%p.pftrace"))
+    let child = pti_trace_into(&dir, &[])
         .args(["--", "bash", "-c", &script])
         .current_dir(&dir)
         .env("PTI_TEST_PLATFORM", "Portable")
@@ -1088,12 +1084,7 @@ fn the_csv_summary_holds_the_printed_rows() {
 #[test]
 fn the_sqlite_export_holds_every_record_of_the_trace() {
     let dir = scratch("sqlite");
-    let out = run(on_pocl(
-        Command::new(pti_trace())
-            .arg("-o")
-            .arg(dir.join("trace.%p.pftrace")),
-        opencl_program(),
-    ));
+    let out = run(on_pocl(&mut pti_trace_into(&dir, &[]), opencl_program()));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let summary = &summaries(&stderr)[0];
     let db = dir.join("trace.db");
@@ -1142,9 +1133,7 @@ fn abort_and_exit_without_handlers_keep_what_was_flushed() {
     for (how, expected) in [("abort", "signal 6"), ("_exit", "code 3")] {
         let dir = scratch(&format!("end-{how}"));
         let out = on_pocl(
-            Command::new(pti_trace())
-                .args(["--flush-interval", "100", "-o"])
-                .arg(dir.join("trace.%p.pftrace")),
+            &mut pti_trace_into(&dir, &["--flush-interval", "100"]),
             looping_program(),
         )
         .args(["500", how])
@@ -1172,12 +1161,7 @@ fn abort_and_exit_without_handlers_keep_what_was_flushed() {
 fn a_queue_that_ran_only_markers_sits_on_its_device() {
     let program = compile_c_with("cl_markers", &["tests/c/cl_markers.c"], &["-lOpenCL"]);
     let dir = scratch("markers");
-    let out = run(on_pocl(
-        Command::new(pti_trace())
-            .arg("-o")
-            .arg(dir.join("trace.%p.pftrace")),
-        &program,
-    ));
+    let out = run(on_pocl(&mut pti_trace_into(&dir, &[]), &program));
     assert!(String::from_utf8_lossy(&out.stdout).contains("W DONE"));
     let file = traces_in(&dir).pop().expect("a trace");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1234,9 +1218,7 @@ fn a_process_that_only_loads_the_sycl_runtime_is_counted_not_reported() {
         "import dpctl",
         "import dpctl; print(len(dpctl.get_devices()) > 0)",
     ] {
-        let out = run(Command::new(pti_trace())
-            .arg("-o")
-            .arg(dir.join("trace.%p.pftrace"))
+        let out = run(pti_trace_into(&dir, &[])
             .args([
                 "--".as_ref(),
                 venv.join("bin/python").as_os_str(),
