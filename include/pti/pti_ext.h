@@ -207,6 +207,22 @@ pti_result ptiCallbackGetCriticalEventCount(pti_result event, uint64_t *count) P
 pti_result ptiViewGetDroppedRecordCount(pti_view_kind kind, uint64_t *count) PTI_SYMBOL(libpti_ptiViewGetDroppedRecordCount);
 
 /**
+ * How many records of view `kind` libpti emitted since the process started (or since fork(), in
+ * a child): written to a buffer, or dropped. Counted where each record is made, per thread,
+ * so that a tool can check its own accounting: once the program's threads are quiet (after its
+ * last wait) and ptiFlushAllViews returned, emitted = records handed to buffer_completed +
+ * ptiViewGetDroppedRecordCount, for every kind, also kinds enabled and disabled while calls ran.
+ * Read while records are being written, it may miss the latest few.
+ *
+ * Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL or `kind` is INVALID, RESERVED or unknown.
+ * `*count` is written only on success. Thread-safe.
+ *
+ * # Safety
+ * `count` must be NULL or point to writable storage for one `uint64_t`.
+ */
+pti_result ptiViewGetEmittedRecordCount(pti_view_kind kind, uint64_t *count) PTI_SYMBOL(libpti_ptiViewGetEmittedRecordCount);
+
+/**
  * How many device commands (kernels, copies, fills, barriers), submitted while a device view
  * was enabled, have no record yet: their work has not completed, or completed after the last
  * harvest (flushes and the program's own waits harvest; libpti never waits for device work).

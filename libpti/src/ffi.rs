@@ -46,6 +46,7 @@ unsafe extern "C" {
         name: *mut *const c_char,
     ) -> u32;
     pub(crate) fn libpti_ptiViewGetDroppedRecordCount(kind: u32, count: *mut u64) -> u32;
+    pub(crate) fn libpti_ptiViewGetEmittedRecordCount(kind: u32, count: *mut u64) -> u32;
     pub(crate) fn libpti_ptiViewGetPendingDeviceRecordCount(count: *mut u64) -> u32;
     pub(crate) fn libpti_ptiViewEnableDriverApi(enable: u32, group: u32, api_id: u32) -> u32;
     pub(crate) fn libpti_ptiViewEnableRuntimeApi(enable: u32, group: u32, api_id: u32) -> u32;

@@ -14,7 +14,7 @@
 //!
 //! The rest are process-wide questions and settings of the View API: which functions the API
 //! views record ([`record_driver_api`], [`record_runtime_api`]), names ([`api_name`],
-//! [`memcpy_type_name`]), losses ([`dropped_count`], [`pending_device_records`],
+//! [`memcpy_type_name`]), losses ([`dropped_count`], [`emitted_count`], [`pending_device_records`],
 //! [`undelivered_count`]) and external
 //! correlation IDs ([`push_external_correlation`], [`pop_external_correlation`]).
 
@@ -319,6 +319,16 @@ pub fn dropped_count(kind: pti_view_kind) -> Result<u64, Error> {
     let mut n = 0u64;
     // SAFETY: a writable count.
     check(unsafe { ffi::libpti_ptiViewGetDroppedRecordCount(kind as u32, &mut n) })?;
+    Ok(n)
+}
+
+/// How many records of `kind` libpti emitted in the whole process (written or dropped): once the
+/// program's threads are quiet and a flush returned, this is the records delivered plus
+/// [`dropped_count`].
+pub fn emitted_count(kind: pti_view_kind) -> Result<u64, Error> {
+    let mut n = 0u64;
+    // SAFETY: a writable count.
+    check(unsafe { ffi::libpti_ptiViewGetEmittedRecordCount(kind as u32, &mut n) })?;
     Ok(n)
 }
 

@@ -1,7 +1,7 @@
 //! `pti_ext.h`: libpti's extensions to the PTI API.
 //!
 //! - critical-event counts, so a tool can see what went wrong even without a subscriber;
-//! - dropped-record counts, so a tool can reconcile emitted = delivered + dropped;
+//! - emitted- and dropped-record counts, so a tool can reconcile emitted = delivered + dropped;
 //! - the count of device commands whose records are still to come;
 //! - how many functions of each API group are intercepted, and how many calls passed untraced
 //!   because a panic inside libpti switched tracing off on their thread;
@@ -65,6 +65,34 @@ pub unsafe extern "C" fn ptiViewGetDroppedRecordCount(
             .ok_or(Error::BadArgument("not a record kind"))?;
         // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
         unsafe { out.write(view::dropped_count(kind)) };
+        Ok(())
+    })
+}
+
+/// How many records of view `kind` libpti emitted since the process started (or since fork(), in
+/// a child): written to a buffer, or dropped. Counted where each record is made, per thread,
+/// so that a tool can check its own accounting: once the program's threads are quiet (after its
+/// last wait) and ptiFlushAllViews returned, emitted = records handed to buffer_completed +
+/// ptiViewGetDroppedRecordCount, for every kind, also kinds enabled and disabled while calls ran.
+/// Read while records are being written, it may miss the latest few.
+///
+/// Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL or `kind` is INVALID, RESERVED or unknown.
+/// `*count` is written only on success. Thread-safe.
+///
+/// # Safety
+/// `count` must be NULL or point to writable storage for one `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ptiViewGetEmittedRecordCount(
+    kind: RawViewKind,
+    count: *mut u64,
+) -> pti_result {
+    guard(|| {
+        let out = out_ptr(count, "count must not be NULL")?;
+        let kind = pti_view_kind::from_raw(kind.0)
+            .filter(|k| k.record_size().is_some())
+            .ok_or(Error::BadArgument("not a record kind"))?;
+        // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
+        unsafe { out.write(view::emitted_count(kind)) };
         Ok(())
     })
 }

@@ -9,20 +9,20 @@
 //! - no deadlock: a watchdog aborts the process, with the case's schedules, if a case does not
 //!   finish in time (the stuck threads hold process-wide view state, so no later case could run);
 //! - no panic, and every record delivered is well formed;
-//! - exact accounting, per kind, of `PTI_VIEW_DRIVER_API`, `PTI_VIEW_RUNTIME_API` and
-//!   `PTI_VIEW_EXTERNAL_CORRELATION`: emitted == delivered (parsed out of the buffers handed to
-//!   `complete`, after a final flush) + dropped (the growth of `dropped_count`);
+//! - exact accounting of every kind, toggled ones included: libpti's emitted count (the growth of
+//!   `emitted_count`) == delivered (parsed out of the buffers handed to `complete`, after a final
+//!   flush) + dropped (the growth of `dropped_count`);
+//! - that libpti's emitted count is the truth: for the kinds that stay enabled for a whole case,
+//!   every thread that makes traced calls counts the records its own calls must write (one API
+//!   record per call, in the view of its group; one external-correlation record per ID on the
+//!   thread's stacks for each call that owns its correlation ID), and the sum must equal
+//!   `emitted_count`'s growth;
 //! - no callback starts after `unsubscribe` returned.
 //!
-//! How "emitted" is known exactly: libpti does not count the records it emits, and a record of a
-//! kind that another thread toggles may or may not be written depending on a race. So those three
-//! kinds stay enabled for the whole case, and every thread that makes traced calls counts the
-//! records its own calls must write (one API record per call, in the view of its group; one
-//! external-correlation record per ID on the thread's stacks for each call that owns its
-//! correlation ID). The kinds the control threads toggle (overhead, device, communication,
-//! memory-allocation views) change the interest masks and put records of their own into the same
-//! tiny buffers while the tracers write, but are not accounted exactly: nobody can know how many
-//! of their records were due.
+//! The control threads toggle the overhead, device, communication and memory-allocation views in
+//! every case, and in half the cases (`api_toggled`) the two API views as well; a record of a
+//! kind that another thread toggles may or may not be written depending on a race, which only
+//! libpti's own count at emission can tell. External correlation stays enabled throughout.
 //!
 //! The number of cases is `PTI_CONCURRENCY_CASES` (default 64); the test prints the cases, the
 //! control operations, the traced calls and the records emitted, delivered and dropped.
@@ -59,6 +59,12 @@ const ACCOUNTED: [pti_view_kind; 3] = [
     pti_view_kind::PTI_VIEW_DRIVER_API,
     pti_view_kind::PTI_VIEW_RUNTIME_API,
     pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION,
+];
+
+/// Toggled by the control threads in cases with `api_toggled` (indices `TOGGLED.len()..`).
+const API_TOGGLED: [pti_view_kind; 2] = [
+    pti_view_kind::PTI_VIEW_DRIVER_API,
+    pti_view_kind::PTI_VIEW_RUNTIME_API,
 ];
 
 /// Toggled by the control threads.
@@ -143,7 +149,7 @@ impl Tool {
     }
 
     fn delivered(&self, kind: pti_view_kind) -> u64 {
-        self.delivered[kind as usize].load(Ordering::SeqCst)
+        self.delivered[kind.index()].load(Ordering::SeqCst)
     }
 }
 
@@ -187,7 +193,7 @@ impl BufferCallbacks for Tool {
                     _ => None,
                 };
                 match kind {
-                    Some(kind) => self.delivered[kind as usize].fetch_add(1, Ordering::Relaxed),
+                    Some(kind) => self.delivered[kind.index()].fetch_add(1, Ordering::Relaxed),
                     None => self.malformed.fetch_add(1, Ordering::Relaxed),
                 };
             }
@@ -339,7 +345,8 @@ enum Op {
         runtime: bool,
         on: bool,
     },
-    /// Enables or disables `TOGGLED[kind]`.
+    /// Enables or disables `TOGGLED[kind]`, or `API_TOGGLED[kind - TOGGLED.len()]` in a case
+    /// with `api_toggled` (a no-op in the others).
     ToggleView {
         kind: usize,
         on: bool,
@@ -365,7 +372,8 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(sub, call, on)| Op::EnableCallback { sub, call, on }),
         1 => (any::<usize>(), any::<bool>(), any::<bool>())
             .prop_map(|(sub, runtime, on)| Op::EnableDomain { sub, runtime, on }),
-        4 => (0..TOGGLED.len(), any::<bool>()).prop_map(|(kind, on)| Op::ToggleView { kind, on }),
+        5 => (0..TOGGLED.len() + API_TOGGLED.len(), any::<bool>())
+            .prop_map(|(kind, on)| Op::ToggleView { kind, on }),
         3 => Just(Op::Flush),
         1 => any::<usize>().prop_map(Op::FlushFromCallback),
         2 => (0..PUSHABLE.len()).prop_map(Op::Push),
@@ -427,7 +435,7 @@ struct ControlLog {
     ops: u64,
 }
 
-fn control(token: usize, schedule: Vec<Op>) -> ControlLog {
+fn control(token: usize, schedule: Vec<Op>, api_toggled: bool) -> ControlLog {
     let mut live: Vec<(Subscriber, Arc<Checks>)> = Vec::new();
     let mut log = ControlLog {
         checks: Vec::new(),
@@ -478,8 +486,11 @@ fn control(token: usize, schedule: Vec<Op>) -> ControlLog {
                 };
                 let _ = live[pick(sub, live.len())].0.enable_domain(domain, on);
             }
-            Op::ToggleView { kind, on } => {
-                let kind = TOGGLED[kind];
+            Op::ToggleView { kind, on } if kind < TOGGLED.len() || api_toggled => {
+                let kind = TOGGLED
+                    .get(kind)
+                    .copied()
+                    .unwrap_or_else(|| API_TOGGLED[kind - TOGGLED.len()]);
                 let result = if on {
                     session::enable_view(kind)
                 } else {
@@ -509,20 +520,36 @@ fn control(token: usize, schedule: Vec<Op>) -> ControlLog {
 
 // === one case ===
 
+/// Every kind the test enables.
+const KINDS: [pti_view_kind; 8] = [
+    ACCOUNTED[0],
+    ACCOUNTED[1],
+    ACCOUNTED[2],
+    TOGGLED[0],
+    TOGGLED[1],
+    TOGGLED[2],
+    TOGGLED[3],
+    TOGGLED[4],
+];
+
 /// Totals over every case, printed at the end.
 #[derive(Default)]
 struct Totals {
     cases: AtomicU64,
+    api_toggled_cases: AtomicU64,
     ops: AtomicU64,
     calls: AtomicU64,
     callbacks: AtomicU64,
-    /// Per accounted kind.
-    emitted: [AtomicU64; 3],
-    delivered: [AtomicU64; 3],
-    dropped: [AtomicU64; 3],
+    /// Per kind of [`KINDS`]: libpti's emitted count, delivered, dropped.
+    emitted: [AtomicU64; KINDS.len()],
+    delivered: [AtomicU64; KINDS.len()],
+    dropped: [AtomicU64; KINDS.len()],
+    /// Per kind of [`KINDS`], in cases where it stayed enabled throughout: the records the
+    /// test's own threads counted as due, and libpti's emitted count then.
+    counted_by_test: [AtomicU64; KINDS.len()],
+    emitted_while_counted: [AtomicU64; KINDS.len()],
     refused: AtomicU64,
     buffers: AtomicU64,
-    overhead_delivered: AtomicU64,
 }
 
 static TOTALS: OnceLock<Totals> = OnceLock::new();
@@ -531,17 +558,27 @@ fn totals() -> &'static Totals {
     TOTALS.get_or_init(Totals::default)
 }
 
-fn run_case(schedules: Vec<Vec<Op>>, lending: Lending, seed: u64) -> Result<(), TestCaseError> {
+/// libpti's emitted and dropped counts of every kind of [`KINDS`].
+fn counts() -> [(u64, u64); KINDS.len()] {
+    KINDS.map(|k| (view::emitted_count(k), view::dropped_count(k)))
+}
+
+fn run_case(
+    schedules: Vec<Vec<Op>>,
+    lending: Lending,
+    seed: u64,
+    api_toggled: bool,
+) -> Result<(), TestCaseError> {
     let _serial = serial();
     let tool = tool();
     // Whatever earlier cases left (records of toggled kinds) goes out before counting starts.
-    for kind in TOGGLED.into_iter().chain(ACCOUNTED) {
+    for kind in KINDS {
         session::disable_view(kind).unwrap();
     }
     session::reset_api_filters();
     session::flush().unwrap();
     tool.reset(lending, seed);
-    let dropped_before = ACCOUNTED.map(view::dropped_count);
+    let before = counts();
     for kind in ACCOUNTED {
         session::enable_view(kind).unwrap();
     }
@@ -557,7 +594,7 @@ fn run_case(schedules: Vec<Vec<Op>>, lending: Lending, seed: u64) -> Result<(), 
         .collect();
     let controls: Vec<_> = schedules
         .into_iter()
-        .map(|schedule| std::thread::spawn(move || control(token, schedule)))
+        .map(|schedule| std::thread::spawn(move || control(token, schedule, api_toggled)))
         .collect();
     let logs: Vec<ControlLog> = controls.into_iter().map(|c| c.join().unwrap()).collect();
     stop.store(true, Ordering::Relaxed);
@@ -579,14 +616,21 @@ fn run_case(schedules: Vec<Vec<Op>>, lending: Lending, seed: u64) -> Result<(), 
     // SAFETY: the token was leaked from a Box above; every thread that used it has been joined.
     drop(unsafe { Box::from_raw(token as *mut u64) });
 
-    let dropped: Vec<u64> = ACCOUNTED
-        .iter()
-        .zip(dropped_before)
-        .map(|(kind, before)| view::dropped_count(*kind) - before)
+    let after = counts();
+    let grown: Vec<(u64, u64)> = (before.iter().zip(&after))
+        .map(|((e0, d0), (e1, d1))| (e1 - e0, d1 - d0))
         .collect();
-    let expected = [emitted.driver, emitted.runtime, emitted.external];
+    // What the test's threads counted, for the kinds that stayed enabled throughout.
+    let counted_by_test = |kind: pti_view_kind| match kind {
+        pti_view_kind::PTI_VIEW_DRIVER_API if !api_toggled => Some(emitted.driver),
+        pti_view_kind::PTI_VIEW_RUNTIME_API if !api_toggled => Some(emitted.runtime),
+        pti_view_kind::PTI_VIEW_EXTERNAL_CORRELATION => Some(emitted.external),
+        _ => None,
+    };
     let t = totals();
     t.cases.fetch_add(1, Ordering::Relaxed);
+    t.api_toggled_cases
+        .fetch_add(api_toggled.into(), Ordering::Relaxed);
     t.ops
         .fetch_add(logs.iter().map(|l| l.ops).sum(), Ordering::Relaxed);
     t.calls.fetch_add(emitted.calls, Ordering::Relaxed);
@@ -597,19 +641,19 @@ fn run_case(schedules: Vec<Vec<Op>>, lending: Lending, seed: u64) -> Result<(), 
             .sum(),
         Ordering::Relaxed,
     );
-    for (i, kind) in ACCOUNTED.iter().enumerate() {
-        t.emitted[i].fetch_add(expected[i], Ordering::Relaxed);
+    for (i, kind) in KINDS.iter().enumerate() {
+        t.emitted[i].fetch_add(grown[i].0, Ordering::Relaxed);
         t.delivered[i].fetch_add(tool.delivered(*kind), Ordering::Relaxed);
-        t.dropped[i].fetch_add(dropped[i], Ordering::Relaxed);
+        t.dropped[i].fetch_add(grown[i].1, Ordering::Relaxed);
+        if let Some(n) = counted_by_test(*kind) {
+            t.counted_by_test[i].fetch_add(n, Ordering::Relaxed);
+            t.emitted_while_counted[i].fetch_add(grown[i].0, Ordering::Relaxed);
+        }
     }
     t.refused
         .fetch_add(tool.refused.load(Ordering::SeqCst), Ordering::Relaxed);
     t.buffers
         .fetch_add(tool.completed.load(Ordering::SeqCst), Ordering::Relaxed);
-    t.overhead_delivered.fetch_add(
-        tool.delivered(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD),
-        Ordering::Relaxed,
-    );
 
     prop_assert!(emitted.calls > 0, "no traced calls were made");
     prop_assert_eq!(
@@ -617,18 +661,29 @@ fn run_case(schedules: Vec<Vec<Op>>, lending: Lending, seed: u64) -> Result<(), 
         0,
         "malformed records or buffers were handed back"
     );
-    for ((kind, expected), dropped) in ACCOUNTED.iter().zip(expected).zip(&dropped) {
+    for (kind, (emitted_by_libpti, dropped)) in KINDS.iter().zip(&grown) {
         let delivered = tool.delivered(*kind);
         prop_assert_eq!(
             delivered + dropped,
-            expected,
-            "{:?}: emitted {} != delivered {} + dropped {} ({:?})",
+            *emitted_by_libpti,
+            "{:?}: emitted {} != delivered {} + dropped {} ({:?}, API views toggled: {})",
             kind,
-            expected,
+            emitted_by_libpti,
             delivered,
             dropped,
-            lending
+            lending,
+            api_toggled
         );
+        if let Some(n) = counted_by_test(*kind) {
+            prop_assert_eq!(
+                *emitted_by_libpti,
+                n,
+                "{:?}: libpti counted {} records emitted, the calls made {}",
+                kind,
+                emitted_by_libpti,
+                n
+            );
+        }
     }
     for log in &logs {
         for c in &log.checks {
@@ -684,30 +739,40 @@ fn random_view_schedules_against_eight_tracing_threads() {
         prop::collection::vec(prop::collection::vec(op(), 5..40), 1..4),
         lending(),
         any::<u64>(),
+        any::<bool>(),
     );
-    let result = runner.run(&strategy, |(schedules, lending, seed)| {
-        let description = format!("seed {seed:#x}, {lending:?}, schedules {schedules:?}");
+    let result = runner.run(&strategy, |(schedules, lending, seed, api_toggled)| {
+        let description = format!(
+            "seed {seed:#x}, {lending:?}, API views toggled: {api_toggled}, schedules {schedules:?}"
+        );
         with_watchdog(WATCHDOG, description, move || {
-            run_case(schedules, lending, seed)
+            run_case(schedules, lending, seed, api_toggled)
         })
     });
     let t = totals();
     let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
     println!(
-        "{} cases ({cases} asked) in {:.1?}: {} control operations, {} traced calls, {} \
-         callbacks; {} buffers handed back, {} requests refused; {} overhead records delivered",
+        "{} cases ({cases} asked, {} with the API views toggled) in {:.1?}: {} control \
+         operations, {} traced calls, {} callbacks; {} buffers handed back, {} requests refused",
         get(&t.cases),
+        get(&t.api_toggled_cases),
         started.elapsed(),
         get(&t.ops),
         get(&t.calls),
         get(&t.callbacks),
         get(&t.buffers),
         get(&t.refused),
-        get(&t.overhead_delivered),
     );
-    for (i, kind) in ACCOUNTED.iter().enumerate() {
+    println!(
+        "  | kind | emitted | delivered | dropped | counted by the test (cases kept enabled) |"
+    );
+    for (i, kind) in KINDS.iter().enumerate() {
+        let counted = match get(&t.counted_by_test[i]) {
+            0 if get(&t.emitted_while_counted[i]) == 0 => "-".to_string(),
+            n => format!("{n} (libpti: {})", get(&t.emitted_while_counted[i])),
+        };
         println!(
-            "  {kind:?}: emitted {}, delivered {}, dropped {}",
+            "  | `{kind:?}` | {} | {} | {} | {counted} |",
             get(&t.emitted[i]),
             get(&t.delivered[i]),
             get(&t.dropped[i]),

@@ -90,6 +90,12 @@ fn dropped_count(py: Python<'_>, kind: u32) -> PyResult<u64> {
     libpti::view::dropped_count(view_kind(kind)?).map_err(|e| to_py(py, &e))
 }
 
+/// Records of `kind` libpti emitted in the process (written or dropped).
+#[pyfunction]
+fn emitted_count(py: Python<'_>, kind: u32) -> PyResult<u64> {
+    libpti::view::emitted_count(view_kind(kind)?).map_err(|e| to_py(py, &e))
+}
+
 /// Device records waiting for their work to complete.
 #[pyfunction]
 fn pending_device_records(py: Python<'_>) -> PyResult<u64> {
@@ -120,6 +126,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(push_external_correlation, m)?)?;
     m.add_function(wrap_pyfunction!(pop_external_correlation, m)?)?;
     m.add_function(wrap_pyfunction!(dropped_count, m)?)?;
+    m.add_function(wrap_pyfunction!(emitted_count, m)?)?;
     m.add_function(wrap_pyfunction!(pending_device_records, m)?)?;
     m.add_function(wrap_pyfunction!(critical_event_count, m)?)?;
     m.add_function(wrap_pyfunction!(result_name, m)?)?;

@@ -38,5 +38,9 @@ def test_a_pyopencl_program_traces_itself_on_pocl(venv):
     assert any(apis.get(corr) == "clEnqueueReadBuffer" for corr, _ in r["copies"]), r["copies"]
 
     assert r["dropped"] == 0 and r["pending"] == 0 and r["criticals"] == []
+    # libpti's count at emission: every record emitted was delivered or dropped.
+    for kind, (emitted, delivered, dropped) in r["accounting"].items():
+        assert emitted == delivered + dropped, (kind, emitted, delivered, dropped)
+    assert r["accounting"]["DRIVER_API"][0] == len(r["apis"])
     delivered, raised, skipped = r["callback_counts"]
     assert delivered == len(r["calls"]) and raised == 0 and skipped == 0

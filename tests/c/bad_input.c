@@ -194,8 +194,12 @@ static void bad_view_arguments(void) {
     uint64_t dropped = 99;
     EXPECT(ptiViewGetDroppedRecordCount((pti_view_kind)bad_kinds[i], &dropped), PTI_ERROR_BAD_ARGUMENT);
     CHECK(dropped == 99);
+    uint64_t emitted = 99;
+    EXPECT(ptiViewGetEmittedRecordCount((pti_view_kind)bad_kinds[i], &emitted), PTI_ERROR_BAD_ARGUMENT);
+    CHECK(emitted == 99);
   }
   EXPECT(ptiViewGetDroppedRecordCount(PTI_VIEW_DRIVER_API, NULL), PTI_ERROR_BAD_ARGUMENT);
+  EXPECT(ptiViewGetEmittedRecordCount(PTI_VIEW_DRIVER_API, NULL), PTI_ERROR_BAD_ARGUMENT);
   EXPECT(ptiViewGPULocalAvailable(), PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED);
 
   /* ptiViewGetNextRecord never reads outside [buffer, buffer + valid_bytes). */

@@ -23,6 +23,12 @@
 //! the process-exit hook ran, the record is dropped, counted per kind ([`dropped_count`]), and a
 //! critical event is raised once per run of drops on a thread.
 //!
+//! Every record is also counted where it is emitted ([`emitted_count`]): before its append, in
+//! per-thread counters that only the owning thread writes (a load and a store, no atomic
+//! read-modify-write on the record path), so that once the writers are quiet and a flush
+//! returned, emitted = delivered + dropped for every kind, also for kinds enabled and disabled
+//! while calls ran.
+//!
 //! A buffer taken out of a thread's slot (full, or by a flush) is *in transit* until the tool's
 //! `complete` returned; [`flush`] waits for every buffer in transit, so that when it returns, the
 //! tool has every finished record, also those another thread was handing back meanwhile.
@@ -171,22 +177,54 @@ pub fn dropped_count(kind: pti_view_kind) -> u64 {
     DROPPED[kind.index()].load(Ordering::Relaxed)
 }
 
-/// Counts one record of `kind` whose data could not be collected, and returns the new total.
-/// The caller raises the critical event that says why.
+/// Records of a kind lost before they could be written (their data could not be collected),
+/// indexed by the kind's value: emitted and dropped at once, on no thread's account.
+static LOST_UNWRITTEN: [AtomicU64; pti_view_kind::COUNT] =
+    [const { AtomicU64::new(0) }; pti_view_kind::COUNT];
+
+/// Counts one record of `kind` whose data could not be collected (emitted and dropped), and
+/// returns the new total of dropped records of the kind. The caller raises the critical event
+/// that says why. Never on the record path: read-modify-writes are fine here.
 pub(crate) fn count_lost(kind: pti_view_kind) -> u64 {
+    LOST_UNWRITTEN[kind.index()].fetch_add(1, Ordering::Relaxed);
     DROPPED[kind.index()].fetch_add(1, Ordering::Relaxed) + 1
 }
 
-/// One thread's buffer, shared between the thread (the only writer) and flushers.
+/// Records of `kind` libpti emitted since the process started (or since fork(), in a child):
+/// written to a buffer, or dropped. Once the threads that write records are quiet and a flush
+/// returned, emitted = delivered to the tool's `complete` + [`dropped_count`]. While records are
+/// being written the sum over threads is a snapshot that may miss the latest few.
+pub fn emitted_count(kind: pti_view_kind) -> u64 {
+    let mut total = LOST_UNWRITTEN[kind.index()].load(Ordering::Relaxed);
+    thread::for_each_record(|r| total += r.buffer.emitted[kind.index()].load(Ordering::Relaxed));
+    total
+}
+
+/// One thread's buffer, shared between the thread (the only writer) and flushers, and the
+/// thread's count of records emitted per kind.
 pub(crate) struct ThreadBuffer {
     lent: HandOff<Option<FilledBuffer>>,
+    /// Records emitted on this thread, per kind. Written only by the thread that owns the record
+    /// (a reused record keeps counting: the sum over records is what [`emitted_count`] reads).
+    emitted: [AtomicU64; pti_view_kind::COUNT],
 }
 
 impl ThreadBuffer {
     pub(crate) fn new() -> Self {
         ThreadBuffer {
             lent: HandOff::new(None),
+            emitted: [const { AtomicU64::new(0) }; pti_view_kind::COUNT],
         }
+    }
+
+    /// Counts one record of `kind` emitted on the owning thread.
+    #[inline(always)]
+    fn count_emitted(&self, kind: pti_view_kind) {
+        // A load and a store instead of fetch_add: only the owning thread writes this counter
+        // (the caller's contract, see `append`), so no increment can be lost, and readers only
+        // need some recent value, which a relaxed store gives them.
+        let counter = &self.emitted[kind.index()];
+        counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
     }
 
     /// Runs `f` on the lent buffer inside the writer's section.
@@ -330,6 +368,7 @@ fn append_in_section<R: Copy>(lent: &mut Option<FilledBuffer>, record: &R) -> At
 pub(crate) fn append<R: Copy>(state: &ThreadState, kind: pti_view_kind, record: R) {
     const { assert!(size_of::<R>() % 8 == 0) };
     let tb = &state.record().buffer;
+    tb.count_emitted(kind);
     loop {
         match try_append(tb, &record) {
             Attempt::Appended => return,
@@ -491,7 +530,7 @@ pub(crate) fn fork_parent() {
 
 /// In the child after `fork()`: the records in the buffers are the parent's (it delivers them),
 /// so the child empties every buffer and keeps it for its own records; the flags of threads it
-/// does not have are cleared, and the drop counters start again.
+/// does not have are cleared, and the emission and drop counters start again.
 pub(crate) fn fork_child() {
     thread::for_each_record(|r| {
         // SAFETY: in the child only this thread exists, and it is not inside a writer's section
@@ -504,7 +543,12 @@ pub(crate) fn fork_child() {
             })
         };
     });
-    for counter in &DROPPED {
+    thread::for_each_record(|r| {
+        for counter in &r.buffer.emitted {
+            counter.store(0, Ordering::Relaxed);
+        }
+    });
+    for counter in DROPPED.iter().chain(&LOST_UNWRITTEN) {
         counter.store(0, Ordering::Relaxed);
     }
     // Hand-backs under way in other threads will not finish here.

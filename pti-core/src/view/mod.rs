@@ -68,7 +68,7 @@ mod records;
 
 use abi::{pti_api_class, pti_api_group_id, pti_view_kind, pti_view_overhead_kind};
 pub(crate) use buffer::ThreadBuffer;
-pub use buffer::{Buffer, BufferCallbacks, FilledBuffer, dropped_count};
+pub use buffer::{Buffer, BufferCallbacks, FilledBuffer, dropped_count, emitted_count};
 pub(crate) use buffer::{count_lost, hand_back_at_exit};
 pub use demangle::demangle_kernel_names;
 pub use emit::overhead_per_call;

@@ -253,6 +253,12 @@ class Views:
         return {k: _native.dropped_count(int(k)) for k in self.kinds}
 
     @property
+    def emitted(self) -> Dict["ViewKind", int]:
+        """Records libpti emitted (written or dropped), per kind of these views, in the process:
+        after the program's last wait and a flush, the records delivered plus :attr:`dropped`."""
+        return {k: _native.emitted_count(int(k)) for k in self.kinds}
+
+    @property
     def undelivered(self) -> int:
         """Records of work that completed after views stopped, freed undelivered, in the
         process."""

@@ -65,6 +65,9 @@ else:
                 "copies": [[r.correlation_id, r.name] for r in views.records("DEVICE_GPU_MEM_COPY")],
                 "externals": [[r.correlation_id, r.external_id] for r in views.records("EXTERNAL_CORRELATION")],
                 "dropped": sum(views.dropped.values()),
+                "accounting": {
+                    k.name: [n, len(arrays.get(k, ())), views.dropped[k]] for k, n in views.emitted.items()
+                },
                 "pending": views.pending_device_records,
                 "criticals": [list(e) for e in libpti.critical_events()],
                 "callback_counts": list(libpti.callback_counts()),
