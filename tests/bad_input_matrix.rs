@@ -302,6 +302,7 @@ fn baseline(export: &str) -> Vec<&'static str> {
         "ptiCallbackGetCriticalEventCount" => vec!["PTI_ERROR_RECORDS_DROPPED", "&out_u64"],
         "ptiViewGetDroppedRecordCount" => vec!["PTI_VIEW_DRIVER_API", "&out_u64"],
         "ptiViewGetEmittedRecordCount" => vec!["PTI_VIEW_DRIVER_API", "&out_u64"],
+        "ptiViewGetUnrecordedCommandCount" => vec!["PTI_API_GROUP_OPENCL", "105", "&out_u64"],
         "ptiViewGetPendingDeviceRecordCount" => vec!["&out_u64"],
         "ptiGetInterceptedFunctionCount" => vec!["PTI_API_GROUP_OPENCL", "&out_u32"],
         "ptiGetUntracedCallCount" => vec!["PTI_API_GROUP_OPENCL", "&out_u64"],

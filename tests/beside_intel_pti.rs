@@ -157,6 +157,18 @@ struct Recorded {
 /// `library`; returns the program's stdout and the text the tool wrote in the process whose text
 /// contains `marker` (processes the program starts inherit the preload and write files too).
 fn run_tool(tool: &Path, on: On, library: Library, marker: &str) -> (String, String) {
+    let (stdout, _, text) = run_tool_with(tool, on, library, marker, &[]);
+    (stdout, text)
+}
+
+/// [`run_tool`] with more environment; also gives the program's stderr.
+fn run_tool_with(
+    tool: &Path,
+    on: On,
+    library: Library,
+    marker: &str,
+    env: &[(&str, &str)],
+) -> (String, String, String) {
     let tools = tools();
     let lib = sycl_venv().join("lib");
     let mut cmd = match on {
@@ -180,8 +192,11 @@ fn run_tool(tool: &Path, on: On, library: Library, marker: &str) -> (String, Str
     }
     let adapter = on;
     let name = tool.file_stem().unwrap().to_string_lossy().into_owned();
+    // One stem per run: tests running the same tool on the same program run in parallel.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let stem = format!(
-        "beside-{}-{name}-{adapter:?}-{library:?}",
+        "beside-{}-{run}-{name}-{adapter:?}-{library:?}",
         std::process::id()
     );
     let base = out_dir().join(&stem);
@@ -208,9 +223,11 @@ fn run_tool(tool: &Path, on: On, library: Library, marker: &str) -> (String, Str
         format!("{}:{}", view_dir.display(), lib.display()),
     )
     .env("LD_PRELOAD", preload)
-    .env("PTI_TEST_OUT", &base);
+    .env("PTI_TEST_OUT", &base)
+    .envs(env.iter().copied());
     let out = run_with_watchdog(&mut cmd, Duration::from_secs(180));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         out.status.success(),
         "the SYCL workload failed with {name} on {library:?} ({})\n--- stdout\n{stdout}\n--- stderr\n{}",
@@ -236,7 +253,7 @@ fn run_tool(tool: &Path, on: On, library: Library, marker: &str) -> (String, Str
         1,
         "{library:?}: {name} should have written the records of one process"
     );
-    (stdout, texts.pop().unwrap())
+    (stdout, stderr, texts.pop().unwrap())
 }
 
 fn record(adapter: Adapter, library: Library) -> Recorded {
@@ -709,6 +726,65 @@ fn an_intel_view_tool_runs_on_libpti_over_pocl() {
         ours.device.len(),
         ours.overhead.len()
     );
+}
+
+/// A tool on Intel's View API alone cannot hear critical events: when its buffers run out, the
+/// user learns of the lost records from the log `PTI_LOG` names (one file per process), never
+/// from the program's own output. The view tool here lends no buffer at all
+/// (`PTI_TEST_STARVE`).
+#[test]
+fn an_intel_view_tool_that_lends_no_buffers_leaves_its_losses_in_the_log() {
+    let dir = out_dir().join(format!("starved-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("pti-%p.log");
+    let (stdout, stderr, text) = run_tool_with(
+        &tools().view_tool,
+        On::Pocl,
+        Library::Libpti,
+        "T FAILURES 0",
+        &[("PTI_TEST_STARVE", "1"), ("PTI_LOG", log.to_str().unwrap())],
+    );
+    assert!(
+        !text.contains("T DRIVER "),
+        "records arrived without buffers:\n{text}"
+    );
+    for output in [&stdout, &stderr] {
+        assert!(
+            !output.contains("libpti["),
+            "the log leaked into the program's output:\n{output}"
+        );
+    }
+    let logs: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert_eq!(logs.len(), 1, "one process, one log file");
+    let name = logs[0].file_name().to_string_lossy().into_owned();
+    assert!(name.starts_with("pti-") && !name.contains("%p"), "{name}");
+    let log = std::fs::read_to_string(logs[0].path()).unwrap();
+    assert!(
+        log.contains("PTI_ERROR_RECORDS_DROPPED: buffer_requested provided no buffer"),
+        "{log}"
+    );
+    // The exit summary: per kind, what was lost of what was emitted.
+    let summary = |kind: &str| {
+        log.lines()
+            .find(|l| l.contains("at exit: ") && l.contains(&format!(" {kind} records lost of ")))
+            .unwrap_or_else(|| panic!("no exit line for {kind}:\n{log}"))
+            .to_string()
+    };
+    for kind in [
+        "PTI_VIEW_DRIVER_API",
+        "PTI_VIEW_DEVICE_CPU_KERNEL",
+        "PTI_VIEW_DEVICE_GPU_MEM_COPY",
+    ] {
+        let line = summary(kind);
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let at = words.iter().position(|w| *w == "exit:").unwrap();
+        let lost: u64 = words[at + 1].parse().unwrap();
+        let emitted: u64 = words[words.len() - 2].parse().unwrap();
+        assert!(lost > 0 && lost == emitted, "{line}");
+    }
+    eprintln!("the log of a starved Intel view tool on PoCL:\n{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -817,6 +817,97 @@ fn toggled_views_are_accounted_exactly() {
     }
 }
 
+/// Every enqueue function each runtime here offers (`tests/c/cl_every_enqueue.c`, three calls
+/// each, every device view on): each command is recorded (device records sharing the call's
+/// correlation ID) or counted without record (`ptiViewGetUnrecordedCommandCount`), never both,
+/// never neither. Not attempted, since nothing here can run them: the OpenGL, Direct3D 10/11,
+/// DX9 media, EGL and external-memory acquire/release functions, the semaphore functions (no
+/// runtime here offers `cl_khr_semaphore`), and Intel's FPGA global-variable and host-pipe
+/// functions. PoCL 3.1 exits inside `clEnqueueWaitForEvents` ("unimplemented"), so it is skipped
+/// there and exercised on Intel's runtime.
+#[test]
+fn every_enqueue_function_is_recorded_or_counted() {
+    let exe = compile_c_with(
+        "cl_every_enqueue",
+        &["tests/c/cl_every_enqueue.c"],
+        &["-lpti", "-lOpenCL"],
+    );
+    let must_cover: [(Runtime, &[&str], &str); 2] = [
+        (
+            pocl(),
+            &[
+                "clEnqueueMigrateMemObjects",
+                "clEnqueueSVMFree",
+                "clEnqueueSVMMigrateMem",
+                "clEnqueueCommandBufferKHR",
+                "clEnqueueBarrier",
+                "clEnqueueNativeKernel",
+                "clEnqueueFillImage",
+                "clEnqueueMapImage",
+            ],
+            "clEnqueueWaitForEvents",
+        ),
+        (
+            intel_cpu(),
+            &[
+                "clEnqueueWaitForEvents",
+                "clEnqueueMigrateMemINTEL",
+                "clEnqueueMemAdviseINTEL",
+                "clEnqueueMemcpyINTEL",
+                "clEnqueueMemFillINTEL",
+                "clEnqueueMemsetINTEL",
+                "clEnqueueSVMFree",
+            ],
+            "",
+        ),
+    ];
+    for (rt, names, skip) in must_cover {
+        let mut cmd = Command::new(&exe);
+        cmd.env_remove("OPENCL_LAYERS")
+            .env("PTI_TEST_SKIP", skip)
+            .envs(rt.env.iter().map(|(k, v)| (*k, v.as_str())));
+        let out = pti_tests::run_with_watchdog(&mut cmd, std::time::Duration::from_secs(300));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}: {}\n{stdout}\n{}",
+            rt.name,
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut covered = Vec::new();
+        for line in stdout.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            match f[..] {
+                ["E", name, _, submitted, records, counted] => {
+                    let n = |s: &str| s.parse::<u64>().unwrap();
+                    let (submitted, records, counted) = (n(submitted), n(records), n(counted));
+                    assert!(
+                        submitted > 0 && records + counted == submitted && records * counted == 0,
+                        "{}: {name}: {submitted} commands, {records} recorded, {counted} counted",
+                        rt.name
+                    );
+                    covered.push(name.to_string());
+                }
+                ["D", n] | ["P", n] => assert_eq!(n, "0", "{}: {line}", rt.name),
+                _ => {}
+            }
+        }
+        for name in names {
+            assert!(
+                covered.iter().any(|c| c == name),
+                "{}: {name} was not exercised:\n{stdout}",
+                rt.name
+            );
+        }
+        println!(
+            "{}: {} enqueue functions accounted: {covered:?}",
+            rt.name,
+            covered.len()
+        );
+    }
+}
+
 /// A loader that cannot load layers (CUDA's `libOpenCL.so.1` is one) leaves OpenCL untraced;
 /// the tool hears it as a critical event at its first flush.
 #[test]

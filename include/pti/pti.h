@@ -210,6 +210,12 @@ typedef enum _pti_result {
    */
   PTI_ERROR_TWO_VIEW_CLIENTS = 304,
   /**
+   * libpti, raised as a critical event once per function: a function submitted device work of
+   * no record kind (a memory migration, memory advice, ...) while a device view was enabled;
+   * each such command is counted (ptiViewGetUnrecordedCommandCount, PTI_VIEW_EXT_LOSS records).
+   */
+  PTI_ERROR_COMMANDS_NOT_RECORDED = 305,
+  /**
    * Keeps the enum 32 bits wide in every C compiler; never returned.
    */
   PTI_RESULT_FORCE_UINT32 = 2147483647,

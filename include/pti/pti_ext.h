@@ -27,6 +27,40 @@ typedef enum _pti_view_memory_operation {
 } pti_view_memory_operation;
 
 /**
+ * Why libpti could not record something (libpti extension, `pti_ext.h`: the `_reason` of
+ * pti_view_record_loss).
+ */
+typedef enum _pti_view_loss_reason {
+  /**
+   * Not a reason.
+   */
+  PTI_VIEW_LOSS_INVALID = 0,
+  /**
+   * Records dropped: buffer_requested gave no buffer, or one too small for the record.
+   */
+  PTI_VIEW_LOSS_NO_BUFFER = 1,
+  /**
+   * Records dropped because the process was exiting: written after libpti handed back its
+   * buffers, or of device work still running at exit.
+   */
+  PTI_VIEW_LOSS_PROCESS_EXITING = 2,
+  /**
+   * Device records whose data could not be had: a queue without profiling, timestamps or
+   * status the runtime refused, an event destroyed or reset before its command completed,
+   * a command list executed again before libpti read its times. The critical event
+   * PTI_ERROR_RECORDS_DROPPED says which.
+   */
+  PTI_VIEW_LOSS_DEVICE_DATA_UNAVAILABLE = 3,
+  /**
+   * Commands submitted while a device view was enabled by a function whose commands have no
+   * record kind (`_api_group` and `_api_id` name it; `_lost_kind` is PTI_VIEW_INVALID), for
+   * example memory migration or advice. Each such function is announced once with the
+   * critical event PTI_ERROR_COMMANDS_NOT_RECORDED.
+   */
+  PTI_VIEW_LOSS_NO_RECORD_KIND = 4,
+} pti_view_loss_reason;
+
+/**
  * The body of a simulated call: what the "traced function" does. Returns its status.
  */
 typedef int32_t (*pti_simulated_call_body)(void *user_data);
@@ -171,6 +205,55 @@ typedef struct pti_view_record_kernel_launch {
   uint64_t _global_size[3];
 } pti_view_record_kernel_launch;
 
+/**
+ * What libpti could not record (libpti extension, `pti_ext.h`: PTI_VIEW_EXT_LOSS). Written at
+ * each flush while the kind is enabled, one per lost kind, reason and function, covering the
+ * losses since the previous loss record of the same key (since the process started for the
+ * first). A tool that enabled it learns what is missing from its other records, when, and why;
+ * the totals stay readable with ptiViewGetDroppedRecordCount and
+ * ptiViewGetUnrecordedCommandCount. Loss records that cannot be written are counted as
+ * dropped records of PTI_VIEW_EXT_LOSS, and reported nowhere else.
+ */
+typedef struct pti_view_record_loss {
+  /**
+   * PTI_VIEW_EXT_LOSS.
+   */
+  pti_view_record_base _view_kind;
+  /**
+   * Why.
+   */
+  pti_view_loss_reason _reason;
+  /**
+   * When the first of these losses happened (ns, the records' clock).
+   */
+  uint64_t _first_timestamp;
+  /**
+   * When the last of them happened (ns).
+   */
+  uint64_t _last_timestamp;
+  /**
+   * How many records (or, for PTI_VIEW_LOSS_NO_RECORD_KIND, commands) were lost.
+   */
+  uint64_t _count;
+  /**
+   * The kind of the records lost; PTI_VIEW_INVALID for commands that have no record kind.
+   */
+  pti_view_kind _lost_kind;
+  /**
+   * The API group of the function whose commands had no record kind; otherwise
+   * PTI_API_GROUP_RESERVED.
+   */
+  pti_api_group_id _api_group;
+  /**
+   * That function's API ID; otherwise 0.
+   */
+  uint32_t _api_id;
+  /**
+   * The process.
+   */
+  uint32_t _process_id;
+} pti_view_record_loss;
+
 
 
 
@@ -272,6 +355,27 @@ pti_result ptiGetInterceptedFunctionCount(pti_api_group_id api_group_id, uint32_
 pti_result ptiGetUntracedCallCount(pti_api_group_id api_group_id, uint64_t *count) PTI_SYMBOL(libpti_ptiGetUntracedCallCount);
 
 /**
+ * How many commands function `api_id` of `api_group_id` submitted, in successful calls made
+ * while a device view was enabled, that got no record because libpti has no record kind for
+ * them (memory migrations, memory advice, command-buffer executions, semaphore and
+ * acquire/release enqueues, ...: docs/view-api.md lists them). The first such command of each
+ * function raises the critical event PTI_ERROR_COMMANDS_NOT_RECORDED; PTI_VIEW_EXT_LOSS records
+ * itemise them. Every command of a traced call is thus either recorded, counted here, or
+ * counted by ptiViewGetDroppedRecordCount. Since the process started (or fork(), in a child);
+ * 0 for functions that submit no such command.
+ *
+ * Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL or misaligned or the group is not
+ * LEVELZERO, OPENCL or SYCL, and PTI_ERROR_BAD_API_ID if the group has no function `api_id`.
+ * `*count` is written only on success. Thread-safe.
+ *
+ * # Safety
+ * `count` must be NULL or point to writable storage for one `uint64_t`.
+ */
+pti_result ptiViewGetUnrecordedCommandCount(pti_api_group_id api_group_id,
+                                            uint32_t api_id,
+                                            uint64_t *count) PTI_SYMBOL(libpti_ptiViewGetUnrecordedCommandCount);
+
+/**
  * Runs `body(user_data)` as if libpti had intercepted function `api_id` of `api_group_id`.
  *
  * Subscribers receive ENTER before the body and EXIT after it, with `_args`, `_kernel_name` and
@@ -343,5 +447,15 @@ PTI_LAYOUT_CHECK(offsetof(pti_view_record_kernel_launch, _kernel_id) == 8, "offs
 PTI_LAYOUT_CHECK(offsetof(pti_view_record_kernel_launch, _group_count) == 16, "offset of pti_view_record_kernel_launch._group_count");
 PTI_LAYOUT_CHECK(offsetof(pti_view_record_kernel_launch, _group_size) == 28, "offset of pti_view_record_kernel_launch._group_size");
 PTI_LAYOUT_CHECK(offsetof(pti_view_record_kernel_launch, _global_size) == 40, "offset of pti_view_record_kernel_launch._global_size");
+PTI_LAYOUT_CHECK(sizeof(pti_view_record_loss) == 48, "size of pti_view_record_loss");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_loss, _view_kind) == 0, "offset of pti_view_record_loss._view_kind");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_loss, _reason) == 4, "offset of pti_view_record_loss._reason");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_loss, _first_timestamp) == 8, "offset of pti_view_record_loss._first_timestamp");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_loss, _last_timestamp) == 16, "offset of pti_view_record_loss._last_timestamp");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_loss, _count) == 24, "offset of pti_view_record_loss._count");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_loss, _lost_kind) == 32, "offset of pti_view_record_loss._lost_kind");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_loss, _api_group) == 36, "offset of pti_view_record_loss._api_group");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_loss, _api_id) == 40, "offset of pti_view_record_loss._api_id");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_loss, _process_id) == 44, "offset of pti_view_record_loss._process_id");
 #undef PTI_LAYOUT_CHECK
 #endif /* PTI_EXT_LAYOUT_CHECKS_ */

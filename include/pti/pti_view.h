@@ -96,6 +96,14 @@ typedef enum _pti_view_kind {
    * pti_view_record_kernel_launch.
    */
   PTI_VIEW_EXT_KERNEL_LAUNCH = 65539,
+  /**
+   * libpti extension (`pti_ext.h`): what libpti could not record, pti_view_record_loss:
+   * records dropped (no buffer, or the process exiting), device records whose data the
+   * runtime would not give, and commands of functions that have no record kind. Written at
+   * each flush while enabled: one record per kind, reason and function, counting the losses
+   * since the previous loss record.
+   */
+  PTI_VIEW_EXT_LOSS = 65540,
 } pti_view_kind;
 
 /**

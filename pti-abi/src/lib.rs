@@ -74,6 +74,12 @@ pub enum pti_view_kind {
     /// global and local sizes, Level Zero group count and group size),
     /// pti_view_record_kernel_launch.
     PTI_VIEW_EXT_KERNEL_LAUNCH = 0x10003,
+    /// libpti extension (`pti_ext.h`): what libpti could not record, pti_view_record_loss:
+    /// records dropped (no buffer, or the process exiting), device records whose data the
+    /// runtime would not give, and commands of functions that have no record kind. Written at
+    /// each flush while enabled: one record per kind, reason and function, counting the losses
+    /// since the previous loss record.
+    PTI_VIEW_EXT_LOSS = 0x10004,
 }
 
 impl pti_view_kind {
@@ -96,16 +102,17 @@ impl pti_view_kind {
     /// libpti's extension kinds.
     ///
     /// cbindgen:ignore
-    pub const EXTENSIONS: [pti_view_kind; 3] = [
+    pub const EXTENSIONS: [pti_view_kind; 4] = [
         pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION,
         pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION,
         pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH,
+        pti_view_kind::PTI_VIEW_EXT_LOSS,
     ];
 
     /// Number of [`pti_view_kind::index`] values.
     ///
     /// cbindgen:ignore
-    pub const COUNT: usize = 16;
+    pub const COUNT: usize = 17;
 
     /// The kind with C value `raw`, INVALID included; `None` for unknown values.
     pub fn from_raw(raw: u32) -> Option<Self> {
@@ -114,6 +121,7 @@ impl pti_view_kind {
             0x10001 => Some(pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION),
             0x10002 => Some(pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION),
             0x10003 => Some(pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH),
+            0x10004 => Some(pti_view_kind::PTI_VIEW_EXT_LOSS),
             _ => Self::ALL.get(raw as usize - 1).copied(),
         }
     }
@@ -125,6 +133,7 @@ impl pti_view_kind {
             pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION => 13,
             pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION => 14,
             pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH => 15,
+            pti_view_kind::PTI_VIEW_EXT_LOSS => 16,
             kind => kind as usize,
         }
     }
@@ -163,6 +172,7 @@ impl pti_view_kind {
                 size_of::<pti_view_record_command_execution>()
             }
             pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH => size_of::<pti_view_record_kernel_launch>(),
+            pti_view_kind::PTI_VIEW_EXT_LOSS => size_of::<pti_view_record_loss>(),
         })
     }
 }
@@ -1008,6 +1018,61 @@ pub struct pti_view_record_kernel_launch {
     pub _global_size: [u64; 3],
 }
 
+/// Why libpti could not record something (libpti extension, `pti_ext.h`: the `_reason` of
+/// pti_view_record_loss).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum pti_view_loss_reason {
+    /// Not a reason.
+    PTI_VIEW_LOSS_INVALID = 0,
+    /// Records dropped: buffer_requested gave no buffer, or one too small for the record.
+    PTI_VIEW_LOSS_NO_BUFFER = 1,
+    /// Records dropped because the process was exiting: written after libpti handed back its
+    /// buffers, or of device work still running at exit.
+    PTI_VIEW_LOSS_PROCESS_EXITING = 2,
+    /// Device records whose data could not be had: a queue without profiling, timestamps or
+    /// status the runtime refused, an event destroyed or reset before its command completed,
+    /// a command list executed again before libpti read its times. The critical event
+    /// PTI_ERROR_RECORDS_DROPPED says which.
+    PTI_VIEW_LOSS_DEVICE_DATA_UNAVAILABLE = 3,
+    /// Commands submitted while a device view was enabled by a function whose commands have no
+    /// record kind (`_api_group` and `_api_id` name it; `_lost_kind` is PTI_VIEW_INVALID), for
+    /// example memory migration or advice. Each such function is announced once with the
+    /// critical event PTI_ERROR_COMMANDS_NOT_RECORDED.
+    PTI_VIEW_LOSS_NO_RECORD_KIND = 4,
+}
+
+/// What libpti could not record (libpti extension, `pti_ext.h`: PTI_VIEW_EXT_LOSS). Written at
+/// each flush while the kind is enabled, one per lost kind, reason and function, covering the
+/// losses since the previous loss record of the same key (since the process started for the
+/// first). A tool that enabled it learns what is missing from its other records, when, and why;
+/// the totals stay readable with ptiViewGetDroppedRecordCount and
+/// ptiViewGetUnrecordedCommandCount. Loss records that cannot be written are counted as
+/// dropped records of PTI_VIEW_EXT_LOSS, and reported nowhere else.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct pti_view_record_loss {
+    /// PTI_VIEW_EXT_LOSS.
+    pub _view_kind: pti_view_record_base,
+    /// Why.
+    pub _reason: pti_view_loss_reason,
+    /// When the first of these losses happened (ns, the records' clock).
+    pub _first_timestamp: u64,
+    /// When the last of them happened (ns).
+    pub _last_timestamp: u64,
+    /// How many records (or, for PTI_VIEW_LOSS_NO_RECORD_KIND, commands) were lost.
+    pub _count: u64,
+    /// The kind of the records lost; PTI_VIEW_INVALID for commands that have no record kind.
+    pub _lost_kind: pti_view_kind,
+    /// The API group of the function whose commands had no record kind; otherwise
+    /// PTI_API_GROUP_RESERVED.
+    pub _api_group: pti_api_group_id,
+    /// That function's API ID; otherwise 0.
+    pub _api_id: u32,
+    /// The process.
+    pub _process_id: u32,
+}
+
 /// Collective communication (declared for compatibility; libpti produces none).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -1145,7 +1210,7 @@ pub const LAYOUTS: [RecordLayout; 14] = [
 /// The layouts of libpti's extension records (`pti_ext.h` asserts them as `pti_view.h` does
 /// [`LAYOUTS`]).
 #[doc(hidden)]
-pub const EXT_LAYOUTS: [RecordLayout; 3] = [
+pub const EXT_LAYOUTS: [RecordLayout; 4] = [
     layout!(pti_view_record_memory_allocation = 72 {
         _view_kind @ 0, _operation @ 4, _mem_type @ 8, _reserved @ 12, _start_timestamp @ 16,
         _end_timestamp @ 24, _address @ 32, _bytes @ 40, _name @ 48, _device_name @ 56,
@@ -1158,6 +1223,10 @@ pub const EXT_LAYOUTS: [RecordLayout; 3] = [
     layout!(pti_view_record_kernel_launch = 64 {
         _view_kind @ 0, _work_dim @ 4, _kernel_id @ 8, _group_count @ 16, _group_size @ 28,
         _global_size @ 40,
+    }),
+    layout!(pti_view_record_loss = 48 {
+        _view_kind @ 0, _reason @ 4, _first_timestamp @ 8, _last_timestamp @ 16, _count @ 24,
+        _lost_kind @ 32, _api_group @ 36, _api_id @ 40, _process_id @ 44,
     }),
 ];
 

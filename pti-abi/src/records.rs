@@ -122,6 +122,8 @@ pub enum Record<'a> {
     CommandExecution(&'a pti_view_record_command_execution),
     /// `PTI_VIEW_EXT_KERNEL_LAUNCH` (libpti extension).
     KernelLaunch(&'a pti_view_record_kernel_launch),
+    /// `PTI_VIEW_EXT_LOSS` (libpti extension).
+    Loss(&'a pti_view_record_loss),
 }
 
 impl Record<'_> {
@@ -213,6 +215,7 @@ impl<'a> Iterator for Records<'a> {
                 PTI_VIEW_EXT_MEMORY_ALLOCATION => Record::MemoryAllocation(self.typed(at)),
                 PTI_VIEW_EXT_COMMAND_EXECUTION => Record::CommandExecution(self.typed(at)),
                 PTI_VIEW_EXT_KERNEL_LAUNCH => Record::KernelLaunch(self.typed(at)),
+                PTI_VIEW_EXT_LOSS => Record::Loss(self.typed(at)),
                 PTI_VIEW_INVALID | PTI_VIEW_RESERVED => {
                     self.done = true;
                     return None;

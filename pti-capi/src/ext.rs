@@ -175,6 +175,43 @@ pub unsafe extern "C" fn ptiGetUntracedCallCount(
     })
 }
 
+/// How many commands function `api_id` of `api_group_id` submitted, in successful calls made
+/// while a device view was enabled, that got no record because libpti has no record kind for
+/// them (memory migrations, memory advice, command-buffer executions, semaphore and
+/// acquire/release enqueues, ...: docs/view-api.md lists them). The first such command of each
+/// function raises the critical event PTI_ERROR_COMMANDS_NOT_RECORDED; PTI_VIEW_EXT_LOSS records
+/// itemise them. Every command of a traced call is thus either recorded, counted here, or
+/// counted by ptiViewGetDroppedRecordCount. Since the process started (or fork(), in a child);
+/// 0 for functions that submit no such command.
+///
+/// Returns PTI_ERROR_BAD_ARGUMENT if `count` is NULL or misaligned or the group is not
+/// LEVELZERO, OPENCL or SYCL, and PTI_ERROR_BAD_API_ID if the group has no function `api_id`.
+/// `*count` is written only on success. Thread-safe.
+///
+/// # Safety
+/// `count` must be NULL or point to writable storage for one `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ptiViewGetUnrecordedCommandCount(
+    api_group_id: RawApiGroup,
+    api_id: u32,
+    count: *mut u64,
+) -> pti_result {
+    guard(|| {
+        let out = out_ptr(count, "count must not be NULL")?;
+        let group = traced_group(api_group_id)?;
+        if !pti_core::ids::is_valid(group, api_id) {
+            return Err(Error::BadApiId {
+                group: api_group_id.0,
+                id: api_id,
+            });
+        }
+        let n = view::unrecorded_count(group, api_id);
+        // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
+        unsafe { out.write(n) };
+        Ok(())
+    })
+}
+
 /// The body of a simulated call: what the "traced function" does. Returns its status.
 pub type pti_simulated_call_body = Option<unsafe extern "C" fn(user_data: *mut c_void) -> i32>;
 

@@ -113,6 +113,10 @@ pub enum pti_result {
     /// (`libpti_view.so.1`) both set buffer callbacks in one process; they share one engine, and
     /// the callbacks set last receive every record.
     PTI_ERROR_TWO_VIEW_CLIENTS = 304,
+    /// libpti, raised as a critical event once per function: a function submitted device work of
+    /// no record kind (a memory migration, memory advice, ...) while a device view was enabled;
+    /// each such command is counted (ptiViewGetUnrecordedCommandCount, PTI_VIEW_EXT_LOSS records).
+    PTI_ERROR_COMMANDS_NOT_RECORDED = 305,
     /// Keeps the enum 32 bits wide in every C compiler; never returned.
     PTI_RESULT_FORCE_UINT32 = 0x7fff_ffff,
 }
@@ -141,6 +145,7 @@ impl From<ResultCode> for pti_result {
             ResultCode::ErrorRecordsDropped => PTI_ERROR_RECORDS_DROPPED,
             ResultCode::ErrorTracingPanicked => PTI_ERROR_TRACING_PANICKED,
             ResultCode::ErrorTwoViewClients => PTI_ERROR_TWO_VIEW_CLIENTS,
+            ResultCode::ErrorCommandsNotRecorded => PTI_ERROR_COMMANDS_NOT_RECORDED,
         }
     }
 }

@@ -54,6 +54,7 @@ forwarding_exports! { "under the name libpti's headers bind to";
     ext::ptiCallbackGetCriticalEventCount as libpti_ptiCallbackGetCriticalEventCount(event: RawResult, count: *mut u64) -> pti_result;
     ext::ptiViewGetDroppedRecordCount as libpti_ptiViewGetDroppedRecordCount(kind: RawViewKind, count: *mut u64) -> pti_result;
     ext::ptiViewGetEmittedRecordCount as libpti_ptiViewGetEmittedRecordCount(kind: RawViewKind, count: *mut u64) -> pti_result;
+    ext::ptiViewGetUnrecordedCommandCount as libpti_ptiViewGetUnrecordedCommandCount(api_group_id: RawApiGroup, api_id: u32, count: *mut u64) -> pti_result;
     ext::ptiViewGetPendingDeviceRecordCount as libpti_ptiViewGetPendingDeviceRecordCount(count: *mut u64) -> pti_result;
     ext::ptiGetInterceptedFunctionCount as libpti_ptiGetInterceptedFunctionCount(api_group_id: RawApiGroup, count: *mut u32) -> pti_result;
     ext::ptiGetUntracedCallCount as libpti_ptiGetUntracedCallCount(api_group_id: RawApiGroup, count: *mut u64) -> pti_result;

@@ -10,6 +10,9 @@
 //! - raised while a critical event is being delivered on the thread, it is counted only, so
 //!   delivery cannot recurse.
 //!
+//! Every event also goes to the user's log, when `PTI_LOG` names one (`crate::log`), so users
+//! of tools that do not listen still learn of it.
+//!
 //! Never call [`raise`] while holding the writers' lock: delivery runs callbacks.
 
 use core::fmt;
@@ -27,6 +30,7 @@ static COUNTS: [AtomicU64; ResultCode::ALL.len()] =
 /// Meant for libpti's own components; a tool receives critical events, it does not raise them.
 pub fn raise(code: ResultCode, message: fmt::Arguments<'_>) {
     COUNTS[code.index()].fetch_add(1, Ordering::Relaxed);
+    crate::log::critical(code, &message);
     if !deliver::critical_listeners() {
         return;
     }

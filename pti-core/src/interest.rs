@@ -23,6 +23,9 @@ pub(crate) const EXTERNAL: u8 = 1 << 2;
 /// A device view is enabled and this function submits or waits for device work: calls are
 /// traced so that the device records carry their correlation IDs.
 pub(crate) const DEVICE: u8 = 1 << 3;
+/// A device view is enabled and this function submits device work that has no record kind: its
+/// successful calls are counted (`view::loss`).
+pub(crate) const UNRECORDED: u8 = 1 << 4;
 
 /// Position of each group's first cell; a group owns `max_id + 1` cells (ID 0 included, unused).
 const OFFSETS: [usize; 4] = {

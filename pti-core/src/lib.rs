@@ -39,6 +39,7 @@ pub mod ids;
 mod interest;
 mod intern;
 mod linker;
+mod log;
 pub mod result;
 mod runtime_task;
 pub mod session;

@@ -57,11 +57,16 @@ pub enum ResultCode {
     /// (`libpti_view.so.1`) both set buffer callbacks in one process. They share one engine: the
     /// callbacks set last receive every record (docs/compatibility.md).
     ErrorTwoViewClients = 304,
+    /// libpti extension, raised as a critical event once per function: a function submitted
+    /// device work of no record kind (a memory migration, memory advice, ...) while a device
+    /// view was enabled; each such command is counted (`ptiViewGetUnrecordedCommandCount`, and
+    /// PTI_VIEW_EXT_LOSS records).
+    ErrorCommandsNotRecorded = 305,
 }
 
 impl ResultCode {
     /// Every code, in numeric order.
-    pub const ALL: [ResultCode; 18] = [
+    pub const ALL: [ResultCode; 19] = [
         ResultCode::Success,
         ResultCode::StatusEndOfBuffer,
         ResultCode::ErrorNotImplemented,
@@ -80,6 +85,7 @@ impl ResultCode {
         ResultCode::ErrorRecordsDropped,
         ResultCode::ErrorTracingPanicked,
         ResultCode::ErrorTwoViewClients,
+        ResultCode::ErrorCommandsNotRecorded,
     ];
 
     /// The code with C value `raw`, or `None` if libpti defines no such code.
@@ -118,6 +124,7 @@ impl ResultCode {
             ResultCode::ErrorRecordsDropped => c"PTI_ERROR_RECORDS_DROPPED",
             ResultCode::ErrorTracingPanicked => c"PTI_ERROR_TRACING_PANICKED",
             ResultCode::ErrorTwoViewClients => c"PTI_ERROR_TWO_VIEW_CLIENTS",
+            ResultCode::ErrorCommandsNotRecorded => c"PTI_ERROR_COMMANDS_NOT_RECORDED",
         }
     }
 }

@@ -40,6 +40,8 @@ dtype! {
     pti_view_external_kind => "<u4",
     pti_view_overhead_kind => "<u4",
     pti_view_memory_operation => "<u4",
+    pti_view_loss_reason => "<u4",
+    pti_view_kind => "<u4",
 }
 
 /// One field of a record type.
@@ -272,6 +274,17 @@ pub(crate) fn of(kind: pti_view_kind) -> Option<Layout> {
             _group_count,
             _group_size,
             _global_size,
+        }),
+        PTI_VIEW_EXT_LOSS => layout!(pti_view_record_loss {
+            _view_kind,
+            _reason,
+            _first_timestamp,
+            _last_timestamp,
+            _count,
+            _lost_kind,
+            _api_group,
+            _api_id,
+            _process_id,
         }),
         PTI_VIEW_INVALID | PTI_VIEW_RESERVED => return None,
     })

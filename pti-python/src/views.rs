@@ -56,6 +56,7 @@ fn start_of(record: &Record<'_>) -> *const u8 {
         Record::MemoryAllocation(r) => p(*r),
         Record::CommandExecution(r) => p(*r),
         Record::KernelLaunch(r) => p(*r),
+        Record::Loss(r) => p(*r),
     }
 }
 

@@ -49,7 +49,7 @@ static void bad_arguments(pti_callback_subscriber live) {
   /* pti.h */
   CHECK(ptiVersionString() != NULL);
   CHECK(strcmp(ptiResultTypeToString(PTI_ERROR_BAD_API_ID), "PTI_ERROR_BAD_API_ID") == 0);
-  const uint32_t unknown_results[] = {9, 97, 199, 299, 305, 0x7fffffffu, 0xffffffffu};
+  const uint32_t unknown_results[] = {9, 97, 199, 299, 306, 0x7fffffffu, 0xffffffffu};
   for (size_t i = 0; i < sizeof unknown_results / sizeof *unknown_results; i++)
     CHECK(strcmp(ptiResultTypeToString((pti_result)unknown_results[i]), "UNKNOWN_PTI_RESULT") == 0);
   pti_version v = ptiVersion();
@@ -177,6 +177,14 @@ static void bad_layer_arguments(void) {
     EXPECT(ptiGetUntracedCallCount((pti_api_group_id)not_groups[i], &untraced), PTI_ERROR_BAD_ARGUMENT);
   CHECK(untraced == 99); /* untouched on error */
   EXPECT(ptiGetUntracedCallCount(PTI_API_GROUP_LEVELZERO, &untraced), PTI_SUCCESS);
+  uint64_t unrecorded = 99;
+  EXPECT(ptiViewGetUnrecordedCommandCount(PTI_API_GROUP_OPENCL, clEnqueueMigrateMemObjects_id, NULL), PTI_ERROR_BAD_ARGUMENT);
+  for (size_t i = 0; i < sizeof not_groups / sizeof *not_groups; i++)
+    EXPECT(ptiViewGetUnrecordedCommandCount((pti_api_group_id)not_groups[i], 1, &unrecorded), PTI_ERROR_BAD_ARGUMENT);
+  EXPECT(ptiViewGetUnrecordedCommandCount(PTI_API_GROUP_OPENCL, 100000, &unrecorded), PTI_ERROR_BAD_API_ID);
+  CHECK(unrecorded == 99);
+  EXPECT(ptiViewGetUnrecordedCommandCount(PTI_API_GROUP_OPENCL, clEnqueueMigrateMemObjects_id, &unrecorded), PTI_SUCCESS);
+  CHECK(unrecorded == 0);
   CHECK(untraced == 0); /* no panic inside libpti */
 }
 

@@ -17,7 +17,13 @@
 static FILE* out;
 static int failures;
 
+/* With $PTI_TEST_STARVE set, lends nothing: every record is lost. */
 static void requested(unsigned char** buffer, size_t* size) {
+  if (getenv("PTI_TEST_STARVE")) {
+    *buffer = NULL;
+    *size = 0;
+    return;
+  }
   *size = 1 << 20;
   *buffer = malloc(*size);
 }

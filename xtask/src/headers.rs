@@ -95,6 +95,8 @@ const PTI_H_TYPES: &[&str] = &[
 const VIEW_H_EXCLUDES: &[&str] = &[
     "pti_view_record_command_execution",
     "pti_view_record_kernel_launch",
+    "pti_view_record_loss",
+    "pti_view_loss_reason",
     "pti_view_memory_operation",
     "pti_view_record_memory_allocation",
 ];
@@ -196,6 +198,8 @@ const HEADERS: [Header; 10] = [
             "pti_view_record_memory_allocation",
             "pti_view_record_command_execution",
             "pti_view_record_kernel_launch",
+            "pti_view_loss_reason",
+            "pti_view_record_loss",
         ],
         exclude: VIEW_TYPES,
         layouts: &view_abi::EXT_LAYOUTS,

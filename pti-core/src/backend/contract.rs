@@ -51,6 +51,12 @@ pub(crate) trait Backend: Sync {
         &[]
     }
 
+    /// Its functions that submit device work of no record kind, each with what that work is
+    /// ("a memory migration"): counted, and announced once, while a device view is enabled.
+    fn unrecorded_work(&self) -> &'static [(ApiId, &'static str)] {
+        &[]
+    }
+
     /// Makes sure its calls are traced, or says why they cannot be (see [`Activation`]).
     fn activate(&self, why: Activation) -> Result<(), Error>;
 

@@ -389,6 +389,10 @@ impl TracedCall {
             };
             emit::api_record(state, &call);
         }
+        // Status 0 is success in every traced API (ZE_RESULT_SUCCESS, CL_SUCCESS).
+        if self.interest & interest::UNRECORDED != 0 && C::PRESENT && code.bits() == 0 {
+            crate::view::loss::count_unrecorded(self.group, self.api_id);
+        }
         // A call sharing its runtime call's ID had its pushed IDs recorded with that call.
         if self.interest & interest::EXTERNAL != 0 && !self.inherited_id {
             emit::external_records(state, self.correlation_id);

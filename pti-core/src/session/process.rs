@@ -30,6 +30,7 @@ pub(super) fn prepare() {
     PREPARED.call_once(|| {
         for b in BACKENDS {
             view::mark_device_work(b.group(), b.device_work());
+            view::mark_unrecorded_work(b.group(), b.unrecorded_work());
         }
     });
     install_fork_handlers();
@@ -51,15 +52,18 @@ pub fn install_fork_handlers() {
 extern "C" fn before_fork() {
     fork::prepare();
     fork::acquire_all(backend_locks());
+    view::loss::fork_prepare();
 }
 
 extern "C" fn in_parent() {
+    view::loss::fork_parent();
     // SAFETY: `before_fork` took them on this thread; no guard is held across fork().
     unsafe { fork::release_all(backend_locks()) };
     fork::parent();
 }
 
 extern "C" fn in_child() {
+    view::loss::fork_child();
     // SAFETY: as in `in_parent`; in the child the forking thread is the only thread.
     unsafe { fork::release_all(backend_locks()) };
     for b in BACKENDS {
@@ -80,12 +84,15 @@ pub(super) fn install_exit_hook() {
 }
 
 /// At process exit (or unload): device work not yet recorded is counted as lost (no runtime is
-/// called: it may be gone), then every buffer goes back to the tool.
+/// called: it may be gone), the loss records say what was lost, then every buffer goes back to
+/// the tool, and the user's log (if any) gets the totals of what was lost.
 extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| {
         for b in BACKENDS {
             b.exit();
         }
+        view::write_loss_records();
         view::hand_back_at_exit();
+        crate::log::exit_summary();
     });
 }

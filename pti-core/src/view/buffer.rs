@@ -38,7 +38,7 @@ use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::abi::pti_view_kind;
+use super::abi::{pti_view_kind, pti_view_loss_reason};
 use super::records::{Records, first_offset};
 use crate::critical;
 use crate::result::{Error, ResultCode};
@@ -186,7 +186,16 @@ static LOST_UNWRITTEN: [AtomicU64; pti_view_kind::COUNT] =
 /// returns the new total of dropped records of the kind. The caller raises the critical event
 /// that says why. Never on the record path: read-modify-writes are fine here.
 pub(crate) fn count_lost(kind: pti_view_kind) -> u64 {
+    count_lost_because(
+        kind,
+        pti_view_loss_reason::PTI_VIEW_LOSS_DEVICE_DATA_UNAVAILABLE,
+    )
+}
+
+/// [`count_lost`] for a record lost for `reason`.
+pub(crate) fn count_lost_because(kind: pti_view_kind, reason: pti_view_loss_reason) -> u64 {
     LOST_UNWRITTEN[kind.index()].fetch_add(1, Ordering::Relaxed);
+    super::loss::note(kind, reason, None);
     DROPPED[kind.index()].fetch_add(1, Ordering::Relaxed) + 1
 }
 
@@ -319,6 +328,12 @@ fn request(size: usize) -> Result<FilledBuffer, String> {
 
 fn record_dropped(kind: pti_view_kind, why: &str, state: &ThreadState) {
     let total = DROPPED[kind.index()].fetch_add(1, Ordering::Relaxed) + 1;
+    let reason = if EXITED.load(Ordering::Relaxed) {
+        pti_view_loss_reason::PTI_VIEW_LOSS_PROCESS_EXITING
+    } else {
+        pti_view_loss_reason::PTI_VIEW_LOSS_NO_BUFFER
+    };
+    super::loss::note(kind, reason, None);
     if !state.dropping_records.replace(true) {
         critical::raise(
             ResultCode::ErrorRecordsDropped,

@@ -6,7 +6,8 @@
 //! - `records`: walking a buffer's records ([`next_record`], [`Records`]);
 //! - `external`: external-correlation stacks;
 //! - `emit`: the records the dispatch writes for a traced call;
-//! - `device`: the records of device work, written by the backends.
+//! - `device`: the records of device work, written by the backends;
+//! - `loss`: what could not be recorded (the loss records, commands without a record kind).
 //!
 //! This file holds the configuration: which views are enabled, and which functions the API
 //! views record. As in PTI, a group records every function while its API view is enabled, until
@@ -51,7 +52,7 @@
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crate::api::{ApiClass, ApiGroup, ApiId};
-use crate::interest::{self, API_RECORDS, CELLS, DEVICE, EXTERNAL};
+use crate::interest::{self, API_RECORDS, CELLS, DEVICE, EXTERNAL, UNRECORDED};
 use crate::result::Error;
 use crate::sync::writer_lock::WriterLock;
 use crate::{clock, ids, thread};
@@ -64,15 +65,17 @@ mod demangle;
 pub(crate) mod device;
 pub(crate) mod emit;
 mod external;
+pub(crate) mod loss;
 mod records;
 
 use abi::{pti_api_class, pti_api_group_id, pti_view_kind, pti_view_overhead_kind};
 pub(crate) use buffer::ThreadBuffer;
 pub use buffer::{Buffer, BufferCallbacks, FilledBuffer, dropped_count, emitted_count};
-pub(crate) use buffer::{count_lost, hand_back_at_exit};
+pub(crate) use buffer::{count_lost, count_lost_because, hand_back_at_exit};
 pub use demangle::demangle_kernel_names;
 pub use emit::overhead_per_call;
 pub use external::{pop_external_correlation_id, push_external_correlation_id};
+pub use loss::unrecorded_count;
 pub use records::{Record, Records, next_record, next_record_raw};
 
 /// Bit `kind` set: that view is enabled.
@@ -161,14 +164,37 @@ pub(crate) fn mark_device_work(group: ApiGroup, functions: &[ApiId]) {
     refresh_device_interest();
 }
 
-/// Sets the device interest of the functions marked as device work.
+/// Per interest cell: the function submits device work that has no record kind; its
+/// successful calls are counted while a device view is enabled (see `loss`).
+static UNRECORDED_WORK: [AtomicU64; CELLS.div_ceil(64)] =
+    [const { AtomicU64::new(0) }; CELLS.div_ceil(64)];
+
+/// Marks the functions of `group` whose commands have no record kind (each with what its
+/// commands are): counted while a device view is enabled. The session tells the view each
+/// backend's, before the first enable.
+pub(crate) fn mark_unrecorded_work(group: ApiGroup, functions: &'static [(ApiId, &'static str)]) {
+    let _config = CONFIG.lock();
+    loss::describe(group, functions);
+    for cell in functions
+        .iter()
+        .filter_map(|(id, _)| interest::cell(group, *id))
+    {
+        UNRECORDED_WORK[cell / 64].fetch_or(1 << (cell % 64), Ordering::Relaxed);
+    }
+    refresh_device_interest();
+}
+
+/// Sets the device interest of the functions marked as device work, and the counting interest
+/// of those marked as unrecorded work.
 fn refresh_device_interest() {
     let on = any_device_view();
-    for (w, word) in DEVICE_WORK.iter().enumerate() {
-        let mut bits = word.load(Ordering::Relaxed);
-        while bits != 0 {
-            interest::set(w * 64 + bits.trailing_zeros() as usize, DEVICE, on);
-            bits &= bits - 1;
+    for (marks, bit) in [(&DEVICE_WORK, DEVICE), (&UNRECORDED_WORK, UNRECORDED)] {
+        for (w, word) in marks.iter().enumerate() {
+            let mut bits = word.load(Ordering::Relaxed);
+            while bits != 0 {
+                interest::set(w * 64 + bits.trailing_zeros() as usize, bit, on);
+                bits &= bits - 1;
+            }
         }
     }
 }
@@ -224,6 +250,7 @@ pub(crate) fn flush(started: u64) -> Result<(), Error> {
     if is_enabled(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD) {
         thread::with(|s| emit::close_overhead_window(s, started));
     }
+    write_loss_records();
     let result = buffer::flush();
     if is_enabled(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD) {
         let end = clock::now();
@@ -240,6 +267,14 @@ pub(crate) fn flush(started: u64) -> Result<(), Error> {
         });
     }
     result
+}
+
+/// With `PTI_VIEW_EXT_LOSS` enabled, writes the loss records of what was lost since the last
+/// ones, on this thread (a flush, and the exit hook before the buffers go back).
+pub(crate) fn write_loss_records() {
+    if is_enabled(pti_view_kind::PTI_VIEW_EXT_LOSS) {
+        thread::with(loss::write_pending);
+    }
 }
 
 /// Which API view a filter applies to.

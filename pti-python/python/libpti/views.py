@@ -40,6 +40,7 @@ class ViewKind(enum.IntEnum):
     EXT_MEMORY_ALLOCATION = 0x10001
     EXT_COMMAND_EXECUTION = 0x10002
     EXT_KERNEL_LAUNCH = 0x10003
+    EXT_LOSS = 0x10004
 
 
 # The members above are the library's: checked once, so that a kind added to libpti without

@@ -476,6 +476,45 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendWaitOnEvents(
     }
 }
 
+/// A prefetch: memory is always where the CPU is, so the command does nothing when it runs.
+pub(crate) unsafe extern "C" fn zeCommandListAppendMemoryPrefetch(
+    h: ze_command_list_handle_t,
+    _ptr: *const c_void,
+    _size: usize,
+) -> ze_result_t {
+    // SAFETY: see the module docs.
+    unsafe { append(h, Work::Signal, core::ptr::null_mut(), Vec::new()) }
+}
+
+/// Memory advice: taken, and without effect, as on a CPU.
+pub(crate) unsafe extern "C" fn zeCommandListAppendMemAdvise(
+    h: ze_command_list_handle_t,
+    _device: ze_device_handle_t,
+    _ptr: *const c_void,
+    _size: usize,
+    _advice: ze_memory_advice_t,
+) -> ze_result_t {
+    // SAFETY: see the module docs.
+    unsafe { append(h, Work::Signal, core::ptr::null_mut(), Vec::new()) }
+}
+
+/// Launches of several kernels whose count and group counts are in memory: the fixture signals
+/// the event and runs none of them (no test needs their effect; their accounting is what is
+/// tested).
+pub(crate) unsafe extern "C" fn zeCommandListAppendLaunchMultipleKernelsIndirect(
+    h: ze_command_list_handle_t,
+    _n_kernels: u32,
+    _kernels: *mut ze_kernel_handle_t,
+    _count: *const u32,
+    _arguments: *const ze_group_count_t,
+    signal: ze_event_handle_t,
+    n_waits: u32,
+    waits: *mut ze_event_handle_t,
+) -> ze_result_t {
+    // SAFETY: see the module docs.
+    unsafe { append(h, Work::Signal, signal, wait_list(n_waits, waits)) }
+}
+
 pub(crate) unsafe extern "C" fn zeCommandListAppendEventReset(
     h: ze_command_list_handle_t,
     event: ze_event_handle_t,

@@ -7,7 +7,8 @@
 //!
 //! - command lists (regular and immediate) and queues that really execute, on the calling
 //!   thread: memory copies and fills, and the kernels this fixture defines (`vadd`, `scale`,
-//!   `spin`; a module's binary is ignored);
+//!   `spin`; a module's binary is ignored); prefetches and memory advice (no effect on a CPU),
+//!   and launches of several kernels indirectly (which signal their event and run nothing);
 //! - event pools and events, with kernel timestamps in ticks of the fixture's own timer
 //!   ([`clock`]): 19.2 MHz, a global timer of 48 valid bits, kernel timestamps of only 32 valid
 //!   bits, and a start far from the host clock whose low 32 bits wrap half a second after the

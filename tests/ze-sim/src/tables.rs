@@ -170,6 +170,10 @@ pub unsafe extern "C" fn zeGetCommandListProcAddrTable(
             t.pfnAppendWaitOnEvents = Some(zeCommandListAppendWaitOnEvents);
             t.pfnAppendEventReset = Some(zeCommandListAppendEventReset);
             t.pfnAppendLaunchKernel = Some(zeCommandListAppendLaunchKernel);
+            t.pfnAppendMemoryPrefetch = Some(zeCommandListAppendMemoryPrefetch);
+            t.pfnAppendMemAdvise = Some(zeCommandListAppendMemAdvise);
+            t.pfnAppendLaunchMultipleKernelsIndirect =
+                Some(zeCommandListAppendLaunchMultipleKernelsIndirect);
         })
     }
 }

@@ -20,7 +20,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use crate::result::ResultCode;
 use crate::sync::backoff::Backoff;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
-use crate::view::abi::pti_view_kind;
+use crate::view::abi::{pti_view_kind, pti_view_loss_reason};
 use crate::{critical, view};
 
 /// A backend's command awaiting its record.
@@ -259,7 +259,10 @@ impl<C: PendingCommand> Pending<C> {
         for _ in 0..20 {
             if let Some(mut list) = self.list.try_lock() {
                 for command in list.drain(..) {
-                    view::count_lost(command.view());
+                    view::count_lost_because(
+                        command.view(),
+                        pti_view_loss_reason::PTI_VIEW_LOSS_PROCESS_EXITING,
+                    );
                     core::mem::forget(command);
                 }
                 counted = true;

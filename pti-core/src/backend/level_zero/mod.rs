@@ -63,6 +63,60 @@ const DEVICE_WORK: &[ApiId] = &[
     ids::zeFenceHostSynchronize,
 ];
 
+/// The functions that append device work of no record kind, with what that work is: counted at
+/// the append (once, however often a regular list runs it), and announced once, while a device
+/// view is enabled (`view::loss`). Every other append function is in [`DEVICE_WORK`].
+const UNRECORDED_WORK: &[(ApiId, &str)] = &[
+    (
+        ids::zeCommandListAppendWriteGlobalTimestamp,
+        "a write of the global timestamp",
+    ),
+    (ids::zeCommandListAppendImageCopy, "an image copy"),
+    (ids::zeCommandListAppendImageCopyRegion, "an image copy"),
+    (
+        ids::zeCommandListAppendImageCopyToMemory,
+        "an image copy to memory",
+    ),
+    (
+        ids::zeCommandListAppendImageCopyFromMemory,
+        "an image copy from memory",
+    ),
+    (
+        ids::zeCommandListAppendImageCopyToMemoryExt,
+        "an image copy to memory",
+    ),
+    (
+        ids::zeCommandListAppendImageCopyFromMemoryExt,
+        "an image copy from memory",
+    ),
+    (ids::zeCommandListAppendMemoryPrefetch, "a memory prefetch"),
+    (ids::zeCommandListAppendMemAdvise, "memory advice"),
+    (ids::zeCommandListAppendSignalEvent, "an event signal"),
+    (ids::zeCommandListAppendWaitOnEvents, "a wait on events"),
+    (ids::zeCommandListAppendEventReset, "an event reset"),
+    (
+        ids::zeCommandListAppendQueryKernelTimestamps,
+        "a query of kernel timestamps",
+    ),
+    (
+        ids::zeCommandListAppendLaunchMultipleKernelsIndirect,
+        "launches of several kernels whose count and arguments are in device memory",
+    ),
+    (
+        ids::zeCommandListAppendSignalExternalSemaphoreExt,
+        "a signal of external semaphores",
+    ),
+    (
+        ids::zeCommandListAppendWaitExternalSemaphoreExt,
+        "a wait on external semaphores",
+    ),
+    (
+        ids::zeRTASBuilderCommandListAppendCopyExt,
+        "a copy of ray-tracing acceleration structures",
+    ),
+    (ids::zeCommandListAppendGraphExt, "the execution of a graph"),
+];
+
 /// The Level Zero backend, as the session sees it.
 pub(crate) struct LevelZero;
 
@@ -73,6 +127,10 @@ impl Backend for LevelZero {
 
     fn device_work(&self) -> &'static [ApiId] {
         DEVICE_WORK
+    }
+
+    fn unrecorded_work(&self) -> &'static [(ApiId, &'static str)] {
+        UNRECORDED_WORK
     }
 
     /// Attaches the tracer the first time (see [`attach`]). Without Level Zero in the process

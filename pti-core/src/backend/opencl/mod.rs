@@ -90,6 +90,82 @@ const DEVICE_WORK: &[ApiId] = &[
     ids::clWaitForEvents,
 ];
 
+/// The functions that submit device work of no record kind, with what that work is: counted, and
+/// announced once, while a device view is enabled (`view::loss`). Every other enqueue function is
+/// in [`DEVICE_WORK`] and gets records.
+const UNRECORDED_WORK: &[(ApiId, &str)] = &[
+    (
+        ids::clEnqueueWaitForEvents,
+        "a wait for events (it takes no event, so it cannot be timed)",
+    ),
+    (
+        ids::clEnqueueBarrier,
+        "a barrier of OpenCL 1.1 (it takes no event, so it cannot be timed)",
+    ),
+    (
+        ids::clEnqueueAcquireGLObjects,
+        "an acquisition of OpenGL objects",
+    ),
+    (
+        ids::clEnqueueReleaseGLObjects,
+        "a release of OpenGL objects",
+    ),
+    (
+        ids::clEnqueueAcquireD3D10ObjectsKHR,
+        "an acquisition of Direct3D 10 objects",
+    ),
+    (
+        ids::clEnqueueReleaseD3D10ObjectsKHR,
+        "a release of Direct3D 10 objects",
+    ),
+    (
+        ids::clEnqueueMigrateMemObjects,
+        "a migration of memory objects",
+    ),
+    (
+        ids::clEnqueueAcquireD3D11ObjectsKHR,
+        "an acquisition of Direct3D 11 objects",
+    ),
+    (
+        ids::clEnqueueReleaseD3D11ObjectsKHR,
+        "a release of Direct3D 11 objects",
+    ),
+    (
+        ids::clEnqueueAcquireDX9MediaSurfacesKHR,
+        "an acquisition of DX9 media surfaces",
+    ),
+    (
+        ids::clEnqueueReleaseDX9MediaSurfacesKHR,
+        "a release of DX9 media surfaces",
+    ),
+    (
+        ids::clEnqueueAcquireEGLObjectsKHR,
+        "an acquisition of EGL objects",
+    ),
+    (
+        ids::clEnqueueReleaseEGLObjectsKHR,
+        "a release of EGL objects",
+    ),
+    (ids::clEnqueueSVMFree, "a release of SVM pointers"),
+    (ids::clEnqueueSVMMigrateMem, "a migration of SVM memory"),
+    (ids::clEnqueueMigrateMemINTEL, "a migration of USM memory"),
+    (ids::clEnqueueMemAdviseINTEL, "memory advice"),
+    (
+        ids::clEnqueueCommandBufferKHR,
+        "the execution of a command buffer",
+    ),
+    (
+        ids::clEnqueueAcquireExternalMemObjectsKHR,
+        "an acquisition of external memory objects",
+    ),
+    (
+        ids::clEnqueueReleaseExternalMemObjectsKHR,
+        "a release of external memory objects",
+    ),
+    (ids::clEnqueueWaitSemaphoresKHR, "a wait on semaphores"),
+    (ids::clEnqueueSignalSemaphoresKHR, "a signal of semaphores"),
+];
+
 /// The OpenCL backend, as the session sees it.
 pub(crate) struct OpenCl;
 
@@ -100,6 +176,10 @@ impl Backend for OpenCl {
 
     fn device_work(&self) -> &'static [ApiId] {
         DEVICE_WORK
+    }
+
+    fn unrecorded_work(&self) -> &'static [(ApiId, &'static str)] {
+        UNRECORDED_WORK
     }
 
     /// The layer is loaded by the OpenCL loader, not attached by libpti: activation only checks

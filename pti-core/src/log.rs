@@ -1,0 +1,145 @@
+//! The user's log: a file named by the environment variable `PTI_LOG` that receives every
+//! critical event as one line and, at exit, the totals of what was lost.
+//!
+//! Why: a tool that never subscribes to critical events (every tool written for Intel's View API
+//! alone: it cannot) leaves its user no way to learn that records were dropped or that commands
+//! got no record. The log reaches the user whatever the tool does, and never through the traced
+//! program's own stdout or stderr.
+//!
+//! `%p` in the name is replaced by the process ID, so each process of a multi-process run (and a
+//! forked child) gets a file of its own; without it, processes append to one file, each line in
+//! one `write` (`O_APPEND`). A file that cannot be opened is not retried and nothing is said
+//! (there is nowhere to say it). Lines look like
+//! `libpti[1234] 5678901234 PTI_ERROR_RECORDS_DROPPED: <message>`, the number being the records'
+//! clock in nanoseconds.
+//!
+//! May touch: the environment (read when the file is first needed in a process) and the file.
+
+use core::fmt::{self, Write as _};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::result::ResultCode;
+use crate::view::abi::pti_view_kind;
+use crate::{clock, ids, thread, view};
+
+/// The environment variable that names the log file.
+pub(crate) const ENV: &str = "PTI_LOG";
+
+/// The process the file was opened for (high 32 bits) and its descriptor (low 32 bits, as i32;
+/// [`NONE`] when there is no log). 0 before the first use.
+static OPENED: AtomicU64 = AtomicU64::new(0);
+
+/// The descriptor value meaning "no log in this process".
+const NONE: i32 = -1;
+
+fn pack(pid: u32, fd: i32) -> u64 {
+    (u64::from(pid) << 32) | u64::from(fd as u32)
+}
+
+/// Opens the log of process `pid`, or gives [`NONE`].
+fn open(pid: u32) -> i32 {
+    let Some(name) = std::env::var_os(ENV).filter(|n| !n.is_empty()) else {
+        return NONE;
+    };
+    let name = name.to_string_lossy().replace("%p", &pid.to_string());
+    let Ok(path) = std::ffi::CString::new(name) else {
+        return NONE;
+    };
+    // SAFETY: a NUL-terminated path; the flags create or append, and close on exec.
+    let fd = unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC,
+            0o644,
+        )
+    };
+    if fd < 0 { NONE } else { fd }
+}
+
+/// This process's log descriptor, opened the first time (again in a forked child).
+fn descriptor() -> Option<i32> {
+    let pid = thread::process_id();
+    loop {
+        let current = OPENED.load(Ordering::Acquire);
+        if current != 0 && (current >> 32) as u32 == pid {
+            let fd = current as u32 as i32;
+            return (fd != NONE).then_some(fd);
+        }
+        let fd = open(pid);
+        match OPENED.compare_exchange(current, pack(pid, fd), Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => {
+                let inherited = current as u32 as i32;
+                if current != 0 && inherited != NONE {
+                    // The parent's file, inherited across fork(): this process has its own now.
+                    // SAFETY: a descriptor this library opened and no longer uses here.
+                    unsafe { libc::close(inherited) };
+                }
+                return (fd != NONE).then_some(fd);
+            }
+            Err(_) if fd != NONE => {
+                // Another thread opened it first: use that one.
+                // SAFETY: the descriptor just opened above, used by nobody.
+                unsafe { libc::close(fd) };
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// Writes one line (the newline added) to the log, if there is one.
+fn line(args: fmt::Arguments<'_>) {
+    let Some(fd) = descriptor() else {
+        return;
+    };
+    let mut text = String::with_capacity(160);
+    let _ = writeln!(
+        text,
+        "libpti[{}] {} {args}",
+        thread::process_id(),
+        clock::now()
+    );
+    let bytes = text.as_bytes();
+    let mut written = 0;
+    while written < bytes.len() {
+        // SAFETY: the slice is valid for its length; `fd` is this process's log.
+        let n = unsafe { libc::write(fd, bytes[written..].as_ptr().cast(), bytes.len() - written) };
+        if n <= 0 {
+            return;
+        }
+        written += n as usize;
+    }
+}
+
+/// Logs a critical event (`crate::critical` calls it for every event raised).
+pub(crate) fn critical(code: ResultCode, message: &fmt::Arguments<'_>) {
+    line(format_args!("{}: {message}", code.name().to_string_lossy()));
+}
+
+/// At exit: one line per kind that lost records (emitted, dropped), and one per function whose
+/// commands had no record kind.
+pub(crate) fn exit_summary() {
+    if descriptor().is_none() {
+        return;
+    }
+    for kind in pti_view_kind::ALL
+        .into_iter()
+        .chain(pti_view_kind::EXTENSIONS)
+    {
+        if kind.record_size().is_none() {
+            continue;
+        }
+        let dropped = view::dropped_count(kind);
+        if dropped > 0 {
+            line(format_args!(
+                "at exit: {dropped} {kind:?} records lost of {} emitted",
+                view::emitted_count(kind)
+            ));
+        }
+    }
+    for (group, id, n) in view::loss::unrecorded_functions() {
+        let name = ids::name(group, id).map_or("?".into(), |n| n.to_string_lossy());
+        line(format_args!(
+            "at exit: {n} commands of {name} had no record kind (counted, not recorded)"
+        ));
+    }
+}
