@@ -1241,3 +1241,35 @@ fn a_process_that_only_loads_the_sycl_runtime_is_counted_not_reported() {
     assert!(!started.contains("critical"), "{started}");
     assert_eq!(traces_in(&dir).len(), 1, "the second program's trace only");
 }
+
+/// Commands of no record kind are named in the summary with their count (from libpti's loss
+/// records, which the collector enables), beside the critical event that announced them; the
+/// other commands are on the timeline as usual. `tests/c/cl_migrate.c`: four migrations and a
+/// write, on PoCL. (The collector flushes from an `atexit` handler, after the main thread's
+/// locals are gone: the loss records must be written there too, which a first version did not.)
+#[test]
+fn commands_without_a_record_kind_are_counted_in_the_summary() {
+    let program = compile_c_with("cl_migrate", &["tests/c/cl_migrate.c"], &["-lOpenCL"]);
+    let out = run(on_pocl(
+        Command::new(pti_trace()).arg("--summary-only"),
+        &program,
+    ));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("W DONE"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "commands with no record kind (counted, not on the timeline): 4 of clEnqueueMigrateMemObjects"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr
+            .matches("PTI_ERROR_COMMANDS_NOT_RECORDED: clEnqueueMigrateMemObjects")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("records dropped: 0"), "{stderr}");
+    let s = &summaries(&stderr)[0];
+    assert_eq!(s["device"].get("copy M2D"), Some(&1), "{stderr}");
+}

@@ -49,14 +49,33 @@ fn record_size(kind: u32) -> Option<usize> {
         0x10001 => size_of::<pti_view_record_memory_allocation>(),
         0x10002 => size_of::<pti_view_record_command_execution>(),
         0x10003 => size_of::<pti_view_record_kernel_launch>(),
+        0x10004 => size_of::<pti_view_record_loss>(),
         _ => return None,
     })
 }
 
 /// Every kind that has records.
-const KINDS: [u32; 14] = [
-    1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 0x10001, 0x10002, 0x10003,
+const KINDS: [u32; 15] = [
+    1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 0x10001, 0x10002, 0x10003, 0x10004,
 ];
+
+/// The model above is written out independently of the library; a kind added to the ABI
+/// without it here would make the model disagree with a correct walk (the cargo-fuzz target
+/// `next_record` found exactly that when PTI_VIEW_EXT_LOSS came).
+#[test]
+fn the_model_knows_every_kind_of_the_abi() {
+    for kind in pti_view_kind::ALL
+        .into_iter()
+        .chain(pti_view_kind::EXTENSIONS)
+    {
+        assert_eq!(record_size(kind as u32), kind.record_size(), "{kind:?}");
+        assert_eq!(
+            KINDS.contains(&(kind as u32)),
+            kind.record_size().is_some(),
+            "{kind:?}"
+        );
+    }
+}
 
 // === inputs ===
 

@@ -53,7 +53,8 @@ static void requested(unsigned char** buf, size_t* size) {
   unsigned s = atomic_fetch_add(&lend_seed, 0x9e3779b9u);
   static const size_t sizes[] = {0, 72, 150, 600, 4096, 65536};
   *size = sizes[next_random(&s) % (sizeof sizes / sizeof sizes[0])];
-  *buf = *size ? aligned_alloc(8, *size) : NULL;
+  /* aligned_alloc wants a multiple of the alignment; the tool still lends *size bytes. */
+  *buf = *size ? aligned_alloc(8, (*size + 7) & ~(size_t)7) : NULL;
   if (!*buf) *size = 0;
 }
 

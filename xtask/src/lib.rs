@@ -10,6 +10,8 @@
 //!   (`xtask/tests/generated_files.rs`) compares them with what is committed.
 //! - [`intel_pti`] fetches Intel's PTI 1.2 from PyPI, the reference the tests compare against.
 //! - [`setup`] and [`run`] hold the two top-level commands (`cargo xtask demo`, `cargo xtask test`).
+//! - [`sanitizers`] runs the sanitizer and fuzzing jobs (bounded in `test`, longer in
+//!   `cargo xtask sanitize --long`).
 //! - [`wheel`] builds the Python package's wheel and fetches what its tests install.
 //! - [`install`] lays out an installed tree for C and C++ users (`cargo xtask install`).
 
@@ -23,6 +25,7 @@ pub mod level_zero;
 pub mod newest_level_zero;
 pub mod opencl;
 pub mod run;
+pub mod sanitizers;
 pub mod setup;
 pub mod wheel;
 

@@ -14,6 +14,10 @@ usage: cargo xtask <command>
   bench [quick]
              build libpti (release) and run the overhead benchmark (benches/overhead.sh): OpenCL
              untraced and under libpti in five modes, and CUDA under CUPTI where there is a GPU
+  sanitize [--long]
+             pti-core's tests under AddressSanitizer and LeakSanitizer, C test programs under gcc's
+             address and undefined-behaviour sanitizers, and the fuzz/ targets (30 s each, or
+             10 min each with --long); `test` runs the short form
   install --prefix P [--debug]
              build (release, unless --debug) and install libpti, its headers, pkg-config and CMake
              files, and pti-trace under P";
@@ -27,6 +31,10 @@ fn main() -> ExitCode {
         "gen" => generate(),
         "wheel" => wheel(std::env::args().nth(2).as_deref() == Some("--release")),
         "check-gen" => check_gen(),
+        "sanitize" => xtask::sanitizers::all(
+            &xtask::workspace_root(),
+            std::env::args().nth(2).as_deref() == Some("--long"),
+        ),
         "install" => install(std::env::args().skip(2).collect()),
         "bench" => xtask::run::bench(std::env::args().nth(2).as_deref() == Some("quick")),
         "help" | "-h" | "--help" => {

@@ -8,7 +8,7 @@ use std::time::Instant;
 use crate::{setup, workspace_root};
 
 /// Runs one named step, echoing it and its duration; fails with the step's name.
-fn step(name: &str, cmd: &mut Command) -> Result<(), String> {
+pub(crate) fn step(name: &str, cmd: &mut Command) -> Result<(), String> {
     eprintln!("xtask: == {name}: {cmd:?}");
     let start = Instant::now();
     let status = cmd
@@ -24,7 +24,8 @@ fn step(name: &str, cmd: &mut Command) -> Result<(), String> {
         .ok_or_else(|| format!("step failed: {name}"))
 }
 
-fn cargo(root: &Path, args: &[&str]) -> Command {
+/// `cargo` (the one running xtask) with `args`, in the workspace root.
+pub(crate) fn cargo(root: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root).args(args);
     cmd
@@ -150,6 +151,7 @@ pub fn test() -> Result<(), String> {
         )
         .env("RUSTFLAGS", "--cfg loom"),
     )?;
+    crate::sanitizers::all(&root, false)?;
     step(
         "benchmarks, once each as tests",
         &mut cargo(&root, &["test", "-p", "pti-core", "--benches"]),

@@ -270,10 +270,12 @@ pub(crate) fn flush(started: u64) -> Result<(), Error> {
 }
 
 /// With `PTI_VIEW_EXT_LOSS` enabled, writes the loss records of what was lost since the last
-/// ones, on this thread (a flush, and the exit hook before the buffers go back).
+/// ones, on this thread (a flush, and the exit hook before the buffers go back), or on the
+/// state of threads whose own is gone (a flush from an `atexit` handler runs after the main
+/// thread's locals were destroyed).
 pub(crate) fn write_loss_records() {
     if is_enabled(pti_view_kind::PTI_VIEW_EXT_LOSS) {
-        thread::with(loss::write_pending);
+        thread::with_any(loss::write_pending);
     }
 }
 

@@ -85,6 +85,9 @@ pub(crate) struct Collected {
     /// External correlation IDs by correlation ID.
     pub(crate) externals: HashMap<u32, Vec<u64>>,
     pub(crate) criticals: Vec<String>,
+    /// Commands of functions that have no record kind, by function (libpti's loss records):
+    /// counted, not on the timeline.
+    pub(crate) unrecorded: std::collections::BTreeMap<String, u64>,
     /// The Perfetto timeline being streamed (opened at the first record), or why it could not
     /// be opened.
     pub(crate) stream: Option<Result<crate::perfetto::Stream, String>>,
@@ -423,6 +426,10 @@ fn take(c: &mut Collected, record: Record<'_>) {
                 .entry(e._correlation_id)
                 .or_default()
                 .push(e._external_id);
+        }
+        Record::Loss(l) if l._reason == pti_view_loss_reason::PTI_VIEW_LOSS_NO_RECORD_KIND => {
+            let function = crate::api_name(l._api_group, l._api_id).unwrap_or("?");
+            *c.unrecorded.entry(function.to_string()).or_default() += l._count;
         }
         Record::MemoryAllocation(m) => {
             c.memory.push(Memory {

@@ -73,6 +73,10 @@ fn views(o: &Options) -> Vec<pti_view_kind> {
     if o.memory && o.sycl {
         v.push(PTI_VIEW_EXT_MEMORY_ALLOCATION);
     }
+    if o.device {
+        // What could not be recorded: commands without a record kind, named in the summary.
+        v.push(PTI_VIEW_EXT_LOSS);
+    }
     v
 }
 

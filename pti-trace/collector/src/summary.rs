@@ -305,6 +305,16 @@ pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
     } else {
         let _ = writeln!(out, "records dropped: 0");
     }
+    if !c.unrecorded.is_empty() {
+        let functions: Vec<String> = (c.unrecorded.iter())
+            .map(|(function, n)| format!("{n} of {function}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "commands with no record kind (counted, not on the timeline): {}",
+            functions.join(", ")
+        );
+    }
     if losses.pending > 0 {
         let _ = writeln!(
             out,
