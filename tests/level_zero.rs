@@ -1525,23 +1525,7 @@ fn every_append_function_is_recorded_or_counted() {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut covered = Vec::new();
-    for line in stdout.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        match f[..] {
-            ["E", name, _, appended, records, counted] => {
-                let n = |s: &str| s.parse::<u64>().unwrap();
-                let (appended, records, counted) = (n(appended), n(records), n(counted));
-                assert!(
-                    appended > 0 && records + counted == appended && records * counted == 0,
-                    "{name}: {appended} commands, {records} recorded, {counted} counted"
-                );
-                covered.push(name.to_string());
-            }
-            ["D", n] | ["P", n] => assert_eq!(n, "0", "{line}"),
-            _ => {}
-        }
-    }
+    let covered = pti_tests::every_command_accounted("the simulated driver", &stdout);
     for name in [
         "zeCommandListAppendMemoryCopy",
         "zeCommandListAppendMemoryFill",

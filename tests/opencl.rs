@@ -875,24 +875,7 @@ fn every_enqueue_function_is_recorded_or_counted() {
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );
-        let mut covered = Vec::new();
-        for line in stdout.lines() {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            match f[..] {
-                ["E", name, _, submitted, records, counted] => {
-                    let n = |s: &str| s.parse::<u64>().unwrap();
-                    let (submitted, records, counted) = (n(submitted), n(records), n(counted));
-                    assert!(
-                        submitted > 0 && records + counted == submitted && records * counted == 0,
-                        "{}: {name}: {submitted} commands, {records} recorded, {counted} counted",
-                        rt.name
-                    );
-                    covered.push(name.to_string());
-                }
-                ["D", n] | ["P", n] => assert_eq!(n, "0", "{}: {line}", rt.name),
-                _ => {}
-            }
-        }
+        let covered = pti_tests::every_command_accounted(rt.name, &stdout);
         for name in names {
             assert!(
                 covered.iter().any(|c| c == name),

@@ -300,3 +300,28 @@ pub fn sycl_over_level_zero(cmd: &mut Command, adapter: Adapter) -> &mut Command
         .env_remove("ZE_ENABLE_TRACING_LAYER")
         .env_remove("ZE_SIM_MINIMAL")
 }
+
+/// Checks the report of an every-command program (`tests/c/every_command.h`): for each function
+/// ("E name id submitted recorded counted"), every command recorded or counted, never both, and
+/// nothing dropped or pending ("D 0", "P 0"). Returns the functions exercised; `what` names the
+/// run in failures.
+pub fn every_command_accounted(what: &str, stdout: &str) -> Vec<String> {
+    let mut covered = Vec::new();
+    for line in stdout.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match f[..] {
+            ["E", name, _, submitted, records, counted] => {
+                let n = |s: &str| s.parse::<u64>().expect("a count");
+                let (submitted, records, counted) = (n(submitted), n(records), n(counted));
+                assert!(
+                    submitted > 0 && records + counted == submitted && records * counted == 0,
+                    "{what}: {name}: {submitted} commands, {records} recorded, {counted} counted"
+                );
+                covered.push(name.to_string());
+            }
+            ["D", n] | ["P", n] => assert_eq!(n, "0", "{what}: {line}"),
+            _ => {}
+        }
+    }
+    covered
+}

@@ -58,15 +58,8 @@ pub unsafe extern "C" fn ptiViewGetDroppedRecordCount(
     kind: RawViewKind,
     count: *mut u64,
 ) -> pti_result {
-    guard(|| {
-        let out = out_ptr(count, "count must not be NULL")?;
-        let kind = pti_view_kind::from_raw(kind.0)
-            .filter(|k| k.record_size().is_some())
-            .ok_or(Error::BadArgument("not a record kind"))?;
-        // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
-        unsafe { out.write(view::dropped_count(kind)) };
-        Ok(())
-    })
+    // SAFETY: the caller's contract.
+    unsafe { count_of_kind(kind, count, view::dropped_count) }
 }
 
 /// How many records of view `kind` libpti emitted since the process started (or since fork(), in
@@ -86,13 +79,27 @@ pub unsafe extern "C" fn ptiViewGetEmittedRecordCount(
     kind: RawViewKind,
     count: *mut u64,
 ) -> pti_result {
+    // SAFETY: the caller's contract.
+    unsafe { count_of_kind(kind, count, view::emitted_count) }
+}
+
+/// Writes `of(kind)` to `*count`, for the per-kind counts: PTI_ERROR_BAD_ARGUMENT if `count` is
+/// NULL or misaligned or `kind` labels no record.
+///
+/// # Safety
+/// `count` must be NULL or point to writable storage for one `uint64_t`.
+unsafe fn count_of_kind(
+    kind: RawViewKind,
+    count: *mut u64,
+    of: fn(pti_view_kind) -> u64,
+) -> pti_result {
     guard(|| {
         let out = out_ptr(count, "count must not be NULL")?;
         let kind = pti_view_kind::from_raw(kind.0)
             .filter(|k| k.record_size().is_some())
             .ok_or(Error::BadArgument("not a record kind"))?;
         // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
-        unsafe { out.write(view::emitted_count(kind)) };
+        unsafe { out.write(of(kind)) };
         Ok(())
     })
 }

@@ -19,70 +19,8 @@
 
 #include "cl_pick.h"
 #include "pti/pti_driver_opencl_api_ids.h"
-#include "pti/pti_ext.h"
-#include "pti/pti_view.h"
 
-#define REPS 3
-#define MAX_CORR (1u << 20)
-
-#define OKAY(call)                                                   \
-  do {                                                               \
-    pti_result r_ = (call);                                          \
-    if (r_ != PTI_SUCCESS) {                                         \
-      fprintf(stderr, "%s failed: %d\n", #call, (int)r_);            \
-      exit(1);                                                       \
-    }                                                                \
-  } while (0)
-
-/* correlation ID -> API ID of the driver-API record, and the device records' correlation IDs. */
-static uint32_t api_of[MAX_CORR];
-static uint32_t device_corr[1 << 16];
-static size_t n_device;
-
-static void requested(unsigned char** buf, size_t* size) {
-  *size = 16u << 20;
-  *buf = aligned_alloc(8, *size);
-}
-
-static void completed(unsigned char* buf, size_t size, size_t used) {
-  (void)size;
-  pti_view_record_base* r = NULL;
-  while (ptiViewGetNextRecord(buf, used, &r) == PTI_SUCCESS && r) {
-    uint32_t corr = 0;
-    switch (r->_view_kind) {
-      case PTI_VIEW_DRIVER_API: {
-        const pti_view_record_api* a = (const void*)r;
-        if (a->_correlation_id < MAX_CORR) api_of[a->_correlation_id] = a->_api_id;
-        continue;
-      }
-      case PTI_VIEW_DEVICE_GPU_KERNEL:
-      case PTI_VIEW_DEVICE_CPU_KERNEL:
-        corr = ((const pti_view_record_kernel*)(const void*)r)->_correlation_id;
-        break;
-      case PTI_VIEW_DEVICE_GPU_MEM_COPY:
-        corr = ((const pti_view_record_memory_copy*)(const void*)r)->_correlation_id;
-        break;
-      case PTI_VIEW_DEVICE_GPU_MEM_FILL:
-        corr = ((const pti_view_record_memory_fill*)(const void*)r)->_correlation_id;
-        break;
-      case PTI_VIEW_DEVICE_SYNCHRONIZATION:
-        corr = ((const pti_view_record_synchronization*)(const void*)r)->_correlation_id;
-        break;
-      default:
-        continue;
-    }
-    if (n_device < sizeof device_corr / sizeof device_corr[0]) device_corr[n_device++] = corr;
-  }
-  free(buf);
-}
-
-/* Per function attempted: its name, ID and the commands its successful calls submitted. */
-static struct {
-  const char* name;
-  uint32_t id;
-  int submitted;
-} tried[64];
-static size_t n_tried;
+#include "every_command.h"
 
 /* Whether $PTI_TEST_SKIP names the function: one the runtime offers but cannot run (PoCL 3.1
  * exits inside clEnqueueWaitForEvents, "unimplemented"). */
@@ -93,33 +31,21 @@ static int skipped(const char* name) {
   return 1;
 }
 
-static int note(const char* name, uint32_t id, cl_int err) {
-  size_t i = 0;
-  while (i < n_tried && tried[i].id != id) i++;
-  if (i == n_tried) {
-    tried[n_tried].name = name;
-    tried[n_tried].id = id;
-    n_tried++;
-  }
-  if (err == CL_SUCCESS) {
-    tried[i].submitted++;
-    return 1;
-  }
-  printf("U %s failed with %d\n", name, err);
-  tried[i].id = 0; /* not offered after all */
-  return 0;
+/* note() for an OpenCL status. */
+static int cl_note(const char* name, uint32_t id, cl_int err) {
+  return note(name, id, err == CL_SUCCESS, err);
 }
 
 /* Calls `call` once and finishes the queue; false if it failed. */
 #define ONCE(name, call)                                      \
   do {                                                        \
-    if (note(#name, name##_id, (call))) CHECK(clFinish(q));   \
+    if (cl_note(#name, name##_id, (call))) CHECK(clFinish(q));   \
   } while (0)
 
 /* Calls `call` REPS times (stopping at the first failure) and finishes the queue each time. */
 #define TRY(name, call)                                       \
   for (int rep_ = 0; rep_ < REPS; rep_++) {                   \
-    if (!note(#name, name##_id, (call))) break;               \
+    if (!cl_note(#name, name##_id, (call))) break;               \
     CHECK(clFinish(q));                                       \
   }
 
@@ -130,11 +56,7 @@ static const char* SOURCE = "__kernel void twice(__global int* a) { a[get_global
 #define EXT(platform, type, name) ((type)clGetExtensionFunctionAddressForPlatform(platform, #name))
 
 int main(void) {
-  OKAY(ptiViewSetCallbacks(requested, completed));
-  const pti_view_kind views[] = {PTI_VIEW_DRIVER_API, PTI_VIEW_DEVICE_GPU_KERNEL, PTI_VIEW_DEVICE_CPU_KERNEL,
-                                 PTI_VIEW_DEVICE_GPU_MEM_COPY, PTI_VIEW_DEVICE_GPU_MEM_FILL,
-                                 PTI_VIEW_DEVICE_SYNCHRONIZATION};
-  for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) OKAY(ptiViewEnable(views[i]));
+  start_views();
 
   cl_device_id device = pick_device();
   cl_platform_id platform;
@@ -172,7 +94,7 @@ int main(void) {
   TRY(clEnqueueMigrateMemObjects, clEnqueueMigrateMemObjects(q, 1, migrate, CL_MIGRATE_MEM_OBJECT_HOST, 0, NULL, NULL));
   for (int rep = 0; rep < REPS; rep++) {
     void* p = clEnqueueMapBuffer(q, a, CL_TRUE, CL_MAP_READ, 0, BYTES, 0, NULL, NULL, &err);
-    if (!note("clEnqueueMapBuffer", clEnqueueMapBuffer_id, err)) break;
+    if (!cl_note("clEnqueueMapBuffer", clEnqueueMapBuffer_id, err)) break;
     ONCE(clEnqueueUnmapMemObject, clEnqueueUnmapMemObject(q, a, p, 0, NULL, NULL));
   }
 
@@ -197,7 +119,7 @@ int main(void) {
     for (int rep = 0; rep < REPS; rep++) {
       size_t row = 0, slice = 0;
       void* p = clEnqueueMapImage(q, i1, CL_TRUE, CL_MAP_READ, origin, region, &row, &slice, 0, NULL, NULL, &err);
-      if (!note("clEnqueueMapImage", clEnqueueMapImage_id, err)) break;
+      if (!cl_note("clEnqueueMapImage", clEnqueueMapImage_id, err)) break;
       ONCE(clEnqueueUnmapMemObject, clEnqueueUnmapMemObject(q, i1, p, 0, NULL, NULL));
     }
     CHECK(clReleaseMemObject(i1));
@@ -221,7 +143,7 @@ int main(void) {
   /* Markers, barriers, waits. */
   for (int rep = 0; rep < REPS; rep++) {
     cl_event marker;
-    if (!note("clEnqueueMarker", clEnqueueMarker_id, clEnqueueMarker(q, &marker))) break;
+    if (!cl_note("clEnqueueMarker", clEnqueueMarker_id, clEnqueueMarker(q, &marker))) break;
     if (!skipped("clEnqueueWaitForEvents")) ONCE(clEnqueueWaitForEvents, clEnqueueWaitForEvents(q, 1, &marker));
     CHECK(clReleaseEvent(marker));
   }
@@ -239,14 +161,14 @@ int main(void) {
       TRY(clEnqueueSVMMemcpy, clEnqueueSVMMemcpy(q, CL_TRUE, s2, s1, BYTES, 0, NULL, NULL));
       TRY(clEnqueueSVMMemFill, clEnqueueSVMMemFill(q, s1, &pattern, sizeof pattern, BYTES, 0, NULL, NULL));
       for (int rep = 0; rep < REPS; rep++) {
-        if (!note("clEnqueueSVMMap", clEnqueueSVMMap_id, clEnqueueSVMMap(q, CL_TRUE, CL_MAP_READ, s1, BYTES, 0, NULL, NULL))) break;
+        if (!cl_note("clEnqueueSVMMap", clEnqueueSVMMap_id, clEnqueueSVMMap(q, CL_TRUE, CL_MAP_READ, s1, BYTES, 0, NULL, NULL))) break;
         ONCE(clEnqueueSVMUnmap, clEnqueueSVMUnmap(q, s1, 0, NULL, NULL));
       }
       TRY(clEnqueueSVMMigrateMem, clEnqueueSVMMigrateMem(q, 1, ptrs, NULL, CL_MIGRATE_MEM_OBJECT_HOST, 0, NULL, NULL));
       for (int rep = 0; rep < REPS; rep++) {
         void* s = clSVMAlloc(ctx, CL_MEM_READ_WRITE, BYTES, 0);
         void* frees[1] = {s};
-        if (!s || !note("clEnqueueSVMFree", clEnqueueSVMFree_id, clEnqueueSVMFree(q, 1, frees, NULL, NULL, 0, NULL, NULL))) break;
+        if (!s || !cl_note("clEnqueueSVMFree", clEnqueueSVMFree_id, clEnqueueSVMFree(q, 1, frees, NULL, NULL, 0, NULL, NULL))) break;
         CHECK(clFinish(q));
       }
     } else {
@@ -306,25 +228,7 @@ int main(void) {
   CHECK(clFinish(q));
   OKAY(ptiFlushAllViews());
 
-  /* Each function: device records sharing its calls' correlation IDs, and its count. */
-  for (size_t i = 0; i < n_tried; i++) {
-    if (!tried[i].id) continue;
-    int records = 0;
-    for (size_t d = 0; d < n_device; d++)
-      if (device_corr[d] < MAX_CORR && api_of[device_corr[d]] == tried[i].id) records++;
-    uint64_t counted = 0;
-    OKAY(ptiViewGetUnrecordedCommandCount(PTI_API_GROUP_OPENCL, tried[i].id, &counted));
-    printf("E %s %u %d %d %llu\n", tried[i].name, tried[i].id, tried[i].submitted, records,
-           (unsigned long long)counted);
-  }
-  uint64_t dropped = 0, pending = 0;
-  for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) {
-    uint64_t n = 0;
-    OKAY(ptiViewGetDroppedRecordCount(views[i], &n));
-    dropped += n;
-  }
-  OKAY(ptiViewGetPendingDeviceRecordCount(&pending));
-  printf("D %llu\nP %llu\n", (unsigned long long)dropped, (unsigned long long)pending);
+  report(PTI_API_GROUP_OPENCL);
 
   CHECK(clReleaseMemObject(a));
   CHECK(clReleaseMemObject(b));

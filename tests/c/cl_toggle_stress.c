@@ -16,15 +16,8 @@
 #include "cl_pick.h"
 #include "pti/pti_ext.h"
 #include "pti/pti_view.h"
+#include "pti_okay.h"
 
-#define OKAY(call)                                                   \
-  do {                                                               \
-    pti_result r_ = (call);                                          \
-    if (r_ != PTI_SUCCESS) {                                         \
-      fprintf(stderr, "%s failed: %d\n", #call, (int)r_);            \
-      exit(1);                                                       \
-    }                                                                \
-  } while (0)
 
 static const pti_view_kind KINDS[] = {
     PTI_VIEW_DRIVER_API,           PTI_VIEW_DEVICE_GPU_KERNEL,      PTI_VIEW_DEVICE_CPU_KERNEL,

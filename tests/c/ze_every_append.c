@@ -14,92 +14,18 @@
 #include <string.h>
 
 #include "pti/pti_driver_levelzero_api_ids.h"
-#include "pti/pti_ext.h"
-#include "pti/pti_view.h"
 
-#define REPS 3
-#define MAX_CORR (1u << 20)
+#include "every_command.h"
 
-#define OKAY(call)                                                   \
-  do {                                                               \
-    pti_result r_ = (call);                                          \
-    if (r_ != PTI_SUCCESS) {                                         \
-      fprintf(stderr, "%s failed: %d\n", #call, (int)r_);            \
-      exit(1);                                                       \
-    }                                                                \
-  } while (0)
-
-/* correlation ID -> API ID of the driver-API record, and the device records' correlation IDs. */
-static uint32_t api_of[MAX_CORR];
-static uint32_t device_corr[1 << 16];
-static size_t n_device;
-
-static void requested(unsigned char** buf, size_t* size) {
-  *size = 16u << 20;
-  *buf = aligned_alloc(8, *size);
-}
-
-static void completed(unsigned char* buf, size_t size, size_t used) {
-  (void)size;
-  pti_view_record_base* r = NULL;
-  while (ptiViewGetNextRecord(buf, used, &r) == PTI_SUCCESS && r) {
-    uint32_t corr = 0;
-    switch (r->_view_kind) {
-      case PTI_VIEW_DRIVER_API: {
-        const pti_view_record_api* a = (const void*)r;
-        if (a->_correlation_id < MAX_CORR) api_of[a->_correlation_id] = a->_api_id;
-        continue;
-      }
-      case PTI_VIEW_DEVICE_GPU_KERNEL:
-      case PTI_VIEW_DEVICE_CPU_KERNEL:
-        corr = ((const pti_view_record_kernel*)(const void*)r)->_correlation_id;
-        break;
-      case PTI_VIEW_DEVICE_GPU_MEM_COPY:
-        corr = ((const pti_view_record_memory_copy*)(const void*)r)->_correlation_id;
-        break;
-      case PTI_VIEW_DEVICE_GPU_MEM_FILL:
-        corr = ((const pti_view_record_memory_fill*)(const void*)r)->_correlation_id;
-        break;
-      case PTI_VIEW_DEVICE_SYNCHRONIZATION:
-        corr = ((const pti_view_record_synchronization*)(const void*)r)->_correlation_id;
-        break;
-      default:
-        continue;
-    }
-    if (n_device < sizeof device_corr / sizeof device_corr[0]) device_corr[n_device++] = corr;
-  }
-  free(buf);
-}
-
-/* Per function attempted: its name, ID and the commands its successful calls submitted. */
-static struct {
-  const char* name;
-  uint32_t id;
-  int submitted;
-} tried[64];
-static size_t n_tried;
-
-static int note(const char* name, uint32_t id, ze_result_t err) {
-  size_t i = 0;
-  while (i < n_tried && tried[i].id != id) i++;
-  if (i == n_tried) {
-    tried[n_tried].name = name;
-    tried[n_tried].id = id;
-    n_tried++;
-  }
-  if (err == ZE_RESULT_SUCCESS) {
-    tried[i].submitted++;
-    return 1;
-  }
-  printf("U %s failed with 0x%x\n", name, (unsigned)err);
-  tried[i].id = 0; /* not offered after all */
-  return 0;
+/* note() for a Level Zero status. */
+static int ze_note(const char* name, uint32_t id, ze_result_t status) {
+  return note(name, id, status == ZE_RESULT_SUCCESS, (long long)status);
 }
 
 /* Calls `call` REPS times, stopping at the first failure. */
 #define TRY(name, call)                                       \
   for (int rep_ = 0; rep_ < REPS; rep_++) {                   \
-    if (!note(#name, name##_id, (call))) break;               \
+    if (!ze_note(#name, name##_id, (call))) break;               \
   }
 
 #define ZE(call)                                                         \
@@ -112,11 +38,7 @@ static int note(const char* name, uint32_t id, ze_result_t err) {
   } while (0)
 
 int main(void) {
-  OKAY(ptiViewSetCallbacks(requested, completed));
-  const pti_view_kind views[] = {PTI_VIEW_DRIVER_API, PTI_VIEW_DEVICE_GPU_KERNEL, PTI_VIEW_DEVICE_CPU_KERNEL,
-                                 PTI_VIEW_DEVICE_GPU_MEM_COPY, PTI_VIEW_DEVICE_GPU_MEM_FILL,
-                                 PTI_VIEW_DEVICE_SYNCHRONIZATION};
-  for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) OKAY(ptiViewEnable(views[i]));
+  start_views();
 
   ZE(zeInit(0));
   uint32_t n = 1;
@@ -173,30 +95,13 @@ int main(void) {
   TRY(zeCommandListAppendLaunchMultipleKernelsIndirect,
       zeCommandListAppendLaunchMultipleKernelsIndirect(list, 1, &kernel, &kernels, &groups, NULL, 0, NULL));
   for (int rep = 0; rep < REPS; rep++) {
-    if (!note("zeCommandListAppendSignalEvent", zeCommandListAppendSignalEvent_id, zeCommandListAppendSignalEvent(list, event))) break;
-    if (!note("zeCommandListAppendWaitOnEvents", zeCommandListAppendWaitOnEvents_id, zeCommandListAppendWaitOnEvents(list, 1, &event))) break;
-    if (!note("zeCommandListAppendEventReset", zeCommandListAppendEventReset_id, zeCommandListAppendEventReset(list, event))) break;
+    if (!ze_note("zeCommandListAppendSignalEvent", zeCommandListAppendSignalEvent_id, zeCommandListAppendSignalEvent(list, event))) break;
+    if (!ze_note("zeCommandListAppendWaitOnEvents", zeCommandListAppendWaitOnEvents_id, zeCommandListAppendWaitOnEvents(list, 1, &event))) break;
+    if (!ze_note("zeCommandListAppendEventReset", zeCommandListAppendEventReset_id, zeCommandListAppendEventReset(list, event))) break;
   }
   OKAY(ptiFlushAllViews());
 
-  for (size_t i = 0; i < n_tried; i++) {
-    if (!tried[i].id) continue;
-    int records = 0;
-    for (size_t d = 0; d < n_device; d++)
-      if (device_corr[d] < MAX_CORR && api_of[device_corr[d]] == tried[i].id) records++;
-    uint64_t counted = 0;
-    OKAY(ptiViewGetUnrecordedCommandCount(PTI_API_GROUP_LEVELZERO, tried[i].id, &counted));
-    printf("E %s %u %d %d %llu\n", tried[i].name, tried[i].id, tried[i].submitted, records,
-           (unsigned long long)counted);
-  }
-  uint64_t dropped = 0, pending = 0;
-  for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) {
-    uint64_t v = 0;
-    OKAY(ptiViewGetDroppedRecordCount(views[i], &v));
-    dropped += v;
-  }
-  OKAY(ptiViewGetPendingDeviceRecordCount(&pending));
-  printf("D %llu\nP %llu\n", (unsigned long long)dropped, (unsigned long long)pending);
+  report(PTI_API_GROUP_LEVELZERO);
 
   ZE(zeMemFree(context, a));
   ZE(zeMemFree(context, b));
