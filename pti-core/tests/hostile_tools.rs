@@ -178,6 +178,7 @@ fn run(traits: Traits) {
         });
         session::set_buffer_callbacks(tool.clone());
         let dropped_before = view::dropped_count(pti_view_kind::PTI_VIEW_DRIVER_API);
+        let emitted_before = view::emitted_count(pti_view_kind::PTI_VIEW_DRIVER_API);
         session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
         // A subscriber whose callback panics at every tenth ENTER.
         let seen = Arc::new(AtomicU64::new(0));
@@ -231,6 +232,14 @@ fn run(traits: Traits) {
             tool.requests.load(Ordering::SeqCst),
             tool.completes.load(Ordering::SeqCst),
             seen.load(Ordering::SeqCst)
+        );
+        // libpti's own count at emission tells a record never written (the dispatch skipped it)
+        // from one written and then lost (the buffers' hand-off).
+        let emitted_by_libpti =
+            view::emitted_count(pti_view_kind::PTI_VIEW_DRIVER_API) - emitted_before;
+        assert_eq!(
+            emitted_by_libpti, emitted,
+            "libpti emitted {emitted_by_libpti} records for {emitted} calls"
         );
         assert_eq!(delivered + dropped, emitted, "records lost without a count");
         each_record_once(&tool);
