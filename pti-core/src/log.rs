@@ -23,7 +23,7 @@ use crate::view::abi::pti_view_kind;
 use crate::{clock, ids, thread, view};
 
 /// The environment variable that names the log file.
-pub(crate) const ENV: &str = "PTI_LOG";
+const ENV: &str = "PTI_LOG";
 
 /// The process the file was opened for (high 32 bits) and its descriptor (low 32 bits, as i32;
 /// [`NONE`] when there is no log). 0 before the first use.

@@ -557,8 +557,6 @@ pub(crate) fn fork_child() {
                 }
             })
         };
-    });
-    thread::for_each_record(|r| {
         for counter in &r.buffer.emitted {
             counter.store(0, Ordering::Relaxed);
         }

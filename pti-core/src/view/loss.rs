@@ -16,6 +16,7 @@
 //! with a writer's section open.
 
 use core::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use super::abi::*;
 use super::buffer::append;
@@ -49,7 +50,7 @@ const MAX_KEYS: usize = 1024;
 
 static TABLE: WriterLock<Vec<Entry>> = WriterLock::new(Vec::new());
 
-/// Notes `count` losses of `kind` for `reason` (`function`: the function whose commands have no
+/// Notes one loss of `kind` for `reason` (`function`: the function whose commands have no
 /// record kind). Losses of loss records are not noted: they would only be lost again.
 pub(crate) fn note(
     kind: pti_view_kind,
@@ -112,20 +113,20 @@ pub(crate) fn write_pending(state: &ThreadState) {
 /// device view was enabled.
 static UNRECORDED: [AtomicU64; CELLS] = [const { AtomicU64::new(0) }; CELLS];
 
-/// What the commands of each function without a record kind are, as the backends describe
-/// them (`Backend::unrecorded_work`), for the announcement.
-static WHAT: WriterLock<Vec<(ApiGroup, ApiId, &'static str)>> = WriterLock::new(Vec::new());
+/// Per group: its functions without a record kind and what their commands are, as the backend
+/// describes them (`Backend::unrecorded_work`), for the announcement. Set once, before the
+/// first enable.
+static WHAT: [OnceLock<&'static [(ApiId, &'static str)]>; 3] = [const { OnceLock::new() }; 3];
 
 /// Keeps the descriptions of `group`'s functions without a record kind.
-pub(crate) fn describe(group: ApiGroup, functions: &[(ApiId, &'static str)]) {
-    WHAT.lock()
-        .extend(functions.iter().map(|(id, what)| (group, *id, *what)));
+pub(crate) fn describe(group: ApiGroup, functions: &'static [(ApiId, &'static str)]) {
+    let _ = WHAT[group.index()].set(functions);
 }
 
 fn what(group: ApiGroup, api_id: ApiId) -> &'static str {
-    (WHAT.lock().iter())
-        .find(|(g, id, _)| *g == group && *id == api_id)
-        .map_or("a command", |(_, _, what)| *what)
+    (WHAT[group.index()].get().into_iter().flat_map(|f| f.iter()))
+        .find(|(id, _)| *id == api_id)
+        .map_or("a command", |(_, what)| *what)
 }
 
 /// Counts one command of `api_id`, which has no record kind; the first of the function is
@@ -176,30 +177,24 @@ pub(crate) fn unrecorded_functions() -> Vec<(ApiGroup, ApiId, u64)> {
     out
 }
 
-/// `fork()` hooks: the locks are taken before and released in both processes; the child starts
-/// its counts again, as the dropped counts do. The fork handlers take them after every backend's
-/// lock, since backends note losses while holding theirs (and nothing is taken under these).
+/// `fork()` hooks: the table's lock is taken before and released in both processes; the child
+/// starts its counts again, as the dropped counts do. The fork handlers take it after every
+/// backend's lock, since backends note losses while holding theirs (and nothing is taken under
+/// this one).
 pub(crate) fn fork_prepare() {
-    WHAT.acquire_for_fork();
     TABLE.acquire_for_fork();
 }
 
 /// In the parent after `fork()`.
 pub(crate) fn fork_parent() {
-    // SAFETY: fork_prepare took the locks on this thread; no guard is held across fork().
-    unsafe {
-        TABLE.release_after_fork();
-        WHAT.release_after_fork();
-    }
+    // SAFETY: fork_prepare took the lock on this thread; no guard is held across fork().
+    unsafe { TABLE.release_after_fork() };
 }
 
 /// In the child after `fork()`.
 pub(crate) fn fork_child() {
     // SAFETY: as in fork_parent; in the child only this thread exists.
-    unsafe {
-        TABLE.release_after_fork();
-        WHAT.release_after_fork();
-    }
+    unsafe { TABLE.release_after_fork() };
     TABLE.lock().clear();
     for c in &UNRECORDED {
         c.store(0, Ordering::Relaxed);

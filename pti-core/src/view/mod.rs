@@ -87,9 +87,11 @@ pub fn is_enabled(kind: pti_view_kind) -> bool {
     ENABLED.load(Ordering::Relaxed) & (1 << kind.index()) != 0
 }
 
+/// One bit per interest cell.
+type CellBits = [AtomicU64; CELLS.div_ceil(64)];
+
 /// Per interest cell: the API views record this function (see the module docs).
-static RECORDED: [AtomicU64; CELLS.div_ceil(64)] =
-    [const { AtomicU64::new(u64::MAX) }; CELLS.div_ceil(64)];
+static RECORDED: CellBits = [const { AtomicU64::new(u64::MAX) }; CELLS.div_ceil(64)];
 
 /// Per group: the filter is granular.
 static GRANULAR: [AtomicBool; 3] = [const { AtomicBool::new(false) }; 3];
@@ -101,13 +103,18 @@ fn is_recorded(cell: usize) -> bool {
     RECORDED[cell / 64].load(Ordering::Relaxed) & (1 << (cell % 64)) != 0
 }
 
-fn set_recorded(cell: usize, on: bool) {
+/// Sets (`on`) or clears the bit of `cell` in `bits`.
+fn set_cell(bits: &CellBits, cell: usize, on: bool) {
     let bit = 1u64 << (cell % 64);
     if on {
-        RECORDED[cell / 64].fetch_or(bit, Ordering::Relaxed);
+        bits[cell / 64].fetch_or(bit, Ordering::Relaxed);
     } else {
-        RECORDED[cell / 64].fetch_and(!bit, Ordering::Relaxed);
+        bits[cell / 64].fetch_and(!bit, Ordering::Relaxed);
     }
+}
+
+fn set_recorded(cell: usize, on: bool) {
+    set_cell(&RECORDED, cell, on);
 }
 
 fn cells(group: ApiGroup) -> impl Iterator<Item = (ApiId, usize)> {
@@ -151,23 +158,26 @@ pub(crate) fn any_device_view() -> bool {
 }
 
 /// Per interest cell: the function submits or waits for device work (see [`DEVICE_VIEWS`]).
-static DEVICE_WORK: [AtomicU64; CELLS.div_ceil(64)] =
-    [const { AtomicU64::new(0) }; CELLS.div_ceil(64)];
+static DEVICE_WORK: CellBits = [const { AtomicU64::new(0) }; CELLS.div_ceil(64)];
 
 /// Marks the functions of `group` that submit or wait for device work: they are traced while a
 /// device view is enabled. The session tells the view each backend's, before the first enable.
 pub(crate) fn mark_device_work(group: ApiGroup, functions: &[ApiId]) {
     let _config = CONFIG.lock();
-    for cell in functions.iter().filter_map(|id| interest::cell(group, *id)) {
-        DEVICE_WORK[cell / 64].fetch_or(1 << (cell % 64), Ordering::Relaxed);
+    mark(&DEVICE_WORK, group, functions.iter().copied());
+}
+
+/// Sets the bits of `group`'s `functions` in `marks`, and the interest that follows from them.
+fn mark(marks: &CellBits, group: ApiGroup, functions: impl Iterator<Item = ApiId>) {
+    for cell in functions.filter_map(|id| interest::cell(group, id)) {
+        set_cell(marks, cell, true);
     }
     refresh_device_interest();
 }
 
 /// Per interest cell: the function submits device work that has no record kind; its
 /// successful calls are counted while a device view is enabled (see `loss`).
-static UNRECORDED_WORK: [AtomicU64; CELLS.div_ceil(64)] =
-    [const { AtomicU64::new(0) }; CELLS.div_ceil(64)];
+static UNRECORDED_WORK: CellBits = [const { AtomicU64::new(0) }; CELLS.div_ceil(64)];
 
 /// Marks the functions of `group` whose commands have no record kind (each with what its
 /// commands are): counted while a device view is enabled. The session tells the view each
@@ -175,13 +185,7 @@ static UNRECORDED_WORK: [AtomicU64; CELLS.div_ceil(64)] =
 pub(crate) fn mark_unrecorded_work(group: ApiGroup, functions: &'static [(ApiId, &'static str)]) {
     let _config = CONFIG.lock();
     loss::describe(group, functions);
-    for cell in functions
-        .iter()
-        .filter_map(|(id, _)| interest::cell(group, *id))
-    {
-        UNRECORDED_WORK[cell / 64].fetch_or(1 << (cell % 64), Ordering::Relaxed);
-    }
-    refresh_device_interest();
+    mark(&UNRECORDED_WORK, group, functions.iter().map(|(id, _)| *id));
 }
 
 /// Sets the device interest of the functions marked as device work, and the counting interest
