@@ -13,35 +13,17 @@
 //! `len / 8 + 2` steps; `Records` yields as many records as the walk.
 #![no_main]
 
-use core::mem::size_of;
 use core::ptr;
 
 use libfuzzer_sys::fuzz_target;
 use pti::pti::pti_result;
 use pti::view::{pti_view_record_base, ptiViewGetNextRecord};
-use pti_core::view::abi::*;
 use pti_core::view::{Records, next_record_raw};
 
-/// The size of a record of raw kind `kind`, from the ABI's record layouts (independent of the
-/// walk's own table); `None` for INVALID, RESERVED and unknown kinds.
-fn record_size(kind: u32) -> Option<usize> {
-    Some(match kind {
-        1 | 2 => size_of::<pti_view_record_kernel_v2>(),
-        3 | 6 => size_of::<pti_view_record_api>(),
-        5 => size_of::<pti_view_record_overhead>(),
-        7 => size_of::<pti_view_record_external_correlation>(),
-        8 => size_of::<pti_view_record_memory_copy_v2>(),
-        9 => size_of::<pti_view_record_memory_fill_v2>(),
-        10 => size_of::<pti_view_record_memory_copy_p2p_v2>(),
-        11 => size_of::<pti_view_record_synchronization>(),
-        12 => size_of::<pti_view_record_comms>(),
-        0x10001 => size_of::<pti_view_record_memory_allocation>(),
-        0x10002 => size_of::<pti_view_record_command_execution>(),
-        0x10003 => size_of::<pti_view_record_kernel_launch>(),
-        0x10004 => size_of::<pti_view_record_loss>(),
-        _ => return None,
-    })
-}
+/// The model's record sizes, shared with the proptest fuzzer.
+#[path = "../../pti-capi/tests/record_sizes/mod.rs"]
+mod record_sizes;
+use record_sizes::record_size;
 
 /// The documented walk over `bytes` at address `address`: the offset of the record after the
 /// one at offset `current` (the first record when `None`); `Ok(None)` at the end; `Err` for a

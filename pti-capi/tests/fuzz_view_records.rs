@@ -11,11 +11,11 @@
 //! the whole record of its kind within `valid_bytes`, after the previous one; a failed call
 //! leaves `*record` alone; and every walk ends within `valid_bytes / 8 + 2` steps.
 //!
-//! cargo-fuzz needs a nightly toolchain; this runs on stable, under `cargo test`. A failure
-//! prints proptest's minimal (shrunk) input and the seed (`PTI_FUZZ_SEED` repeats a run).
+//! It runs under `cargo test` on every change; the cargo-fuzz target `fuzz/fuzz_targets/
+//! next_record.rs` walks the same model of record sizes (`record_sizes`) coverage-guided. A
+//! failure prints proptest's minimal (shrunk) input and the seed (`PTI_FUZZ_SEED` repeats a run).
 
 use core::ffi::c_void;
-use core::mem::size_of;
 use core::ptr;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -33,26 +33,8 @@ const DATA_PAGES: usize = 2;
 /// Cases per proptest run; runs repeat until the time is spent.
 const BATCH: u32 = 512;
 
-/// The size of a record of raw kind `kind`, from the record layouts of the ABI; `None` for
-/// INVALID, RESERVED and unknown kinds.
-fn record_size(kind: u32) -> Option<usize> {
-    Some(match kind {
-        1 | 2 => size_of::<pti_view_record_kernel_v2>(),
-        3 | 6 => size_of::<pti_view_record_api>(),
-        5 => size_of::<pti_view_record_overhead>(),
-        7 => size_of::<pti_view_record_external_correlation>(),
-        8 => size_of::<pti_view_record_memory_copy_v2>(),
-        9 => size_of::<pti_view_record_memory_fill_v2>(),
-        10 => size_of::<pti_view_record_memory_copy_p2p_v2>(),
-        11 => size_of::<pti_view_record_synchronization>(),
-        12 => size_of::<pti_view_record_comms>(),
-        0x10001 => size_of::<pti_view_record_memory_allocation>(),
-        0x10002 => size_of::<pti_view_record_command_execution>(),
-        0x10003 => size_of::<pti_view_record_kernel_launch>(),
-        0x10004 => size_of::<pti_view_record_loss>(),
-        _ => return None,
-    })
-}
+mod record_sizes;
+use record_sizes::record_size;
 
 /// Every kind that has records.
 const KINDS: [u32; 15] = [
