@@ -5,8 +5,14 @@
  *   views      API, kernel, copy and fill views, with buffers that are walked and freed;
  *   both       callbacks and views together.
  * With PTI_BENCH_SYCL=1 the SYCL runtime's calls are included (runtime-API domain and view).
+ * PTI_BENCH_VIEWS=api,kernel,copy,fill (any of them) narrows the views of `views` and `both`, to
+ * see what each costs.
  * At exit it flushes and prints "BENCH_TOOL calls <n> records <n> dropped <n>" on stderr, so the
  * driver (benches/overhead.py) can check that the mode really traced what it claims.
+ *
+ * Built with -DBENCH_INTEL_ABI and linked to a libpti_view.so.1 instead, it is a tool of Intel's
+ * PTI 1.x ABI (views only; no dropped counts, which that ABI lacks), so the same binary measures
+ * Intel's library and libpti's drop-in for it (benches/overhead.py sycl, modes i and j).
  *
  * build: cc -std=c11 -O2 -shared -fPIC -Iinclude benches/bench_tool.c -o bench_tool.so -lpti */
 #include <stdint.h>
@@ -14,8 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef BENCH_INTEL_ABI
 #include "pti/pti_callback.h"
 #include "pti/pti_ext.h"
+#endif
 #include "pti/pti_view.h"
 
 #define BUFFER_BYTES (1u << 20)
@@ -26,10 +34,19 @@ static const pti_view_kind VIEWS[] = {PTI_VIEW_DRIVER_API, PTI_VIEW_DEVICE_GPU_K
 #define NVIEWS (sizeof VIEWS / sizeof VIEWS[0])
 static int views_on, sycl;
 
+/* Whether view VIEWS[i] is wanted: every one, unless $PTI_BENCH_VIEWS names some. */
+static int wanted(size_t i) {
+  static const char* names[] = {"api", "kernel", "kernel", "copy", "fill"};
+  const char* list = getenv("PTI_BENCH_VIEWS");
+  return !list || strstr(list, names[i]) != NULL;
+}
+
+#ifndef BENCH_INTEL_ABI
 static void on_call(void* user, pti_callback_domain domain, pti_api_group_id group, uint32_t id, void* data) {
   (void)user, (void)domain, (void)group, (void)id, (void)data;
   __atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED);
 }
+#endif
 
 static void requested(unsigned char** buffer, size_t* size) {
   *buffer = malloc(BUFFER_BYTES);
@@ -56,16 +73,26 @@ __attribute__((constructor)) static void start(void) {
   sycl = getenv("PTI_BENCH_SYCL") && !strcmp(getenv("PTI_BENCH_SYCL"), "1");
   if (!want_callbacks && !views_on) fail("PTI_BENCH_MODE (idle, callbacks, views or both)");
   if (want_callbacks) {
+#ifdef BENCH_INTEL_ABI
+    fail("callbacks (not in the Intel ABI build)");
+#else
     pti_callback_subscriber sub;
     if (ptiCallbackSubscribe(&sub, on_call, NULL) != PTI_SUCCESS) fail("ptiCallbackSubscribe");
     if (ptiCallbackEnableDomain(1, sub, PTI_DOMAIN_DRIVER_API) != PTI_SUCCESS) fail("ptiCallbackEnableDomain");
     if (sycl && ptiCallbackEnableDomain(1, sub, PTI_DOMAIN_RUNTIME_API) != PTI_SUCCESS)
       fail("ptiCallbackEnableDomain(runtime)");
+#endif
   }
   if (views_on) {
     if (ptiViewSetCallbacks(requested, completed) != PTI_SUCCESS) fail("ptiViewSetCallbacks");
-    for (size_t i = 0; i < NVIEWS; i++)
-      if (ptiViewEnable(VIEWS[i]) != PTI_SUCCESS) fail("ptiViewEnable");
+    for (size_t i = 0; i < NVIEWS; i++) {
+#ifdef BENCH_INTEL_ABI
+      /* Intel's library may refuse a kind (the CPU kernel view): it then records less. */
+      if (wanted(i)) ptiViewEnable(VIEWS[i]);
+#else
+      if (wanted(i) && ptiViewEnable(VIEWS[i]) != PTI_SUCCESS) fail("ptiViewEnable");
+#endif
+    }
     if (sycl && ptiViewEnable(PTI_VIEW_RUNTIME_API) != PTI_SUCCESS) fail("ptiViewEnable(runtime)");
   }
 }
@@ -74,6 +101,7 @@ __attribute__((destructor)) static void finish(void) {
   uint64_t dropped = 0;
   if (views_on) {
     ptiFlushAllViews();
+#ifndef BENCH_INTEL_ABI
     for (size_t i = 0; i < NVIEWS; i++) {
       uint64_t n = 0;
       ptiViewGetDroppedRecordCount(VIEWS[i], &n);
@@ -81,6 +109,7 @@ __attribute__((destructor)) static void finish(void) {
     }
     uint64_t n = 0;
     if (sycl && ptiViewGetDroppedRecordCount(PTI_VIEW_RUNTIME_API, &n) == PTI_SUCCESS) dropped += n;
+#endif
   }
   fprintf(stderr, "BENCH_TOOL calls %llu records %llu dropped %llu\n", (unsigned long long)calls,
           (unsigned long long)records, (unsigned long long)dropped);

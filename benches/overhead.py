@@ -10,6 +10,10 @@ that traced less than the loop did fails the benchmark instead of looking cheap.
   overhead.py cuda   --program cuda_loop [options]
   overhead.py sycl   --program sycl_loop.py --venv .venv --lib-dir DIR --tool bench_tool.so [options]
 options: --loop launch|copy  --n ITERATIONS  --warm ITERATIONS  --rounds R  --memory
+         --modes a,b,... (the modes to run; default all)  --variant LABEL:VAR=VALUE,... (repeatable)
+--variant adds a mode: (d) with those environment variables set (LIB=DIR takes libpti.so.0 from
+DIR instead), interleaved with the others, so that libpti's switches (docs/environment.md) and two
+builds of libpti are compared in one invocation.
 --memory adds the peak-memory check: mode (d) with --warm iterations of warm-up, timed over
 --warm and over 10 x --warm iterations; the peak resident set should not grow with the length.
 The OpenCL platform is chosen by the environment ($PTI_TEST_PLATFORM, $OCL_ICD_VENDORS)."""
@@ -27,6 +31,9 @@ OPENCL_MODES = [
     ("d", "views", "API, kernel, copy and fill views, buffers consumed"),
     ("e", "both", "(c) and (d) together"),
 ]
+# The launch loop's floor: what any per-kernel device timing costs on this runtime.
+OPENCL_FLOOR = ("f", "floor", "no libpti; the loop times each launch itself (profiling queue, an "
+                "event per launch, START and END read after each wait, events released)")
 CUDA_MODES = [
     ("a", "none", "no CUPTI"),
     ("c", "callbacks", "CUPTI callbacks, runtime and driver domains, empty callback"),
@@ -35,14 +42,29 @@ CUDA_MODES = [
 ]
 
 
+def variant_env(args, mode, env):
+    """The environment of a --variant mode: (d)'s, with its variables."""
+    for var, value in args.variants.get(mode, {}).items():
+        if var != "LIB":
+            env[var] = value
+
+
+def lib_dir(args, mode):
+    return args.variants.get(mode, {}).get("LIB", args.lib_dir)
+
+
 def opencl_run(args, mode, loop, n, warm):
     env = dict(os.environ)
     env.pop("OPENCL_LAYERS", None)
     env.pop("LD_PRELOAD", None)
-    if mode != "none":
-        lib = os.path.join(args.lib_dir, "libpti.so.0")
+    env.pop("CL_LOOP_TIMED", None)
+    if mode == "floor":
+        env["CL_LOOP_TIMED"] = "1"
+    elif mode != "none":
+        lib = os.path.join(lib_dir(args, mode), "libpti.so.0")
         env["LD_PRELOAD"] = f"{lib}:{os.path.abspath(args.tool)}"
-        env["PTI_BENCH_MODE"] = mode
+        env["PTI_BENCH_MODE"] = "views" if mode in args.variants else mode
+        variant_env(args, mode, env)
         # Only OpenCL is measured: the other backends stay out of the program.
         env["PTI_LEVEL_ZERO"] = "0"
         env["PTI_SYCL"] = "0"
@@ -51,8 +73,15 @@ def opencl_run(args, mode, loop, n, warm):
 
 SYCL_MODES = [
     ("a", "none", "no libpti"),
+    ("b", "idle", "libpti loaded, nothing enabled (the SYCL runtime's XPTI path is taken)"),
     ("d", "views", "API (OpenCL and SYCL runtime), kernel, copy and fill views"),
     ("e", "both", "every callback and every view: fully traced"),
+]
+# With --intel-dir and --intel-tool (bench_tool.c built with -DBENCH_INTEL_ABI): one tool binary
+# of Intel's PTI 1.x ABI, on Intel's library and on libpti's drop-in for it.
+SYCL_INTEL_MODES = [
+    ("i", "intel", "Intel PTI's libpti_view.so.1: the same views, a tool of its ABI"),
+    ("j", "dropin", "the same tool binary on libpti's libpti_view.so.1"),
 ]
 
 
@@ -64,12 +93,25 @@ def sycl_run(args, mode, loop, n, warm):
     for var in ("OPENCL_LAYERS", "LD_PRELOAD", "XPTI_SUBSCRIBERS", "XPTI_TRACE_ENABLE",
                 "XPTI_FRAMEWORK_DISPATCHER", "UR_ENABLE_LAYERS"):
         env.pop(var, None)
-    if mode != "none":
-        env["LD_PRELOAD"] = f"{os.path.join(args.lib_dir, 'libpti.so.0')}:{os.path.abspath(args.tool)}"
-        env["PTI_BENCH_MODE"] = mode
+    if mode in ("intel", "dropin"):
+        view_dir = args.intel_dir if mode == "intel" else lib_dir(args, mode)
+        env["LD_LIBRARY_PATH"] = os.path.abspath(view_dir) + ":" + env["LD_LIBRARY_PATH"]
+        env["LD_PRELOAD"] = ":".join(os.path.abspath(p) for p in args.intel_tool.split(":"))
+        env["PTI_BENCH_MODE"] = "views"
         env["PTI_BENCH_SYCL"] = "1"
         env["PTI_LEVEL_ZERO"] = "0"
-    return run([os.path.join(venv, "bin", "python"), args.program, str(n), str(warm)], env, mode)
+        if mode == "intel" and args.intel_ze_driver:
+            # Intel's library aborts without a Level Zero driver; the program does not use it.
+            env["ZE_ENABLE_ALT_DRIVERS"] = os.path.abspath(args.intel_ze_driver)
+            env["ZE_ENABLE_TRACING_LAYER"] = "1"
+    elif mode != "none":
+        env["LD_PRELOAD"] = f"{os.path.join(lib_dir(args, mode), 'libpti.so.0')}:{os.path.abspath(args.tool)}"
+        env["PTI_BENCH_MODE"] = "views" if mode in args.variants else mode
+        variant_env(args, mode, env)
+        env["PTI_BENCH_SYCL"] = "1"
+        env["PTI_LEVEL_ZERO"] = "0"
+    workload = "burst" if loop == "burst" else "workload"
+    return run([os.path.join(venv, "bin", "python"), args.program, str(n), str(warm), workload], env, mode)
 
 
 def cuda_run(args, mode, loop, n, warm):
@@ -88,15 +130,18 @@ def run(cmd, env, mode):
     return float(result[1]), int(result[3]), counts
 
 
+VARIANTS = {}
+
+
 def check(mode, counts, n, backend):
     """A traced mode must have seen at least one call or record per iteration, and lost none."""
-    if mode in ("none", "idle"):
+    if mode in ("none", "idle", "floor", "intel", "dropin"):
         return
     if not counts:
         sys.exit(f"{mode}: the tool printed no BENCH_TOOL line")
     if mode in ("callbacks", "both") and counts["calls"] < n:
         sys.exit(f"{mode}: {counts['calls']} callbacks for {n} iterations")
-    if mode in ("views", "activity", "both") and counts["records"] < n:
+    if (mode in ("views", "activity", "both") or mode in VARIANTS) and counts["records"] < n:
         sys.exit(f"{mode}: {counts['records']} records for {n} iterations")
     if counts.get("dropped", 0):
         sys.exit(f"{mode}: {counts['dropped']} records dropped ({backend})")
@@ -109,13 +154,26 @@ def main():
     p.add_argument("--program", required=True)
     p.add_argument("--lib-dir", help="directory of libpti.so.0 (opencl)")
     p.add_argument("--tool", help="bench_tool.so (opencl)")
-    p.add_argument("--loop", choices=["launch", "copy"], default="launch")
+    p.add_argument("--loop", choices=["launch", "copy", "burst"], default="launch",
+                   help="sycl: burst runs sycl_loop.py's burst loop, anything else its workload")
     p.add_argument("--n", type=int, default=200000)
     p.add_argument("--warm", type=int, default=20000)
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--memory", action="store_true")
     p.add_argument("--label", default="")
+    p.add_argument("--intel-dir", help="directory of Intel PTI's libpti_view.so.1 (sycl)")
+    p.add_argument("--intel-tool", help="bench_tool.c built with -DBENCH_INTEL_ABI, after any other "
+                   "libraries to preload, colon-separated (sycl)")
+    p.add_argument("--intel-ze-driver", help="a Level Zero driver for Intel's library, which aborts "
+                   "without one (the simulated driver; sycl)")
+    p.add_argument("--modes", help="comma-separated labels of the modes to run (default: all)")
+    p.add_argument("--variant", action="append", default=[], metavar="LABEL:VAR=VALUE,...")
     args = p.parse_args()
+    args.variants = {}
+    for v in args.variant:
+        label, _, assignments = v.partition(":")
+        args.variants[label] = dict(a.split("=", 1) for a in assignments.split(",") if a)
+    VARIANTS.update(args.variants)
     if args.backend != "cuda" and not (args.lib_dir and args.tool):
         p.error(f"{args.backend} needs --lib-dir and --tool")
     modes, runner = {
@@ -123,6 +181,16 @@ def main():
         "cuda": (CUDA_MODES, cuda_run),
         "sycl": (SYCL_MODES, sycl_run),
     }[args.backend]
+    if args.backend == "opencl" and args.loop == "launch":
+        modes = modes + [OPENCL_FLOOR]
+    if args.backend == "sycl" and args.intel_dir and args.intel_tool:
+        modes = modes + SYCL_INTEL_MODES
+    if args.modes:
+        wanted = args.modes.split(",")
+        modes = [m for m in modes if m[0] in wanted or m[0] == modes[0][0]]
+    modes = modes + [(label, label, "(d) with " + ", ".join(f"{k}={v}" for k, v in env.items()))
+                     for label, env in args.variants.items()]
+    floor = any(m == "floor" for _, m, _ in modes)
 
     times = {m: [] for _, m, _ in modes}
     ratios = {m: [] for _, m, _ in modes}
@@ -135,15 +203,22 @@ def main():
         for _, mode, _ in modes:
             ratios[mode].append(times[mode][-1] / base)
 
-    loop = "workload" if args.backend == "sycl" else args.loop
+    loop = ("burst" if args.loop == "burst" else "workload") if args.backend == "sycl" else args.loop
     print(f"\n{args.label or args.backend}, {loop} loop: {args.n} iterations after {args.warm} of warm-up, "
           f"{args.rounds} rounds, modes interleaved")
-    print("| mode | | median ns per iteration | median ratio to (a) | min-max ratio |")
-    print("| --- | --- | --- | --- | --- |")
+    # Against the floor, per round too: (mode / untraced) / (floor / untraced) of the same round.
+    to_floor = {m: [t / f for t, f in zip(times[m], times["floor"])] for m in times} if floor else {}
+    extra = " median ratio to (f) | min-max to (f) |" if floor else ""
+    print(f"| mode | | median ns per iteration | median ratio to (a) | min-max ratio |{extra}")
+    print("| --- | --- | --- | --- | --- |" + (" --- | --- |" if floor else ""))
     for label, mode, what in modes:
         r = ratios[mode]
+        cells = ""
+        if floor:
+            f = to_floor[mode]
+            cells = f" {statistics.median(f):.3f} | {min(f):.3f}-{max(f):.3f} |"
         print(f"| ({label}) {mode} | {what} | {statistics.median(times[mode]):.1f} | "
-              f"{statistics.median(r):.3f} | {min(r):.3f}-{max(r):.3f} |")
+              f"{statistics.median(r):.3f} | {min(r):.3f}-{max(r):.3f} |{cells}")
 
     if args.memory:
         traced = "views" if args.backend == "opencl" else "activity"

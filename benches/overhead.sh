@@ -5,10 +5,15 @@
 #
 #   benches/overhead.sh          full run (7 rounds; a few minutes)
 #   benches/overhead.sh quick    one short round of each (a smoke test; `cargo xtask test` runs it)
+#   benches/overhead.sh launch   the launch loops only (OpenCL with its floor, and CUDA)
 #
 # libpti comes from $PTI_LIB_DIR (a directory with libpti.so.0), else `cargo xtask bench` has
 # built target/release. $PTI_TEST_PLATFORM picks the OpenCL platform (default: NVIDIA where
-# NVIDIA's OpenCL driver is installed, else PoCL); $PTI_BENCH_ROUNDS overrides the rounds.
+# NVIDIA's OpenCL driver is installed, else PoCL); $PTI_BENCH_ROUNDS overrides the rounds,
+# $PTI_BENCH_LAUNCHES the launches (warm-up: a tenth), and $PTI_BENCH_VARIANTS adds overhead.py
+# --variant arguments (space-separated) to the OpenCL launch loop: libpti's switches, or another
+# build (LIB=dir), run interleaved with the other modes; $PTI_BENCH_MODES (e.g. a,d,f) keeps only
+# those of its modes.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${PTI_BENCH_DIR:-$root/target/bench}
@@ -22,6 +27,15 @@ if [ "${1:-}" = quick ]; then
 else
   rounds=${PTI_BENCH_ROUNDS:-7} launches=200000 warm=20000 copies=5000 copy_warm=500
 fi
+if [ -n "${PTI_BENCH_LAUNCHES:-}" ]; then
+  launches=$PTI_BENCH_LAUNCHES warm=$((PTI_BENCH_LAUNCHES / 10))
+fi
+only_launch=""
+memory=--memory
+[ "${1:-}" = launch ] && only_launch=1 memory=""
+variants=""
+for v in ${PTI_BENCH_VARIANTS:-}; do variants="$variants --variant $v"; done
+[ -z "${PTI_BENCH_MODES:-}" ] || variants="$variants --modes $PTI_BENCH_MODES"
 
 cuda=${CUDA_HOME:-/usr/local/cuda}
 # OpenCL headers and libOpenCL.so from the system, else from CUDA (the GPU machines have only those).
@@ -49,12 +63,15 @@ echo "overhead.sh: $(date -u +%Y-%m-%dT%H:%MZ), $(uname -n), OpenCL platform mat
 
 py="python3 $root/benches/overhead.py"
 $py opencl --program "$out/cl_loop" --lib-dir "$lib" --tool "$out/bench_tool.so" --label "OpenCL ($platform)" \
-  --loop launch --n $launches --warm $warm --rounds $rounds --memory
+  --loop launch --n $launches --warm $warm --rounds $rounds $memory $variants
+[ -n "$only_launch" ] ||
 $py opencl --program "$out/cl_loop" --lib-dir "$lib" --tool "$out/bench_tool.so" --label "OpenCL ($platform)" \
   --loop copy --n $copies --warm $copy_warm --rounds $rounds
 
 # The SYCL program, untraced and fully traced, where .venv has dpctl (cargo xtask setup makes it).
-if [ -x "$root/.venv/bin/python" ] && "$root/.venv/bin/python" -c 'import dpctl' 2>/dev/null; then
+if [ -n "$only_launch" ]; then
+  :
+elif [ -x "$root/.venv/bin/python" ] && "$root/.venv/bin/python" -c 'import dpctl' 2>/dev/null; then
   if [ "${1:-}" = quick ]; then sycl_n=20 sycl_warm=5; else sycl_n=500 sycl_warm=50; fi
   $py sycl --program "$root/benches/sycl_loop.py" --venv "$root/.venv" --lib-dir "$lib" \
     --tool "$out/bench_tool.so" --label "SYCL (dpctl, Intel CPU OpenCL)" --n $sycl_n --warm $sycl_warm --rounds $rounds
@@ -74,7 +91,8 @@ if [ -x "$nvcc" ] && [ -n "$cupti" ] && nvidia-smi -L >/dev/null 2>&1; then
     -L"$cupti_lib" -Xlinker -rpath -Xlinker "$cupti_lib" -lcupti
   gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
   $py cuda --program "$out/cuda_loop" --label "CUDA + CUPTI ($gpu)" \
-    --loop launch --n $launches --warm $warm --rounds $rounds --memory
+    --loop launch --n $launches --warm $warm --rounds $rounds $memory
+  [ -n "$only_launch" ] ||
   $py cuda --program "$out/cuda_loop" --label "CUDA + CUPTI ($gpu)" \
     --loop copy --n $copies --warm $copy_warm --rounds $rounds
 else

@@ -3,7 +3,9 @@
 dpctl and Intel's CPU OpenCL runtime from .venv. It knows nothing of libpti;
 benches/overhead.py runs it untraced and with libpti and benches/bench_tool.c preloaded.
 
-usage: sycl_loop.py <timed iterations> [warm-up iterations]
+usage: sycl_loop.py <timed iterations> [warm-up iterations] [workload|burst]
+burst: each iteration submits 16 small kernels to one queue and waits once (the cost per
+submission, without the waits that dominate the workload).
 Prints "RESULT <ns per iteration> maxrss_kib <peak resident set>"."""
 import ctypes
 import resource
@@ -47,12 +49,18 @@ def main():
     b = mem.MemoryUSMShared(BYTES, queue=q1)
     c = mem.MemoryUSMHost(BYTES, queue=q1)
 
-    def once():
+    def burst():
+        for _ in range(16):
+            q1.submit(scale, [c, ctypes.c_float(1.0)], [64])
+        q1.wait()
+
+    def workload():
         b.memset(0)
         q1.memcpy(b, a, BYTES)
         q1.submit(vadd, [a, b, c], [N]).wait()
         q2.submit(scale, [c, ctypes.c_float(0.5)], [N]).wait()
 
+    once = burst if len(sys.argv) > 3 and sys.argv[3] == "burst" else workload
     for _ in range(warm):
         once()
     t0 = time.perf_counter_ns()

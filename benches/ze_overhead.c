@@ -8,10 +8,16 @@
  *   attached   libpti's tracer is attached (the tool enabled one unrelated function): each call
  *              runs libpti's prologue and epilogue, which find nobody interested;
  *   callbacks  a tool receives ENTER/EXIT for every Level Zero call (an empty callback);
- *   views      a tool records every call and every command (API and kernel views).
- * Two loops: zeKernelSetArgumentValue (a pure host call) and kernel launches on an immediate
- * list, with a zeEventHostSynchronize every 64. Prints "RESULT <mode> setarg <ns> launch <ns>"
- * (per call, wall time). Run by benches/level_zero_overhead.py, which interleaves the modes. */
+ *   views      a tool records every call and every command (API and kernel views);
+ *   apiview    a tool records every call (API view only);
+ *   floor      as off, but the launches time themselves, as a program that wants each kernel's
+ *              device time and nothing else would: an event from a kernel-timestamp pool per
+ *              launch, each read with zeEventQueryKernelTimestamp after the wait and reset for
+ *              the next round (the floor that libpti's kernel view is measured against).
+ * Three loops: zeKernelSetArgumentValue (a pure host call), kernel launches on an immediate
+ * list, and 256-byte host-to-host copies on it, each with a zeEventHostSynchronize every 64.
+ * Prints "RESULT <mode> setarg <ns> launch <ns> copy <ns>" (per call, wall time). Run by
+ * benches/level_zero_overhead.py, which interleaves the modes. */
 #define _POSIX_C_SOURCE 200809L
 #include <level_zero/layers/zel_tracing_api.h>
 #include <level_zero/layers/zel_tracing_register_cb.h>
@@ -24,6 +30,8 @@
 #include "pti/pti_callback.h"
 #include "pti/pti_driver_levelzero_api_ids.h"
 #include "pti/pti_view.h"
+
+#define BATCH 64
 
 static double now_ns(void) {
   struct timespec t;
@@ -90,6 +98,7 @@ static int start_tool(const char* mode) {
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
       if (ptiViewEnable(kinds[i])) return 1;
   }
+  if (!strcmp(mode, "apiview")) return ptiViewSetCallbacks(requested, completed) || ptiViewEnable(PTI_VIEW_DRIVER_API);
   return 0;
 }
 
@@ -126,6 +135,18 @@ int main(int argc, char** argv) {
   ze_event_desc_t edesc = {ZE_STRUCTURE_TYPE_EVENT_DESC, NULL, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
   ze_event_handle_t done;
   CHECK(zeEventCreate(pool, &edesc, &done));
+  /* The floor's events: one per launch of a batch, from a kernel-timestamp pool. */
+  int floor = !strcmp(mode, "floor");
+  ze_event_pool_desc_t tdesc = {ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, NULL,
+                                ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, BATCH};
+  ze_event_pool_handle_t timed_pool;
+  ze_event_handle_t timed[BATCH];
+  CHECK(zeEventPoolCreate(context, &tdesc, 1, &device, &timed_pool));
+  for (uint32_t i = 0; i < BATCH; i++) {
+    ze_event_desc_t d = {ZE_STRUCTURE_TYPE_EVENT_DESC, NULL, i, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+    CHECK(zeEventCreate(timed_pool, &d, &timed[i]));
+  }
+  uint64_t device_ticks = 0;
 
   uint32_t zero = 0;
   double t0 = now_ns();
@@ -135,14 +156,39 @@ int main(int argc, char** argv) {
   ze_group_count_t one = {1, 1, 1};
   t0 = now_ns();
   for (int i = 0; i < launch_n; i++) {
-    int last = i % 64 == 63 || i == launch_n - 1;
-    CHECK(zeCommandListAppendLaunchKernel(list, kernel, &one, last ? done : NULL, 0, NULL));
+    int slot = i % BATCH, last = slot == BATCH - 1 || i == launch_n - 1;
+    /* The floor waits on the batch's last timed event; the others on `done`. */
+    ze_event_handle_t signal = floor ? timed[slot] : last ? done : NULL;
+    CHECK(zeCommandListAppendLaunchKernel(list, kernel, &one, signal, 0, NULL));
+    if (last) {
+      CHECK(zeEventHostSynchronize(floor ? timed[slot] : done, UINT64_MAX));
+      if (floor)
+        for (int j = 0; j <= slot; j++) {
+          ze_kernel_timestamp_result_t ts;
+          CHECK(zeEventQueryKernelTimestamp(timed[j], &ts));
+          device_ticks += ts.global.kernelEnd - ts.global.kernelStart;
+          CHECK(zeEventHostReset(timed[j]));
+        }
+      else
+        CHECK(zeEventHostReset(done));
+    }
+  }
+  double launch = (now_ns() - t0) / launch_n;
+
+  static char src[256], dst[256];
+  t0 = now_ns();
+  for (int i = 0; i < launch_n; i++) {
+    int last = i % BATCH == BATCH - 1 || i == launch_n - 1;
+    CHECK(zeCommandListAppendMemoryCopy(list, dst, src, sizeof src, last ? done : NULL, 0, NULL));
     if (last) {
       CHECK(zeEventHostSynchronize(done, UINT64_MAX));
       CHECK(zeEventHostReset(done));
     }
   }
-  double launch = (now_ns() - t0) / launch_n;
+  double copy = (now_ns() - t0) / launch_n;
+
+  for (uint32_t i = 0; i < BATCH; i++) CHECK(zeEventDestroy(timed[i]));
+  CHECK(zeEventPoolDestroy(timed_pool));
 
   CHECK(zeEventDestroy(done));
   CHECK(zeEventPoolDestroy(pool));
@@ -150,7 +196,8 @@ int main(int argc, char** argv) {
   CHECK(zeKernelDestroy(kernel));
   CHECK(zeModuleDestroy(module));
   CHECK(zeContextDestroy(context));
-  if (!strcmp(mode, "views") && ptiFlushAllViews()) return 2;
-  printf("RESULT %s setarg %.1f launch %.1f records %zu\n", mode, setarg, launch, records);
+  if ((!strcmp(mode, "views") || !strcmp(mode, "apiview")) && ptiFlushAllViews()) return 2;
+  printf("RESULT %s setarg %.1f launch %.1f copy %.1f records %zu device_ticks %llu\n", mode, setarg, launch, copy,
+         records, (unsigned long long)device_ticks);
   return 0;
 }

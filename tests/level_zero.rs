@@ -1024,13 +1024,22 @@ fn the_overhead_benchmark_runs_in_every_mode() {
         &["benches/ze_overhead.c"],
         &["-lpti", "-lze_loader"],
     );
-    for mode in ["off", "layer", "tracer", "attached", "callbacks", "views"] {
+    for mode in [
+        "off",
+        "layer",
+        "tracer",
+        "attached",
+        "callbacks",
+        "apiview",
+        "views",
+        "floor",
+    ] {
         let mut cmd = Command::new(&exe);
         cmd.args([mode, "1000", "200"])
             .env("ZE_ENABLE_ALT_DRIVERS", simulated_driver())
             .env_remove("ZE_ENABLE_TRACING_LAYER")
             .env_remove("PTI_LEVEL_ZERO");
-        if mode == "off" {
+        if mode == "off" || mode == "floor" {
             cmd.env("PTI_LEVEL_ZERO", "0");
         }
         let out = pti_tests::run_ok(&mut cmd);
@@ -1041,9 +1050,22 @@ fn the_overhead_benchmark_runs_in_every_mode() {
             .nth(1)
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("{mode}: {stdout}"));
-        // views: an API record per call, a kernel record per launch, a sync record per wait.
-        let want_at_least = if mode == "views" { 1000 + 2 * 200 } else { 0 };
+        // views: an API record per call, a kernel record per launch, a sync record per wait;
+        // apiview: an API record per call (set-argument calls, launches and copies).
+        let want_at_least = match mode {
+            "views" => 1000 + 2 * 200,
+            "apiview" => 1000 + 2 * 200,
+            _ => 0,
+        };
         assert!(records >= want_at_least, "{mode}: {stdout}");
+        // The floor read a device time for every launch (the simulated kernels take time).
+        if mode == "floor" {
+            assert!(
+                !stdout.contains("device_ticks 0 ")
+                    && !stdout.trim_end().ends_with("device_ticks 0"),
+                "{stdout}"
+            );
+        }
     }
 }
 

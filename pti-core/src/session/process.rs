@@ -6,13 +6,13 @@
 //! - The fork handlers take the engine's locks, then every backend's in the order the backends
 //!   list them; after `fork()` they release them in the reverse order, and in the child each
 //!   backend forgets the parent's runtime objects (see `crate::fork` for the engine's part).
-//! - The exit hook (installed with the tool's buffer callbacks): the backends count what they
-//!   can no longer record, then every buffer goes back to the tool.
+//! - The exit hook (installed with the tool's buffer callbacks): the harvester thread stops, the
+//!   backends count what they can no longer record, then every buffer goes back to the tool.
 
 use std::sync::{Once, OnceLock};
 
 use super::BACKENDS;
-use crate::backend::device::pending;
+use crate::backend::device::{harvester, pending};
 use crate::sync::writer_lock::ForkLock;
 use crate::{fork, view};
 
@@ -21,7 +21,12 @@ use crate::{fork, view};
 static BACKEND_LOCKS: OnceLock<Vec<&'static dyn ForkLock>> = OnceLock::new();
 
 fn backend_locks() -> &'static [&'static dyn ForkLock] {
-    BACKEND_LOCKS.get_or_init(|| BACKENDS.iter().flat_map(|b| b.fork_locks()).collect())
+    BACKEND_LOCKS.get_or_init(|| {
+        let harvester = harvester::fork_locks().into_iter();
+        harvester
+            .chain(BACKENDS.iter().flat_map(|b| b.fork_locks()))
+            .collect()
+    })
 }
 
 /// What must be in place before a tool's request takes effect; cheap after the first call.
@@ -66,6 +71,7 @@ extern "C" fn in_child() {
     view::loss::fork_child();
     // SAFETY: as in `in_parent`; in the child the forking thread is the only thread.
     unsafe { fork::release_all(backend_locks()) };
+    harvester::forget_in_child();
     for b in BACKENDS {
         b.forget_in_child();
     }
@@ -88,6 +94,7 @@ pub(super) fn install_exit_hook() {
 /// the tool, and the user's log (if any) gets the totals of what was lost.
 extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| {
+        harvester::stop();
         for b in BACKENDS {
             b.exit();
         }

@@ -7,6 +7,7 @@
 //! Touches the engine only: the view's record writers, the thread's state, the runtime task, and
 //! critical events.
 
+use core::cell::Cell;
 use core::ffi::{CStr, c_void};
 use core::ptr::null_mut;
 
@@ -85,8 +86,32 @@ impl Work {
     }
 
     /// The record's name: the kernel's, or the API function's with the memory kinds, such as
-    /// `clEnqueueReadBuffer(D2M)` or `zeCommandListAppendMemoryFill(D)`.
+    /// `clEnqueueReadBuffer(D2M)` or `zeCommandListAppendMemoryFill(D)`. Asked for every command
+    /// (at its submission and at its record), so the names built from the function are
+    /// remembered per thread ([`NAMES`]) instead of formatted and interned each time.
     pub(crate) fn name(&self, group: ApiGroup, api_id: ApiId) -> &'static CStr {
+        let key = match self {
+            Work::Kernel { name, .. } => return name,
+            Work::Copy { src, dst, .. } => (*src as u32) << 8 | *dst as u32,
+            Work::Fill { memory, .. } => 1 << 16 | *memory as u32,
+            Work::Barrier { .. } => 2 << 16,
+        };
+        let key = (group as u64) << 56 | u64::from(api_id) << 24 | u64::from(key);
+        let recent = NAMES.try_with(Cell::get).unwrap_or_default();
+        if let Some((_, name)) = recent.iter().flatten().find(|(k, _)| *k == key) {
+            return name;
+        }
+        let name = self.build_name(group, api_id);
+        let _ = NAMES.try_with(|cell| {
+            let mut entries = cell.get();
+            entries.rotate_right(1);
+            entries[0] = Some((key, name));
+            cell.set(entries);
+        });
+        name
+    }
+
+    fn build_name(&self, group: ApiGroup, api_id: ApiId) -> &'static CStr {
         let function = ids::name(group, api_id).map_or("".into(), CStr::to_string_lossy);
         match self {
             Work::Kernel { name, .. } => name,
@@ -102,6 +127,16 @@ impl Work {
             Work::Barrier { .. } => intern_str(&function),
         }
     }
+}
+
+/// Names of copies, fills and barriers each thread built lately, by (group, function, memory
+/// kinds): a program's loop submits few kinds of command, and building a name formats and
+/// interns it.
+const NAMES_REMEMBERED: usize = 8;
+
+thread_local! {
+    static NAMES: Cell<[Option<(u64, &'static CStr)>; NAMES_REMEMBERED]> =
+        const { Cell::new([None; NAMES_REMEMBERED]) };
 }
 
 /// Who submitted a command: the call, its correlation ID and thread, and the runtime task it

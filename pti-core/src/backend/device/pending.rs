@@ -15,8 +15,9 @@
 //! records are in a buffer when it delivers them ([`wait_for_other_harvests`]).
 
 use core::cell::Cell;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use super::{harvester, switches};
 use crate::result::ResultCode;
 use crate::sync::backoff::Backoff;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
@@ -26,7 +27,7 @@ use crate::{critical, view};
 /// A backend's command awaiting its record.
 pub(crate) trait PendingCommand: Send + Sized {
     /// What [`PendingCommand::poll`] learns of a completed command, for [`PendingCommand::finish`].
-    type Outcome;
+    type Outcome: Send;
 
     /// Where the command stands, without waiting: `None` while it runs.
     fn poll(&self) -> Option<Self::Outcome>;
@@ -107,28 +108,49 @@ pub(crate) enum Ask {
     All,
 }
 
-/// Size of a list at which adding to it harvests (doubles while commands stay unfinished).
-const MIN_HARVEST_AT: usize = 256;
+/// Size of a list at which adding to it harvests, unless `PTI_HARVEST_SIZE` says otherwise
+/// (doubles while commands stay unfinished). Large enough that a program that waits for its work
+/// every few thousand commands is never polled while it submits: on NVIDIA's OpenCL, querying
+/// events while the program enqueues cost 5% of a launch loop at 256 (issue 21,
+/// docs/BENCHMARKS.md); a pending command holds about 200 bytes and the runtime's event.
+pub(crate) const DEFAULT_HARVEST_SIZE: usize = 4096;
 
 /// One backend's pending commands.
-pub(crate) struct Pending<C> {
+pub(crate) struct Pending<C: PendingCommand> {
     /// Held from taking commands out of `list` to putting the unfinished ones back (the runtime
-    /// is asked about them meanwhile), and by [`Pending::take_where`]. Taken before `list`.
-    poll: WriterLock<()>,
+    /// is asked about them meanwhile), and by [`Pending::take_where`]. Taken before `list`. It
+    /// keeps the storage of the last harvest's finished commands (empty), for the next one.
+    poll: WriterLock<Vec<(C, C::Outcome)>>,
     list: WriterLock<Vec<C>>,
     /// Commands in the list (read without the lock, to skip empty harvests).
     count: AtomicUsize,
     harvest_at: AtomicUsize,
+    /// The harvester thread has this list (see `harvester`).
+    harvester_knows: AtomicBool,
+    /// The list may be harvested on the harvester thread (see [`Pending::for_harvester`]).
+    off_thread: bool,
 }
 
 impl<C: PendingCommand> Pending<C> {
     pub(crate) const fn new() -> Self {
         Pending {
-            poll: WriterLock::new(()),
+            poll: WriterLock::new(Vec::new()),
             list: WriterLock::new(Vec::new()),
             count: AtomicUsize::new(0),
-            harvest_at: AtomicUsize::new(MIN_HARVEST_AT),
+            harvest_at: AtomicUsize::new(0),
+            harvester_knows: AtomicBool::new(false),
+            off_thread: false,
         }
+    }
+
+    /// A list whose harvests after a program's wait may run on the harvester thread
+    /// (`PTI_HARVEST=thread`): one whose commands carry device times, so that when the harvest
+    /// runs changes no record. (Level Zero's does not: a command of a driver without kernel
+    /// timestamps ends, on the host clock, when a harvest finds it complete.)
+    pub(crate) const fn for_harvester() -> Self {
+        let mut list = Self::new();
+        list.off_thread = true;
+        list
     }
 
     /// Number of commands awaiting their records.
@@ -141,25 +163,42 @@ impl<C: PendingCommand> Pending<C> {
         [&self.poll, &self.list]
     }
 
-    /// Leaves a command pending; harvests first if the list has grown.
-    pub(crate) fn add(&self, command: C) {
+    /// Whether the harvester thread has this list.
+    pub(crate) fn harvester_knows(&self) -> &AtomicBool {
+        &self.harvester_knows
+    }
+
+    /// Leaves a command pending; has the list harvested if it has grown.
+    pub(crate) fn add(&'static self, command: C) {
         let count = {
             let mut list = self.list.lock();
             list.push(command);
             self.count.store(list.len(), Ordering::Relaxed);
             list.len()
         };
-        if count >= self.harvest_at.load(Ordering::Relaxed) {
+        if count
+            >= self
+                .harvest_at
+                .load(Ordering::Relaxed)
+                .max(switches::harvest_size())
+        {
+            // Not again before the harvest says what is left (it sets the next size).
+            self.harvest_at.store(count * 2, Ordering::Relaxed);
+            self.harvest_soon();
+        }
+    }
+
+    /// Harvests with [`Ask::UpToBusy`] (after a program's wait, or when the list has grown): on
+    /// the harvester thread where it runs (`PTI_HARVEST`), else now, on this thread.
+    pub(crate) fn harvest_soon(&'static self) {
+        if !self.off_thread || !harvester::request(self) {
             self.harvest(Ask::UpToBusy);
-            let left = self.count.load(Ordering::Relaxed);
-            self.harvest_at
-                .store((left * 2).max(MIN_HARVEST_AT), Ordering::Relaxed);
         }
     }
 
     /// Records a command whose call blocked until it completed; one the runtime does not report
     /// complete yet (its event may lag the data) is left pending instead.
-    pub(crate) fn complete_now(&self, command: C) {
+    pub(crate) fn complete_now(&'static self, command: C) {
         match command.poll() {
             None => self.add(command),
             Some(outcome) => {
@@ -176,34 +215,43 @@ impl<C: PendingCommand> Pending<C> {
     /// the runtime about the completed commands and one per busy stream, not about every command
     /// in flight. With [`Ask::All`], everything completed is recorded when it returns.
     pub(crate) fn harvest(&self, ask: Ask) {
-        self.harvest_inner(|_| true, ask);
+        self.harvest_inner(None::<fn(&C) -> bool>, ask);
     }
 
     /// As [`Pending::harvest`] with [`Ask::All`], for the commands `pick` selects (the others are
     /// not asked).
     pub(crate) fn harvest_matching(&self, pick: impl Fn(&C) -> bool) {
-        self.harvest_inner(pick, Ask::All);
+        self.harvest_inner(Some(pick), Ask::All);
     }
 
-    fn harvest_inner(&self, pick: impl Fn(&C) -> bool, ask: Ask) {
+    /// Harvests the commands `pick` selects (all of them: `None`). The list's storage goes back
+    /// to it, and the finished commands' storage is kept for the next harvest, so a program's
+    /// steady loop allocates nothing here.
+    fn harvest_inner(&self, pick: Option<impl Fn(&C) -> bool>, ask: Ask) {
         if self.count.load(Ordering::Relaxed) == 0 {
             return;
         }
         let _harvesting = Harvesting::begin();
-        let mut finished = Vec::new();
+        let mut finished;
         {
-            let _poll = self.poll.lock();
-            let taken = {
+            let mut poll = self.poll.lock();
+            let mut taken = {
                 let mut list = self.list.lock();
-                let (taken, kept): (Vec<C>, Vec<C>) =
-                    core::mem::take(&mut *list).into_iter().partition(&pick);
-                *list = kept;
-                taken
+                match &pick {
+                    None => core::mem::take(&mut *list),
+                    Some(pick) => {
+                        let (taken, kept) = core::mem::take(&mut *list).into_iter().partition(pick);
+                        *list = kept;
+                        taken
+                    }
+                }
             };
+            finished = core::mem::take(&mut *poll);
+            finished.reserve(taken.len());
             let mut kept = Vec::new();
             // Streams found busy in this harvest (few: one per queue with work in flight).
             let mut busy: Vec<usize> = Vec::new();
-            for command in taken {
+            for command in taken.drain(..) {
                 let stream = command.in_order_stream().filter(|_| ask == Ask::UpToBusy);
                 if stream.is_some_and(|s| busy.contains(&s)) {
                     kept.push(command);
@@ -218,15 +266,26 @@ impl<C: PendingCommand> Pending<C> {
                 }
             }
             // The kept commands are older than any added meanwhile: they go first, so the list
-            // stays in submission order.
+            // stays in submission order; `taken`'s storage (now empty) holds them.
             let mut list = self.list.lock();
-            kept.append(&mut list);
-            *list = kept;
+            taken.append(&mut kept);
+            taken.append(&mut list);
+            *list = taken;
             self.count.store(list.len(), Ordering::Relaxed);
+            if pick.is_none() {
+                // The list grows to twice what is left unfinished before it is harvested again.
+                self.harvest_at.store(list.len() * 2, Ordering::Relaxed);
+            }
         }
         // Records are written without the locks: writing may run tool code.
-        for (command, outcome) in finished {
+        for (command, outcome) in finished.drain(..) {
             command.finish(outcome);
+        }
+        // The storage goes back unless another harvest is under way (it has its own).
+        if let Some(mut spare) = self.poll.try_lock()
+            && spare.capacity() < finished.capacity()
+        {
+            *spare = finished;
         }
     }
 

@@ -152,10 +152,21 @@ impl<I: DeviceTimer> DeviceRegistry<I> {
         device
     }
 
+    /// Whether `device`'s commands anchor its clock (see [`Timing::anchored_by_commands`]).
+    pub(crate) fn anchored_by_commands(&self, device: &Device<I>) -> bool {
+        self.timings.lock()[device.timing].anchored_by_commands()
+    }
+
     /// Converts one command's device times of `device`; `enter` is the host time at which the
     /// call that submitted it began (see `timing`).
     pub(crate) fn to_host(&self, device: &Device<I>, t: &DeviceTimes, enter: u64) -> HostTimes {
-        if self.timings.lock()[device.timing].needs_pair() {
+        {
+            let mut timings = self.timings.lock();
+            if !timings[device.timing].needs_pair() {
+                return timings[device.timing].convert(t, enter);
+            }
+        }
+        {
             // Read without the lock: a runtime call.
             let pair = sync_pair(device, clock::now, clock::is_host_clock());
             self.timings.lock()[device.timing].add_pair(pair);

@@ -71,6 +71,13 @@ impl Timing {
     }
 
     /// Whether a new synchronisation pair is due (none yet, or the last is old).
+    /// Whether the commands' own earliest timestamps anchor the device's clock (no timer read
+    /// beside the host clock, or none read yet): the earlier that timestamp is, the closer the
+    /// conversion (see the module docs), so a backend reads the command's QUEUED time then.
+    pub(crate) fn anchored_by_commands(&self) -> bool {
+        !matches!(self.base, Base::Timer { .. })
+    }
+
     pub(crate) fn needs_pair(&self) -> bool {
         match &self.base {
             Base::Unprobed { .. } => true,

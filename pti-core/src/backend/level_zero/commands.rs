@@ -26,7 +26,7 @@
 
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, Ordering};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use pti_sys::level_zero::*;
@@ -103,10 +103,13 @@ fn already_seen(event: ze_event_handle_t, ts: &ze_kernel_timestamp_result_t) -> 
 }
 
 fn seen(event: ze_event_handle_t, context: ze_context_handle_t, ts: &ze_kernel_timestamp_result_t) {
-    LAST_SEEN.lock().get_or_insert_with(HashMap::new).insert(
-        event as usize,
-        (context as usize, ts.global.kernelStart, ts.global.kernelEnd),
-    );
+    LAST_SEEN
+        .lock()
+        .get_or_insert_with(HashMap::default)
+        .insert(
+            event as usize,
+            (context as usize, ts.global.kernelStart, ts.global.kernelEnd),
+        );
 }
 
 impl ZeCommand {

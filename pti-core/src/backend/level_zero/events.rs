@@ -10,7 +10,7 @@
 //! program's event has been seen signalled (the barrier is past it), and never reused if the
 //! program destroys or resets its event before that.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use pti_sys::level_zero::*;
 
@@ -43,7 +43,7 @@ pub(super) fn take(context: ze_context_handle_t) -> Option<ze_event_handle_t> {
     {
         let mut all = EVENTS.lock();
         if let Some(c) = all
-            .get_or_insert_with(HashMap::new)
+            .get_or_insert_with(HashMap::default)
             .get_mut(&(context as usize))
         {
             if c.free.is_empty() {
@@ -58,7 +58,7 @@ pub(super) fn take(context: ze_context_handle_t) -> Option<ze_event_handle_t> {
     let (pool, events) = create_pool(context)?;
     let mut all = EVENTS.lock();
     let entry = all
-        .get_or_insert_with(HashMap::new)
+        .get_or_insert_with(HashMap::default)
         .entry(context as usize)
         .or_default();
     entry.pools.push(pool as usize);
@@ -137,7 +137,7 @@ pub(super) fn retire(
 ) {
     if let Some(c) = EVENTS
         .lock()
-        .get_or_insert_with(HashMap::new)
+        .get_or_insert_with(HashMap::default)
         .get_mut(&(context as usize))
     {
         c.retired.push((ours as usize, program as usize));
@@ -174,7 +174,7 @@ pub(super) fn give(context: ze_context_handle_t, event: ze_event_handle_t) {
     reset(event);
     if let Some(c) = EVENTS
         .lock()
-        .get_or_insert_with(HashMap::new)
+        .get_or_insert_with(HashMap::default)
         .get_mut(&(context as usize))
     {
         c.free.push(event as usize);
@@ -193,7 +193,7 @@ pub(super) fn reset(event: ze_event_handle_t) {
 pub(super) fn destroy_context(context: ze_context_handle_t) {
     let Some(c) = EVENTS
         .lock()
-        .get_or_insert_with(HashMap::new)
+        .get_or_insert_with(HashMap::default)
         .remove(&(context as usize))
     else {
         return;

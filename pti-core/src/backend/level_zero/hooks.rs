@@ -27,7 +27,6 @@ use super::objects::{self, List};
 use super::tracer::{self, is_internal};
 use crate::api::{ApiGroup, Domain, Site};
 use crate::backend::device::command::{self, Work};
-use crate::backend::device::pending::Ask;
 use crate::callback::KernelObject;
 use crate::callback::device as callbacks;
 use crate::clock;
@@ -827,7 +826,7 @@ fn wait_record(
 fn host_waited(token: usize, result: ze_result_t, record: impl FnOnce() -> Synchronization) {
     let end = clock::now();
     if result == ZE_RESULT_SUCCESS && !is_internal() {
-        PENDING.harvest(Ask::UpToBusy);
+        PENDING.harvest_soon();
     }
     if let Some(start) = take_start(token) {
         command::host_wait(open::correlation_id(token), (start, end), record);

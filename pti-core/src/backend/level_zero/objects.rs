@@ -7,7 +7,7 @@
 //! enable knows the objects), and removed in the destruction calls' prologues.
 
 use core::ffi::{CStr, c_void};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use pti_sys::level_zero::*;

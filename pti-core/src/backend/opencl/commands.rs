@@ -112,6 +112,7 @@ pub(super) fn submit<R: CallResult>(
     appending.report(Site::Enter, None);
     let enter = clock::now();
     let (result, status) = real_call(slot);
+    let exit = clock::now();
     appending.report(Site::Exit, Some(status));
     if status != CL_SUCCESS {
         return result;
@@ -147,6 +148,7 @@ pub(super) fn submit<R: CallResult>(
         queue,
         submission,
         enter,
+        exit,
     };
     if call.blocking {
         PENDING.complete_now(pending);

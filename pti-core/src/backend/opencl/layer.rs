@@ -105,9 +105,11 @@ pub unsafe fn init_layer(
 }
 
 /// Answers `clDeinitLayer`: the loader shuts down (at exit, when the runtimes' own destructors
-/// may already have run), so pending commands are counted as lost without calling the runtime.
+/// may already have run), so the harvester thread stops and pending commands are counted as lost
+/// without calling the runtime.
 /// A tool that flushes before the program exits has none.
 pub fn deinit_layer() -> cl_int {
+    crate::backend::device::harvester::stop();
     pending::PENDING.abandon("OpenCL", "the OpenCL loader shuts down");
     CL_SUCCESS
 }

@@ -32,7 +32,6 @@ use super::pending::PENDING;
 use super::{errcode, extensions, kernels, query, queues, retained};
 use crate::api::{ApiGroup, Site};
 use crate::backend::device::command;
-use crate::backend::device::pending::Ask;
 use crate::dispatch::CallScope;
 use crate::ids::opencl as ids;
 use crate::result::ResultCode;
@@ -1970,7 +1969,7 @@ pub(super) unsafe fn clFinish(
     // SAFETY: the program's argument, unchanged.
     let status = scope.call_next(|| unsafe { next_fn(command_queue) });
     let end = clock::now();
-    PENDING.harvest(Ask::UpToBusy);
+    PENDING.harvest_soon();
     command::host_wait(scope.correlation_id(), (start, end), || Synchronization {
         kind: pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_QUEUE,
         group: ApiGroup::OpenCl,
@@ -1998,7 +1997,7 @@ pub(super) unsafe fn clWaitForEvents(
     // SAFETY: the program's arguments, unchanged.
     let status = scope.call_next(|| unsafe { next_fn(num_events, event_list) });
     let end = clock::now();
-    PENDING.harvest(Ask::UpToBusy);
+    PENDING.harvest_soon();
     command::host_wait(scope.correlation_id(), (start, end), || {
         let first = if num_events > 0 && !event_list.is_null() && status == CL_SUCCESS {
             // SAFETY: the list holds `num_events` valid events (the runtime accepted them).
@@ -2041,7 +2040,7 @@ pub(super) unsafe fn clMemBlockingFreeINTEL(
     // SAFETY: the program's arguments, unchanged.
     let status = scope.call_next(|| unsafe { next_fn(context, ptr) });
     // The free waited for the commands using the memory: some may have finished.
-    PENDING.harvest(Ask::UpToBusy);
+    PENDING.harvest_soon();
     status
 }
 

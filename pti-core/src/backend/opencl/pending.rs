@@ -10,6 +10,7 @@ use super::queues::QueueInfo;
 use super::{commands, devices, query};
 use crate::backend::device::command::{Finished, Submission, Work};
 use crate::backend::device::pending::{Pending, PendingCommand};
+use crate::backend::device::switches;
 use crate::backend::device::timing::DeviceTimes;
 use crate::result::ResultCode;
 use crate::view::abi::pti_view_kind;
@@ -27,6 +28,9 @@ pub(super) struct ClCommand {
     pub(super) submission: Submission,
     /// Host time at which the enqueue call began.
     pub(super) enter: u64,
+    /// Host time at which it returned (the command's submit time, unless the runtime's SUBMIT
+    /// is read: `PTI_OPENCL_TIMESTAMPS=all`).
+    pub(super) exit: u64,
 }
 
 // SAFETY: the handles are opaque values passed back to the runtime, which allows OpenCL objects
@@ -34,7 +38,7 @@ pub(super) struct ClCommand {
 unsafe impl Send for ClCommand {}
 
 /// The OpenCL commands awaiting their records.
-pub(super) static PENDING: Pending<ClCommand> = Pending::new();
+pub(super) static PENDING: Pending<ClCommand> = Pending::for_harvester();
 
 /// What a poll learnt of a completed command.
 pub(super) enum Outcome {
@@ -49,11 +53,22 @@ fn status(event: cl_event) -> Option<cl_int> {
     query::event(event, CL_EVENT_COMMAND_EXECUTION_STATUS)
 }
 
-/// The other timestamps of a command whose END is known.
-fn device_times(event: cl_event, end: u64) -> Result<DeviceTimes, cl_int> {
+/// The other timestamps of a command whose END is known, read from the runtime only where they
+/// are needed (0: not read): START always; QUEUED where the device has no timer read beside the
+/// host clock (NVIDIA's, PoCL's), since the commands' earliest times then anchor the conversion;
+/// SUBMIT, and QUEUED everywhere, only where `PTI_OPENCL_TIMESTAMPS=all` asks for them.
+fn device_times(event: cl_event, end: u64, anchors: bool) -> Result<DeviceTimes, cl_int> {
+    let all = switches::opencl_all_timestamps();
+    let read = |wanted: bool, what| {
+        if wanted {
+            query::profiling(event, what).unwrap_or(0)
+        } else {
+            0
+        }
+    };
     Ok(DeviceTimes {
-        queued: query::profiling(event, CL_PROFILING_COMMAND_QUEUED).unwrap_or(0),
-        submit: query::profiling(event, CL_PROFILING_COMMAND_SUBMIT).unwrap_or(0),
+        queued: read(all || anchors, CL_PROFILING_COMMAND_QUEUED),
+        submit: read(all, CL_PROFILING_COMMAND_SUBMIT),
         start: query::profiling(event, CL_PROFILING_COMMAND_START)?,
         end,
     })
@@ -83,7 +98,11 @@ impl PendingCommand for ClCommand {
 
     fn finish(self, outcome: Outcome) {
         let times = match outcome {
-            Outcome::Ended(end) => device_times(self.event, end),
+            Outcome::Ended(end) => device_times(
+                self.event,
+                end,
+                devices::anchored_by_commands(&self.queue.device),
+            ),
             Outcome::NoTimes(code) => Err(code),
         };
         // SAFETY: libpti's one reference to this event, given back once: the command is done.
@@ -95,15 +114,17 @@ impl PendingCommand for ClCommand {
         }) else {
             return self.lost(CL_PROFILING_INFO_NOT_AVAILABLE);
         };
-        // Without a reported QUEUED time, the command was appended when its call began (or, if
-        // the device reports an earlier submission, then).
-        let submit = h.submit.unwrap_or(h.start);
-        let append = h.queued.unwrap_or(self.enter.min(submit));
-        let reported: Vec<u64> = [t.queued, t.submit, t.start, t.end]
+        // Without the runtime's SUBMIT, the command was submitted when its call returned (or
+        // when it started, if the converted START is earlier); without its QUEUED, appended when
+        // its call began. Never appended after its submission.
+        let submit = h.submit.unwrap_or(self.exit.min(h.start));
+        let append = h.queued.unwrap_or(self.enter).min(submit);
+        let mut last = 0;
+        let in_order = [t.queued, t.submit, t.start, t.end]
             .into_iter()
             .filter(|v| *v != 0)
-            .collect();
-        if !reported.windows(2).all(|w| w[0] <= w[1]) {
+            .all(|v| core::mem::replace(&mut last, v) <= v);
+        if !in_order {
             critical::raise(
                 ResultCode::ErrorBadTimestamp,
                 format_args!(

@@ -11,7 +11,7 @@
 
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use pti_sys::opencl::*;
@@ -55,7 +55,7 @@ pub(super) fn fork_lock() -> &'static dyn ForkLock {
 static PROFILING_ADDED: AtomicUsize = AtomicUsize::new(0);
 
 fn with_queues<R>(f: impl FnOnce(&mut HashMap<usize, Arc<QueueInfo>>) -> R) -> R {
-    f(QUEUES.lock().get_or_insert_with(HashMap::new))
+    f(QUEUES.lock().get_or_insert_with(HashMap::default))
 }
 
 /// Whether `queue` executes in order, as the runtime says (out of order if it cannot say).

@@ -7,7 +7,7 @@
 //! (retain, release and an info query do not run program code).
 
 use core::sync::atomic::{AtomicUsize, Ordering};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use pti_sys::opencl::{CL_SUCCESS, cl_event, cl_int, cl_uint};
 
@@ -30,7 +30,7 @@ pub(super) fn hold(event: cl_event, retain: impl FnOnce() -> bool) -> bool {
         return false;
     }
     *held
-        .get_or_insert_with(HashMap::new)
+        .get_or_insert_with(HashMap::default)
         .entry(event as usize)
         .or_insert(0) += 1;
     TOTAL.fetch_add(1, Ordering::Relaxed);
