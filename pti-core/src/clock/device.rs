@@ -29,6 +29,9 @@ use crate::result::Error;
 /// Pairs kept for choosing the one nearest to a timestamp.
 const MAX_PAIRS: usize = 64;
 
+/// Up to this many pairs, the nearest is found by a scan (cheaper than bisection for a few).
+const SCANNED_PAIRS: usize = 8;
+
 /// Baseline from which the measured rate replaces the nominal one.
 pub(crate) const MIN_RATE_BASELINE_NS: u64 = 100_000_000;
 
@@ -50,6 +53,10 @@ pub struct DeviceClock {
     valid_bits: u32,
     first: Option<Pair>,
     pairs: VecDeque<Pair>,
+    /// The pairs' host times strictly increase (as libpti's clock makes them; a tool's clock
+    /// may not): the nearest pair is then found by bisection instead of a scan of up to
+    /// [`MAX_PAIRS`] pairs, twice per command converted.
+    increasing: bool,
 }
 
 impl DeviceClock {
@@ -72,6 +79,7 @@ impl DeviceClock {
             valid_bits,
             first: None,
             pairs: VecDeque::new(),
+            increasing: true,
         })
     }
 
@@ -118,6 +126,13 @@ impl DeviceClock {
                 self.ns_per_tick = measured;
             }
         }
+        if self
+            .pairs
+            .back()
+            .is_some_and(|last| host_ns <= last.host_ns)
+        {
+            self.increasing = false;
+        }
         if self.pairs.len() == MAX_PAIRS {
             self.pairs.pop_front();
         }
@@ -127,14 +142,25 @@ impl DeviceClock {
     /// The host time of device timestamp `device_ticks`, known to lie near host time
     /// `near_host_ns` (within half a wrap period); `None` before the first synchronisation pair.
     pub fn to_host_ns(&self, device_ticks: u64, near_host_ns: u64) -> Option<u64> {
-        let pair = self
-            .pairs
-            .iter()
-            .min_by_key(|p| p.host_ns.abs_diff(near_host_ns))?;
+        let pair = self.nearest(near_host_ns)?;
         let guess = pair.ticks + self.ticks_between(pair.host_ns, near_host_ns);
         let ticks = self.unwrap_near(self.masked(device_ticks), guess);
         let delta_ns = ((ticks - pair.ticks) as f64 * self.ns_per_tick).round() as i128;
         Some((pair.host_ns as i128 + delta_ns).max(0) as u64)
+    }
+
+    /// The pair whose host time is nearest to `host_ns` (the earlier of two as near).
+    fn nearest(&self, host_ns: u64) -> Option<&Pair> {
+        let distance = |p: &&Pair| p.host_ns.abs_diff(host_ns);
+        if !self.increasing || self.pairs.len() <= SCANNED_PAIRS {
+            return self.pairs.iter().min_by_key(distance);
+        }
+        let after = self.pairs.partition_point(|p| p.host_ns < host_ns);
+        let before = after.checked_sub(1).and_then(|i| self.pairs.get(i));
+        before
+            .into_iter()
+            .chain(self.pairs.get(after))
+            .min_by_key(distance)
     }
 
     /// The time from device timestamp `from` to the later timestamp `to`, in nanoseconds: less
@@ -240,6 +266,30 @@ mod tests {
     }
 
     proptest! {
+        /// The nearest pair by bisection (host times increasing) is the one a scan of every
+        /// pair finds, for any pairs and any time asked about.
+        #[test]
+        fn bisection_finds_the_pair_a_scan_finds(
+            gaps in proptest::collection::vec(1u64..1_000_000_000, 1..80),
+            start in 0u64..1u64 << 62,
+            asked in proptest::collection::vec(0u64..1u64 << 63, 1..20),
+        ) {
+            let mut clock = DeviceClock::new(1_000_000_000, 64).unwrap();
+            let mut host = start;
+            for (i, gap) in gaps.iter().enumerate() {
+                host += gap;
+                clock.add_sync_point(host, i as u64 * 1000);
+            }
+            prop_assert!(clock.increasing);
+            for t in asked.into_iter().chain(clock.pairs.iter().map(|p| p.host_ns)) {
+                let scanned = clock.pairs.iter().min_by_key(|p| p.host_ns.abs_diff(t));
+                prop_assert_eq!(
+                    clock.nearest(t).map(|p| (p.host_ns, p.ticks)),
+                    scanned.map(|p| (p.host_ns, p.ticks))
+                );
+            }
+        }
+
         /// Any frequency, valid-bit width (whose wrap period exceeds twice the sync interval),
         /// origin and drift: conversions land within 2 µs of the truth, and later device
         /// timestamps never convert to earlier host times.
