@@ -40,6 +40,7 @@ mod interest;
 mod intern;
 mod linker;
 mod log;
+mod recent;
 pub mod result;
 mod runtime_task;
 pub mod session;

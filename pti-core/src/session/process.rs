@@ -22,8 +22,8 @@ static BACKEND_LOCKS: OnceLock<Vec<&'static dyn ForkLock>> = OnceLock::new();
 
 fn backend_locks() -> &'static [&'static dyn ForkLock] {
     BACKEND_LOCKS.get_or_init(|| {
-        let harvester = harvester::fork_locks().into_iter();
-        harvester
+        harvester::fork_locks()
+            .into_iter()
             .chain(BACKENDS.iter().flat_map(|b| b.fork_locks()))
             .collect()
     })

@@ -15,6 +15,7 @@ use crate::api::{ApiGroup, ApiId, Domain};
 use crate::callback::OperationMoment;
 use crate::callback::device::{self as callbacks, GpuOperation, GpuOperations, OperationKind};
 use crate::intern::intern_str;
+use crate::recent::{self, Recent};
 use crate::result::ResultCode;
 use crate::view::abi::{
     pti_view_kind, pti_view_memcpy_type, pti_view_memory_type, pti_view_synchronization_type,
@@ -97,17 +98,11 @@ impl Work {
             Work::Barrier { .. } => 2 << 16,
         };
         let key = (group as u64) << 56 | u64::from(api_id) << 24 | u64::from(key);
-        let recent = NAMES.try_with(Cell::get).unwrap_or_default();
-        if let Some((_, name)) = recent.iter().flatten().find(|(k, _)| *k == key) {
+        if let Some(name) = recent::recall(&NAMES, key) {
             return name;
         }
         let name = self.build_name(group, api_id);
-        let _ = NAMES.try_with(|cell| {
-            let mut entries = cell.get();
-            entries.rotate_right(1);
-            entries[0] = Some((key, name));
-            cell.set(entries);
-        });
+        recent::remember(&NAMES, key, name);
         name
     }
 
@@ -135,7 +130,7 @@ impl Work {
 const NAMES_REMEMBERED: usize = 8;
 
 thread_local! {
-    static NAMES: Cell<[Option<(u64, &'static CStr)>; NAMES_REMEMBERED]> =
+    static NAMES: Recent<u64, &'static CStr, NAMES_REMEMBERED> =
         const { Cell::new([None; NAMES_REMEMBERED]) };
 }
 

@@ -12,8 +12,9 @@
 //! while the runtime is asked about it. Harvests run after the
 //! program's own waits (on libpti's harvester thread where `PTI_HARVEST=thread` and the list
 //! allows it), at every flush, and when a list has grown to `PTI_HARVEST_SIZE` commands (never a
-//! wait the program did not ask for). A flush waits for the harvests other threads have under way, so that their
-//! records are in a buffer when it delivers them ([`wait_for_other_harvests`]).
+//! wait the program did not ask for). A flush waits for the harvests other threads have under
+//! way, so that their records are in a buffer when it delivers them
+//! ([`wait_for_other_harvests`]).
 
 use core::cell::Cell;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

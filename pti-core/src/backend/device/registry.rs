@@ -166,12 +166,11 @@ impl<I: DeviceTimer> DeviceRegistry<I> {
                 return timings[device.timing].convert(t, enter);
             }
         }
-        {
-            // Read without the lock: a runtime call.
-            let pair = sync_pair(device, clock::now, clock::is_host_clock());
-            self.timings.lock()[device.timing].add_pair(pair);
-        }
-        self.timings.lock()[device.timing].convert(t, enter)
+        // A pair is due: read without the lock (a runtime call), then converted with.
+        let pair = sync_pair(device, clock::now, clock::is_host_clock());
+        let mut timings = self.timings.lock();
+        timings[device.timing].add_pair(pair);
+        timings[device.timing].convert(t, enter)
     }
 }
 

@@ -70,7 +70,6 @@ impl Timing {
         }
     }
 
-    /// Whether a new synchronisation pair is due (none yet, or the last is old).
     /// Whether the commands' own earliest timestamps anchor the device's clock (no timer read
     /// beside the host clock, or none read yet): the earlier that timestamp is, the closer the
     /// conversion (see the module docs), so a backend reads the command's QUEUED time then.
@@ -78,6 +77,7 @@ impl Timing {
         !matches!(self.base, Base::Timer { .. })
     }
 
+    /// Whether a new synchronisation pair is due (none yet, or the last is old).
     pub(crate) fn needs_pair(&self) -> bool {
         match &self.base {
             Base::Unprobed { .. } => true,

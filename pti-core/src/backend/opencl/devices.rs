@@ -51,13 +51,13 @@ pub(super) fn get(handle: cl_device_id) -> Arc<Device> {
     DEVICES.get(handle.cast(), || probe(handle))
 }
 
-/// Converts one command's times on `device`; `enter` is the host time its enqueue call began.
-/// `None` when the device gave no usable start.
 /// Whether `device`'s commands anchor its clock (no timer read beside the host clock).
 pub(super) fn anchored_by_commands(device: &Device) -> bool {
     DEVICES.anchored_by_commands(device)
 }
 
+/// Converts one command's times on `device`; `enter` is the host time its enqueue call began.
+/// `None` when the device gave no usable start.
 pub(super) fn to_host(device: &Device, t: &DeviceTimes, enter: u64) -> Option<HostTimes> {
     if t.start == 0 || t.end == 0 {
         return None;

@@ -18,6 +18,7 @@ use crate::callback::KernelObject;
 use crate::callback::device as callbacks;
 use crate::dispatch::CallScope;
 use crate::intern::intern;
+use crate::recent::{self, Recent};
 
 /// Tells kernel-object callbacks of `kernel` (NULL at the ENTER of a creation) of `program`,
 /// created (`created`) or destroyed by the call `api_id` of `scope`, at `site` (`status` at EXIT).
@@ -53,15 +54,10 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 /// Kernels each thread remembers.
 const REMEMBERED: usize = 4;
 
-#[derive(Clone, Copy)]
-struct Remembered {
-    generation: u64,
-    kernel: usize,
-    name: &'static CStr,
-}
-
 thread_local! {
-    static RECENT: Cell<[Option<Remembered>; REMEMBERED]> = const { Cell::new([None; REMEMBERED]) };
+    /// Names by (generation, kernel handle).
+    static RECENT: Recent<(u64, usize), &'static CStr, REMEMBERED> =
+        const { Cell::new([None; REMEMBERED]) };
 }
 
 /// A kernel was created: names remembered so far may belong to released handles.
@@ -74,26 +70,12 @@ pub(super) fn name(kernel: cl_kernel) -> Option<&'static CStr> {
     if kernel.is_null() {
         return None;
     }
-    let generation = GENERATION.load(Ordering::Acquire);
-    let recent = RECENT.try_with(Cell::get).unwrap_or([None; REMEMBERED]);
-    if let Some(r) = recent
-        .iter()
-        .flatten()
-        .find(|r| r.kernel == kernel as usize && r.generation == generation)
-    {
-        return Some(r.name);
+    let key = (GENERATION.load(Ordering::Acquire), kernel as usize);
+    if let Some(name) = recent::recall(&RECENT, key) {
+        return Some(name);
     }
     let name = query(kernel)?;
-    let _ = RECENT.try_with(|cell| {
-        let mut entries = cell.get();
-        entries.rotate_right(1);
-        entries[0] = Some(Remembered {
-            generation,
-            kernel: kernel as usize,
-            name,
-        });
-        cell.set(entries);
-    });
+    recent::remember(&RECENT, key, name);
     Some(name)
 }
 
