@@ -17,6 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod disk;
 pub mod headers;
 pub mod ids;
 pub mod install;

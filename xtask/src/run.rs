@@ -18,10 +18,12 @@ pub(crate) fn step(name: &str, cmd: &mut Command) -> Result<(), String> {
         "xtask: == {name}: {status} after {:.1}s",
         start.elapsed().as_secs_f64()
     );
-    status
-        .success()
-        .then_some(())
-        .ok_or_else(|| format!("step failed: {name}"))
+    status.success().then_some(()).ok_or_else(|| {
+        let room = crate::disk::free_gib(Path::new(".")).map_or(String::new(), |gib| {
+            format!(" ({gib} GiB left free on the disk)")
+        });
+        format!("step failed: {name}{room}")
+    })
 }
 
 /// `cargo` (the one running xtask) with `args`, in the workspace root.
@@ -106,6 +108,7 @@ fn build_libpti(root: &Path) -> Result<PathBuf, String> {
 /// Set up, build `libpti.so`, then lint and run every test of the workspace.
 pub fn test() -> Result<(), String> {
     let root = workspace_root();
+    crate::disk::require(&root, crate::disk::TEST_NEEDS_GIB)?;
     setup::all(&root)?;
     let lib = build_libpti(&root)?;
     let fault_lib = build_fault_injection(&root)?;
