@@ -304,6 +304,8 @@ fn baseline(export: &str) -> Vec<&'static str> {
         "ptiViewGetEmittedRecordCount" => vec!["PTI_VIEW_DRIVER_API", "&out_u64"],
         "ptiViewGetUnrecordedCommandCount" => vec!["PTI_API_GROUP_OPENCL", "105", "&out_u64"],
         "ptiViewGetPendingDeviceRecordCount" => vec!["&out_u64"],
+        "ptiViewPause" | "ptiViewResume" => vec![],
+        "ptiViewIsPaused" => vec!["&out_u32"],
         "ptiGetInterceptedFunctionCount" => vec!["PTI_API_GROUP_OPENCL", "&out_u32"],
         "ptiGetUntracedCallCount" => vec!["PTI_API_GROUP_OPENCL", "&out_u64"],
         "ptiSimulateApiCall" => vec![
@@ -334,7 +336,9 @@ fn expected(proto: &Proto, column: Column, has_handle: bool) -> String {
     match proto.ret.as_str() {
         "pti_result" => {
             let code = match (name, column) {
-                ("ptiFlushAllViews", Column::Call) => "PTI_SUCCESS",
+                ("ptiFlushAllViews" | "ptiViewPause" | "ptiViewResume", Column::Call) => {
+                    "PTI_SUCCESS"
+                }
                 ("ptiViewGPULocalAvailable", Column::Call) => {
                     "PTI_ERROR_L0_LOCAL_PROFILING_NOT_SUPPORTED"
                 }

@@ -320,6 +320,32 @@ pti_result ptiViewGetEmittedRecordCount(pti_view_kind kind, uint64_t *count) PTI
 pti_result ptiViewGetPendingDeviceRecordCount(uint64_t *count) PTI_SYMBOL(libpti_ptiViewGetPendingDeviceRecordCount);
 
 /**
+ * Pauses collection: from now on no call or command is recorded, in any view, until
+ * ptiViewResume. Views stay enabled, and what a resume needs is kept
+ * up (queues and event pools created meanwhile get profiling, kernel names are learned);
+ * commands submitted before the pause still get their records, and loss records are still
+ * written. Pauses do not nest: the last call wins. `PTI_START_PAUSED=1` starts the process
+ * paused. Returns PTI_SUCCESS (also when already paused). Thread-safe; async-signal-unsafe.
+ */
+pti_result ptiViewPause(void) PTI_SYMBOL(libpti_ptiViewPause);
+
+/**
+ * Resumes collection paused by ptiViewPause or `PTI_START_PAUSED=1`. Returns
+ * PTI_SUCCESS (also when not paused). Thread-safe; async-signal-unsafe.
+ */
+pti_result ptiViewResume(void) PTI_SYMBOL(libpti_ptiViewResume);
+
+/**
+ * Whether collection is paused: writes 1 or 0 to `*paused`.
+ *
+ * Returns PTI_ERROR_BAD_ARGUMENT if `paused` is NULL. Thread-safe.
+ *
+ * # Safety
+ * `paused` must be NULL or point to writable storage for one `uint32_t`.
+ */
+pti_result ptiViewIsPaused(uint32_t *paused) PTI_SYMBOL(libpti_ptiViewIsPaused);
+
+/**
  * How many functions of `api_group_id` libpti intercepts in this process, so that a tool can
  * tell what it will see: for LEVELZERO, the functions whose prologue and epilogue the loader's
  * tracing layer accepted (every function the installed loader's tracing layer offers); for

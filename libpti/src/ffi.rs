@@ -48,6 +48,9 @@ unsafe extern "C" {
     pub(crate) fn libpti_ptiViewGetDroppedRecordCount(kind: u32, count: *mut u64) -> u32;
     pub(crate) fn libpti_ptiViewGetEmittedRecordCount(kind: u32, count: *mut u64) -> u32;
     pub(crate) fn libpti_ptiViewGetPendingDeviceRecordCount(count: *mut u64) -> u32;
+    pub(crate) fn libpti_ptiViewPause() -> u32;
+    pub(crate) fn libpti_ptiViewResume() -> u32;
+    pub(crate) fn libpti_ptiViewIsPaused(paused: *mut u32) -> u32;
     pub(crate) fn libpti_ptiViewEnableDriverApi(enable: u32, group: u32, api_id: u32) -> u32;
     pub(crate) fn libpti_ptiViewEnableRuntimeApi(enable: u32, group: u32, api_id: u32) -> u32;
     pub(crate) fn libpti_ptiViewMemcpyTypeToString(kind: u32) -> *const c_char;

@@ -340,6 +340,28 @@ pub fn pending_device_records() -> Result<u64, Error> {
     Ok(n)
 }
 
+/// Pauses collection in the whole process (`ptiViewPause`): no call or command is recorded until
+/// [`resume`]; views stay enabled, commands submitted before still get their records. Pauses do
+/// not nest. The same switch as `PTI_START_PAUSED=1`.
+pub fn pause() -> Result<(), Error> {
+    // SAFETY: no arguments.
+    check(unsafe { ffi::libpti_ptiViewPause() })
+}
+
+/// Resumes collection (`ptiViewResume`); see [`pause`].
+pub fn resume() -> Result<(), Error> {
+    // SAFETY: no arguments.
+    check(unsafe { ffi::libpti_ptiViewResume() })
+}
+
+/// Whether collection is paused (`ptiViewIsPaused`).
+pub fn is_paused() -> Result<bool, Error> {
+    let mut paused = 0u32;
+    // SAFETY: a writable flag.
+    check(unsafe { ffi::libpti_ptiViewIsPaused(&mut paused) })?;
+    Ok(paused != 0)
+}
+
 /// Now, in nanoseconds on the clock of the records' timestamps (`ptiViewGetTimestamp`), for a
 /// tool that places its own events beside libpti's records.
 pub fn timestamp() -> u64 {

@@ -125,6 +125,46 @@ pub unsafe extern "C" fn ptiViewGetPendingDeviceRecordCount(count: *mut u64) -> 
     })
 }
 
+/// Pauses collection: from now on no call or command is recorded, in any view, until
+/// ptiViewResume. Views stay enabled, and what a resume needs is kept
+/// up (queues and event pools created meanwhile get profiling, kernel names are learned);
+/// commands submitted before the pause still get their records, and loss records are still
+/// written. Pauses do not nest: the last call wins. `PTI_START_PAUSED=1` starts the process
+/// paused. Returns PTI_SUCCESS (also when already paused). Thread-safe; async-signal-unsafe.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewPause() -> pti_result {
+    guard(|| {
+        session::set_paused(true);
+        Ok(())
+    })
+}
+
+/// Resumes collection paused by ptiViewPause or `PTI_START_PAUSED=1`. Returns
+/// PTI_SUCCESS (also when not paused). Thread-safe; async-signal-unsafe.
+#[unsafe(no_mangle)]
+pub extern "C" fn ptiViewResume() -> pti_result {
+    guard(|| {
+        session::set_paused(false);
+        Ok(())
+    })
+}
+
+/// Whether collection is paused: writes 1 or 0 to `*paused`.
+///
+/// Returns PTI_ERROR_BAD_ARGUMENT if `paused` is NULL. Thread-safe.
+///
+/// # Safety
+/// `paused` must be NULL or point to writable storage for one `uint32_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ptiViewIsPaused(paused: *mut u32) -> pti_result {
+    guard(|| {
+        let out = out_ptr(paused, "paused must not be NULL")?;
+        // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint32_t.
+        unsafe { out.write(session::is_paused() as u32) };
+        Ok(())
+    })
+}
+
 /// How many functions of `api_group_id` libpti intercepts in this process, so that a tool can
 /// tell what it will see: for LEVELZERO, the functions whose prologue and epilogue the loader's
 /// tracing layer accepted (every function the installed loader's tracing layer offers); for

@@ -19,6 +19,7 @@
 //! when the program dies of a signal, pti-trace dies of the same one, so that its caller sees
 //! what the program's own caller would.
 
+mod capture;
 mod export;
 mod reports;
 
@@ -55,8 +56,24 @@ options:
                          copies, fills, barriers), memory (SYCL allocations) (default: all)
   -a, --api PATTERNS     record only the API functions matching these comma-separated patterns
                          (* matches any run of characters), e.g. 'clEnqueue*,ze*Launch*'
+  -k, --kernels PATTERNS record only the kernels whose names match one of these patterns
+                         (demangled or as the runtime gave them), e.g. 'gemm*,*reduce*'
+      --exclude-kernels PATTERNS
+                         record none of the kernels whose names match one of these patterns
   -h, --help             this text
-  -V, --version          pti-trace's version";
+  -V, --version          pti-trace's version
+
+capture control (each process; records only from the windows where collection runs):
+      --start-paused     start with collection paused
+      --delay SECONDS    start paused and resume SECONDS after each process started
+      --duration SECONDS pause SECONDS after collection started (after the delay, if any)
+      --toggle-signal SIG
+                         each SIG (WINCH, PROF, ALRM, HUP, USR1, USR2, RTMIN+N, or a real-time
+                         signal number) sent to pti-trace pauses or resumes collection in every
+                         traced process; sent to one traced process, in that one alone. LLVM
+                         (in PoCL and Intel's CPU runtime) takes USR1 and USR2: prefer WINCH
+  The program itself pauses and resumes with libpti's ptiViewPause/ptiViewResume;
+  PTI_START_PAUSED=1 starts any libpti process paused.";
 
 /// What the command line asks for.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -70,11 +87,19 @@ struct Args {
     backends: Option<String>,
     views: Option<String>,
     api: Option<String>,
+    kernels: Option<String>,
+    exclude_kernels: Option<String>,
+    start_paused: bool,
+    /// Milliseconds.
+    delay: Option<String>,
+    /// Milliseconds.
+    duration: Option<String>,
+    toggle_signal: Option<i32>,
     program: Vec<OsString>,
 }
 
 enum Parsed {
-    Run(Args),
+    Run(Box<Args>),
     Help,
     Version,
 }
@@ -142,6 +167,12 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
                 )?)
             }
             "-a" | "--api" => out.api = Some(value(&text)?),
+            "-k" | "--kernels" => out.kernels = Some(value(&text)?),
+            "--exclude-kernels" => out.exclude_kernels = Some(value(&text)?),
+            "--start-paused" => out.start_paused = true,
+            "--delay" => out.delay = Some(capture::millis(&text, &value(&text)?)?),
+            "--duration" => out.duration = Some(capture::millis(&text, &value(&text)?)?),
+            "--toggle-signal" => out.toggle_signal = Some(capture::signal(&value(&text)?)?),
             other if other.starts_with('-') => return Err(format!("unknown option {other}")),
             _ => {
                 // The program without `--`.
@@ -153,7 +184,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
     if out.program.is_empty() {
         return Err("no program to run".into());
     }
-    Ok(Parsed::Run(out))
+    Ok(Parsed::Run(Box::new(out)))
 }
 
 /// libpti's file in `dir`: its soname, or the development link where only that is there.
@@ -239,6 +270,18 @@ fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
     set("PTI_TRACE_BACKENDS", &args.backends);
     set("PTI_TRACE_VIEWS", &args.views);
     set("PTI_TRACE_API", &args.api);
+    set("PTI_TRACE_KERNELS", &args.kernels);
+    set("PTI_TRACE_EXCLUDE_KERNELS", &args.exclude_kernels);
+    set(
+        "PTI_START_PAUSED",
+        &args.start_paused.then(|| "1".to_string()),
+    );
+    set("PTI_TRACE_DELAY_MS", &args.delay);
+    set("PTI_TRACE_DURATION_MS", &args.duration);
+    set(
+        "PTI_TRACE_TOGGLE_SIGNAL",
+        &args.toggle_signal.map(|n| n.to_string()),
+    );
     set(
         "PTI_TRACE_SUMMARY_ONLY",
         &args.summary_only.then(|| "1".to_string()),
@@ -333,6 +376,15 @@ fn main() -> ExitCode {
             None
         }
     };
+    if let (Some(signal), Some(dir)) = (args.toggle_signal, &reports) {
+        match capture::prepare(dir) {
+            Ok(capture) => capture::forward(signal, capture, args.start_paused),
+            Err(e) => eprintln!(
+                "pti-trace: cannot prepare the capture state ({e}): signal {signal} toggles \
+                 only the processes it is sent to"
+            ),
+        }
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -400,7 +452,7 @@ mod tests {
 
     fn run_args(list: &[&str]) -> Result<Args, String> {
         match parse(list.iter().map(OsString::from))? {
-            Parsed::Run(a) => Ok(a),
+            Parsed::Run(a) => Ok(*a),
             _ => Err("not a run".into()),
         }
     }
@@ -426,6 +478,33 @@ mod tests {
         assert!(run_args(&["--frobnicate", "--", "p"]).is_err());
         assert!(run_args(&["-f", "protobuf", "--", "p"]).is_err());
         assert!(run_args(&["--flush-interval", "soon", "--", "p"]).is_err());
+    }
+
+    #[test]
+    fn capture_options() {
+        let a = run_args(&[
+            "--start-paused",
+            "--delay",
+            "0.25",
+            "--duration",
+            "2",
+            "--toggle-signal",
+            "USR2",
+            "-k",
+            "gemm*",
+            "--exclude-kernels",
+            "*copy*",
+            "p",
+        ])
+        .unwrap();
+        assert!(a.start_paused);
+        assert_eq!(a.delay.as_deref(), Some("250"));
+        assert_eq!(a.duration.as_deref(), Some("2000"));
+        assert_eq!(a.toggle_signal, Some(libc::SIGUSR2));
+        assert_eq!(a.kernels.as_deref(), Some("gemm*"));
+        assert_eq!(a.exclude_kernels.as_deref(), Some("*copy*"));
+        assert!(run_args(&["--toggle-signal", "INT", "p"]).is_err());
+        assert!(run_args(&["--delay", "-2", "p"]).is_err());
     }
 
     #[test]

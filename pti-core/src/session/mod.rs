@@ -97,7 +97,7 @@ fn filter_reason(group: pti_api_group_id) -> Activation {
 fn in_use(group: ApiGroup) -> bool {
     pti_view_kind::ALL
         .iter()
-        .any(|k| view::is_enabled(*k) && view_groups(*k).contains(&group))
+        .any(|k| view::is_configured(*k) && view_groups(*k).contains(&group))
         || ids::iter(group).any(|(id, _)| interest::load(group, id) & interest::CALLBACKS != 0)
 }
 
@@ -119,6 +119,23 @@ pub fn enable_view(kind: pti_view_kind) -> Result<(), Error> {
     process::prepare();
     view::set_enabled(kind, true)?;
     activate(view_groups(kind), Activation::Implied)
+}
+
+/// Pauses (`true`) or resumes (`false`) collection, for every view at once; returns whether it
+/// was paused. While paused no call or command is recorded, but views stay enabled and libpti
+/// keeps the set-up a resume needs (queues and event pools get profiling, kernel names are
+/// learned); commands submitted before the pause are written when they complete, and loss
+/// records are written as ever. The last call wins: pauses do not nest. `PTI_START_PAUSED=1`
+/// starts a process paused.
+pub fn set_paused(paused: bool) -> bool {
+    process::prepare();
+    view::set_paused(paused)
+}
+
+/// Whether collection is paused (see [`set_paused`]).
+pub fn is_paused() -> bool {
+    process::prepare();
+    view::is_paused()
 }
 
 /// Disables view `kind`. Records already written stay in their buffers until a flush.

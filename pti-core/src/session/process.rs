@@ -37,6 +37,10 @@ pub(super) fn prepare() {
             view::mark_device_work(b.group(), b.device_work());
             view::mark_unrecorded_work(b.group(), b.unrecorded_work());
         }
+        // The environment's way to start with collection paused (docs/environment.md).
+        if std::env::var_os("PTI_START_PAUSED").is_some_and(|v| v == "1") {
+            view::set_paused(true);
+        }
     });
     install_fork_handlers();
 }

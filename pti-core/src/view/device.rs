@@ -8,7 +8,7 @@ use core::ffi::{CStr, c_char, c_void};
 
 use super::abi::*;
 use super::buffer::append;
-use super::is_enabled;
+use super::{is_configured, is_enabled};
 use crate::api::{ApiGroup, ApiId};
 use crate::thread::ThreadState;
 
@@ -107,7 +107,7 @@ pub(crate) const fn kernel_view(cpu: bool) -> pti_view_kind {
 /// Writes a kernel record, if the view for its device kind is enabled.
 pub(crate) fn kernel(state: &ThreadState, cpu: bool, c: &Command<'_>) {
     let kind = kernel_view(cpu);
-    if !is_enabled(kind) {
+    if !is_configured(kind) {
         return;
     }
     let sycl = c.sycl.as_ref();
@@ -159,7 +159,7 @@ pub(crate) fn memory_copy(
     bytes: u64,
 ) {
     let kind = pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY;
-    if !is_enabled(kind) {
+    if !is_configured(kind) {
         return;
     }
     append(
@@ -200,7 +200,7 @@ pub(crate) fn memory_fill(
     value: u64,
 ) {
     let kind = pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_FILL;
-    if !is_enabled(kind) {
+    if !is_configured(kind) {
         return;
     }
     append(
@@ -251,7 +251,7 @@ pub(crate) struct Synchronization {
 /// Writes a synchronisation record, if the synchronisation view is enabled.
 pub(crate) fn synchronization(state: &ThreadState, s: &Synchronization) {
     let kind = pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION;
-    if !is_enabled(kind) {
+    if !is_configured(kind) {
         return;
     }
     append(

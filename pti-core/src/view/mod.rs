@@ -78,13 +78,65 @@ pub use external::{pop_external_correlation_id, push_external_correlation_id};
 pub use loss::unrecorded_count;
 pub use records::{Record, Records, next_record, next_record_raw};
 
-/// Bit `kind` set: that view is enabled.
+/// Bit `kind` set: that view is enabled and collecting: the tool enabled it (see [`CONFIGURED`])
+/// and collection is not paused (or the view is one a pause keeps).
 static ENABLED: AtomicU32 = AtomicU32::new(0);
 
-/// Whether view `kind` is enabled. One relaxed load.
+/// Bit `kind` set: the tool enabled that view, paused or not.
+static CONFIGURED: AtomicU32 = AtomicU32::new(0);
+
+/// Collection is paused (see [`set_paused`]).
+static PAUSED: AtomicBool = AtomicBool::new(false);
+
+/// The views a pause keeps writing: the loss records, since what is lost must be counted however
+/// collection stands.
+const KEPT_WHILE_PAUSED: u32 = 1 << pti_view_kind::PTI_VIEW_EXT_LOSS.index();
+
+/// Whether view `kind` is collecting: enabled, and collection not paused. One relaxed load. What
+/// decides whether a call or a command is recorded.
 #[inline(always)]
 pub fn is_enabled(kind: pti_view_kind) -> bool {
     ENABLED.load(Ordering::Relaxed) & (1 << kind.index()) != 0
+}
+
+/// Whether the tool enabled view `kind`, paused or not: what decides the set-up that must be in
+/// place before a resume (profiling added to queues and pools, the functions traced so that
+/// kernel names and queues are known), and whether a command already being tracked is written
+/// when it completes.
+#[inline]
+pub(crate) fn is_configured(kind: pti_view_kind) -> bool {
+    CONFIGURED.load(Ordering::Relaxed) & (1 << kind.index()) != 0
+}
+
+/// Whether collection is paused.
+pub fn is_paused() -> bool {
+    PAUSED.load(Ordering::Relaxed)
+}
+
+/// Pauses (`on`) or resumes collection; returns whether it was paused. While paused, no call or
+/// command is recorded (commands already submitted are still written when they complete, and
+/// loss records are still written); everything else goes on as while collecting, so that a
+/// resume finds queues profiled and names known.
+pub(crate) fn set_paused(on: bool) -> bool {
+    let _config = CONFIG.lock();
+    let was = PAUSED.swap(on, Ordering::Relaxed);
+    if was != on {
+        apply_configured();
+        ApiGroup::ALL.into_iter().for_each(refresh_api_interest);
+        refresh_external_interest();
+    }
+    was
+}
+
+/// Sets the collecting views from the enabled ones and the pause (under [`CONFIG`]).
+fn apply_configured() {
+    let configured = CONFIGURED.load(Ordering::Relaxed);
+    let collecting = if PAUSED.load(Ordering::Relaxed) {
+        configured & KEPT_WHILE_PAUSED
+    } else {
+        configured
+    };
+    ENABLED.store(collecting, Ordering::Relaxed);
 }
 
 /// One bit per interest cell.
@@ -151,10 +203,17 @@ pub(crate) const DEVICE_VIEWS: [pti_view_kind; 6] = [
     pti_view_kind::PTI_VIEW_DEVICE_SYNCHRONIZATION,
 ];
 
-/// Whether any device view is enabled.
+/// Whether any device view is collecting (commands submitted now are to be recorded).
 #[inline]
 pub(crate) fn any_device_view() -> bool {
     DEVICE_VIEWS.iter().any(|k| is_enabled(*k))
+}
+
+/// Whether the tool enabled any device view, paused or not (queues and pools created now need
+/// profiling; see [`is_configured`]).
+#[inline]
+pub(crate) fn any_device_view_configured() -> bool {
+    DEVICE_VIEWS.iter().any(|k| is_configured(*k))
 }
 
 /// Per interest cell: the function submits or waits for device work (see [`DEVICE_VIEWS`]).
@@ -191,7 +250,7 @@ pub(crate) fn mark_unrecorded_work(group: ApiGroup, functions: &'static [(ApiId,
 /// Sets the device interest of the functions marked as device work, and the counting interest
 /// of those marked as unrecorded work.
 fn refresh_device_interest() {
-    let on = any_device_view();
+    let on = any_device_view_configured();
     for (marks, bit) in [(&DEVICE_WORK, DEVICE), (&UNRECORDED_WORK, UNRECORDED)] {
         for (w, word) in marks.iter().enumerate() {
             let mut bits = word.load(Ordering::Relaxed);
@@ -229,10 +288,11 @@ pub(crate) fn set_enabled(kind: pti_view_kind, on: bool) -> Result<(), Error> {
     }
     let bit = 1u32 << kind.index();
     if on {
-        ENABLED.fetch_or(bit, Ordering::Relaxed);
+        CONFIGURED.fetch_or(bit, Ordering::Relaxed);
     } else {
-        ENABLED.fetch_and(!bit, Ordering::Relaxed);
+        CONFIGURED.fetch_and(!bit, Ordering::Relaxed);
     }
+    apply_configured();
     match kind {
         pti_view_kind::PTI_VIEW_DRIVER_API => [ApiGroup::LevelZero, ApiGroup::OpenCl]
             .into_iter()

@@ -88,6 +88,10 @@ pub(crate) struct Collected {
     /// Commands of functions that have no record kind, by function (libpti's loss records):
     /// counted, not on the timeline.
     pub(crate) unrecorded: std::collections::BTreeMap<String, u64>,
+    /// Kernels left out by the kernel filters (`--kernels`, `--exclude-kernels`).
+    pub(crate) filtered_kernels: u64,
+    /// The changes of capture (time, "collection paused (why)"), for the timeline.
+    pub(crate) capture: Vec<(u64, String)>,
     /// The Perfetto timeline being streamed (opened at the first record), or why it could not
     /// be opened.
     pub(crate) stream: Option<Result<crate::perfetto::Stream, String>>,
@@ -253,6 +257,12 @@ fn stream_new(c: &mut Collected, apis: usize, device: usize, memory: usize) {
             crate::perfetto::Stream::create(&path, pid, &crate::process_name(), options.api)
                 .map_err(|e| format!("cannot write {}: {e}", path.display())),
         );
+        // The changes of capture before the first record.
+        if let Some(Ok(stream)) = c.stream.as_mut() {
+            for (at, text) in &c.capture {
+                stream.capture(*at, text);
+            }
+        }
     }
     let Some(Ok(stream)) = c.stream.as_mut() else {
         return;
@@ -267,6 +277,21 @@ fn stream_new(c: &mut Collected, apis: usize, device: usize, memory: usize) {
         stream.memory(m);
     }
     stream.flush();
+}
+
+/// Notes a change of capture at `at` (see `capture`): kept for the timeline, and on the Perfetto
+/// timeline at once if one is open.
+pub(crate) fn capture_changed(at: u64, text: &str) {
+    with(|c| {
+        if FINISHED.load(Ordering::Acquire) {
+            return;
+        }
+        c.capture.push((at, text.to_string()));
+        if let Some(Ok(stream)) = c.stream.as_mut() {
+            stream.capture(at, text);
+            stream.flush();
+        }
+    });
 }
 
 /// Puts a sample of the pending device commands on the Perfetto timeline, if one is open.
@@ -323,9 +348,17 @@ fn take(c: &mut Collected, record: Record<'_>) {
             });
         }
         Record::Kernel(k) => {
+            let shown = c.names.kernel(name.clone());
+            if !crate::OPTIONS
+                .get()
+                .is_none_or(|o| o.records_kernel(&shown, &name))
+            {
+                c.filtered_kernels += 1;
+                return;
+            }
             c.device.push(DeviceOp {
                 kind: DeviceKind::Kernel,
-                name: c.names.kernel(name),
+                name: shown,
                 pci: pci(&k._pci_address),
                 queue: k._queue_handle as u64,
                 device: k._device_handle as u64,

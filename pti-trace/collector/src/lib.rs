@@ -17,6 +17,7 @@
 //! finds the `libpti.so.0` that `pti-trace` preloaded before it by that SONAME.
 
 use pti_abi as abi;
+mod capture;
 mod collect;
 mod flusher;
 mod names;
@@ -119,7 +120,7 @@ fn filter_apis(o: &Options) {
 /// fails or stops the program for it: errors are ignored, and while writing this thread blocks
 /// SIGPIPE (the descriptor may be a pipe whose reader left) and takes back the one the write
 /// raised.
-fn say(text: &str) {
+pub(crate) fn say(text: &str) {
     let fd = match report::target() {
         Ok(fd) => fd,
         Err(file) if report::append(&file, text) => return,
@@ -158,7 +159,7 @@ fn say(text: &str) {
 }
 
 /// Warns on stderr, with libpti's name of the failure.
-fn check(what: &str, result: Result<(), libpti::Error>) {
+pub(crate) fn check(what: &str, result: Result<(), libpti::Error>) {
     if let Err(e) = result {
         say(&format!("pti-trace: {what}: {}\n", e.name));
     }
@@ -248,6 +249,7 @@ fn start() {
     subscribe(&options);
     start_views(&options);
     filter_apis(&options);
+    capture::start(&options);
     let _ = OPTIONS.set(options);
     collect::install_fork_handlers();
     // SAFETY: a function with the signature atexit expects.

@@ -11,6 +11,14 @@
 //! | `PTI_TRACE_BACKENDS` | comma list of `opencl`, `level-zero`, `sycl` (default: all) |
 //! | `PTI_TRACE_VIEWS` | comma list of `api`, `device`, `memory` (default: all) |
 //! | `PTI_TRACE_API` | comma list of API function patterns (`*` matches any run of characters) to record; default: every function |
+//! | `PTI_TRACE_KERNELS` | comma list of kernel name patterns: record only the kernels matching one |
+//! | `PTI_TRACE_EXCLUDE_KERNELS` | comma list of kernel name patterns: record none of the kernels matching one |
+//! | `PTI_TRACE_DELAY_MS` | start paused, resume this long after the process loaded the collector (`capture`) |
+//! | `PTI_TRACE_DURATION_MS` | pause this long after collection started (`capture`) |
+//! | `PTI_TRACE_TOGGLE_SIGNAL` | a signal number: each delivery pauses or resumes collection (`capture`) |
+//!
+//! Patterns match the name as the timeline shows it (demangled unless `PTI_TRACE_RAW_NAMES=1`)
+//! or as the runtime gave it.
 
 use std::path::PathBuf;
 
@@ -40,6 +48,16 @@ pub(crate) struct Options {
     pub(crate) device: bool,
     pub(crate) memory: bool,
     pub(crate) api_patterns: Vec<String>,
+    /// Kernel name patterns to record (empty: every kernel).
+    pub(crate) kernels: Vec<String>,
+    /// Kernel name patterns not to record.
+    pub(crate) exclude_kernels: Vec<String>,
+    /// Start paused and resume after this long (`capture`).
+    pub(crate) delay: Option<std::time::Duration>,
+    /// Pause this long after collection started (`capture`).
+    pub(crate) duration: Option<std::time::Duration>,
+    /// The signal that toggles collection (`capture`).
+    pub(crate) toggle_signal: Option<i32>,
 }
 
 impl Options {
@@ -70,14 +88,34 @@ impl Options {
             .then(|| get("PTI_TRACE_OUTPUT").unwrap_or_else(|| default_output.into()));
         let backends = list(get("PTI_TRACE_BACKENDS"), &["opencl", "level-zero", "sycl"])?;
         let views = list(get("PTI_TRACE_VIEWS"), &["api", "device", "memory"])?;
-        let api_patterns = get("PTI_TRACE_API")
-            .map(|v| {
-                v.split(',')
-                    .map(|p| p.trim().to_string())
-                    .filter(|p| !p.is_empty())
-                    .collect()
+        let patterns = |name: &str| -> Vec<String> {
+            get(name)
+                .map(|v| {
+                    v.split(',')
+                        .map(|p| p.trim().to_string())
+                        .filter(|p| !p.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let api_patterns = patterns("PTI_TRACE_API");
+        let millis = |name: &str| -> Result<Option<std::time::Duration>, String> {
+            get(name)
+                .map(|v| {
+                    v.parse::<u64>()
+                        .map(std::time::Duration::from_millis)
+                        .map_err(|_| format!("{name}={v} is not a number of milliseconds"))
+                })
+                .transpose()
+        };
+        let toggle_signal = get("PTI_TRACE_TOGGLE_SIGNAL")
+            .map(|v| match v.parse::<i32>() {
+                Ok(n) if (1..=64).contains(&n) && n != libc::SIGKILL && n != libc::SIGSTOP => Ok(n),
+                _ => Err(format!(
+                    "PTI_TRACE_TOGGLE_SIGNAL={v} is not a signal that can be handled"
+                )),
             })
-            .unwrap_or_default();
+            .transpose()?;
         Ok(Options {
             output,
             format,
@@ -90,6 +128,11 @@ impl Options {
             device: views.contains(&"device"),
             memory: views.contains(&"memory"),
             api_patterns,
+            kernels: patterns("PTI_TRACE_KERNELS"),
+            exclude_kernels: patterns("PTI_TRACE_EXCLUDE_KERNELS"),
+            delay: millis("PTI_TRACE_DELAY_MS")?,
+            duration: millis("PTI_TRACE_DURATION_MS")?,
+            toggle_signal,
         })
     }
 
@@ -99,6 +142,17 @@ impl Options {
         self.output
             .as_ref()
             .map(|pattern| PathBuf::from(pattern.replace("%p", &pid.to_string())))
+    }
+
+    /// Whether the kernel named `shown` (as the timeline shows it) or `raw` (as the runtime gave
+    /// it) is to be recorded, by the kernel filters.
+    pub(crate) fn records_kernel(&self, shown: &str, raw: &str) -> bool {
+        let any = |patterns: &[String]| {
+            patterns
+                .iter()
+                .any(|p| matches(p, shown) || matches(p, raw))
+        };
+        (self.kernels.is_empty() || any(&self.kernels)) && !any(&self.exclude_kernels)
     }
 
     /// Whether API function `name` is to be recorded.

@@ -438,6 +438,15 @@ impl Stream {
         self.written.events += 1;
     }
 
+    /// A change of capture (collection paused or resumed, and why): an instant on the process
+    /// track, named as pti-trace says it.
+    pub(crate) fn capture(&mut self, ts: u64, text: &str) {
+        let track = self.tracks[&Track::Process];
+        let iid = self.name(text);
+        self.event(ts, track, Type::TYPE_INSTANT, |e| e.set_name_iid(iid));
+        self.written.events += 1;
+    }
+
     /// Pushes what was written to the file (the end of a batch): from here it survives a crash.
     pub(crate) fn flush(&mut self) {
         if self.failed.is_none()

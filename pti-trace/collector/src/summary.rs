@@ -315,6 +315,13 @@ pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
             functions.join(", ")
         );
     }
+    if c.filtered_kernels > 0 {
+        let _ = writeln!(
+            out,
+            "kernels left out by the kernel filters: {}",
+            c.filtered_kernels
+        );
+    }
     if losses.pending > 0 {
         let _ = writeln!(
             out,

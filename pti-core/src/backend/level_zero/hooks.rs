@@ -247,7 +247,7 @@ fn upgraded_flags(flags: ze_event_pool_flags_t) -> Option<ze_event_pool_flags_t>
         | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
     let wanted = ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
     let upgrade = tracer::upgrades_event_pools()
-        && view::any_device_view()
+        && view::any_device_view_configured()
         && flags & !known == 0
         && flags & ZE_EVENT_POOL_FLAG_IPC == 0
         && flags & wanted != wanted;

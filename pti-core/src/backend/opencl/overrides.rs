@@ -90,7 +90,7 @@ pub(super) unsafe fn clCreateCommandQueue(
     properties: cl_command_queue_properties,
     errcode_ret: *mut cl_int,
 ) -> cl_command_queue {
-    let add = view::any_device_view()
+    let add = view::any_device_view_configured()
         && properties & (CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_ON_DEVICE) == 0;
     if add {
         // SAFETY: the program's arguments, with profiling added to its properties.
@@ -125,7 +125,7 @@ unsafe fn create_with_properties(
     properties: *const cl_queue_properties,
     errcode_ret: *mut cl_int,
 ) -> cl_command_queue {
-    if view::any_device_view() {
+    if view::any_device_view_configured() {
         // SAFETY: the program's zero-terminated list (or NULL), as the API requires.
         if let Some((changed, original)) = unsafe { queues::properties_with_profiling(properties) }
         {

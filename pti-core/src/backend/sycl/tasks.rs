@@ -93,7 +93,7 @@ fn interned(text: &[u8]) -> Option<&'static CStr> {
 /// Whether tags are of use: a device view is enabled (records), or a tool listens to the kernel
 /// launches (their `_kernel_name`).
 fn wanted() -> bool {
-    view::any_device_view() || super::calls::launches_listened()
+    view::any_device_view_configured() || super::calls::launches_listened()
 }
 
 /// A line number as records give it: 0 when unknown (XPTI's is `u32::MAX` then).

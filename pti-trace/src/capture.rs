@@ -1,0 +1,192 @@
+//! Capture control on pti-trace's side: the options' values checked and turned into the
+//! environment the collectors read (see the collector's `capture` module), and the toggle
+//! signal passed on.
+//!
+//! With `--toggle-signal`, pti-trace makes `capture/` in its reports directory, where each traced
+//! process that installed the handler leaves a file named by its process ID. pti-trace's handler
+//! of the signal wakes a thread of its own, which flips the run's state, writes it to
+//! `capture/state` for processes started later, and sends the signal to every registered
+//! process.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// Signals that may toggle, by name (with or without `SIG`), besides numbers.
+const NAMES: [(&str, i32); 6] = [
+    ("USR1", libc::SIGUSR1),
+    ("USR2", libc::SIGUSR2),
+    ("HUP", libc::SIGHUP),
+    ("ALRM", libc::SIGALRM),
+    ("WINCH", libc::SIGWINCH),
+    ("PROF", libc::SIGPROF),
+];
+
+/// The signal number `text` names (`USR2`, `SIGUSR2`, `12`); refuses the ones that cannot be
+/// handled and those pti-trace passes to the program untouched (INT, QUIT, TERM, CHLD, ...).
+pub(crate) fn signal(text: &str) -> Result<i32, String> {
+    let bare = text.strip_prefix("SIG").unwrap_or(text);
+    if let Some((_, n)) = NAMES
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(bare))
+    {
+        return Ok(*n);
+    }
+    if let Some(offset) = bare
+        .strip_prefix("RTMIN+")
+        .and_then(|n| n.parse::<i32>().ok())
+    {
+        let n = libc::SIGRTMIN() + offset;
+        if (0..=libc::SIGRTMAX() - libc::SIGRTMIN()).contains(&offset) {
+            return Ok(n);
+        }
+    }
+    match bare.parse::<i32>() {
+        Ok(n)
+            if NAMES.iter().any(|(_, s)| *s == n)
+                || (libc::SIGRTMIN()..=libc::SIGRTMAX()).contains(&n) =>
+        {
+            Ok(n)
+        }
+        _ => Err(format!(
+            "--toggle-signal: {text:?} is not one of USR1, USR2, HUP, ALRM, WINCH, PROF, RTMIN+N or a \
+             real-time signal number"
+        )),
+    }
+}
+
+/// Seconds as given on the command line (`1.5`), in whole milliseconds.
+pub(crate) fn millis(option: &str, text: &str) -> Result<String, String> {
+    match text.parse::<f64>() {
+        Ok(s) if (0.0..1e9).contains(&s) => Ok(((s * 1000.0).round() as u64).to_string()),
+        _ => Err(format!("{option}: {text:?} is not a number of seconds")),
+    }
+}
+
+/// The directory of the run's capture state, made in the reports directory `reports`.
+pub(crate) fn prepare(reports: &Path) -> std::io::Result<PathBuf> {
+    let dir = reports.join("capture");
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// The write end of the pipe pti-trace's handler writes to (-1: none).
+static WAKE: AtomicI32 = AtomicI32::new(-1);
+
+/// pti-trace's handler of the toggle signal: one byte to the forwarding thread (write(2) only,
+/// which is async-signal-safe; errno kept).
+extern "C" fn on_signal(_: libc::c_int) {
+    let fd = WAKE.load(Ordering::Relaxed);
+    if fd >= 0 {
+        // SAFETY: this thread's errno, saved and restored around a write to a non-blocking pipe.
+        unsafe {
+            let saved = *libc::__errno_location();
+            libc::write(fd, [1u8].as_ptr().cast(), 1);
+            *libc::__errno_location() = saved;
+        }
+    }
+}
+
+/// Handles `signal` in pti-trace and starts the thread that passes it on. `paused` is the state
+/// the run starts in. (Not a blocked signal and `sigwait`: the program would inherit the mask.)
+pub(crate) fn forward(signal: i32, dir: PathBuf, mut paused: bool) {
+    let mut fds = [-1i32; 2];
+    // SAFETY: a writable pair of descriptors; close-on-exec, so the program does not get them.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        eprintln!("pti-trace: cannot make a pipe for signal {signal}: it will not toggle");
+        return;
+    }
+    WAKE.store(fds[1], Ordering::Relaxed);
+    let read_end = fds[0];
+    let spawned = std::thread::Builder::new()
+        .name("toggle".into())
+        .spawn(move || {
+            loop {
+                let mut poll = libc::pollfd {
+                    fd: read_end,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                let mut bytes = [0u8; 64];
+                // SAFETY: one pollfd and a local buffer, on the pipe's read end this thread alone
+                // reads.
+                let n = unsafe {
+                    if libc::poll(&mut poll, 1, -1) <= 0 {
+                        continue;
+                    }
+                    libc::read(read_end, bytes.as_mut_ptr().cast(), bytes.len())
+                };
+                for _ in 0..n.max(0) {
+                    paused = !paused;
+                    let state = if paused { "paused" } else { "running" };
+                    let _ = std::fs::write(dir.join("state"), state);
+                    let sent = send_to_all(&dir, signal);
+                    // One write, so that it does not interleave with the collectors' lines.
+                    let line = format!(
+                        "pti-trace: collection {} in {sent} process{} (signal {signal})\n",
+                        if paused { "paused" } else { "resumed" },
+                        if sent == 1 { "" } else { "es" }
+                    );
+                    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        eprintln!("pti-trace: cannot wait for signal {signal} ({e}): it will not toggle");
+        return;
+    }
+    // SAFETY: a zeroed sigaction with a handler of the right signature; SA_RESTART so that the
+    // wait for the program resumes. exec resets a handled signal, so the program starts with
+    // the default action until its collector installs its own handler.
+    let installed = unsafe {
+        let mut action: libc::sigaction = core::mem::zeroed();
+        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(signal, &action, core::ptr::null_mut()) == 0
+    };
+    if !installed {
+        eprintln!("pti-trace: cannot handle signal {signal}: it will not toggle");
+    }
+}
+
+/// Sends `signal` to every process registered in `dir`; forgets those that are gone. Returns how
+/// many got it.
+fn send_to_all(dir: &Path, signal: i32) -> usize {
+    let mut sent = 0;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: a signal to a process ID a traced process registered as its own.
+        if unsafe { libc::kill(pid, signal) } == 0 {
+            sent += 1;
+        } else {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    sent
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_and_seconds_are_checked() {
+        assert_eq!(signal("USR2"), Ok(libc::SIGUSR2));
+        assert_eq!(signal("SIGusr1"), Ok(libc::SIGUSR1));
+        assert_eq!(signal("RTMIN+2"), Ok(libc::SIGRTMIN() + 2));
+        assert_eq!(signal(&libc::SIGUSR2.to_string()), Ok(libc::SIGUSR2));
+        assert!(signal("INT").is_err());
+        assert!(signal("9").is_err());
+        assert!(signal("KILL").is_err());
+        assert_eq!(millis("--delay", "1.5").as_deref(), Ok("1500"));
+        assert_eq!(millis("--delay", "0").as_deref(), Ok("0"));
+        assert!(millis("--delay", "-1").is_err());
+        assert!(millis("--delay", "soon").is_err());
+    }
+}
