@@ -45,6 +45,7 @@ int32_t clInitLayerWithProperties(uint32_t num_entries, const void *target_dispa
 int32_t clDeinitLayer(void);
 void xptiTraceInit(unsigned int major_version, unsigned int minor_version, const char *version_str, const char *stream_name);
 void xptiTraceFinish(const char *stream_name);
+void __itt_api_init(void *global, int groups);
 ";
 
 /// Known values of the foreign enum `cl_layer_info` (`CL_LAYER_API_VERSION`, `CL_LAYER_NAME`).
@@ -323,6 +324,7 @@ fn baseline(export: &str) -> Vec<&'static str> {
         "clInitLayerWithProperties" => vec!["160", "dispatch", "&out_u32", "&out_layer", "NULL"],
         "xptiTraceInit" => vec!["1", "0", "\"1.0\"", "\"no.such.stream\""],
         "xptiTraceFinish" => vec!["\"no.such.stream\""],
+        "__itt_api_init" => vec!["NULL", "0"],
         other => panic!(
             "{other} is exported but tests/bad_input_matrix.rs has no valid arguments for it: \
              add its line to `baseline` (and its expectations to `expected`)"

@@ -112,14 +112,15 @@ fn every_export_is_a_pti_function_exercised_by_the_bad_input_test() {
     let source = std::fs::read_to_string(root().join("tests/c/bad_input.c")).unwrap();
     let exports = exports();
     assert!(exports.len() >= 10, "{exports:?}");
-    // The OpenCL layer's and the XPTI subscriber's entry points.
-    const LAYER: [&str; 6] = [
+    // The OpenCL layer's, the XPTI subscriber's and the ITT collector's entry points.
+    const LAYER: [&str; 7] = [
         "clGetLayerInfo",
         "clInitLayer",
         "clInitLayerWithProperties",
         "clDeinitLayer",
         "xptiTraceInit",
         "xptiTraceFinish",
+        "__itt_api_init",
     ];
     for name in LAYER {
         assert!(exports.iter().any(|e| e == name), "{name} is not exported");
@@ -130,8 +131,8 @@ fn every_export_is_a_pti_function_exercised_by_the_bad_input_test() {
     {
         assert!(
             name.starts_with("pti") || LAYER.contains(&name.as_str()),
-            "libpti.so exports a function that is neither PTI's nor a layer or subscriber entry \
-             point: {name}"
+            "libpti.so exports a function that is neither PTI's nor a layer, subscriber or \
+             collector entry point: {name}"
         );
         assert!(
             source.contains(&format!("{name}(")),

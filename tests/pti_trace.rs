@@ -150,9 +150,14 @@ fn check_timeline(path: &Path, summary: &Summary) -> Checked {
     };
     let on_queue = |e: &Value| e["ph"] == "X" && e["tid"].as_u64().unwrap() >= QUEUE_TRACKS;
 
-    // Durations are never negative; every slice has a correlation ID.
+    // Durations are never negative; every slice of a call or of device work has a correlation
+    // ID (the program's annotations have none: Intel's CPU runtime's TBB annotates its parallel
+    // loops through ITT).
     for e in events.iter().filter(|e| e["ph"] == "X") {
         assert!(num(e, "dur") >= 0.0, "negative duration: {e}");
+        if e["cat"] == "annotation" || e["cat"] == "communication" {
+            continue;
+        }
         assert!(
             e["args"]["correlation_id"].is_u64(),
             "no correlation ID: {e}"
@@ -708,8 +713,17 @@ fn check_perfetto(path: &Path, summary: &Summary) -> Checked {
     }
     assert!(open.values().all(Vec::is_empty), "slices left open");
     let on_thread = |i: usize| tracks[&events[i].track].0;
-    let api: Vec<&(usize, u64)> = slices.iter().filter(|(b, _)| on_thread(*b)).collect();
-    let device: Vec<&(usize, u64)> = slices.iter().filter(|(b, _)| !on_thread(*b)).collect();
+    // The program's own annotations (TBB's, under Intel's CPU runtime) are neither.
+    let annotation =
+        |i: usize| ["annotation", "communication"].contains(&events[i].category.as_str());
+    let api: Vec<&(usize, u64)> = slices
+        .iter()
+        .filter(|(b, _)| on_thread(*b) && !annotation(*b))
+        .collect();
+    let device: Vec<&(usize, u64)> = slices
+        .iter()
+        .filter(|(b, _)| !on_thread(*b) && !annotation(*b))
+        .collect();
     let (mut queues, mut engines) = (HashSet::new(), HashSet::new());
     for (b, _) in &device {
         let d = &events[*b];
@@ -1468,4 +1482,257 @@ fn kernel_filters_keep_only_the_named_kernels() {
         );
         assert_eq!(kernel_slices(&traces_in(&dir)[0]), 4);
     }
+}
+
+#[test]
+fn ittapi_annotations_are_tracks_of_the_perfetto_timeline() {
+    use perfetto_protos::track_event::track_event::Type;
+    let python = root().join(".venv/bin/python");
+    let program = root().join("pti-python/tests/programs/itt_annotated.py");
+    assert!(
+        python.exists(),
+        "{} is missing: `cargo xtask setup` makes .venv with ittapi",
+        python.display()
+    );
+    let dir = scratch("itt");
+    let out = run(pti_trace_into(&dir, &[])
+        .arg("--")
+        .arg(&python)
+        .arg(&program)
+        .env_remove("INTEL_LIBITTNOTIFY64"));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("Annotations (ITT tasks, frames, events)"),
+        "{said}"
+    );
+    let trace = traces_in(&dir);
+    assert_eq!(trace.len(), 1, "one process with annotations:\n{said}");
+    let (packets, cut_short) = whole_packets(&std::fs::read(&trace[0]).unwrap());
+    assert!(!cut_short, "the trace ends with a whole packet");
+    let mut names: HashMap<u64, String> = HashMap::new();
+    let mut tracks: HashMap<u64, String> = HashMap::new();
+    let mut slices: Vec<(String, String)> = Vec::new(); // (track name, slice name)
+    for p in &packets {
+        if let Some(interned) = p.interned_data.as_ref() {
+            for n in &interned.event_names {
+                names.insert(n.iid(), n.name().to_string());
+            }
+        }
+        if p.has_track_descriptor() {
+            let d = p.track_descriptor();
+            tracks.insert(d.uuid(), d.name().to_string());
+        }
+        if p.has_track_event() && p.track_event().type_() == Type::TYPE_SLICE_BEGIN {
+            let e = p.track_event();
+            slices.push((
+                tracks.get(&e.track_uuid()).cloned().unwrap_or_default(),
+                names[&e.name_iid()].clone(),
+            ));
+        }
+    }
+    let on = |track: &str| -> Vec<String> {
+        let mut v: Vec<String> = slices
+            .iter()
+            .filter(|(t, _)| t.starts_with(track))
+            .map(|(_, n)| n.clone())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        on("ITT annotations of thread"),
+        [
+            "ITT event: mark",
+            "app: inner",
+            "app: inner",
+            "app: outer",
+            "frames",
+            "oneCCL::API: allgatherv",
+            "oneCCL::API: allreduce",
+            "oneCCL::API: allreduce",
+            "oneCCL::API: bcast",
+        ]
+    );
+    assert_eq!(on("ITT overlapped tasks"), ["app: async"]);
+    assert_eq!(
+        on("communication (oneCCL"),
+        [
+            "allgatherv (4096 B sent, 0 B received)",
+            "allreduce (0 B sent, 0 B received)",
+            "allreduce (1048576 B sent, 0 B received)",
+            "bcast (64 B sent, 0 B received)",
+        ]
+    );
+    // The SQLite export puts them in its annotation table.
+    let db = dir.join("itt.db");
+    run(Command::new(pti_trace())
+        .args(["export", "--sqlite"])
+        .arg(&db)
+        .arg(&trace[0]));
+    let db = rusqlite::Connection::open(&db).unwrap();
+    let mut query = db
+        .prepare("SELECT kind, COUNT(*) FROM annotation GROUP BY kind ORDER BY kind")
+        .unwrap();
+    let rows: Vec<(String, i64)> = query
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("annotation".to_string(), 11),
+            ("communication".to_string(), 4)
+        ]
+    );
+}
+
+/// The MPI test program (tests/c/mpi_ranks.c), built with Open MPI's `mpicc`.
+fn mpi_program() -> PathBuf {
+    let exe = out_dir().join("mpi_ranks");
+    let built = Command::new("mpicc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-Itests/c"])
+        .arg(root().join("tests/c/mpi_ranks.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lOpenCL")
+        .current_dir(root())
+        .status()
+        .unwrap_or_else(|e| {
+            panic!("cannot run mpicc ({e}): `cargo xtask setup` installs Open MPI (libopenmpi-dev)")
+        });
+    assert!(built.success(), "mpicc failed on tests/c/mpi_ranks.c");
+    exe
+}
+
+#[test]
+fn four_mpi_ranks_on_pocl_merge_into_one_timeline() {
+    let dir = scratch("mpi");
+    let launches = 3;
+    // Open MPI as root on 2 cores: --allow-run-as-root, --oversubscribe; no cross-memory
+    // attach in a container.
+    let out = run(Command::new("mpirun")
+        .args(["--oversubscribe", "--allow-run-as-root", "-np", "4"])
+        .arg(pti_trace())
+        .arg("-o")
+        .arg(dir.join("trace.rank%r.%p.pftrace"))
+        .arg("--")
+        .arg(mpi_program())
+        .arg(launches.to_string())
+        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+        .env("PTI_TEST_PLATFORM", "Portable")
+        .env_remove("OPENCL_LAYERS"));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("MPI TOTAL 30 of 4 ranks"),
+        "{}\n{said}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // One trace per rank, named by its rank.
+    let mut traces = traces_in(&dir);
+    traces.sort();
+    let names: Vec<String> = traces
+        .iter()
+        .map(|t| t.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(traces.len(), 4, "{names:?}\n{said}");
+    for (rank, name) in names.iter().enumerate() {
+        assert!(name.starts_with(&format!("trace.rank{rank}.")), "{names:?}");
+        assert_eq!(
+            kernel_slices(&traces[rank]),
+            (rank + 1) * launches,
+            "rank {rank}'s own trace"
+        );
+    }
+
+    let merged = dir.join("merged.pftrace");
+    let out = run(Command::new(pti_trace())
+        .arg("merge")
+        .arg("-o")
+        .arg(&merged)
+        .args(&traces));
+    let summary = String::from_utf8_lossy(&out.stdout);
+    // The per-rank rows: rank, pid, host, API calls, kernels, ...
+    for rank in 0..4usize {
+        let row = summary
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(&rank.to_string()))
+            .unwrap_or_else(|| panic!("no row of rank {rank}:\n{summary}"));
+        let fields: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            fields[4],
+            ((rank + 1) * launches).to_string(),
+            "rank {rank}'s kernels:\n{summary}"
+        );
+    }
+    let all = summary.lines().find(|l| l.starts_with("all")).unwrap();
+    assert_eq!(all.split_whitespace().nth(2), Some("30"), "{summary}");
+    assert!(
+        summary.contains("(0 shifted from other hosts' clocks)"),
+        "one host, one clock:\n{summary}"
+    );
+    let bump = summary
+        .lines()
+        .find(|l| l.trim_start().starts_with("bump "))
+        .unwrap_or_else(|| panic!("no kernel row:\n{summary}"));
+    assert_eq!(
+        bump.split_whitespace().take(3).collect::<Vec<_>>(),
+        ["bump", "4", "3/12"],
+        "{summary}"
+    );
+
+    // The merged trace: four processes named by rank, every kernel, one sequence per input,
+    // and each input's tracks distinct.
+    let (packets, cut_short) = whole_packets(&std::fs::read(&merged).unwrap());
+    assert!(!cut_short);
+    let processes: Vec<String> = packets
+        .iter()
+        .filter(|p| p.has_track_descriptor())
+        .filter_map(|p| {
+            p.track_descriptor()
+                .process
+                .as_ref()
+                .map(|d| d.process_name().to_string())
+        })
+        .collect();
+    assert_eq!(processes.len(), 4, "{processes:?}");
+    for rank in 0..4 {
+        assert!(
+            processes
+                .iter()
+                .any(|n| n.starts_with(&format!("rank {rank}: "))),
+            "{processes:?}"
+        );
+    }
+    assert_eq!(kernel_slices(&merged), 30);
+    let sequences: HashSet<u32> = packets
+        .iter()
+        .map(|p| p.trusted_packet_sequence_id())
+        .collect();
+    assert_eq!(sequences.len(), 4);
+    let uuids: Vec<u64> = packets
+        .iter()
+        .filter(|p| p.has_track_descriptor())
+        .map(|p| p.track_descriptor().uuid())
+        .collect();
+    assert_eq!(
+        uuids.iter().collect::<HashSet<_>>().len(),
+        uuids.len(),
+        "track UUIDs collide"
+    );
+    // The merged file exports like any trace.
+    let db = dir.join("merged.db");
+    run(Command::new(pti_trace())
+        .args(["export", "--sqlite"])
+        .arg(&db)
+        .args(&traces));
+    let db = rusqlite::Connection::open(&db).unwrap();
+    let kernels: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM device_op WHERE kind = 'kernel'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kernels, 30);
 }

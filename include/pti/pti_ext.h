@@ -61,6 +61,38 @@ typedef enum _pti_view_loss_reason {
 } pti_view_loss_reason;
 
 /**
+ * What an annotation is (libpti extension, `pti_ext.h`: the `_annotation_type` of
+ * pti_view_record_annotation).
+ */
+typedef enum _pti_view_annotation_type {
+  /**
+   * Not an annotation.
+   */
+  PTI_VIEW_ANNOTATION_TYPE_INVALID = 0,
+  /**
+   * A task (`__itt_task_begin` to `__itt_task_end`): nested in the tasks open on its thread.
+   */
+  PTI_VIEW_ANNOTATION_TYPE_TASK = 1,
+  /**
+   * An overlapped task (`__itt_task_begin_overlapped` to `__itt_task_end_overlapped`): may
+   * overlap others and end on another thread (the record's thread is the one that ended it).
+   */
+  PTI_VIEW_ANNOTATION_TYPE_OVERLAPPED_TASK = 2,
+  /**
+   * A marker (`__itt_marker`): an instant, start and end equal.
+   */
+  PTI_VIEW_ANNOTATION_TYPE_MARKER = 3,
+  /**
+   * A frame (`__itt_frame_begin_v3` to `__itt_frame_end_v3`), named by its domain.
+   */
+  PTI_VIEW_ANNOTATION_TYPE_FRAME = 4,
+  /**
+   * A legacy event (`__itt_event_start` to `__itt_event_end`), in the domain "ITT event".
+   */
+  PTI_VIEW_ANNOTATION_TYPE_EVENT = 5,
+} pti_view_annotation_type;
+
+/**
  * The body of a simulated call: what the "traced function" does. Returns its status.
  */
 typedef int32_t (*pti_simulated_call_body)(void *user_data);
@@ -253,6 +285,64 @@ typedef struct pti_view_record_loss {
    */
   uint32_t _process_id;
 } pti_view_record_loss;
+
+/**
+ * An annotation the program made through ITT (libpti extension, `pti_ext.h`:
+ * PTI_VIEW_EXT_ANNOTATION), written when the range ends (a marker when it is made), if
+ * collection ran when it began. Times are on the records' clock, so annotations nest with the
+ * calls and device work of the same thread.
+ */
+typedef struct pti_view_record_annotation {
+  /**
+   * PTI_VIEW_EXT_ANNOTATION.
+   */
+  pti_view_record_base _view_kind;
+  /**
+   * Task, overlapped task, marker, frame or event.
+   */
+  pti_view_annotation_type _annotation_type;
+  /**
+   * Begin (ns).
+   */
+  uint64_t _start_timestamp;
+  /**
+   * End (ns); equal to the start for a marker.
+   */
+  uint64_t _end_timestamp;
+  /**
+   * The ITT domain's name; valid until libpti is unloaded.
+   */
+  const char *_domain;
+  /**
+   * The task's, marker's or event's name (a frame's is its domain's); valid until libpti is
+   * unloaded.
+   */
+  const char *_name;
+  /**
+   * The ID the program gave the task (`__itt_id`'s first word), or 0.
+   */
+  uint64_t _id;
+  /**
+   * The parent task's ID the program gave, or 0.
+   */
+  uint64_t _parent_id;
+  /**
+   * The process.
+   */
+  uint32_t _process_id;
+  /**
+   * The thread that ended it.
+   */
+  uint32_t _thread_id;
+  /**
+   * How many ranges were open around it on its thread (0: outermost).
+   */
+  uint32_t _depth;
+  /**
+   * Zero.
+   */
+  uint32_t _reserved;
+} pti_view_record_annotation;
 
 
 
@@ -483,5 +573,18 @@ PTI_LAYOUT_CHECK(offsetof(pti_view_record_loss, _lost_kind) == 32, "offset of pt
 PTI_LAYOUT_CHECK(offsetof(pti_view_record_loss, _api_group) == 36, "offset of pti_view_record_loss._api_group");
 PTI_LAYOUT_CHECK(offsetof(pti_view_record_loss, _api_id) == 40, "offset of pti_view_record_loss._api_id");
 PTI_LAYOUT_CHECK(offsetof(pti_view_record_loss, _process_id) == 44, "offset of pti_view_record_loss._process_id");
+PTI_LAYOUT_CHECK(sizeof(pti_view_record_annotation) == 72, "size of pti_view_record_annotation");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_annotation, _view_kind) == 0, "offset of pti_view_record_annotation._view_kind");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_annotation, _annotation_type) == 4, "offset of pti_view_record_annotation._annotation_type");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_annotation, _start_timestamp) == 8, "offset of pti_view_record_annotation._start_timestamp");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_annotation, _end_timestamp) == 16, "offset of pti_view_record_annotation._end_timestamp");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_annotation, _domain) == 24, "offset of pti_view_record_annotation._domain");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_annotation, _name) == 32, "offset of pti_view_record_annotation._name");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_annotation, _id) == 40, "offset of pti_view_record_annotation._id");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_annotation, _parent_id) == 48, "offset of pti_view_record_annotation._parent_id");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_annotation, _process_id) == 56, "offset of pti_view_record_annotation._process_id");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_annotation, _thread_id) == 60, "offset of pti_view_record_annotation._thread_id");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_annotation, _depth) == 64, "offset of pti_view_record_annotation._depth");
+PTI_LAYOUT_CHECK(offsetof(pti_view_record_annotation, _reserved) == 68, "offset of pti_view_record_annotation._reserved");
 #undef PTI_LAYOUT_CHECK
 #endif /* PTI_EXT_LAYOUT_CHECKS_ */

@@ -104,6 +104,13 @@ typedef enum _pti_view_kind {
    * since the previous loss record.
    */
   PTI_VIEW_EXT_LOSS = 65540,
+  /**
+   * libpti extension (`pti_ext.h`): the program's own annotations, made through Intel's ITT
+   * API (tasks, overlapped tasks, markers, frames, events) with libpti as the ITT collector
+   * (`INTEL_LIBITTNOTIFY64`), pti_view_record_annotation: one record per range when it ends,
+   * or per marker.
+   */
+  PTI_VIEW_EXT_ANNOTATION = 65541,
 } pti_view_kind;
 
 /**
@@ -1252,7 +1259,9 @@ typedef struct pti_view_record_api {
 } pti_view_record_api;
 
 /**
- * Collective communication (declared for compatibility; libpti produces none).
+ * Collective communication: libpti writes one for each task the program annotated in oneCCL's
+ * ITT domain `oneCCL::API` (a collective, named by its operation), with the bytes oneCCL gave
+ * as its `send_size`, `recv_size` and `comm_id` metadata (0 when not given).
  */
 typedef struct pti_view_record_comms {
   /**

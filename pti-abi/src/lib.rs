@@ -80,6 +80,11 @@ pub enum pti_view_kind {
     /// each flush while enabled: one record per kind, reason and function, counting the losses
     /// since the previous loss record.
     PTI_VIEW_EXT_LOSS = 0x10004,
+    /// libpti extension (`pti_ext.h`): the program's own annotations, made through Intel's ITT
+    /// API (tasks, overlapped tasks, markers, frames, events) with libpti as the ITT collector
+    /// (`INTEL_LIBITTNOTIFY64`), pti_view_record_annotation: one record per range when it ends,
+    /// or per marker.
+    PTI_VIEW_EXT_ANNOTATION = 0x10005,
 }
 
 impl pti_view_kind {
@@ -102,17 +107,18 @@ impl pti_view_kind {
     /// libpti's extension kinds.
     ///
     /// cbindgen:ignore
-    pub const EXTENSIONS: [pti_view_kind; 4] = [
+    pub const EXTENSIONS: [pti_view_kind; 5] = [
         pti_view_kind::PTI_VIEW_EXT_MEMORY_ALLOCATION,
         pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION,
         pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH,
         pti_view_kind::PTI_VIEW_EXT_LOSS,
+        pti_view_kind::PTI_VIEW_EXT_ANNOTATION,
     ];
 
     /// Number of [`pti_view_kind::index`] values.
     ///
     /// cbindgen:ignore
-    pub const COUNT: usize = 17;
+    pub const COUNT: usize = 18;
 
     /// The kind with C value `raw`, INVALID included; `None` for unknown values.
     pub fn from_raw(raw: u32) -> Option<Self> {
@@ -122,6 +128,7 @@ impl pti_view_kind {
             0x10002 => Some(pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION),
             0x10003 => Some(pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH),
             0x10004 => Some(pti_view_kind::PTI_VIEW_EXT_LOSS),
+            0x10005 => Some(pti_view_kind::PTI_VIEW_EXT_ANNOTATION),
             _ => Self::ALL.get(raw as usize - 1).copied(),
         }
     }
@@ -134,6 +141,7 @@ impl pti_view_kind {
             pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION => 14,
             pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH => 15,
             pti_view_kind::PTI_VIEW_EXT_LOSS => 16,
+            pti_view_kind::PTI_VIEW_EXT_ANNOTATION => 17,
             kind => kind as usize,
         }
     }
@@ -173,6 +181,7 @@ impl pti_view_kind {
             }
             pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH => size_of::<pti_view_record_kernel_launch>(),
             pti_view_kind::PTI_VIEW_EXT_LOSS => size_of::<pti_view_record_loss>(),
+            pti_view_kind::PTI_VIEW_EXT_ANNOTATION => size_of::<pti_view_record_annotation>(),
         })
     }
 }
@@ -1073,7 +1082,63 @@ pub struct pti_view_record_loss {
     pub _process_id: u32,
 }
 
-/// Collective communication (declared for compatibility; libpti produces none).
+/// What an annotation is (libpti extension, `pti_ext.h`: the `_annotation_type` of
+/// pti_view_record_annotation).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum pti_view_annotation_type {
+    /// Not an annotation.
+    PTI_VIEW_ANNOTATION_TYPE_INVALID = 0,
+    /// A task (`__itt_task_begin` to `__itt_task_end`): nested in the tasks open on its thread.
+    PTI_VIEW_ANNOTATION_TYPE_TASK = 1,
+    /// An overlapped task (`__itt_task_begin_overlapped` to `__itt_task_end_overlapped`): may
+    /// overlap others and end on another thread (the record's thread is the one that ended it).
+    PTI_VIEW_ANNOTATION_TYPE_OVERLAPPED_TASK = 2,
+    /// A marker (`__itt_marker`): an instant, start and end equal.
+    PTI_VIEW_ANNOTATION_TYPE_MARKER = 3,
+    /// A frame (`__itt_frame_begin_v3` to `__itt_frame_end_v3`), named by its domain.
+    PTI_VIEW_ANNOTATION_TYPE_FRAME = 4,
+    /// A legacy event (`__itt_event_start` to `__itt_event_end`), in the domain "ITT event".
+    PTI_VIEW_ANNOTATION_TYPE_EVENT = 5,
+}
+
+/// An annotation the program made through ITT (libpti extension, `pti_ext.h`:
+/// PTI_VIEW_EXT_ANNOTATION), written when the range ends (a marker when it is made), if
+/// collection ran when it began. Times are on the records' clock, so annotations nest with the
+/// calls and device work of the same thread.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct pti_view_record_annotation {
+    /// PTI_VIEW_EXT_ANNOTATION.
+    pub _view_kind: pti_view_record_base,
+    /// Task, overlapped task, marker, frame or event.
+    pub _annotation_type: pti_view_annotation_type,
+    /// Begin (ns).
+    pub _start_timestamp: u64,
+    /// End (ns); equal to the start for a marker.
+    pub _end_timestamp: u64,
+    /// The ITT domain's name; valid until libpti is unloaded.
+    pub _domain: *const c_char,
+    /// The task's, marker's or event's name (a frame's is its domain's); valid until libpti is
+    /// unloaded.
+    pub _name: *const c_char,
+    /// The ID the program gave the task (`__itt_id`'s first word), or 0.
+    pub _id: u64,
+    /// The parent task's ID the program gave, or 0.
+    pub _parent_id: u64,
+    /// The process.
+    pub _process_id: u32,
+    /// The thread that ended it.
+    pub _thread_id: u32,
+    /// How many ranges were open around it on its thread (0: outermost).
+    pub _depth: u32,
+    /// Zero.
+    pub _reserved: u32,
+}
+
+/// Collective communication: libpti writes one for each task the program annotated in oneCCL's
+/// ITT domain `oneCCL::API` (a collective, named by its operation), with the bytes oneCCL gave
+/// as its `send_size`, `recv_size` and `comm_id` metadata (0 when not given).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct pti_view_record_comms {
@@ -1210,7 +1275,7 @@ pub const LAYOUTS: [RecordLayout; 14] = [
 /// The layouts of libpti's extension records (`pti_ext.h` asserts them as `pti_view.h` does
 /// [`LAYOUTS`]).
 #[doc(hidden)]
-pub const EXT_LAYOUTS: [RecordLayout; 4] = [
+pub const EXT_LAYOUTS: [RecordLayout; 5] = [
     layout!(pti_view_record_memory_allocation = 72 {
         _view_kind @ 0, _operation @ 4, _mem_type @ 8, _reserved @ 12, _start_timestamp @ 16,
         _end_timestamp @ 24, _address @ 32, _bytes @ 40, _name @ 48, _device_name @ 56,
@@ -1227,6 +1292,11 @@ pub const EXT_LAYOUTS: [RecordLayout; 4] = [
     layout!(pti_view_record_loss = 48 {
         _view_kind @ 0, _reason @ 4, _first_timestamp @ 8, _last_timestamp @ 16, _count @ 24,
         _lost_kind @ 32, _api_group @ 36, _api_id @ 40, _process_id @ 44,
+    }),
+    layout!(pti_view_record_annotation = 72 {
+        _view_kind @ 0, _annotation_type @ 4, _start_timestamp @ 8, _end_timestamp @ 16,
+        _domain @ 24, _name @ 32, _id @ 40, _parent_id @ 48, _process_id @ 56, _thread_id @ 60,
+        _depth @ 64, _reserved @ 68,
     }),
 ];
 

@@ -124,16 +124,21 @@ pub enum Record<'a> {
     KernelLaunch(&'a pti_view_record_kernel_launch),
     /// `PTI_VIEW_EXT_LOSS` (libpti extension).
     Loss(&'a pti_view_record_loss),
+    /// `PTI_VIEW_EXT_ANNOTATION` (libpti extension).
+    Annotation(&'a pti_view_record_annotation),
 }
 
 impl Record<'_> {
-    /// The name a kernel, copy or fill record carries (NULL names give `None`).
+    /// The name a kernel, copy, fill, communication or annotation record carries (NULL names
+    /// give `None`).
     pub fn name(&self) -> Option<&core::ffi::CStr> {
         let name = match self {
             Record::Kernel(k) => k._name,
             Record::MemoryCopy(c) => c._name,
             Record::MemoryCopyP2p(c) => c._name,
             Record::MemoryFill(f) => f._name,
+            Record::Communication(c) => c._name,
+            Record::Annotation(a) => a._name,
             _ => return None,
         };
         // SAFETY: libpti's names are NUL-terminated and live as long as the library (the
@@ -216,6 +221,7 @@ impl<'a> Iterator for Records<'a> {
                 PTI_VIEW_EXT_COMMAND_EXECUTION => Record::CommandExecution(self.typed(at)),
                 PTI_VIEW_EXT_KERNEL_LAUNCH => Record::KernelLaunch(self.typed(at)),
                 PTI_VIEW_EXT_LOSS => Record::Loss(self.typed(at)),
+                PTI_VIEW_EXT_ANNOTATION => Record::Annotation(self.typed(at)),
                 PTI_VIEW_INVALID | PTI_VIEW_RESERVED => {
                     self.done = true;
                     return None;

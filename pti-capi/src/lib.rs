@@ -16,6 +16,7 @@
 //! | [`ext`] | `pti_ext.h`: libpti's extensions (critical-event counts, simulated calls) |
 //! | [`layer`] | none: the OpenCL loader-layer entry points of Khronos's `CL/cl_layer.h` |
 //! | [`xpti`] | none: the XPTI subscriber entry points of XPTI's `xpti_data_types.h` |
+//! | [`itt`] | none: the ITT collector entry point (`__itt_api_init`) of ittnotify's static part |
 //! | [`symbols`] | none: `libpti_<name>`, each function's second name, which headers bind to |
 //! | [`intel`] | Intel PTI 1.2's API as `libpti_intel_<name>`, which `libpti_view.so.1` forwards to: `pti_metrics*.h`, `pti_pc_sampling.h`, `pti-intel/pti/pti_callback.h` |
 //! | `caller` | none: which face a call to a name both faces export was meant for |
@@ -49,6 +50,7 @@ pub mod callback;
 mod caller;
 pub mod ext;
 pub mod intel;
+pub mod itt;
 pub mod layer;
 mod load;
 pub mod pti;

@@ -37,8 +37,8 @@ mod record_sizes;
 use record_sizes::record_size;
 
 /// Every kind that has records.
-const KINDS: [u32; 15] = [
-    1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 0x10001, 0x10002, 0x10003, 0x10004,
+const KINDS: [u32; 16] = [
+    1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 0x10001, 0x10002, 0x10003, 0x10004, 0x10005,
 ];
 
 /// The model above is written out independently of the library; a kind added to the ABI

@@ -10,6 +10,7 @@
 //! | [`Entry::LevelZeroTracer`] | the tracing layer's prologues and epilogues | opening and closing the call, the hooks |
 //! | [`Entry::Xpti`] | XPTI notifications of the SYCL runtime | the stream's handlers |
 //! | [`Entry::OpenClLayer`] | the OpenCL loader's `clInitLayer` and friends | the layer's set-up |
+//! | [`Entry::Itt`] | ITT's static part calling libpti as its collector | the annotation's bookkeeping and records |
 //!
 //! (The exports of the C API, which a *tool* calls, have their own boundary in `pti-capi`.)
 //!
@@ -46,6 +47,8 @@ pub enum Entry {
     Xpti = 2,
     /// The OpenCL loader's layer entry points.
     OpenClLayer = 3,
+    /// The ITT collector interface: the program's annotations (`pti-capi`'s `itt`).
+    Itt = 4,
 }
 
 impl Entry {
@@ -59,6 +62,7 @@ impl Entry {
             Entry::LevelZeroTracer => "a Level Zero tracing-layer callback",
             Entry::Xpti => "an XPTI notification of the SYCL runtime",
             Entry::OpenClLayer => "the OpenCL loader-layer set-up",
+            Entry::Itt => "an ITT annotation of the program",
         }
     }
 }
@@ -73,7 +77,7 @@ static UNTRACED: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
 
 /// Whether a caught panic switched `entry` off on this thread.
 #[inline]
-pub(crate) fn is_off(entry: Entry) -> bool {
+pub fn is_off(entry: Entry) -> bool {
     OFF.try_with(|o| o.get() & entry.bit() != 0)
         .unwrap_or(false)
 }

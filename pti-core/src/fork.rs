@@ -36,8 +36,9 @@ pub(crate) unsafe fn release_all(locks: &[&'static dyn ForkLock]) {
 }
 
 /// The engine's locks that are not released by their own module's handlers.
-fn engine_locks() -> [&'static dyn ForkLock; 2] {
-    [intern::fork_lock(), linker::fork_lock()]
+fn engine_locks() -> [&'static dyn ForkLock; 4] {
+    let [overlapped, events] = crate::annotation::fork_locks();
+    [intern::fork_lock(), linker::fork_lock(), overlapped, events]
 }
 
 /// Before `fork()`: the engine's locks, taken before any backend's.
@@ -64,4 +65,5 @@ pub(crate) fn child() {
     unsafe { release_all(&engine_locks()) };
     view::fork_child();
     callback::fork_child();
+    crate::annotation::forget_in_child();
 }

@@ -9,6 +9,7 @@
 //!    - [`dispatch`]: the entry every backend wrapper calls around a traced function;
 //!    - [`view`]: buffered records in the published PTI layouts (`pti-abi`);
 //!    - [`clock`], [`critical`], [`boundary`]: timestamps, critical events, panic boundaries;
+//!    - [`annotation`]: the program's ITT annotations and oneCCL's communication, as records;
 //!    - internals: `interest` (the one byte per function the fast path reads), `thread`
 //!      (per-thread state), `correlation` (correlation IDs), `runtime_task` (the SYCL task a
 //!      driver call belongs to), `thread_stack`, `linker`, `intern`, `fork`, `sync`.
@@ -25,6 +26,7 @@
 //! and dereferences it: pointers that appear ([`dispatch::CallInfo`], [`ApiCallbackData`]) are
 //! opaque values passed through to callbacks.
 
+pub mod annotation;
 pub mod api;
 pub mod backend;
 pub mod boundary;

@@ -41,6 +41,7 @@ dtype! {
     pti_view_overhead_kind => "<u4",
     pti_view_memory_operation => "<u4",
     pti_view_loss_reason => "<u4",
+    pti_view_annotation_type => "<u4",
     pti_view_kind => "<u4",
 }
 
@@ -285,6 +286,20 @@ pub(crate) fn of(kind: pti_view_kind) -> Option<Layout> {
             _api_group,
             _api_id,
             _process_id,
+        }),
+        PTI_VIEW_EXT_ANNOTATION => layout!(pti_view_record_annotation {
+            _view_kind,
+            _annotation_type,
+            _start_timestamp,
+            _end_timestamp,
+            _domain,
+            _name,
+            _id,
+            _parent_id,
+            _process_id,
+            _thread_id,
+            _depth,
+            _reserved,
         }),
         PTI_VIEW_INVALID | PTI_VIEW_RESERVED => return None,
     })

@@ -102,6 +102,23 @@ fn pending_device_records(py: Python<'_>) -> PyResult<u64> {
     libpti::view::pending_device_records().map_err(|e| to_py(py, &e))
 }
 
+/// Pauses (`true`) or resumes collection for the whole process (`ptiViewPause`/`ptiViewResume`).
+#[pyfunction]
+fn set_paused(py: Python<'_>, paused: bool) -> PyResult<()> {
+    let result = if paused {
+        libpti::view::pause()
+    } else {
+        libpti::view::resume()
+    };
+    result.map_err(|e| to_py(py, &e))
+}
+
+/// Whether collection is paused (`ptiViewIsPaused`).
+#[pyfunction]
+fn is_paused(py: Python<'_>) -> PyResult<bool> {
+    libpti::view::is_paused().map_err(|e| to_py(py, &e))
+}
+
 /// How many critical events of kind `code` libpti raised in the process.
 #[pyfunction]
 fn critical_event_count(py: Python<'_>, code: u32) -> PyResult<u64> {
@@ -129,6 +146,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emitted_count, m)?)?;
     m.add_function(wrap_pyfunction!(pending_device_records, m)?)?;
     m.add_function(wrap_pyfunction!(critical_event_count, m)?)?;
+    m.add_function(wrap_pyfunction!(set_paused, m)?)?;
+    m.add_function(wrap_pyfunction!(is_paused, m)?)?;
     m.add_function(wrap_pyfunction!(result_name, m)?)?;
     m.add_function(wrap_pyfunction!(views::start, m)?)?;
     m.add_function(wrap_pyfunction!(views::stop, m)?)?;

@@ -57,6 +57,7 @@ fn start_of(record: &Record<'_>) -> *const u8 {
         Record::CommandExecution(r) => p(*r),
         Record::KernelLaunch(r) => p(*r),
         Record::Loss(r) => p(*r),
+        Record::Annotation(r) => p(*r),
     }
 }
 

@@ -20,7 +20,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PROGRAMS = pathlib.Path(__file__).resolve().parent / "programs"
-PACKAGES = ["pyopencl==2026.1.4", "dpctl==0.22.1", "intel-opencl-rt==2026.2.0"]
+PACKAGES = ["pyopencl==2026.1.4", "dpctl==0.22.1", "intel-opencl-rt==2026.2.0", "ittapi==1.2.2"]
 
 # Set-up a test's environment must not inherit: each program starts clean.
 _CLEARED = (
@@ -37,6 +37,7 @@ _CLEARED = (
     "PTI_LEVEL_ZERO",
     "LIBPTI_ALLOW_LATE_IMPORT",
     "ONEAPI_DEVICE_SELECTOR",
+    "INTEL_LIBITTNOTIFY64",
 )
 
 

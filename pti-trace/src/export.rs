@@ -11,6 +11,7 @@
 //! | `device_op(id, pid, device, queue, kind, name, correlation_id, submit_ns, start_ns, end_ns, duration_ns)` | kernel, copy, fill, barrier or marker on a device queue |
 //! | `counter(pid, name, ts_ns, value)` | value of a counter track (USM bytes allocated) |
 //! | `critical_event(pid, ts_ns, message)` | critical event of libpti |
+//! | `annotation(id, pid, track, kind, name, start_ns, end_ns, duration_ns)` | ITT range or marker of the program (`kind` "annotation"; markers last 0 ns), or communication operation (`kind` "communication") |
 //!
 //! and the views `api_summary` and `device_summary` (per name: count, total, average, minimum
 //! and maximum duration). It reads only the trace files, as they are on disk: a trace cut short
@@ -35,6 +36,8 @@ CREATE TABLE device_op(id INTEGER PRIMARY KEY, pid INTEGER, device TEXT, queue T
     duration_ns INTEGER);
 CREATE TABLE counter(pid INTEGER, name TEXT, ts_ns INTEGER, value INTEGER);
 CREATE TABLE critical_event(pid INTEGER, ts_ns INTEGER, message TEXT);
+CREATE TABLE annotation(id INTEGER PRIMARY KEY, pid INTEGER, track TEXT, kind TEXT, name TEXT,
+    start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER);
 CREATE VIEW api_summary AS SELECT name, api_group, COUNT(*) AS count,
     SUM(duration_ns) AS total_ns, AVG(duration_ns) AS avg_ns, MIN(duration_ns) AS min_ns,
     MAX(duration_ns) AS max_ns FROM api_call GROUP BY name, api_group ORDER BY total_ns DESC;
@@ -44,7 +47,7 @@ CREATE VIEW device_summary AS SELECT name, kind, COUNT(*) AS count,
 ";
 
 /// The whole packets of a trace file (a last packet cut short is left out).
-fn packets(bytes: &[u8]) -> Result<Vec<TracePacket>, String> {
+pub(crate) fn packets(bytes: &[u8]) -> Result<Vec<TracePacket>, String> {
     let mut out = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
@@ -84,6 +87,8 @@ enum Track {
         device: String,
     },
     Counter(String),
+    /// ITT annotations or communication: the track's name.
+    Annotation(String),
 }
 
 /// An open slice: its BEGIN's event.
@@ -130,6 +135,8 @@ fn load(db: &Connection, file: &Path) -> Result<(), String> {
                 Track::Thread(i64::from(thread.tid()))
             } else if d.counter.is_some() {
                 Track::Counter(d.name().to_string())
+            } else if d.name().starts_with("ITT ") || d.name().starts_with("communication") {
+                Track::Annotation(d.name().to_string())
             } else if d.name().starts_with("device") {
                 Track::Device(d.name().to_string())
             } else {
@@ -211,6 +218,9 @@ fn load(db: &Connection, file: &Path) -> Result<(), String> {
                             duration
                         ],
                     ),
+                    Some(Track::Annotation(name)) => {
+                        insert_annotation(db, pid, &name, (&b.category, &b.name), (b.ts, ts))
+                    }
                     _ => Ok(0),
                 }
                 .map_err(|e| e.to_string())?;
@@ -226,6 +236,12 @@ fn load(db: &Connection, file: &Path) -> Result<(), String> {
             }
             Type::TYPE_INSTANT => {
                 let name = names.get(&e.name_iid()).cloned().unwrap_or_default();
+                if let Some(Track::Annotation(track)) = track {
+                    let kind = e.categories.first().cloned().unwrap_or_default();
+                    insert_annotation(db, pid, &track, (&kind, &name), (ts, ts))
+                        .map_err(|e| e.to_string())?;
+                    continue;
+                }
                 if let (Some(Track::Process), Some(message)) =
                     (track, name.strip_prefix("critical event: "))
                 {
@@ -240,6 +256,37 @@ fn load(db: &Connection, file: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// One row of `annotation`.
+fn insert_annotation(
+    db: &Connection,
+    pid: i64,
+    track: &str,
+    (kind, name): (&str, &str),
+    (start, end): (u64, u64),
+) -> rusqlite::Result<usize> {
+    db.execute(
+        "INSERT INTO annotation (pid, track, kind, name, start_ns, end_ns, duration_ns) VALUES \
+         (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            pid,
+            track,
+            kind,
+            name,
+            start as i64,
+            end as i64,
+            end.saturating_sub(start) as i64
+        ],
+    )
+}
+
+/// One trace file's records in an SQLite database in memory (for `merge`'s summary).
+pub(crate) fn in_memory(trace: &Path) -> Result<Connection, String> {
+    let db = Connection::open_in_memory().map_err(|e| e.to_string())?;
+    db.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
+    load(&db, trace)?;
+    Ok(db)
 }
 
 /// Writes the database `out` (replacing a file there) from the trace files.

@@ -21,6 +21,7 @@
 
 mod capture;
 mod export;
+mod merge;
 mod reports;
 
 use std::ffi::OsString;
@@ -30,16 +31,20 @@ use std::process::{Command, ExitCode};
 const USAGE: &str = "\
 usage: pti-trace [options] -- program [args...]
        pti-trace export --sqlite OUT.db TRACE.pftrace...
+       pti-trace merge -o OUT.pftrace TRACE.pftrace...
 
 Runs program with libpti injected; each process of it writes its timeline (a Perfetto trace,
 streamed as records arrive: open it in https://ui.perfetto.dev) and, at exit, prints a summary
 on pti-trace's stderr. `export` turns Perfetto traces it wrote into an SQLite database (tables
-api_call, device_op, counter, critical_event, thread, process; views api_summary,
-device_summary).
+api_call, device_op, annotation, counter, critical_event, thread, process; views api_summary,
+device_summary). `merge` combines the traces of several processes (the ranks of an MPI job)
+into one on one clock and prints a summary across them.
 
 options:
-  -o, --output PATH      timeline file of each process; %p becomes its process ID
-                         (default: pti-trace.%p.pftrace, or .json with --format json)
+  -o, --output PATH      timeline file of each process; %p becomes its process ID, %r its MPI
+                         rank (norank outside MPI), %h the host name (default:
+                         pti-trace.%p.pftrace, pti-trace.rank%r.%p.pftrace in an MPI rank, or
+                         .json with --format json)
   -f, --format FORMAT    perfetto: native Perfetto protobuf, streamed to the file as records
                          arrive, so a crashed or killed run keeps what was flushed (default;
                          json when PATH ends in .json); json: Chrome trace-event JSON, written
@@ -53,7 +58,9 @@ options:
   -s, --summary-only     print the summaries, write no timeline
   -b, --backends LIST    backends to trace: opencl,level-zero,sycl (default: all)
   -v, --views LIST       what to record: api (driver and runtime calls), device (kernels,
-                         copies, fills, barriers), memory (SYCL allocations) (default: all)
+                         copies, fills, barriers), memory (SYCL allocations), annotations
+                         (the program's ITT tasks and markers, oneCCL's communication)
+                         (default: all)
   -a, --api PATTERNS     record only the API functions matching these comma-separated patterns
                          (* matches any run of characters), e.g. 'clEnqueue*,ze*Launch*'
   -k, --kernels PATTERNS record only the kernels whose names match one of these patterns
@@ -72,7 +79,8 @@ capture control (each process; records only from the windows where collection ru
                          signal number) sent to pti-trace pauses or resumes collection in every
                          traced process; sent to one traced process, in that one alone. LLVM
                          (in PoCL and Intel's CPU runtime) takes USR1 and USR2: prefer WINCH
-  The program itself pauses and resumes with libpti's ptiViewPause/ptiViewResume;
+  The program itself pauses and resumes with ITT's __itt_pause/__itt_resume or libpti's
+  ptiViewPause/ptiViewResume;
   PTI_START_PAUSED=1 starts any libpti process paused.";
 
 /// What the command line asks for.
@@ -162,7 +170,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
             "-v" | "--views" => {
                 out.views = Some(checked_list(
                     &value(&text)?,
-                    &["api", "device", "memory"],
+                    &["api", "device", "memory", "annotations"],
                     &text,
                 )?)
             }
@@ -250,6 +258,7 @@ fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
         preload.push(existing);
     }
     cmd.env("LD_PRELOAD", preload);
+    itt_collector(&mut cmd, args, libpti);
     let mut set = |name: &str, value: &Option<String>| match value {
         Some(v) => {
             cmd.env(name, v);
@@ -301,6 +310,64 @@ fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
     cmd
 }
 
+/// Makes libpti the program's ITT collector (`INTEL_LIBITTNOTIFY64`), so that its annotations
+/// are recorded, unless annotations are not asked for or the variable names another collector
+/// already (said once: that collector gets them).
+fn itt_collector(cmd: &mut Command, args: &Args, libpti: &Path) {
+    let wanted = args
+        .views
+        .as_deref()
+        .is_none_or(|v| v.split(',').any(|x| x.trim() == "annotations"));
+    if !wanted {
+        return;
+    }
+    match std::env::var_os("INTEL_LIBITTNOTIFY64") {
+        Some(other) if !other.is_empty() && Path::new(&other) != libpti => eprintln!(
+            "pti-trace: INTEL_LIBITTNOTIFY64={} names another ITT collector: the program's \
+             annotations go there, not to the timeline",
+            other.to_string_lossy()
+        ),
+        _ => {
+            cmd.env("INTEL_LIBITTNOTIFY64", libpti);
+        }
+    }
+}
+
+/// `pti-trace merge -o OUT.pftrace TRACE...`.
+fn merge_command(args: Vec<OsString>) -> ExitCode {
+    let mut out = None;
+    let mut traces = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "-o" || arg == "--output" {
+            out = args.next().map(PathBuf::from);
+        } else {
+            traces.push(PathBuf::from(arg));
+        }
+    }
+    let (Some(out), false) = (out, traces.is_empty()) else {
+        eprintln!("pti-trace: merge needs -o OUT.pftrace and trace files\n\n{USAGE}");
+        return ExitCode::from(2);
+    };
+    if traces.contains(&out) {
+        eprintln!(
+            "pti-trace: merge: {} is both an input and the output",
+            out.display()
+        );
+        return ExitCode::from(2);
+    }
+    match merge::merge(&out, &traces) {
+        Ok(summary) => {
+            print!("{summary}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("pti-trace: merge: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// `pti-trace export --sqlite OUT.db TRACE...`.
 fn export_command(args: Vec<OsString>) -> ExitCode {
     let mut out = None;
@@ -333,6 +400,9 @@ fn main() -> ExitCode {
     let mut all: Vec<OsString> = std::env::args_os().skip(1).collect();
     if all.first().is_some_and(|a| a == "export") {
         return export_command(all.split_off(1));
+    }
+    if all.first().is_some_and(|a| a == "merge") {
+        return merge_command(all.split_off(1));
     }
     let parsed = match parse(all) {
         Ok(p) => p,

@@ -17,6 +17,9 @@
 /* The XPTI subscriber entry points libpti exports (declared by XPTI's headers, not libpti's). */
 void xptiTraceInit(unsigned int major, unsigned int minor, const char* version, const char* stream);
 void xptiTraceFinish(const char* stream);
+/* The ITT collector entry point libpti exports (ITT's static part calls it; no header of
+ * libpti's declares it). */
+void __itt_api_init(void* global, int groups);
 
 #include "check.h"
 
@@ -159,6 +162,22 @@ static void bad_layer_arguments(void) {
   xptiTraceInit(1, 0, "1.0", "no.such.stream");
   xptiTraceFinish(NULL);
   xptiTraceFinish("no.such.stream");
+  /* The ITT entry point leaves alone what is not ITT's global (NULL, or without its magic). */
+  __itt_api_init(NULL, 0);
+  uint64_t not_itt[32] = {0};
+  __itt_api_init(not_itt, -1);
+  CHECK(not_itt[0] == 0 && not_itt[15] == 0);
+  /* Pausing: no bad argument but a NULL out-parameter; the state round-trips. */
+  uint32_t paused = 99;
+  EXPECT(ptiViewIsPaused(NULL), PTI_ERROR_BAD_ARGUMENT);
+  EXPECT(ptiViewIsPaused(&paused), PTI_SUCCESS);
+  CHECK(paused == 0);
+  EXPECT(ptiViewPause(), PTI_SUCCESS);
+  EXPECT(ptiViewIsPaused(&paused), PTI_SUCCESS);
+  CHECK(paused == 1);
+  EXPECT(ptiViewResume(), PTI_SUCCESS);
+  EXPECT(ptiViewIsPaused(&paused), PTI_SUCCESS);
+  CHECK(paused == 0);
   uint64_t pending = 99;
   EXPECT(ptiViewGetPendingDeviceRecordCount(NULL), PTI_ERROR_BAD_ARGUMENT);
   EXPECT(ptiViewGetPendingDeviceRecordCount(&pending), PTI_SUCCESS);

@@ -99,6 +99,8 @@ const VIEW_H_EXCLUDES: &[&str] = &[
     "pti_view_loss_reason",
     "pti_view_memory_operation",
     "pti_view_record_memory_allocation",
+    "pti_view_annotation_type",
+    "pti_view_record_annotation",
 ];
 
 /// The types and constants of `pti_view.h`.
@@ -200,6 +202,8 @@ const HEADERS: [Header; 10] = [
             "pti_view_record_kernel_launch",
             "pti_view_loss_reason",
             "pti_view_record_loss",
+            "pti_view_annotation_type",
+            "pti_view_record_annotation",
         ],
         exclude: VIEW_TYPES,
         layouts: &view_abi::EXT_LAYOUTS,

@@ -63,6 +63,14 @@ const PACKAGES: &[(&str, &str)] = &[
         "memcheck, which runs the C tests and samples to prove they touch no memory they should not",
     ),
     (
+        "openmpi-bin",
+        "mpirun, which starts the 4-rank MPI test under pti-trace (tests/pti_trace.rs)",
+    ),
+    (
+        "libopenmpi-dev",
+        "mpicc and mpi.h, to build the MPI test program (tests/c/mpi_ranks.c)",
+    ),
+    (
         "libclang-common-15-dev",
         "clang's own headers (stddef.h, ...), which libclang needs to parse the Level Zero headers",
     ),
@@ -90,6 +98,10 @@ const PYTHON_PACKAGES: &[(&str, &str)] = &[
     (
         "numpy==2.4.6",
         "the SYCL test program's host arrays (a dpctl dependency, pinned)",
+    ),
+    (
+        "ittapi==1.2.2",
+        "Intel's ITT API from Python, unmodified: the annotation tests' client (tests/pti_trace.rs)",
     ),
     (
         "maturin==1.16.0",

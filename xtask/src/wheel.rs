@@ -18,6 +18,7 @@ pub const TEST_PACKAGES: &[&str] = &[
     "intel-opencl-rt==2026.2.0",
     "intel-cmplr-lib-rt==2026.2.0",
     "intel-sycl-rt==2026.2.0",
+    "ittapi==1.2.2",
 ];
 
 /// Where [`TEST_PACKAGES`] are kept, relative to the workspace root.

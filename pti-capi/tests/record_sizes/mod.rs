@@ -24,6 +24,7 @@ pub(crate) fn record_size(kind: u32) -> Option<usize> {
         0x10002 => size_of::<pti_view_record_command_execution>(),
         0x10003 => size_of::<pti_view_record_kernel_launch>(),
         0x10004 => size_of::<pti_view_record_loss>(),
+        0x10005 => size_of::<pti_view_record_annotation>(),
         _ => return None,
     })
 }

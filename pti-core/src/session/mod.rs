@@ -126,7 +126,7 @@ pub fn enable_view(kind: pti_view_kind) -> Result<(), Error> {
 /// keeps the set-up a resume needs (queues and event pools get profiling, kernel names are
 /// learned); commands submitted before the pause are written when they complete, and loss
 /// records are written as ever. The last call wins: pauses do not nest. `PTI_START_PAUSED=1`
-/// starts a process paused.
+/// starts a process paused; ITT's `__itt_pause` and `__itt_resume` call this.
 pub fn set_paused(paused: bool) -> bool {
     process::prepare();
     view::set_paused(paused)

@@ -7,7 +7,8 @@
 //! - `external`: external-correlation stacks;
 //! - `emit`: the records the dispatch writes for a traced call;
 //! - `device`: the records of device work, written by the backends;
-//! - `loss`: what could not be recorded (the loss records, commands without a record kind).
+//! - `loss`: what could not be recorded (the loss records, commands without a record kind);
+//! - `annotation`: the records of the program's ITT annotations and of oneCCL's communication.
 //!
 //! This file holds the configuration: which views are enabled, and which functions the API
 //! views record. As in PTI, a group records every function while its API view is enabled, until
@@ -60,6 +61,7 @@ use crate::{clock, ids, thread};
 /// Record layouts, enums and handle types of `pti_view.h` (the `pti-abi` crate).
 pub use pti_abi as abi;
 
+pub(crate) mod annotation;
 mod buffer;
 mod demangle;
 pub(crate) mod device;

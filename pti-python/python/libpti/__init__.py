@@ -76,10 +76,13 @@ __all__ = [
     "critical_events",
     "dtype",
     "external_correlation",
+    "is_paused",
     "library_path",
+    "pause",
     "pop_external_correlation",
     "push_external_correlation",
     "record_api",
+    "resume",
     "version",
 ]
 
@@ -92,6 +95,24 @@ class ExternalKind(_enum.IntEnum):
     CUSTOM_1 = 3
     CUSTOM_2 = 4
     CUSTOM_3 = 5
+
+
+def pause() -> None:
+    """Pauses collection in the whole process (``ptiViewPause``): no call or command is recorded
+    until :func:`resume`; views stay enabled, and commands submitted before still get their
+    records. Pauses do not nest. ITT's ``ittapi.pause()`` does the same with libpti as the
+    program's ITT collector."""
+    _native.set_paused(True)
+
+
+def resume() -> None:
+    """Resumes collection (``ptiViewResume``); see :func:`pause`."""
+    _native.set_paused(False)
+
+
+def is_paused() -> bool:
+    """Whether collection is paused (``ptiViewIsPaused``)."""
+    return _native.is_paused()
 
 
 def version() -> str:

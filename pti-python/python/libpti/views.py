@@ -41,6 +41,7 @@ class ViewKind(enum.IntEnum):
     EXT_COMMAND_EXECUTION = 0x10002
     EXT_KERNEL_LAUNCH = 0x10003
     EXT_LOSS = 0x10004
+    EXT_ANNOTATION = 0x10005
 
 
 # The members above are the library's: checked once, so that a kind added to libpti without
@@ -51,7 +52,7 @@ if sorted((k.name, int(k)) for k in ViewKind) != sorted(_native.view_kinds()):
 KindLike = Union["ViewKind", int, str]
 
 # Fields holding a NUL-terminated string's address.
-_STRING_FIELDS = ("name", "source_file_name", "device_name")
+_STRING_FIELDS = ("name", "source_file_name", "device_name", "domain")
 
 
 def _layouts() -> Dict[int, np.dtype]:

@@ -13,7 +13,7 @@
 //!   every traced process that registered in its reports directory (`capture/<pid>`) and keeps
 //!   the state there (`capture/state`), which a process started later adopts.
 //!
-//! The program's own way (`ptiViewPause`, `ptiViewResume`) flips the same
+//! The program's own ways (ITT's `__itt_pause` and `__itt_resume`, `ptiViewPause`) flip the same
 //! switch: the last call wins. Each change is said on pti-trace's stderr.
 
 use std::path::PathBuf;

@@ -68,6 +68,48 @@ pub(crate) struct Memory {
     pub(crate) at: u64,
 }
 
+/// An annotation the program made through ITT (a range, or a marker: start = end).
+#[derive(Debug, Clone)]
+pub(crate) struct Annotation {
+    pub(crate) kind: pti_view_annotation_type,
+    pub(crate) domain: String,
+    pub(crate) name: String,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) thread: u32,
+}
+
+impl Annotation {
+    /// Whether it is an instant.
+    pub(crate) fn is_marker(&self) -> bool {
+        self.kind == pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_MARKER
+    }
+
+    /// Whether it may overlap others of its thread (so it needs a track of its own).
+    pub(crate) fn overlaps(&self) -> bool {
+        self.kind == pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_OVERLAPPED_TASK
+    }
+
+    /// "domain: name", as the summary and the timeline show it.
+    pub(crate) fn label(&self) -> String {
+        if self.domain == self.name || self.name.is_empty() {
+            self.domain.clone()
+        } else {
+            format!("{}: {}", self.domain, self.name)
+        }
+    }
+}
+
+/// A communication operation (from oneCCL's ITT annotations).
+#[derive(Debug, Clone)]
+pub(crate) struct Communication {
+    pub(crate) name: String,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) send: u64,
+    pub(crate) recv: u64,
+}
+
 /// Everything received. The records themselves are kept only for a JSON timeline (written at
 /// exit); otherwise they live for one batch: tallied for the summary and streamed to the
 /// Perfetto timeline.
@@ -76,6 +118,8 @@ pub(crate) struct Collected {
     pub(crate) apis: Vec<ApiCall>,
     pub(crate) device: Vec<DeviceOp>,
     pub(crate) memory: Vec<Memory>,
+    pub(crate) annotations: Vec<Annotation>,
+    pub(crate) communication: Vec<Communication>,
     /// The summary's figures.
     pub(crate) tally: crate::summary::Tally,
     /// Kernel, device and queue names.
@@ -98,7 +142,8 @@ pub(crate) struct Collected {
 }
 
 impl Collected {
-    /// Whether nothing was received: no call, device work, allocation or critical event.
+    /// Whether nothing was received: no call, device work, allocation, annotation or critical
+    /// event.
     pub(crate) fn recorded_nothing(&self) -> bool {
         self.tally.is_empty() && self.criticals.is_empty()
     }
@@ -205,6 +250,7 @@ pub(crate) fn deliver(records: Records<'_>) {
         // in the timeline or counted as late, never lost between.
         let late = FINISHED.load(Ordering::Acquire);
         let (apis, device, memory) = (c.apis.len(), c.device.len(), c.memory.len());
+        let (annotations, communication) = (c.annotations.len(), c.communication.len());
         for record in records {
             if late {
                 LATE_RECORDS.fetch_add(1, Ordering::Relaxed);
@@ -223,7 +269,14 @@ pub(crate) fn deliver(records: Records<'_>) {
         for m in &c.memory[memory..] {
             c.tally.memory(m);
         }
+        for a in &c.annotations[annotations..] {
+            c.tally.annotation(a);
+        }
+        for op in &c.communication[communication..] {
+            c.tally.communication(op);
+        }
         stream_new(c, apis, device, memory);
+        stream_annotations(c, annotations, communication);
         let json = crate::OPTIONS
             .get()
             .is_some_and(|o| o.output.is_some() && o.format == crate::options::Format::Json);
@@ -231,8 +284,30 @@ pub(crate) fn deliver(records: Records<'_>) {
             c.apis.truncate(apis);
             c.device.truncate(device);
             c.memory.truncate(memory);
+            c.annotations.truncate(annotations);
+            c.communication.truncate(communication);
         }
     });
+}
+
+/// Appends the annotations and communication taken since `annotations` and `communication` to
+/// the Perfetto stream, if one is open (the calls or device work of the program open it: a
+/// process with annotations alone opens it here).
+fn stream_annotations(c: &mut Collected, annotations: usize, communication: usize) {
+    if c.annotations.len() == annotations && c.communication.len() == communication {
+        return;
+    }
+    open_stream(c);
+    let Some(Ok(stream)) = c.stream.as_mut() else {
+        return;
+    };
+    for a in &c.annotations[annotations..] {
+        stream.annotation(a);
+    }
+    for op in &c.communication[communication..] {
+        stream.communication(op);
+    }
+    stream.flush();
 }
 
 /// Appends the calls, device work and memory records taken since `apis`, `device` and `memory`
@@ -242,28 +317,7 @@ fn stream_new(c: &mut Collected, apis: usize, device: usize, memory: usize) {
     if c.apis.len() == apis && c.device.len() == device && c.memory.len() == memory {
         return;
     }
-    let Some(options) = crate::OPTIONS.get() else {
-        return;
-    };
-    if options.format != crate::options::Format::Perfetto {
-        return;
-    }
-    if c.stream.is_none() {
-        let pid = std::process::id();
-        let Some(path) = options.output_path(pid) else {
-            return;
-        };
-        c.stream = Some(
-            crate::perfetto::Stream::create(&path, pid, &crate::process_name(), options.api)
-                .map_err(|e| format!("cannot write {}: {e}", path.display())),
-        );
-        // The changes of capture before the first record.
-        if let Some(Ok(stream)) = c.stream.as_mut() {
-            for (at, text) in &c.capture {
-                stream.capture(*at, text);
-            }
-        }
-    }
+    open_stream(c);
     let Some(Ok(stream)) = c.stream.as_mut() else {
         return;
     };
@@ -277,6 +331,30 @@ fn stream_new(c: &mut Collected, apis: usize, device: usize, memory: usize) {
         stream.memory(m);
     }
     stream.flush();
+}
+
+/// Opens the Perfetto stream at the first record, when that format was asked (with the changes
+/// of capture made before it).
+fn open_stream(c: &mut Collected) {
+    let Some(options) = crate::OPTIONS.get() else {
+        return;
+    };
+    if options.format != crate::options::Format::Perfetto || c.stream.is_some() {
+        return;
+    }
+    let pid = std::process::id();
+    let Some(path) = options.output_path(pid) else {
+        return;
+    };
+    c.stream = Some(
+        crate::perfetto::Stream::create(&path, pid, &crate::process_name(), options.api)
+            .map_err(|e| format!("cannot write {}: {e}", path.display())),
+    );
+    if let Some(Ok(stream)) = c.stream.as_mut() {
+        for (at, text) in &c.capture {
+            stream.capture(*at, text);
+        }
+    }
 }
 
 /// Notes a change of capture at `at` (see `capture`): kept for the timeline, and on the Perfetto
@@ -315,6 +393,12 @@ fn pci(field: &[core::ffi::c_char]) -> String {
         .map(|c| *c as u8)
         .collect();
     String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// A name libpti handed out (NUL-terminated, living as long as libpti), or None for NULL.
+fn c_str<'a>(p: *const core::ffi::c_char) -> Option<&'a CStr> {
+    // SAFETY: libpti's names are NUL-terminated and never freed while it is loaded.
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) })
 }
 
 /// A name as text (an absent name is empty).
@@ -463,6 +547,25 @@ fn take(c: &mut Collected, record: Record<'_>) {
         Record::Loss(l) if l._reason == pti_view_loss_reason::PTI_VIEW_LOSS_NO_RECORD_KIND => {
             let function = crate::api_name(l._api_group, l._api_id).unwrap_or("?");
             *c.unrecorded.entry(function.to_string()).or_default() += l._count;
+        }
+        Record::Annotation(a) => {
+            c.annotations.push(Annotation {
+                kind: a._annotation_type,
+                domain: text(c_str(a._domain)),
+                name,
+                start: a._start_timestamp,
+                end: a._end_timestamp,
+                thread: a._thread_id,
+            });
+        }
+        Record::Communication(m) => {
+            c.communication.push(Communication {
+                name,
+                start: m._start_timestamp,
+                end: m._end_timestamp,
+                send: m._send_size,
+                recv: m._recv_size,
+            });
         }
         Record::MemoryAllocation(m) => {
             c.memory.push(Memory {

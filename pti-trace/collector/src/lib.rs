@@ -74,6 +74,9 @@ fn views(o: &Options) -> Vec<pti_view_kind> {
     if o.memory && o.sycl {
         v.push(PTI_VIEW_EXT_MEMORY_ALLOCATION);
     }
+    if o.annotations {
+        v.extend([PTI_VIEW_EXT_ANNOTATION, PTI_VIEW_COMMUNICATION]);
+    }
     if o.device {
         // What could not be recorded: commands without a record kind, named in the summary.
         v.push(PTI_VIEW_EXT_LOSS);
@@ -256,8 +259,16 @@ fn start() {
     unsafe { libc::atexit(finish) };
 }
 
-/// The program's command line, short.
+/// The program's command line, short, after "rank R: " in an MPI rank.
 pub(crate) fn process_name() -> String {
+    match options::mpi_rank() {
+        Some(rank) => format!("rank {rank}: {}", command_line()),
+        None => command_line(),
+    }
+}
+
+/// The program's command line, short.
+fn command_line() -> String {
     let cmdline = std::fs::read("/proc/self/cmdline").unwrap_or_default();
     let args: Vec<String> = cmdline
         .split(|b| *b == 0)
@@ -346,7 +357,7 @@ extern "C" fn finish() {
             };
             say(&summary::render(c, &process, &losses));
             if let Some(pattern) = &options.csv {
-                let path = pattern.replace("%p", &pid.to_string());
+                let path = options::expand(pattern, pid);
                 if let Err(e) = std::fs::write(&path, summary::csv(c)) {
                     say(&format!("pti-trace: cannot write {path}: {e}\n"));
                 }

@@ -2,14 +2,14 @@
 //!
 //! | variable | meaning |
 //! | --- | --- |
-//! | `PTI_TRACE_OUTPUT` | timeline file; `%p` becomes the process ID (default `pti-trace.%p.pftrace`) |
+//! | `PTI_TRACE_OUTPUT` | timeline file; `%p` becomes the process ID, `%r` the MPI rank (`norank` outside MPI), `%h` the host name (default `pti-trace.%p.pftrace`, or `pti-trace.rank%r.%p.pftrace` in an MPI rank) |
 //! | `PTI_TRACE_FORMAT` | `perfetto` (native protobuf, streamed) or `json` (Chrome trace events, at exit); default: `json` for an output ending in `.json`, else `perfetto` |
 //! | `PTI_TRACE_FLUSH_MS` | flush the views at least this often, in milliseconds (default 1000; 0: only when buffers fill and at exit) |
 //! | `PTI_TRACE_SUMMARY_ONLY=1` | write no timeline |
 //! | `PTI_TRACE_CSV` | also write the summary's tables as CSV to this file (`%p` becomes the process ID) |
 //! | `PTI_TRACE_RAW_NAMES=1` | kernel names as the runtime gave them (default: C++ names demangled; read by `names`) |
 //! | `PTI_TRACE_BACKENDS` | comma list of `opencl`, `level-zero`, `sycl` (default: all) |
-//! | `PTI_TRACE_VIEWS` | comma list of `api`, `device`, `memory` (default: all) |
+//! | `PTI_TRACE_VIEWS` | comma list of `api`, `device`, `memory`, `annotations` (default: all) |
 //! | `PTI_TRACE_API` | comma list of API function patterns (`*` matches any run of characters) to record; default: every function |
 //! | `PTI_TRACE_KERNELS` | comma list of kernel name patterns: record only the kernels matching one |
 //! | `PTI_TRACE_EXCLUDE_KERNELS` | comma list of kernel name patterns: record none of the kernels matching one |
@@ -47,6 +47,8 @@ pub(crate) struct Options {
     pub(crate) api: bool,
     pub(crate) device: bool,
     pub(crate) memory: bool,
+    /// The program's ITT annotations, and oneCCL's communication.
+    pub(crate) annotations: bool,
     pub(crate) api_patterns: Vec<String>,
     /// Kernel name patterns to record (empty: every kernel).
     pub(crate) kernels: Vec<String>,
@@ -80,14 +82,19 @@ impl Options {
             Some(Ok(ms)) => Some(std::time::Duration::from_millis(ms)),
             Some(Err(_)) => return Err("PTI_TRACE_FLUSH_MS is not a number of milliseconds".into()),
         };
-        let default_output = match format {
-            Format::Perfetto => "pti-trace.%p.pftrace",
-            Format::Json => "pti-trace.%p.json",
+        let default_output = match (format, mpi_rank().is_some()) {
+            (Format::Perfetto, false) => "pti-trace.%p.pftrace",
+            (Format::Json, false) => "pti-trace.%p.json",
+            (Format::Perfetto, true) => "pti-trace.rank%r.%p.pftrace",
+            (Format::Json, true) => "pti-trace.rank%r.%p.json",
         };
         let output = (!summary_only)
             .then(|| get("PTI_TRACE_OUTPUT").unwrap_or_else(|| default_output.into()));
         let backends = list(get("PTI_TRACE_BACKENDS"), &["opencl", "level-zero", "sycl"])?;
-        let views = list(get("PTI_TRACE_VIEWS"), &["api", "device", "memory"])?;
+        let views = list(
+            get("PTI_TRACE_VIEWS"),
+            &["api", "device", "memory", "annotations"],
+        )?;
         let patterns = |name: &str| -> Vec<String> {
             get(name)
                 .map(|v| {
@@ -127,6 +134,7 @@ impl Options {
             api: views.contains(&"api"),
             device: views.contains(&"device"),
             memory: views.contains(&"memory"),
+            annotations: views.contains(&"annotations"),
             api_patterns,
             kernels: patterns("PTI_TRACE_KERNELS"),
             exclude_kernels: patterns("PTI_TRACE_EXCLUDE_KERNELS"),
@@ -141,7 +149,7 @@ impl Options {
     pub(crate) fn output_path(&self, pid: u32) -> Option<PathBuf> {
         self.output
             .as_ref()
-            .map(|pattern| PathBuf::from(pattern.replace("%p", &pid.to_string())))
+            .map(|pattern| PathBuf::from(expand(pattern, pid)))
     }
 
     /// Whether the kernel named `shown` (as the timeline shows it) or `raw` (as the runtime gave
@@ -159,6 +167,38 @@ impl Options {
     pub(crate) fn records(&self, name: &str) -> bool {
         self.api_patterns.is_empty() || self.api_patterns.iter().any(|p| matches(p, name))
     }
+}
+
+/// The MPI rank of this process, from the variables the usual launchers set: Open MPI
+/// (`OMPI_COMM_WORLD_RANK`), PMIx (`PMIX_RANK`), MPICH and Intel MPI (`PMI_RANK`), MVAPICH
+/// (`MV2_COMM_WORLD_RANK`), Slurm's `srun` (`SLURM_PROCID`); the first one set, in that order.
+pub(crate) fn mpi_rank() -> Option<u32> {
+    [
+        "OMPI_COMM_WORLD_RANK",
+        "PMIX_RANK",
+        "PMI_RANK",
+        "MV2_COMM_WORLD_RANK",
+        "SLURM_PROCID",
+    ]
+    .iter()
+    .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
+}
+
+/// This machine's name (empty if it has none).
+pub(crate) fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// A file name pattern with `%p` (the process ID `pid`), `%r` (the MPI rank, `norank` outside
+/// MPI) and `%h` (the host name) replaced.
+pub(crate) fn expand(pattern: &str, pid: u32) -> String {
+    let rank = mpi_rank().map_or_else(|| "norank".to_string(), |r| r.to_string());
+    pattern
+        .replace("%p", &pid.to_string())
+        .replace("%r", &rank)
+        .replace("%h", &host_name())
 }
 
 /// The items of a comma list, each one of `known` (all of them when the list is absent).

@@ -14,8 +14,10 @@
 //! nest). Each device operation is joined by a flow to a zero-length "submit" slice on the
 //! submitting thread at the operation's append time, inside the call that appended it: both
 //! ends are written together (flows are always paired), and the arrow runs forward in time even
-//! when the command ran inside a blocking call. Critical events are instants on the process
-//! track.
+//! when the command ran inside a blocking call. Critical events and changes of capture are
+//! instants on the process track. The program's ITT annotations go on a track per thread under
+//! the thread's ("ITT annotations of thread N"), overlapped tasks and oneCCL's communication on
+//! lanes of their own under the process.
 //!
 //! It touches only its file; the collector calls it under its store's lock.
 
@@ -38,7 +40,7 @@ use perfetto_protos::track_event::TrackEvent;
 use perfetto_protos::track_event::track_event::Type;
 use protobuf::Message as _;
 
-use crate::collect::{ApiCall, DeviceOp, Memory};
+use crate::collect::{Annotation, ApiCall, Communication, DeviceOp, Memory};
 use crate::names::Names;
 use crate::queues::Engine;
 use crate::timeline::{Written, api_name, category, op_category, op_name};
@@ -48,6 +50,23 @@ fn correlation_id(id: u32) -> DebugAnnotation {
     let mut annotation = DebugAnnotation::new();
     annotation.set_name("correlation_id".to_string());
     annotation.set_uint_value(u64::from(id));
+    annotation
+}
+
+/// The name of the clock anchor (see [`Stream::anchor`]).
+pub(crate) const ANCHOR: &str = "pti-trace clock anchor";
+
+fn annotation_u64(name: &str, value: u64) -> DebugAnnotation {
+    let mut annotation = DebugAnnotation::new();
+    annotation.set_name(name.to_string());
+    annotation.set_uint_value(value);
+    annotation
+}
+
+fn annotation_text(name: &str, value: &str) -> DebugAnnotation {
+    let mut annotation = DebugAnnotation::new();
+    annotation.set_name(name.to_string());
+    annotation.set_string_value(value.to_string());
     annotation
 }
 
@@ -74,7 +93,17 @@ enum Track {
     UsmBytes,
     /// The counter of device commands whose records wait for their completion.
     Pending,
+    /// A thread's ITT annotations (tasks, frames, events, markers), nested as they ran.
+    Annotations(u32),
+    /// A lane of the process's overlapped ITT tasks.
+    Overlapped(u32),
+    /// A lane of the process's communication operations.
+    Communication(u32),
 }
+
+/// The `lanes` keys of the overlapped tasks and of communication (never a queue handle).
+const OVERLAPPED_LANES: u64 = u64::MAX;
+const COMMUNICATION_LANES: u64 = u64::MAX - 1;
 
 /// An open trace file and what has been declared in it.
 pub(crate) struct Stream {
@@ -146,6 +175,7 @@ impl Stream {
             failed: None,
         };
         stream.track(Track::Process, &Names::default());
+        stream.anchor();
         Ok(stream)
     }
 
@@ -229,6 +259,22 @@ impl Stream {
                 let mut counter = CounterDescriptor::new();
                 counter.set_unit(Unit::UNIT_COUNT);
                 descriptor.counter = Some(counter).into();
+            }
+            Track::Annotations(tid) => {
+                descriptor.set_parent_uuid(self.track(Track::Thread(tid), names));
+                descriptor.set_name(format!("ITT annotations of thread {tid}"));
+            }
+            Track::Overlapped(lane) => {
+                descriptor.set_parent_uuid(self.tracks[&Track::Process]);
+                descriptor.set_name(format!("ITT overlapped tasks (lane {lane})"));
+            }
+            Track::Communication(lane) => {
+                descriptor.set_parent_uuid(self.tracks[&Track::Process]);
+                descriptor.set_name(if lane == 0 {
+                    "communication (oneCCL)".to_string()
+                } else {
+                    format!("communication (oneCCL, overlapping {lane})")
+                });
             }
             Track::Device(device) => {
                 descriptor.set_parent_uuid(self.tracks[&Track::Process]);
@@ -436,6 +482,74 @@ impl Stream {
         let iid = self.name(&format!("critical event: {text}"));
         self.event(ts, track, Type::TYPE_INSTANT, |e| e.set_name_iid(iid));
         self.written.events += 1;
+    }
+
+    /// The first lane of `key`'s lanes free at `start`, now taken until `end`.
+    fn lane(&mut self, key: u64, start: u64, end: u64) -> u32 {
+        let lanes = self.lanes.entry(key).or_default();
+        let lane = match lanes.iter().position(|free| *free <= start) {
+            Some(l) => l,
+            None => {
+                lanes.push(0);
+                lanes.len() - 1
+            }
+        };
+        lanes[lane] = end.max(start);
+        lane as u32
+    }
+
+    /// An ITT annotation: a slice (an instant for a marker) on its thread's annotation track,
+    /// or on a lane of the overlapped tasks.
+    pub(crate) fn annotation(&mut self, a: &Annotation) {
+        let names = Names::default();
+        let track = if a.overlaps() {
+            let lane = self.lane(OVERLAPPED_LANES, a.start, a.end);
+            self.track(Track::Overlapped(lane), &names)
+        } else {
+            self.track(Track::Annotations(a.thread), &names)
+        };
+        let label = a.label();
+        if a.is_marker() {
+            let iid = self.name(&label);
+            self.event(a.start, track, Type::TYPE_INSTANT, |e| {
+                e.set_name_iid(iid);
+                e.categories.push("annotation".to_string());
+            });
+            self.written.events += 1;
+        } else {
+            self.slice(track, (&label, "annotation"), a.start, a.end, 0);
+        }
+    }
+
+    /// A communication operation on a lane of the process's communication track.
+    pub(crate) fn communication(&mut self, op: &Communication) {
+        let lane = self.lane(COMMUNICATION_LANES, op.start, op.end);
+        let track = self.track(Track::Communication(lane), &Names::default());
+        let name = format!("{} ({} B sent, {} B received)", op.name, op.send, op.recv);
+        self.slice(track, (&name, "communication"), op.start, op.end, 0);
+    }
+
+    /// The clock anchor `pti-trace merge` aligns traces of several hosts by: an instant on the
+    /// process track, "pti-trace clock anchor", at libpti's time, with the wall-clock time read
+    /// beside it (`realtime_ns`), the host (`host`) and the MPI rank (`rank`, when there is one).
+    fn anchor(&mut self) {
+        let at = libpti::view::timestamp();
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let track = self.tracks[&Track::Process];
+        let iid = self.name(ANCHOR);
+        let mut args = vec![
+            annotation_u64("realtime_ns", wall),
+            annotation_text("host", &crate::options::host_name()),
+        ];
+        if let Some(rank) = crate::options::mpi_rank() {
+            args.push(annotation_u64("rank", u64::from(rank)));
+        }
+        self.event(at, track, Type::TYPE_INSTANT, |e| {
+            e.set_name_iid(iid);
+            e.debug_annotations = args;
+        });
     }
 
     /// A change of capture (collection paused or resumed, and why): an instant on the process

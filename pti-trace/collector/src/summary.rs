@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use crate::collect::{ApiCall, Collected, DeviceOp, Memory};
+use crate::collect::{Annotation, ApiCall, Collected, Communication, DeviceOp, Memory};
 use crate::timeline::{category, function_name, op_name};
 
 /// How many disjoint busy intervals of a device are kept open for merging: device work arrives
@@ -70,6 +70,11 @@ pub(crate) struct Tally {
     allocated_bytes: u64,
     releases: u64,
     backwards: u64,
+    /// Annotated ranges by "domain: name", and markers by the same label.
+    annotations: BTreeMap<String, Row>,
+    markers: BTreeMap<String, u64>,
+    /// Communication by operation, with bytes sent and received.
+    communication: BTreeMap<String, (Row, u64, u64)>,
 }
 
 impl Tally {
@@ -104,6 +109,27 @@ impl Tally {
             .entry(device)
             .or_default()
             .add(op.start, op.end);
+    }
+
+    /// Counts an annotation.
+    pub(crate) fn annotation(&mut self, a: &Annotation) {
+        if a.is_marker() {
+            *self.markers.entry(a.label()).or_default() += 1;
+            return;
+        }
+        self.backwards += u64::from(a.end < a.start);
+        self.annotations
+            .entry(a.label())
+            .or_default()
+            .add(a.end.saturating_sub(a.start));
+    }
+
+    /// Counts a communication operation.
+    pub(crate) fn communication(&mut self, op: &Communication) {
+        let entry = self.communication.entry(op.name.clone()).or_default();
+        entry.0.add(op.end.saturating_sub(op.start));
+        entry.1 += op.send;
+        entry.2 += op.recv;
     }
 
     /// Counts a memory allocation or release.
@@ -197,7 +223,12 @@ impl Losses {
 impl Tally {
     /// Whether no call or device work was counted.
     pub(crate) fn is_empty(&self) -> bool {
-        self.api_calls == 0 && self.device_ops == 0 && self.allocations + self.releases == 0
+        self.api_calls == 0
+            && self.device_ops == 0
+            && self.allocations + self.releases == 0
+            && self.annotations.is_empty()
+            && self.markers.is_empty()
+            && self.communication.is_empty()
     }
 }
 
@@ -234,6 +265,12 @@ pub(crate) fn csv(c: &Collected) -> String {
     }
     for (name, r) in &c.tally.device {
         row("device", name, "", r);
+    }
+    for (name, r) in &c.tally.annotations {
+        row("annotation", name, "ITT", r);
+    }
+    for (name, (r, _, _)) in &c.tally.communication {
+        row("communication", name, "oneCCL", r);
     }
     out
 }
@@ -279,6 +316,34 @@ pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
                 } else {
                     100.0 * b as f64 / span as f64
                 }
+            );
+        }
+    }
+    if !t.annotations.is_empty() {
+        section(
+            &mut out,
+            "Annotations (ITT tasks, frames, events)",
+            &t.annotations,
+        );
+    }
+    if !t.markers.is_empty() {
+        let marks: Vec<String> = t.markers.iter().map(|(m, n)| format!("{n} {m}")).collect();
+        let _ = writeln!(out, "ITT markers: {}", marks.join(", "));
+    }
+    if !t.communication.is_empty() {
+        let rows: BTreeMap<String, Row> = (t.communication.iter())
+            .map(|(name, (row, _, _))| (name.clone(), row.clone()))
+            .collect();
+        section(
+            &mut out,
+            "Communication (oneCCL, from its ITT tasks)",
+            &rows,
+        );
+        for (name, (row, send, recv)) in &t.communication {
+            let _ = writeln!(
+                out,
+                "  {name}: {} operations, {send} bytes sent, {recv} bytes received",
+                row.count
             );
         }
     }

@@ -7,7 +7,10 @@
 //!   with the Level Zero engine where known): its kernels, copies, fills, barriers and markers; work that overlaps on a queue goes to extra lanes of that queue, since a
 //!   track's slices must nest;
 //! - one per submitting thread ("work submitted by thread N"): the same device work again, so
-//!   each thread's device work can be read beside its calls.
+//!   each thread's device work can be read beside its calls;
+//! - the program's ITT annotations on their thread's track, nested with its calls (markers as
+//!   instants), overlapped tasks on lanes of their own, and oneCCL's communication on lanes
+//!   of its own.
 //!
 //! A flow arrow joins each device operation to the API call that submitted it (the call of its
 //! correlation ID on its thread, a driver call where there is one). Times are microseconds with
@@ -25,6 +28,12 @@ const SUBMITTER_TRACKS: u64 = 1 << 29;
 /// Lanes per queue, per submitting thread.
 const QUEUE_LANES: u64 = 256;
 const SUBMITTER_LANES: u64 = 64;
+/// Track IDs of the overlapped ITT tasks' lanes and of the communication lanes (below the
+/// submitting threads' tracks, above any thread ID).
+const OVERLAPPED_TRACKS: u64 = 1 << 28;
+const COMMUNICATION_TRACKS: u64 = (1 << 28) + (1 << 20);
+/// Lanes of each.
+const ANNOTATION_LANES: u64 = 64;
 
 /// A JSON string literal.
 pub(crate) fn quoted(s: &str) -> String {
@@ -126,6 +135,87 @@ fn lanes(spans: &[(u64, u64)], most: u64) -> Vec<u64> {
     lane
 }
 
+/// The program's ITT annotations and oneCCL's communication, as events of `pid`.
+fn annotations(
+    c: &Collected,
+    pid: u32,
+    events: &mut Vec<String>,
+    meta: &dyn Fn(u64, &str, String) -> String,
+) {
+    let slice = |tid: u64, start: u64, end: u64, name: &str, cat: &str| {
+        format!(
+            "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"dur\":{},\"name\":{},\"cat\":{}}}",
+            us(start),
+            us(end.saturating_sub(start)),
+            quoted(name),
+            quoted(cat)
+        )
+    };
+    let overlapped: Vec<usize> = (0..c.annotations.len())
+        .filter(|&i| c.annotations[i].overlaps())
+        .collect();
+    let spans: Vec<(u64, u64)> = (overlapped.iter())
+        .map(|&i| (c.annotations[i].start, c.annotations[i].end))
+        .collect();
+    let lane = lanes(&spans, ANNOTATION_LANES);
+    for l in 0..lane.iter().max().map_or(0, |m| m + 1) {
+        let tid = OVERLAPPED_TRACKS + l;
+        events.push(meta(
+            tid,
+            "thread_name",
+            quoted(&format!("ITT overlapped tasks (lane {l})")),
+        ));
+        events.push(meta(tid, "thread_sort_index", tid.to_string()));
+    }
+    for (k, &i) in overlapped.iter().enumerate() {
+        let a = &c.annotations[i];
+        events.push(slice(
+            OVERLAPPED_TRACKS + lane[k],
+            a.start,
+            a.end,
+            &a.label(),
+            "annotation",
+        ));
+    }
+    for a in c.annotations.iter().filter(|a| !a.overlaps()) {
+        events.push(if a.is_marker() {
+            format!(
+                "{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{},\"ts\":{},\"name\":{},\"cat\":\"annotation\"}}",
+                a.thread,
+                us(a.start),
+                quoted(&a.label())
+            )
+        } else {
+            slice(u64::from(a.thread), a.start, a.end, &a.label(), "annotation")
+        });
+    }
+    let spans: Vec<(u64, u64)> = c
+        .communication
+        .iter()
+        .map(|op| (op.start, op.end))
+        .collect();
+    let lane = lanes(&spans, ANNOTATION_LANES);
+    for l in 0..lane.iter().max().map_or(0, |m| m + 1) {
+        let tid = COMMUNICATION_TRACKS + l;
+        events.push(meta(
+            tid,
+            "thread_name",
+            quoted(&format!("communication (oneCCL, lane {l})")),
+        ));
+        events.push(meta(tid, "thread_sort_index", tid.to_string()));
+    }
+    for (op, l) in c.communication.iter().zip(lane) {
+        let name = format!("{} ({} B sent, {} B received)", op.name, op.send, op.recv);
+        events.push(slice(
+            COMMUNICATION_TRACKS + l,
+            op.start,
+            op.end,
+            &name,
+            "communication",
+        ));
+    }
+}
+
 /// The API call that submitted `op`, among the calls of its correlation ID on its thread: for a
 /// barrier, a call of the function that enqueued it; otherwise a driver call that started before
 /// the work was appended (the latest such), else any of them.
@@ -186,6 +276,7 @@ pub(crate) fn write(
         .iter()
         .map(|a| a.thread)
         .chain(c.device.iter().map(|d| d.thread))
+        .chain(c.annotations.iter().map(|a| a.thread))
         .collect();
     threads.sort_unstable();
     threads.dedup();
@@ -217,6 +308,8 @@ pub(crate) fn write(
             quoted(category(call.group)),
         ));
     }
+
+    annotations(c, pid, &mut events, &meta);
 
     // Device work per queue (in order of first appearance), in lanes.
     let mut queues: Vec<(u64, u64, Option<crate::queues::Engine>)> = Vec::new();

@@ -1,0 +1,305 @@
+//! Annotations: what a program says about itself through Intel's ITT API (tasks, markers,
+//! frames, events), kept as `PTI_VIEW_EXT_ANNOTATION` records on libpti's clock; and the
+//! communication that oneCCL describes through ITT, as `PTI_VIEW_COMMUNICATION` records.
+//!
+//! The C face, the collector interface that ITT's static part loads (`INTEL_LIBITTNOTIFY64`),
+//! is pti-capi's `itt` module: it reads ITT's structures and calls the functions here with
+//! interned names. This module keeps the open ranges (per thread for nested tasks, frames and
+//! events; by ID for overlapped tasks, which may end on another thread) and writes a record when
+//! a range ends, if collection ran when it began (a range begun while paused is not recorded,
+//! as a command submitted while paused is not).
+//!
+//! Communication: oneCCL 2021.14 (read at its commit b382bf76, `src/sched/sched_timer.cpp`,
+//! `src/coll/coll.cpp`) opens a task in the domain `oneCCL::API` around each collective, named
+//! by the operation (`allreduce`, `allgatherv`, `reduce_scatter`, `alltoall`, `bcast`, `barrier`,
+//! `send`, `recv`, ...; `allreduce_small` and the like on its SYCL fast path), and adds the bytes
+//! as the metadata `send_size` right after the begin; newer versions add `comm_id`. Each such
+//! task, once ended, is also a communication record with those sizes. Tested with the `ittapi`
+//! package emitting these names, not against oneCCL itself.
+
+use core::cell::RefCell;
+use core::ffi::CStr;
+
+use crate::sync::writer_lock::{ForkLock, WriterLock};
+use crate::view::abi::{pti_view_annotation_type, pti_view_kind};
+use crate::{clock, thread, view};
+
+/// The ITT domain whose tasks are oneCCL's collectives.
+pub const ONECCL_DOMAIN: &CStr = c"oneCCL::API";
+
+/// The copy of an ITT name (a domain, a task name, a metadata key) that lives as long as libpti:
+/// the program's strings may be freed (Python frees ITT's at exit), records keep theirs.
+pub fn name(text: &CStr) -> &'static CStr {
+    crate::intern::intern(text)
+}
+
+/// A range that began and has not ended.
+#[derive(Clone, Copy)]
+struct Open {
+    kind: pti_view_annotation_type,
+    domain: &'static CStr,
+    name: &'static CStr,
+    start: u64,
+    id: u64,
+    parent: u64,
+    /// Collection ran when it began: it is recorded when it ends.
+    recorded: bool,
+    /// Metadata added while it was the innermost range of its domain on its thread.
+    send: u64,
+    recv: u64,
+    communicator: u64,
+}
+
+thread_local! {
+    /// This thread's open nested ranges, innermost last.
+    static NESTED: RefCell<Vec<Open>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Open overlapped tasks, by domain and ID (they may end on another thread, in any order).
+static OVERLAPPED: WriterLock<Vec<(usize, u64, Open)>> = WriterLock::new(Vec::new());
+
+/// The names of ITT's legacy events, by their number less one.
+static EVENTS: WriterLock<Vec<&'static CStr>> = WriterLock::new(Vec::new());
+
+/// The locks of this module, for the fork handlers.
+pub(crate) fn fork_locks() -> [&'static dyn ForkLock; 2] {
+    [&OVERLAPPED, &EVENTS]
+}
+
+/// Whether a range beginning now is to be recorded: the annotation view collects, or, for
+/// oneCCL's domain, the communication view does.
+fn collecting(domain: &CStr) -> bool {
+    view::is_enabled(pti_view_kind::PTI_VIEW_EXT_ANNOTATION)
+        || (domain == ONECCL_DOMAIN && view::is_enabled(pti_view_kind::PTI_VIEW_COMMUNICATION))
+}
+
+fn open(
+    kind: pti_view_annotation_type,
+    domain: &'static CStr,
+    name: &'static CStr,
+    (id, parent): (u64, u64),
+) -> Open {
+    Open {
+        kind,
+        domain,
+        name,
+        start: clock::now(),
+        id,
+        parent,
+        recorded: collecting(domain),
+        send: 0,
+        recv: 0,
+        communicator: 0,
+    }
+}
+
+/// `__itt_task_begin`: a task of `domain` named `name` begins on this thread, nested in the
+/// ones open there. `id` and `parent` are the task IDs the program gave (0 for none).
+pub fn task_begin(domain: &'static CStr, name: &'static CStr, id: u64, parent: u64) {
+    let task = open(
+        pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_TASK,
+        domain,
+        name,
+        (id, parent),
+    );
+    let _ = NESTED.try_with(|n| n.borrow_mut().push(task));
+}
+
+/// `__itt_task_end`: the innermost task of `domain` open on this thread ends. Without one,
+/// nothing happens (ITT's own rule).
+pub fn task_end(domain: &'static CStr) {
+    end_nested(
+        domain,
+        pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_TASK,
+    );
+}
+
+/// `__itt_frame_begin_v3`: a frame of `domain` begins on this thread.
+pub fn frame_begin(domain: &'static CStr, id: u64) {
+    let frame = open(
+        pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_FRAME,
+        domain,
+        domain,
+        (id, 0),
+    );
+    let _ = NESTED.try_with(|n| n.borrow_mut().push(frame));
+}
+
+/// `__itt_frame_end_v3`: the innermost frame of `domain` open on this thread ends.
+pub fn frame_end(domain: &'static CStr) {
+    end_nested(
+        domain,
+        pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_FRAME,
+    );
+}
+
+/// Ends the innermost range of `kind` and `domain` open on this thread (and writes it).
+fn end_nested(domain: &CStr, kind: pti_view_annotation_type) {
+    let end = clock::now();
+    let ended = NESTED.try_with(|n| {
+        let mut n = n.borrow_mut();
+        let at = n
+            .iter()
+            .rposition(|o| o.kind == kind && o.domain == domain)?;
+        let depth = at as u32;
+        Some((n.remove(at), depth))
+    });
+    if let Ok(Some((task, depth))) = ended {
+        write(&task, end, depth);
+    }
+}
+
+/// `__itt_task_begin_overlapped`: a task that may overlap others of its thread, and end on any
+/// thread, by `(domain, id)`.
+pub fn overlapped_begin(domain: &'static CStr, name: &'static CStr, id: u64, parent: u64) {
+    let task = open(
+        pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_OVERLAPPED_TASK,
+        domain,
+        name,
+        (id, parent),
+    );
+    OVERLAPPED.lock().push((domain.as_ptr() as usize, id, task));
+}
+
+/// `__itt_task_end_overlapped`: the overlapped task `(domain, id)` ends.
+pub fn overlapped_end(domain: &'static CStr, id: u64) {
+    let end = clock::now();
+    let key = domain.as_ptr() as usize;
+    let task = {
+        let mut open = OVERLAPPED.lock();
+        let Some(at) = open.iter().rposition(|(d, i, _)| *d == key && *i == id) else {
+            return;
+        };
+        open.swap_remove(at).2
+    };
+    write(&task, end, 0);
+}
+
+/// `__itt_marker`: an instant of `domain` named `name`.
+pub fn marker(domain: &'static CStr, name: &'static CStr, id: u64) {
+    let mark = open(
+        pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_MARKER,
+        domain,
+        name,
+        (id, 0),
+    );
+    let depth = NESTED.try_with(|n| n.borrow().len() as u32).unwrap_or(0);
+    write(&mark, mark.start, depth);
+}
+
+/// `__itt_metadata_add` with an unsigned number: `send_size`, `recv_size` and `comm_id` are kept
+/// on the innermost task of `domain` open on this thread (its communication record carries
+/// them); other keys are not kept.
+pub fn metadata_u64(domain: &CStr, key: &CStr, value: u64) {
+    let _ = NESTED.try_with(|n| {
+        let mut n = n.borrow_mut();
+        let Some(task) = n.iter_mut().rev().find(|o| o.domain == domain) else {
+            return;
+        };
+        match key.to_bytes() {
+            b"send_size" => task.send = value,
+            b"recv_size" => task.recv = value,
+            b"comm_id" => task.communicator = value,
+            _ => {}
+        }
+    });
+}
+
+/// `__itt_event_create`: the number of the legacy event named `name` (from 1; the same name
+/// gets the same number).
+pub fn event_create(name: &'static CStr) -> i32 {
+    let mut events = EVENTS.lock();
+    if let Some(at) = events.iter().position(|e| *e == name) {
+        return at as i32 + 1;
+    }
+    events.push(name);
+    events.len() as i32
+}
+
+/// The domain of the legacy events.
+const EVENT_DOMAIN: &CStr = c"ITT event";
+
+/// `__itt_event_start`: event `event` begins on this thread. Returns 0, or -1 for an unknown
+/// event.
+pub fn event_start(event: i32) -> i32 {
+    let Some(name) = event_name(event) else {
+        return -1;
+    };
+    let range = open(
+        pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_EVENT,
+        EVENT_DOMAIN,
+        name,
+        (event as u64, 0),
+    );
+    let _ = NESTED.try_with(|n| n.borrow_mut().push(range));
+    0
+}
+
+/// `__itt_event_end`: the innermost open event `event` on this thread ends. Returns 0, or -1 when
+/// none is open.
+pub fn event_end(event: i32) -> i32 {
+    let end = clock::now();
+    let ended = NESTED.try_with(|n| {
+        let mut n = n.borrow_mut();
+        let at = n.iter().rposition(|o| {
+            o.kind == pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_EVENT
+                && o.id == event as u64
+        })?;
+        Some((n.remove(at), at as u32))
+    });
+    match ended {
+        Ok(Some((range, depth))) => {
+            write(&range, end, depth);
+            0
+        }
+        _ => -1,
+    }
+}
+
+fn event_name(event: i32) -> Option<&'static CStr> {
+    let index = usize::try_from(event.checked_sub(1)?).ok()?;
+    EVENTS.lock().get(index).copied()
+}
+
+/// Writes the records of a range that ended at `end` (none if collection did not run when it
+/// began): an annotation, and for a task of oneCCL's domain a communication record.
+fn write(range: &Open, end: u64, depth: u32) {
+    if !range.recorded {
+        return;
+    }
+    thread::with_any(|state| {
+        view::annotation::annotation(
+            state,
+            &view::annotation::Annotation {
+                kind: range.kind,
+                domain: range.domain,
+                name: range.name,
+                start: range.start,
+                end,
+                id: range.id,
+                parent: range.parent,
+                depth,
+            },
+        );
+        if range.domain == ONECCL_DOMAIN
+            && range.kind != pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_MARKER
+        {
+            view::annotation::communication(
+                state,
+                &view::annotation::Communication {
+                    name: range.name,
+                    start: range.start,
+                    end,
+                    send: range.send,
+                    recv: range.recv,
+                    communicator: range.communicator,
+                },
+            );
+        }
+    });
+}
+
+/// In a child forked without `exec`: the parent's overlapped tasks are the parent's.
+pub(crate) fn forget_in_child() {
+    OVERLAPPED.lock().clear();
+}

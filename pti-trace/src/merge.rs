@@ -1,0 +1,405 @@
+//! `pti-trace merge -o OUT.pftrace TRACE.pftrace...`: the Perfetto traces of several processes
+//! (the ranks of an MPI job, the processes of one run) as one trace on one clock, and a summary
+//! across them on stdout.
+//!
+//! Each input is one packet sequence of the output (its own `trusted_packet_sequence_id`, so its
+//! interned names stay its own); its track UUIDs and flow IDs get the input's number in their top
+//! byte, so that no two inputs share one. A process ID (or thread ID) already taken by an earlier
+//! input (two hosts) is moved to a free one; the process keeps its name ("rank R: ...").
+//!
+//! The clock: each trace's times are libpti's, the host's monotonic clock, which all processes of
+//! one host share, so traces of the first input's host are left as they are. A trace of another
+//! host is shifted by the difference between the two hosts' wall clocks, from the clock anchor
+//! each trace starts with (`pti-trace clock anchor`: libpti's time and the wall-clock time read
+//! together, the host's name): as good as the hosts' clock synchronisation (NTP: typically well
+//! under a millisecond). A trace without an anchor is left as it is, and said.
+//!
+//! The summary reads each input with the SQLite export's reader (`export`), one in-memory
+//! database per input.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use perfetto_protos::trace_packet::TracePacket;
+use protobuf::Message as _;
+
+use crate::export;
+
+/// The clock anchor's event name (the collector's `perfetto::ANCHOR`).
+const ANCHOR: &str = "pti-trace clock anchor";
+
+/// What one input's anchor says.
+#[derive(Clone, Debug, Default)]
+struct Anchor {
+    /// libpti's time and the wall clock's, read together.
+    at: u64,
+    realtime: u64,
+    host: String,
+}
+
+/// One input's figures for the summary.
+#[derive(Debug, Default)]
+struct Figures {
+    rank: Option<u32>,
+    pid: i64,
+    host: String,
+    api_calls: i64,
+    kernels: i64,
+    kernel_ns: i64,
+    other_device_ops: i64,
+    annotations: i64,
+    communication: i64,
+    /// Per kernel name: (count, total ns).
+    per_kernel: BTreeMap<String, (i64, i64)>,
+    /// How far its times were shifted (other host), ns.
+    shift: i64,
+}
+
+/// Merges `traces` into `out` and returns the summary's text.
+pub(crate) fn merge(out: &Path, traces: &[PathBuf]) -> Result<String, String> {
+    if traces.len() > 255 {
+        return Err("at most 255 traces can be merged into one".into());
+    }
+    let mut inputs = Vec::new();
+    for trace in traces {
+        let bytes = std::fs::read(trace).map_err(|e| format!("{}: {e}", trace.display()))?;
+        let packets = export::packets(&bytes).map_err(|e| format!("{}: {e}", trace.display()))?;
+        inputs.push((anchor(&packets), packets));
+    }
+    let reference = inputs.iter().find_map(|(a, _)| a.clone());
+    let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut writer = std::io::BufWriter::new(file);
+    let mut pids: HashSet<i32> = HashSet::new();
+    let mut tids: HashSet<i32> = HashSet::new();
+    let mut figures = Vec::new();
+    let mut unanchored = Vec::new();
+    for (i, (anchor, packets)) in inputs.into_iter().enumerate() {
+        let shift = match (&anchor, &reference) {
+            (Some(a), Some(r)) if a.host != r.host => {
+                (a.realtime as i64 - a.at as i64) - (r.realtime as i64 - r.at as i64)
+            }
+            (None, _) => {
+                unanchored.push(traces[i].display().to_string());
+                0
+            }
+            _ => 0,
+        };
+        let ids = Ids::new(i, &mut pids, &mut tids, &packets);
+        for mut packet in packets {
+            ids.rewrite(&mut packet, shift);
+            let field = packet
+                .write_length_delimited_to_bytes()
+                .map_err(|e| e.to_string())?;
+            writer
+                .write_all(&[0x0A])
+                .and_then(|()| writer.write_all(&field))
+                .map_err(|e| format!("{}: {e}", out.display()))?;
+        }
+        let mut f = figures_of(&traces[i])?;
+        f.pid = i64::from(ids.pid(f.pid as i32));
+        f.host = anchor.map(|a| a.host).unwrap_or_default();
+        f.shift = shift;
+        figures.push(f);
+    }
+    writer
+        .flush()
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok(render(out, &figures, &unanchored))
+}
+
+/// The clock anchor of a trace, if it has one.
+fn anchor(packets: &[TracePacket]) -> Option<Anchor> {
+    let mut names: HashMap<u64, String> = HashMap::new();
+    for p in packets {
+        if let Some(interned) = p.interned_data.as_ref() {
+            for n in &interned.event_names {
+                names.insert(n.iid(), n.name().to_string());
+            }
+        }
+        if !p.has_track_event() {
+            continue;
+        }
+        let e = p.track_event();
+        if names.get(&e.name_iid()).map(String::as_str) != Some(ANCHOR) {
+            continue;
+        }
+        let mut anchor = Anchor {
+            at: p.timestamp(),
+            ..Anchor::default()
+        };
+        for a in &e.debug_annotations {
+            match a.name() {
+                "realtime_ns" => anchor.realtime = a.uint_value(),
+                "host" => anchor.host = a.string_value().to_string(),
+                _ => {}
+            }
+        }
+        return Some(anchor);
+    }
+    None
+}
+
+/// How one input's IDs are rewritten: its tag (its number in the top byte of track UUIDs and
+/// flow IDs) and its process and thread IDs moved where an earlier input took them.
+struct Ids {
+    tag: u64,
+    pids: HashMap<i32, i32>,
+    tids: HashMap<i32, i32>,
+}
+
+impl Ids {
+    /// The rewriting of input `i`, whose packets are `packets`; `pids` and `tids` hold the IDs
+    /// earlier inputs took (this one's are added).
+    fn new(
+        i: usize,
+        pids: &mut HashSet<i32>,
+        tids: &mut HashSet<i32>,
+        packets: &[TracePacket],
+    ) -> Ids {
+        let mut ids = Ids {
+            tag: (i as u64) << 56,
+            pids: HashMap::new(),
+            tids: HashMap::new(),
+        };
+        for d in packets.iter().filter(|p| p.has_track_descriptor()) {
+            let d = d.track_descriptor();
+            if let Some(process) = d.process.as_ref() {
+                ids.pids
+                    .entry(process.pid())
+                    .or_insert_with(|| free(pids, process.pid()));
+            }
+            if let Some(thread) = d.thread.as_ref() {
+                ids.pids
+                    .entry(thread.pid())
+                    .or_insert_with(|| free(pids, thread.pid()));
+                ids.tids
+                    .entry(thread.tid())
+                    .or_insert_with(|| free(tids, thread.tid()));
+            }
+        }
+        ids
+    }
+
+    fn pid(&self, pid: i32) -> i32 {
+        self.pids.get(&pid).copied().unwrap_or(pid)
+    }
+
+    /// Rewrites one packet of this input: its sequence, UUIDs, flow IDs, IDs, and time.
+    fn rewrite(&self, p: &mut TracePacket, shift: i64) {
+        let sequence = (self.tag >> 56) as u32 + 1;
+        p.set_trusted_packet_sequence_id(sequence);
+        if p.has_timestamp() && shift != 0 {
+            p.set_timestamp(p.timestamp().saturating_add_signed(shift));
+        }
+        if p.has_track_descriptor() {
+            let d = p.mut_track_descriptor();
+            d.set_uuid(d.uuid() ^ self.tag);
+            if d.has_parent_uuid() {
+                d.set_parent_uuid(d.parent_uuid() ^ self.tag);
+            }
+            if let Some(process) = d.process.as_mut() {
+                process.set_pid(self.pid(process.pid()));
+            }
+            if let Some(thread) = d.thread.as_mut() {
+                thread.set_pid(self.pid(thread.pid()));
+                let tid = self
+                    .tids
+                    .get(&thread.tid())
+                    .copied()
+                    .unwrap_or(thread.tid());
+                thread.set_tid(tid);
+            }
+        }
+        if p.has_track_event() {
+            let e = p.mut_track_event();
+            e.set_track_uuid(e.track_uuid() ^ self.tag);
+            for f in e
+                .flow_ids
+                .iter_mut()
+                .chain(e.terminating_flow_ids.iter_mut())
+            {
+                *f ^= self.tag;
+            }
+        }
+    }
+}
+
+/// `id` if no earlier input took it, else the first free one above it; taken now.
+fn free(taken: &mut HashSet<i32>, id: i32) -> i32 {
+    let mut candidate = id;
+    while !taken.insert(candidate) {
+        candidate = candidate.wrapping_add(1 << 22);
+    }
+    candidate
+}
+
+/// The figures of one trace, read with the SQLite export's reader into memory.
+fn figures_of(trace: &Path) -> Result<Figures, String> {
+    let db = export::in_memory(trace)?;
+    let one = |sql: &str| -> Result<i64, String> {
+        db.query_row(sql, [], |r| r.get::<_, Option<i64>>(0))
+            .map(|v| v.unwrap_or(0))
+            .map_err(|e| format!("{}: {e}", trace.display()))
+    };
+    let (pid, name): (i64, String) = db
+        .query_row("SELECT pid, name FROM process LIMIT 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .map_err(|e| format!("{}: no process in the trace ({e})", trace.display()))?;
+    let rank = name
+        .strip_prefix("rank ")
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|r| r.parse().ok());
+    let mut per_kernel = BTreeMap::new();
+    let mut query = db
+        .prepare(
+            "SELECT name, COUNT(*), SUM(duration_ns) FROM device_op WHERE kind = 'kernel' \
+             GROUP BY name",
+        )
+        .map_err(|e| e.to_string())?;
+    let rows = query
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?)))
+        .map_err(|e| e.to_string())?;
+    for row in rows {
+        let (kernel, count, ns) = row.map_err(|e| e.to_string())?;
+        per_kernel.insert(kernel, (count, ns));
+    }
+    Ok(Figures {
+        rank,
+        pid,
+        api_calls: one("SELECT COUNT(*) FROM api_call")?,
+        kernels: one("SELECT COUNT(*) FROM device_op WHERE kind = 'kernel'")?,
+        kernel_ns: one("SELECT SUM(duration_ns) FROM device_op WHERE kind = 'kernel'")?,
+        other_device_ops: one("SELECT COUNT(*) FROM device_op WHERE kind != 'kernel'")?,
+        annotations: one("SELECT COUNT(*) FROM annotation WHERE kind = 'annotation'")?,
+        communication: one("SELECT COUNT(*) FROM annotation WHERE kind = 'communication'")?,
+        per_kernel,
+        ..Figures::default()
+    })
+}
+
+/// The summary across the inputs.
+fn render(out: &Path, figures: &[Figures], unanchored: &[String]) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let shifted = figures.iter().filter(|f| f.shift != 0).count();
+    let _ = writeln!(
+        text,
+        "pti-trace merge: {} traces into {} ({} shifted from other hosts' clocks)",
+        figures.len(),
+        out.display(),
+        shifted
+    );
+    for trace in unanchored {
+        let _ = writeln!(
+            text,
+            "pti-trace merge: {trace} has no clock anchor (written before pti-trace had one): \
+             left on its own clock"
+        );
+    }
+    let _ = writeln!(
+        text,
+        "{:<6} {:>8} {:<12} {:>9} {:>8} {:>12} {:>10} {:>11} {:>13}",
+        "rank",
+        "pid",
+        "host",
+        "API calls",
+        "kernels",
+        "kernel time",
+        "other ops",
+        "annotations",
+        "communication"
+    );
+    let mut ordered: Vec<&Figures> = figures.iter().collect();
+    ordered.sort_by_key(|f| (f.rank.is_none(), f.rank, f.pid));
+    for f in &ordered {
+        let _ = writeln!(
+            text,
+            "{:<6} {:>8} {:<12} {:>9} {:>8} {:>10.3}ms {:>10} {:>11} {:>13}",
+            f.rank.map_or("-".to_string(), |r| r.to_string()),
+            f.pid,
+            if f.host.is_empty() {
+                "-".to_string()
+            } else {
+                shorten(&f.host, 12)
+            },
+            f.api_calls,
+            f.kernels,
+            f.kernel_ns as f64 / 1e6,
+            f.other_device_ops,
+            f.annotations,
+            f.communication
+        );
+    }
+    let sum = |g: fn(&Figures) -> i64| figures.iter().map(g).sum::<i64>();
+    let _ = writeln!(
+        text,
+        "{:<6} {:>8} {:<12} {:>9} {:>8} {:>10.3}ms {:>10} {:>11} {:>13}",
+        "all",
+        "",
+        "",
+        sum(|f| f.api_calls),
+        sum(|f| f.kernels),
+        sum(|f| f.kernel_ns) as f64 / 1e6,
+        sum(|f| f.other_device_ops),
+        sum(|f| f.annotations),
+        sum(|f| f.communication)
+    );
+    // Each kernel across the processes: how evenly the work was spread.
+    let mut kernels: BTreeMap<&str, Vec<(i64, i64)>> = BTreeMap::new();
+    for f in figures {
+        for (name, counts) in &f.per_kernel {
+            kernels.entry(name).or_default().push(*counts);
+        }
+    }
+    if !kernels.is_empty() {
+        let _ = writeln!(
+            text,
+            "{:<40} {:>9} {:>17} {:>32}",
+            "kernel across processes", "processes", "count min/max", "time per process min/avg/max"
+        );
+        for (name, per) in kernels {
+            let counts = per.iter().map(|p| p.0);
+            let times: Vec<i64> = per.iter().map(|p| p.1).collect();
+            let avg = times.iter().sum::<i64>() as f64 / times.len() as f64;
+            let _ = writeln!(
+                text,
+                "  {:<38} {:>9} {:>17} {:>32}",
+                shorten(name, 38),
+                per.len(),
+                format!(
+                    "{}/{}",
+                    counts.clone().min().unwrap_or(0),
+                    counts.max().unwrap_or(0)
+                ),
+                format!(
+                    "{:.3}/{:.3}/{:.3} ms",
+                    *times.iter().min().unwrap_or(&0) as f64 / 1e6,
+                    avg / 1e6,
+                    *times.iter().max().unwrap_or(&0) as f64 / 1e6
+                )
+            );
+        }
+    }
+    text
+}
+
+/// `text` cut to `most` characters.
+fn shorten(text: &str, most: usize) -> String {
+    text.chars().take(most).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn taken_ids_move_up_and_are_kept() {
+        let mut taken = HashSet::new();
+        assert_eq!(free(&mut taken, 42), 42);
+        assert_eq!(free(&mut taken, 42), 42 + (1 << 22));
+        assert_eq!(free(&mut taken, 42), 42 + (2 << 22));
+        assert_eq!(free(&mut taken, 7), 7);
+    }
+}
