@@ -965,6 +965,36 @@ fn a_tool_clock_that_goes_backwards_loses_nothing() {
     assert_eq!(recorded, commands, "every command gets its record");
 }
 
+/// A regular command list built while collection is paused (`ptiViewPause`) and executed after
+/// the resume: every command of every execution gets its record (the list's commands are
+/// prepared whenever the view is enabled; an execution made while collecting records them).
+#[test]
+fn a_regular_list_built_while_paused_is_recorded_when_run_after_the_resume() {
+    let (_, traced_exe) = programs();
+    let traced = run(traced_exe, &[("ZE_TEST_PAUSE_WHILE_BUILDING", "1")]);
+    let tr = parse_traced(&traced.t);
+    assert_eq!(tr.enable, "PTI_SUCCESS");
+    assert!(tr.criticals.is_empty(), "{:?}", tr.criticals);
+    for (counter, want) in [("PENDING", 0), ("DROPPED", 0), ("PROBLEMS", 0)] {
+        assert_eq!(tr.counters.get(counter).copied(), Some(want), "{counter}");
+    }
+    let of_kind = |kind: &str| {
+        let mut v: Vec<(String, u64)> = tr
+            .device
+            .iter()
+            .filter(|r| r.kind == kind)
+            .map(|r| (r.name.clone(), if kind == "KERNEL" { 0 } else { r.bytes }))
+            .collect();
+        v.sort();
+        v
+    };
+    for kind in ["KERNEL", "COPY", "FILL"] {
+        let want = expected(&traced.w, kind);
+        assert!(!want.is_empty(), "the regular list has {kind} commands");
+        assert_eq!(of_kind(kind), want, "{kind} records");
+    }
+}
+
 /// Without the tracing layer (`ZE_ENABLE_TRACING_LAYER=0` set before the program starts), naming
 /// Level Zero fails with PTI_ERROR_TRACING_NOT_INITIALIZED, a critical event says why, and the
 /// program runs unchanged. With `PTI_LEVEL_ZERO=0` libpti leaves Level Zero alone altogether:

@@ -1368,7 +1368,7 @@ fn start_paused_then_resumed_by_signal_records_only_the_resumed_window() {
     said.push_str(&rest);
     assert!(child.wait().unwrap().success(), "pti-trace failed:\n{said}");
     assert!(
-        said.contains("pti-trace: collection resumed in 1 process (signal "),
+        said.contains("pti-trace: toggle 1 (signal ") && said.contains(") sent to 1 process\n"),
         "pti-trace passed the signal on to the one process:\n{said}"
     );
 
@@ -1534,13 +1534,14 @@ fn ittapi_annotations_are_tracks_of_the_perfetto_timeline() {
         let mut v: Vec<String> = slices
             .iter()
             .filter(|(t, _)| t.starts_with(track))
+            .filter(|(t, _)| track != "ITT " || !t.starts_with("ITT overlapped"))
             .map(|(_, n)| n.clone())
             .collect();
         v.sort();
         v
     };
     assert_eq!(
-        on("ITT annotations of thread"),
+        on("ITT "),
         [
             "ITT event: mark",
             "app: inner",
@@ -1553,7 +1554,14 @@ fn ittapi_annotations_are_tracks_of_the_perfetto_timeline() {
             "oneCCL::API: bcast",
         ]
     );
-    assert_eq!(on("ITT overlapped tasks"), ["app: async"]);
+    assert_eq!(
+        on("ITT overlapped tasks"),
+        ["app: async", "app: first", "app: second"]
+    );
+    assert!(
+        tracks.values().any(|t| t.starts_with("ITT app (thread ")),
+        "a track per thread and domain: {tracks:?}"
+    );
     assert_eq!(
         on("communication (oneCCL"),
         [
@@ -1581,7 +1589,7 @@ fn ittapi_annotations_are_tracks_of_the_perfetto_timeline() {
     assert_eq!(
         rows,
         [
-            ("annotation".to_string(), 11),
+            ("annotation".to_string(), 13),
             ("communication".to_string(), 4)
         ]
     );
@@ -1720,19 +1728,86 @@ fn four_mpi_ranks_on_pocl_merge_into_one_timeline() {
         uuids.len(),
         "track UUIDs collide"
     );
-    // The merged file exports like any trace.
+    // The merged file exports like any trace: each process's kernels under its own ID.
     let db = dir.join("merged.db");
     run(Command::new(pti_trace())
         .args(["export", "--sqlite"])
         .arg(&db)
-        .args(&traces));
+        .arg(&merged));
     let db = rusqlite::Connection::open(&db).unwrap();
-    let kernels: i64 = db
-        .query_row(
-            "SELECT COUNT(*) FROM device_op WHERE kind = 'kernel'",
-            [],
-            |r| r.get(0),
+    let per_process: Vec<i64> = db
+        .prepare(
+            "SELECT COUNT(*) FROM device_op d JOIN process p USING (pid) \
+             WHERE d.kind = 'kernel' AND d.name = 'bump' GROUP BY pid ORDER BY p.name",
         )
-        .unwrap();
-    assert_eq!(kernels, 30);
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        per_process,
+        [3, 6, 9, 12],
+        "kernels per rank, from the merged file"
+    );
+
+    // The same trace twice: every process, thread, track and flow ID collides, and the merge
+    // keeps them apart.
+    let twice = dir.join("twice.pftrace");
+    run(Command::new(pti_trace())
+        .arg("merge")
+        .arg("-o")
+        .arg(&twice)
+        .args([&traces[3], &traces[3]]));
+    let (packets, _) = whole_packets(&std::fs::read(&twice).unwrap());
+    let descriptors: Vec<_> = packets
+        .iter()
+        .filter(|p| p.has_track_descriptor())
+        .map(|p| p.track_descriptor())
+        .collect();
+    let pids: HashSet<i32> = descriptors
+        .iter()
+        .filter_map(|d| d.process.as_ref().map(|p| p.pid()))
+        .collect();
+    assert_eq!(pids.len(), 2, "the second copy's process moved");
+    let tids: Vec<i32> = descriptors
+        .iter()
+        .filter_map(|d| d.thread.as_ref().map(|t| t.tid()))
+        .collect();
+    assert_eq!(
+        tids.iter().collect::<HashSet<_>>().len(),
+        tids.len(),
+        "thread IDs collide: {tids:?}"
+    );
+    for d in &descriptors {
+        if let Some(t) = d.thread.as_ref().filter(|t| t.tid() == t.pid()) {
+            assert!(
+                pids.contains(&t.pid()),
+                "a main thread keeps its process's ID"
+            );
+        }
+    }
+    let uuids: Vec<u64> = descriptors.iter().map(|d| d.uuid()).collect();
+    assert_eq!(uuids.iter().collect::<HashSet<_>>().len(), uuids.len());
+    let flows: Vec<u64> = packets
+        .iter()
+        .filter(|p| p.has_track_event())
+        .flat_map(|p| p.track_event().flow_ids.clone())
+        .collect();
+    assert_eq!(flows.iter().collect::<HashSet<_>>().len(), flows.len());
+    assert_eq!(kernel_slices(&twice), 24);
+    let db2 = dir.join("twice.db");
+    run(Command::new(pti_trace())
+        .args(["export", "--sqlite"])
+        .arg(&db2)
+        .arg(&twice));
+    let db2 = rusqlite::Connection::open(&db2).unwrap();
+    let counts: Vec<i64> = db2
+        .prepare("SELECT COUNT(*) FROM device_op WHERE kind = 'kernel' GROUP BY pid")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(counts, [12, 12]);
 }

@@ -55,6 +55,12 @@ pub struct IttId {
     d3: u64,
 }
 
+impl IttId {
+    fn whole(self) -> annotation::TaskId {
+        [self.d1, self.d2, self.d3]
+    }
+}
+
 /// `__itt_api_info`: one entry of the static part's table.
 #[repr(C)]
 pub struct IttApiInfo {
@@ -98,11 +104,14 @@ const MAGIC: [u8; 8] = [0xED, 0xAB, 0xAB, 0xEC, 0x0D, 0xEE, 0xDA, 0x30];
 /// # Safety
 /// `global` must be NULL or the static part's `__itt_global`, whose table ends with a NULL name.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn __itt_api_init(global: *mut IttGlobal, _groups: c_int) {
+pub unsafe extern "C" fn __itt_api_init(global: *mut IttGlobal, groups: c_int) {
     let _ = boundary::catch(Entry::Itt, || {
         // SAFETY: the caller's contract; the magic is checked before anything else is read.
         unsafe {
             if global.is_null() || (*global).magic != MAGIC || (*global).version_major != 3 {
+                return;
+            }
+            if hand_to_first_copy(global, groups) {
                 return;
             }
             let mut entry = (*global).api_list_ptr;
@@ -116,6 +125,36 @@ pub unsafe extern "C" fn __itt_api_init(global: *mut IttGlobal, _groups: c_int) 
             }
         }
     });
+}
+
+/// When the process loaded another libpti first (the one the tools use), lets that copy fill the
+/// table: the annotations must reach its views. Returns whether it did.
+///
+/// # Safety
+/// `global` is the static part's `__itt_global`, checked.
+unsafe fn hand_to_first_copy(global: *mut IttGlobal, groups: c_int) -> bool {
+    type Init = unsafe extern "C" fn(*mut IttGlobal, c_int);
+    let own = __itt_api_init as Init;
+    let Some(first) = annotation::first_libpti_elsewhere(own as *const c_void) else {
+        return false;
+    };
+    let Ok(path) = std::ffi::CString::new(first) else {
+        return false;
+    };
+    // SAFETY: a handle to an object already mapped (RTLD_NOLOAD loads nothing), kept open (the
+    // table will point into it), and its `__itt_api_init`, which has this signature.
+    unsafe {
+        let handle = libc::dlopen(path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD);
+        if handle.is_null() {
+            return false;
+        }
+        let theirs = libc::dlsym(handle, c"__itt_api_init".as_ptr());
+        if theirs.is_null() || theirs == own as *mut c_void {
+            return false;
+        }
+        core::mem::transmute::<*mut c_void, Init>(theirs)(global, groups);
+    }
+    true
 }
 
 /// libpti's function for the ITT function `name`, if it has one.
@@ -180,27 +219,11 @@ unsafe fn handle_text(handle: *const IttStringHandle) -> Option<&'static CStr> {
     }
 }
 
-/// Domains this module made, one per name, never freed (the program keeps the pointers for as
-/// long as it runs), by name, as addresses.
-static DOMAINS: std::sync::Mutex<Vec<(&'static CStr, usize)>> = std::sync::Mutex::new(Vec::new());
-
-/// String handles this module made, as [`DOMAINS`].
-static HANDLES: std::sync::Mutex<Vec<(&'static CStr, usize)>> = std::sync::Mutex::new(Vec::new());
-
-/// The object in `made` for `name`, or the one `make` builds (then kept there).
-fn made(
-    made: &std::sync::Mutex<Vec<(&'static CStr, usize)>>,
-    name: &'static CStr,
-    make: impl FnOnce() -> usize,
-) -> usize {
-    let mut made = made.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&(_, at)) = made.iter().find(|(n, _)| *n == name) {
-        return at;
-    }
-    let at = make();
-    made.push((name, at));
-    at
-}
+/// The kinds of objects this module makes, for `annotation::made` (which keeps one per name,
+/// never freed: the program keeps the pointers for as long as it runs; ittapi asks for a string
+/// handle at each task, so that is a lookup).
+const DOMAIN: u8 = 0;
+const STRING_HANDLE: u8 = 1;
 
 /// `__itt_domain_create`.
 unsafe extern "C" fn domain_create(name: *const c_char) -> *mut IttDomain {
@@ -210,7 +233,7 @@ unsafe extern "C" fn domain_create(name: *const c_char) -> *mut IttDomain {
         }
         // SAFETY: ITT's contract: a NUL-terminated name.
         let name = annotation::name(unsafe { CStr::from_ptr(name) });
-        made(&DOMAINS, name, || {
+        annotation::made(DOMAIN, name, || {
             Box::into_raw(Box::new(IttDomain {
                 flags: 1,
                 name_a: name.as_ptr(),
@@ -231,7 +254,7 @@ unsafe extern "C" fn string_handle_create(name: *const c_char) -> *mut IttString
         }
         // SAFETY: ITT's contract: a NUL-terminated name.
         let name = annotation::name(unsafe { CStr::from_ptr(name) });
-        made(&HANDLES, name, || {
+        annotation::made(STRING_HANDLE, name, || {
             Box::into_raw(Box::new(IttStringHandle {
                 str_a: name.as_ptr(),
                 str_w: core::ptr::null(),
@@ -283,7 +306,7 @@ unsafe extern "C" fn task_begin_overlapped(
         else {
             return;
         };
-        annotation::overlapped_begin(domain, name.unwrap_or(c""), id.d1, parent.d1);
+        annotation::overlapped_begin(domain, name.unwrap_or(c""), id.whole(), parent.d1);
     })
 }
 
@@ -292,7 +315,7 @@ unsafe extern "C" fn task_end_overlapped(domain: *const IttDomain, id: IttId) {
     itt((), || {
         // SAFETY: ITT's contract.
         if let Some(domain) = unsafe { domain_name(domain) } {
-            annotation::overlapped_end(domain, id.d1);
+            annotation::overlapped_end(domain, id.whole());
         }
     })
 }
@@ -332,12 +355,14 @@ unsafe extern "C" fn metadata_add(
             return;
         }
         // SAFETY: ITT's contract: `data` holds `count` values of `kind` (read: the first, at its
-        // own width: u64, s64, u32, s32, u16, s16).
+        // own width and sign: u64, s64, u32, s32, u16, s16; a signed one sign-extended).
         let value = unsafe {
             match kind {
                 1 | 2 => data.cast::<u64>().read_unaligned(),
-                3 | 4 => u64::from(data.cast::<u32>().read_unaligned()),
-                _ => u64::from(data.cast::<u16>().read_unaligned()),
+                3 => u64::from(data.cast::<u32>().read_unaligned()),
+                4 => i64::from(data.cast::<i32>().read_unaligned()) as u64,
+                5 => u64::from(data.cast::<u16>().read_unaligned()),
+                _ => i64::from(data.cast::<i16>().read_unaligned()) as u64,
             }
         };
         // SAFETY: ITT's contract.

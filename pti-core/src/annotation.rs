@@ -19,6 +19,7 @@
 
 use core::cell::RefCell;
 use core::ffi::CStr;
+use std::collections::HashMap;
 
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::view::abi::{pti_view_annotation_type, pti_view_kind};
@@ -31,6 +32,19 @@ pub const ONECCL_DOMAIN: &CStr = c"oneCCL::API";
 /// the program's strings may be freed (Python frees ITT's at exit), records keep theirs.
 pub fn name(text: &CStr) -> &'static CStr {
     crate::intern::intern(text)
+}
+
+/// The path of the libpti the process loaded first, if it is not the one holding `own` (an
+/// address in this copy): ITT's static part loads its collector by the path
+/// `INTEL_LIBITTNOTIFY64` names, which may be another file than the libpti the tools use (a
+/// wheel's, found through `LD_LIBRARY_PATH` elsewhere); that one must get the annotations.
+pub fn first_libpti_elsewhere(own: *const core::ffi::c_void) -> Option<String> {
+    let (_, mine) = crate::linker::object_of(own)?;
+    let mine = std::fs::canonicalize(mine.to_string_lossy().as_ref()).ok()?;
+    crate::linker::mapped_objects()
+        .into_iter()
+        .find(|path| crate::linker::file_name(path).starts_with("libpti.so"))
+        .filter(|first| std::fs::canonicalize(first).ok().as_ref() != Some(&mine))
 }
 
 /// A range that began and has not ended.
@@ -55,15 +69,36 @@ thread_local! {
     static NESTED: RefCell<Vec<Open>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Open overlapped tasks, by domain and ID (they may end on another thread, in any order).
-static OVERLAPPED: WriterLock<Vec<(usize, u64, Open)>> = WriterLock::new(Vec::new());
+/// An ITT task ID whole (`__itt_id`'s three words): programs make IDs that share the first word
+/// (`__itt_id_make(&object, n)`), so overlapped tasks are matched on all three.
+pub type TaskId = [u64; 3];
+
+/// Open overlapped tasks, by domain and whole ID (they may end on another thread, in any
+/// order).
+static OVERLAPPED: WriterLock<Vec<(usize, TaskId, Open)>> = WriterLock::new(Vec::new());
+
+/// Objects the C face made for ITT (domains and string handles), by the address of their
+/// interned name, as addresses (see [`made`]).
+static MADE: WriterLock<Option<HashMap<(u8, usize), usize>>> = WriterLock::new(None);
 
 /// The names of ITT's legacy events, by their number less one.
 static EVENTS: WriterLock<Vec<&'static CStr>> = WriterLock::new(Vec::new());
 
 /// The locks of this module, for the fork handlers.
-pub(crate) fn fork_locks() -> [&'static dyn ForkLock; 2] {
-    [&OVERLAPPED, &EVENTS]
+pub(crate) fn fork_locks() -> [&'static dyn ForkLock; 3] {
+    [&OVERLAPPED, &EVENTS, &MADE]
+}
+
+/// The object of kind `kind` (a number the caller chooses: one per kind of object) made for
+/// `name`, or the one `make` builds now, kept for the life of the process. For the ITT face,
+/// whose domains and string handles must stay valid while the program runs; the lock is one the
+/// fork handlers take, so a fork while another thread makes one cannot leave it held.
+pub fn made(kind: u8, name: &'static CStr, make: impl FnOnce() -> usize) -> usize {
+    *MADE
+        .lock()
+        .get_or_insert_with(HashMap::default)
+        .entry((kind, name.as_ptr() as usize))
+        .or_insert_with(make)
 }
 
 /// Whether a range beginning now is to be recorded: the annotation view collects, or, for
@@ -150,19 +185,20 @@ fn end_nested(domain: &CStr, kind: pti_view_annotation_type) {
 }
 
 /// `__itt_task_begin_overlapped`: a task that may overlap others of its thread, and end on any
-/// thread, by `(domain, id)`.
-pub fn overlapped_begin(domain: &'static CStr, name: &'static CStr, id: u64, parent: u64) {
+/// thread, by `(domain, id)` (the record keeps the ID's first word).
+pub fn overlapped_begin(domain: &'static CStr, name: &'static CStr, id: TaskId, parent: u64) {
     let task = open(
         pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_OVERLAPPED_TASK,
         domain,
         name,
-        (id, parent),
+        (id[0], parent),
     );
     OVERLAPPED.lock().push((domain.as_ptr() as usize, id, task));
 }
 
-/// `__itt_task_end_overlapped`: the overlapped task `(domain, id)` ends.
-pub fn overlapped_end(domain: &'static CStr, id: u64) {
+/// `__itt_task_end_overlapped`: the overlapped task `(domain, id)` ends (the latest begun, if
+/// the program began two with the same ID).
+pub fn overlapped_end(domain: &'static CStr, id: TaskId) {
     let end = clock::now();
     let key = domain.as_ptr() as usize;
     let task = {

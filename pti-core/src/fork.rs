@@ -36,9 +36,15 @@ pub(crate) unsafe fn release_all(locks: &[&'static dyn ForkLock]) {
 }
 
 /// The engine's locks that are not released by their own module's handlers.
-fn engine_locks() -> [&'static dyn ForkLock; 4] {
-    let [overlapped, events] = crate::annotation::fork_locks();
-    [intern::fork_lock(), linker::fork_lock(), overlapped, events]
+fn engine_locks() -> [&'static dyn ForkLock; 5] {
+    let [overlapped, events, made] = crate::annotation::fork_locks();
+    [
+        intern::fork_lock(),
+        linker::fork_lock(),
+        overlapped,
+        events,
+        made,
+    ]
 }
 
 /// Before `fork()`: the engine's locks, taken before any backend's.

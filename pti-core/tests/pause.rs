@@ -41,6 +41,10 @@ fn calls_made_while_paused_are_not_recorded() {
     assert!(session::is_paused());
     call(ids::opencl::clFlush);
     assert!(
+        !pti_core::view::is_enabled(pti_view_kind::PTI_VIEW_DRIVER_API),
+        "the view does not collect while paused"
+    );
+    assert!(
         session::set_paused(true),
         "pauses do not nest: already paused"
     );
@@ -55,7 +59,8 @@ fn calls_made_while_paused_are_not_recorded() {
         "recorded while paused: {got:?}"
     );
     assert!(got.contains(&ids::opencl::clWaitForEvents), "{got:?}");
-    // The view stayed enabled through the pause.
+    // The view stayed enabled through the pause: the call after the resume was recorded
+    // without enabling it again, and it collects.
     assert!(pti_core::view::is_enabled(
         pti_view_kind::PTI_VIEW_DRIVER_API
     ));

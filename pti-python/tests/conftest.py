@@ -38,6 +38,8 @@ _CLEARED = (
     "LIBPTI_ALLOW_LATE_IMPORT",
     "ONEAPI_DEVICE_SELECTOR",
     "INTEL_LIBITTNOTIFY64",
+    # It would come before the wheel's RUNPATH: the programs use the wheel's libpti.
+    "LD_LIBRARY_PATH",
 )
 
 

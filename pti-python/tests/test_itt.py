@@ -4,6 +4,7 @@ EXT_ANNOTATION records, nested as they ran, without the task made while paused; 
 its domain come back as COMMUNICATION records with the sizes given as metadata; and pti-trace
 from the wheel shows them on the timeline and in its summary."""
 import json
+import shutil
 
 from conftest import PROGRAMS, result
 
@@ -25,7 +26,11 @@ def test_ittapi_annotations_and_oneccl_names_become_records(venv):
     mine = [(a["type"], a["name"], a["depth"]) for a in got["annotations"] if a["domain"] == "app"]
     # Ended innermost first; the task made while paused is not there.
     assert sorted(mine) == sorted([(TASK, "inner", 1), (TASK, "inner", 1), (TASK, "outer", 0),
-                                   (OVERLAPPED, "async", 0), (MARKER, "tick", 0)]), got["annotations"]
+                                   (OVERLAPPED, "async", 0), (OVERLAPPED, "first", 0),
+                                   (OVERLAPPED, "second", 0), (MARKER, "tick", 0)]), got["annotations"]
+    # Matched on the whole ID: the first ends first, though both IDs start with 7.
+    first, second = (next(a for a in got["annotations"] if a["name"] == n) for n in ("first", "second"))
+    assert first["start"] < second["start"] and first["end"] < second["end"], (first, second)
     tick = next(a for a in got["annotations"] if a["name"] == "tick")
     assert tick["start"] == tick["end"], tick
     frames = [(a["type"], a["name"]) for a in got["annotations"] if a["domain"] == "frames"]
@@ -42,6 +47,18 @@ def test_ittapi_annotations_and_oneccl_names_become_records(venv):
     assert all(c["start"] <= c["end"] for c in got["communication"])
 
 
+def test_a_second_copy_of_libpti_named_as_collector_hands_the_annotations_to_the_first(venv, tmp_path):
+    """INTEL_LIBITTNOTIFY64 names another file than the libpti the program loaded (as when
+    LD_LIBRARY_PATH finds another build first): ITT loads that second copy, which lets the first
+    fill ITT's table, so the annotations still reach the views."""
+    copy = tmp_path / "libpti.so.0"
+    shutil.copy(libpti_so(venv), copy)
+    got = result(venv.run(["itt_annotated.py", "views"], extra={"INTEL_LIBITTNOTIFY64": str(copy)}))
+    names = sorted(a["name"] for a in got["annotations"] if a["domain"] == "app")
+    assert names == ["async", "first", "inner", "inner", "outer", "second", "tick"], got["annotations"]
+    assert [c["send"] for c in got["communication"]] == [0, 1 << 20, 4096, 64], got["communication"]
+
+
 def test_without_the_collector_variable_ittapi_runs_and_nothing_is_recorded(venv):
     got = result(venv.run(["itt_annotated.py", "views"]))
     assert got["annotations"] == [] and got["communication"] == [], got
@@ -56,7 +73,7 @@ def test_pti_trace_shows_the_annotations_as_tracks_and_in_its_summary(venv, tmp_
     assert "Annotations (ITT tasks, frames, events)" in summary, summary
     rows = {" ".join(line.split()[:-6]): int(line.split()[-6]) for line in summary.splitlines()
             if line.startswith("  app: ")}
-    assert rows == {"app: outer": 1, "app: inner": 2, "app: async": 1}, summary
+    assert rows == {"app: outer": 1, "app: inner": 2, "app: async": 1, "app: first": 1, "app: second": 1}, summary
     assert "ITT markers: 1 app: tick" in summary, summary
     assert "  allreduce: 2 operations, 1048576 bytes sent, 0 bytes received" in summary, summary
     files = list(tmp_path.glob("trace.*.json"))
@@ -67,9 +84,11 @@ def test_pti_trace_shows_the_annotations_as_tracks_and_in_its_summary(venv, tmp_
     kernel_calls = [e for e in events if e.get("name") == "clEnqueueNDRangeKernel"]
     assert len(kernel_calls) == 1, summary
     call = kernel_calls[0]
-    # The call sits inside the annotation, on the same thread's track.
-    assert call["tid"] == outer["tid"], (call, outer)
+    # The call sits inside the annotation in time; the annotation is on its thread's track of
+    # its domain.
     assert outer["ts"] <= call["ts"] and call["ts"] + call["dur"] <= outer["ts"] + outer["dur"], (call, outer)
+    names = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    assert names[outer["tid"]] == f"ITT app (thread {call['tid']})", names
     sent = sorted(e["name"] for e in events if e.get("cat") == "communication")
     assert sent == ["allgatherv (4096 B sent, 0 B received)", "allreduce (0 B sent, 0 B received)",
                     "allreduce (1048576 B sent, 0 B received)", "bcast (64 B sent, 0 B received)"], sent

@@ -3,16 +3,20 @@
 //! signal passed on.
 //!
 //! With `--toggle-signal`, pti-trace makes `capture/` in its reports directory, where each traced
-//! process that installed the handler leaves a file named by its process ID. pti-trace's handler
-//! of the signal wakes a thread of its own, which flips the run's state, writes it to
-//! `capture/state` for processes started later, and sends the signal to every registered
-//! process.
+//! process that installed the handler leaves a file named by its process ID, holding its start
+//! time. pti-trace's handler of the signal (not one the kernel sent: a terminal's SIGWINCH at a
+//! resize) wakes a thread of its own, which counts the toggle in `capture/toggles` (renamed into
+//! place, before any process is signalled) and sends the signal to every process still
+//! registered. A collector that gets the signal from pti-trace (`PTI_TRACE_PID`) takes the state
+//! the count gives, so a toggle that reaches a process twice, or a process started later, ends
+//! where the run stands.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// Signals that may toggle, by name (with or without `SIG`), besides numbers.
-const NAMES: [(&str, i32); 6] = [
+const NAMES: [(&str, i32); 7] = [
+    ("URG", libc::SIGURG),
     ("USR1", libc::SIGUSR1),
     ("USR2", libc::SIGUSR2),
     ("HUP", libc::SIGHUP),
@@ -48,7 +52,7 @@ pub(crate) fn signal(text: &str) -> Result<i32, String> {
             Ok(n)
         }
         _ => Err(format!(
-            "--toggle-signal: {text:?} is not one of USR1, USR2, HUP, ALRM, WINCH, PROF, RTMIN+N or a \
+            "--toggle-signal: {text:?} is not one of WINCH, URG, USR1, USR2, HUP, ALRM, PROF, RTMIN+N or a \
              real-time signal number"
         )),
     }
@@ -72,23 +76,25 @@ pub(crate) fn prepare(reports: &Path) -> std::io::Result<PathBuf> {
 /// The write end of the pipe pti-trace's handler writes to (-1: none).
 static WAKE: AtomicI32 = AtomicI32::new(-1);
 
-/// pti-trace's handler of the toggle signal: one byte to the forwarding thread (write(2) only,
-/// which is async-signal-safe; errno kept).
-extern "C" fn on_signal(_: libc::c_int) {
+/// pti-trace's handler of the toggle signal: one byte to the forwarding thread, unless the
+/// kernel sent the signal (a terminal's SIGWINCH at a resize). Only async-signal-safe work.
+extern "C" fn on_signal(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     let fd = WAKE.load(Ordering::Relaxed);
-    if fd >= 0 {
-        // SAFETY: this thread's errno, saved and restored around a write to a non-blocking pipe.
-        unsafe {
-            let saved = *libc::__errno_location();
-            libc::write(fd, [1u8].as_ptr().cast(), 1);
-            *libc::__errno_location() = saved;
-        }
+    // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler.
+    if fd < 0 || info.is_null() || unsafe { (*info).si_code } == libc::SI_KERNEL {
+        return;
+    }
+    // SAFETY: this thread's errno, saved and restored around a write to a non-blocking pipe.
+    unsafe {
+        let saved = *libc::__errno_location();
+        libc::write(fd, [1u8].as_ptr().cast(), 1);
+        *libc::__errno_location() = saved;
     }
 }
 
-/// Handles `signal` in pti-trace and starts the thread that passes it on. `paused` is the state
-/// the run starts in. (Not a blocked signal and `sigwait`: the program would inherit the mask.)
-pub(crate) fn forward(signal: i32, dir: PathBuf, mut paused: bool) {
+/// Handles `signal` in pti-trace and starts the thread that passes it on. (Not a blocked signal
+/// and `sigwait`: the program would inherit the mask.)
+pub(crate) fn forward(signal: i32, dir: PathBuf) {
     let mut fds = [-1i32; 2];
     // SAFETY: a writable pair of descriptors; close-on-exec, so the program does not get them.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
@@ -100,6 +106,7 @@ pub(crate) fn forward(signal: i32, dir: PathBuf, mut paused: bool) {
     let spawned = std::thread::Builder::new()
         .name("toggle".into())
         .spawn(move || {
+            let mut toggles = 0u64;
             loop {
                 let mut poll = libc::pollfd {
                     fd: read_end,
@@ -116,14 +123,20 @@ pub(crate) fn forward(signal: i32, dir: PathBuf, mut paused: bool) {
                     libc::read(read_end, bytes.as_mut_ptr().cast(), bytes.len())
                 };
                 for _ in 0..n.max(0) {
-                    paused = !paused;
-                    let state = if paused { "paused" } else { "running" };
-                    let _ = std::fs::write(dir.join("state"), state);
+                    toggles += 1;
+                    // The count first, whole (renamed into place): a process that reads it
+                    // while starting, or at the signal, finds the new count or the old one.
+                    let staged = dir.join("toggles.new");
+                    let counted = std::fs::write(&staged, toggles.to_string())
+                        .and_then(|()| std::fs::rename(&staged, dir.join("toggles")));
+                    if let Err(e) = counted {
+                        eprintln!("pti-trace: cannot count toggle {toggles} ({e})");
+                        continue;
+                    }
                     let sent = send_to_all(&dir, signal);
                     // One write, so that it does not interleave with the collectors' lines.
                     let line = format!(
-                        "pti-trace: collection {} in {sent} process{} (signal {signal})\n",
-                        if paused { "paused" } else { "resumed" },
+                        "pti-trace: toggle {toggles} (signal {signal}) sent to {sent} process{}\n",
                         if sent == 1 { "" } else { "es" }
                     );
                     let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
@@ -134,13 +147,15 @@ pub(crate) fn forward(signal: i32, dir: PathBuf, mut paused: bool) {
         eprintln!("pti-trace: cannot wait for signal {signal} ({e}): it will not toggle");
         return;
     }
-    // SAFETY: a zeroed sigaction with a handler of the right signature; SA_RESTART so that the
-    // wait for the program resumes. exec resets a handled signal, so the program starts with
+    // SAFETY: a zeroed sigaction with a handler of the SA_SIGINFO signature; SA_RESTART so that
+    // the wait for the program resumes. exec resets a handled signal, so the program starts with
     // the default action until its collector installs its own handler.
     let installed = unsafe {
         let mut action: libc::sigaction = core::mem::zeroed();
-        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-        action.sa_flags = libc::SA_RESTART;
+        action.sa_sigaction = on_signal
+            as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+            as usize;
+        action.sa_flags = libc::SA_RESTART | libc::SA_SIGINFO;
         libc::sigemptyset(&mut action.sa_mask);
         libc::sigaction(signal, &action, core::ptr::null_mut()) == 0
     };
@@ -149,8 +164,16 @@ pub(crate) fn forward(signal: i32, dir: PathBuf, mut paused: bool) {
     }
 }
 
-/// Sends `signal` to every process registered in `dir`; forgets those that are gone. Returns how
-/// many got it.
+/// A process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22), which tells it
+/// from a later process that got the same ID.
+fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Sends `signal` to every process registered in `dir` that is still the process that
+/// registered (same start time); forgets the others. Returns how many got it.
 fn send_to_all(dir: &Path, signal: i32) -> usize {
     let mut sent = 0;
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -161,7 +184,14 @@ fn send_to_all(dir: &Path, signal: i32) -> usize {
         else {
             continue;
         };
-        // SAFETY: a signal to a process ID a traced process registered as its own.
+        let registered = std::fs::read_to_string(entry.path())
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok());
+        if registered.is_none() || registered != start_time(pid) {
+            let _ = std::fs::remove_file(entry.path());
+            continue;
+        }
+        // SAFETY: a signal to the process that registered this file (same ID, same start time).
         if unsafe { libc::kill(pid, signal) } == 0 {
             sent += 1;
         } else {

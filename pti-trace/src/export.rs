@@ -106,18 +106,30 @@ fn load(db: &Connection, file: &Path) -> Result<(), String> {
     let packets = packets(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
     let mut pid = 0i64;
     let mut tracks: HashMap<u64, Track> = HashMap::new();
-    let mut names: HashMap<u64, String> = HashMap::new();
+    // Each track's process (a merged trace holds several), and the names interned by each
+    // packet sequence (one per process in a merged trace), by (sequence, iid).
+    let mut track_pid: HashMap<u64, i64> = HashMap::new();
+    let mut names: HashMap<(u32, u64), String> = HashMap::new();
     // Flow ID -> time of its start (the submit point).
     let mut submits: HashMap<u64, u64> = HashMap::new();
     let mut events: Vec<(u64, usize)> = Vec::new();
     for (i, p) in packets.iter().enumerate() {
         if let Some(interned) = p.interned_data.as_ref() {
             for n in &interned.event_names {
-                names.insert(n.iid(), n.name().to_string());
+                names.insert(
+                    (p.trusted_packet_sequence_id(), n.iid()),
+                    n.name().to_string(),
+                );
             }
         }
         if p.has_track_descriptor() {
             let d = p.track_descriptor();
+            let owner = match (d.process.as_ref(), d.thread.as_ref()) {
+                (Some(process), _) => i64::from(process.pid()),
+                (None, Some(thread)) => i64::from(thread.pid()),
+                _ => track_pid.get(&d.parent_uuid()).copied().unwrap_or(pid),
+            };
+            track_pid.insert(d.uuid(), owner);
             let track = if let Some(process) = d.process.as_ref() {
                 pid = i64::from(process.pid());
                 db.execute(
@@ -129,7 +141,7 @@ fn load(db: &Connection, file: &Path) -> Result<(), String> {
             } else if let Some(thread) = d.thread.as_ref() {
                 db.execute(
                     "INSERT OR REPLACE INTO thread VALUES (?1, ?2, ?3)",
-                    params![pid, thread.tid(), thread.thread_name()],
+                    params![owner, thread.tid(), thread.thread_name()],
                 )
                 .map_err(|e| e.to_string())?;
                 Track::Thread(i64::from(thread.tid()))
@@ -169,10 +181,17 @@ fn load(db: &Connection, file: &Path) -> Result<(), String> {
         let p = &packets[i];
         let e = p.track_event();
         let track = tracks.get(&e.track_uuid()).cloned();
+        let pid = track_pid.get(&e.track_uuid()).copied().unwrap_or(pid);
+        let name_of = |iid: u64| {
+            names
+                .get(&(p.trusted_packet_sequence_id(), iid))
+                .cloned()
+                .unwrap_or_default()
+        };
         match e.type_() {
             Type::TYPE_SLICE_BEGIN => open.entry(e.track_uuid()).or_default().push(Begin {
                 ts,
-                name: names.get(&e.name_iid()).cloned().unwrap_or_default(),
+                name: name_of(e.name_iid()),
                 category: e.categories.first().cloned().unwrap_or_default(),
                 correlation: e
                     .debug_annotations
@@ -235,7 +254,7 @@ fn load(db: &Connection, file: &Path) -> Result<(), String> {
                 }
             }
             Type::TYPE_INSTANT => {
-                let name = names.get(&e.name_iid()).cloned().unwrap_or_default();
+                let name = name_of(e.name_iid());
                 if let Some(Track::Annotation(track)) = track {
                     let kind = e.categories.first().cloned().unwrap_or_default();
                     insert_annotation(db, pid, &track, (&kind, &name), (ts, ts))

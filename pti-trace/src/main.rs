@@ -75,10 +75,12 @@ capture control (each process; records only from the windows where collection ru
       --delay SECONDS    start paused and resume SECONDS after each process started
       --duration SECONDS pause SECONDS after collection started (after the delay, if any)
       --toggle-signal SIG
-                         each SIG (WINCH, PROF, ALRM, HUP, USR1, USR2, RTMIN+N, or a real-time
-                         signal number) sent to pti-trace pauses or resumes collection in every
-                         traced process; sent to one traced process, in that one alone. LLVM
-                         (in PoCL and Intel's CPU runtime) takes USR1 and USR2: prefer WINCH
+                         each SIG (WINCH, URG, PROF, ALRM, HUP, USR1, USR2, RTMIN+N, or a
+                         real-time signal number) sent to pti-trace pauses or resumes
+                         collection in every traced process (a resize's SIGWINCH does not).
+                         Prefer WINCH or URG: a process that has no handler yet ignores them
+                         (the others end it), and LLVM (in PoCL and Intel's CPU runtime) takes
+                         USR1 and USR2
   The program itself pauses and resumes with ITT's __itt_pause/__itt_resume or libpti's
   ptiViewPause/ptiViewResume;
   PTI_START_PAUSED=1 starts any libpti process paused.";
@@ -281,9 +283,14 @@ fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
     set("PTI_TRACE_API", &args.api);
     set("PTI_TRACE_KERNELS", &args.kernels);
     set("PTI_TRACE_EXCLUDE_KERNELS", &args.exclude_kernels);
+    // `--delay` starts paused too: from libpti's first moment, not the collector's timer's.
     set(
         "PTI_START_PAUSED",
-        &args.start_paused.then(|| "1".to_string()),
+        &(args.start_paused || args.delay.is_some()).then(|| "1".to_string()),
+    );
+    set(
+        "PTI_TRACE_PID",
+        &args.toggle_signal.map(|_| std::process::id().to_string()),
     );
     set("PTI_TRACE_DELAY_MS", &args.delay);
     set("PTI_TRACE_DURATION_MS", &args.duration);
@@ -448,7 +455,7 @@ fn main() -> ExitCode {
     };
     if let (Some(signal), Some(dir)) = (args.toggle_signal, &reports) {
         match capture::prepare(dir) {
-            Ok(capture) => capture::forward(signal, capture, args.start_paused),
+            Ok(capture) => capture::forward(signal, capture),
             Err(e) => eprintln!(
                 "pti-trace: cannot prepare the capture state ({e}): signal {signal} toggles \
                  only the processes it is sent to"

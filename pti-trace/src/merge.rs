@@ -11,8 +11,9 @@
 //! one host share, so traces of the first input's host are left as they are. A trace of another
 //! host is shifted by the difference between the two hosts' wall clocks, from the clock anchor
 //! each trace starts with (`pti-trace clock anchor`: libpti's time and the wall-clock time read
-//! together, the host's name): as good as the hosts' clock synchronisation (NTP: typically well
-//! under a millisecond). A trace without an anchor is left as it is, and said.
+//! together, the host's name): as good as the hosts' wall-clock synchronisation at the start. Not
+//! corrected: the drift over the run between two hosts' raw monotonic clocks (libpti's, which
+//! NTP does not slew; tens of ppm). A trace without an anchor is left as it is, and said.
 //!
 //! The summary reads each input with the SQLite export's reader (`export`), one in-memory
 //! database per input.
@@ -70,8 +71,8 @@ pub(crate) fn merge(out: &Path, traces: &[PathBuf]) -> Result<String, String> {
     let reference = inputs.iter().find_map(|(a, _)| a.clone());
     let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut writer = std::io::BufWriter::new(file);
-    let mut pids: HashSet<i32> = HashSet::new();
-    let mut tids: HashSet<i32> = HashSet::new();
+    // Process and thread IDs share one space (a main thread's ID is its process's).
+    let mut taken: HashSet<i32> = HashSet::new();
     let mut figures = Vec::new();
     let mut unanchored = Vec::new();
     for (i, (anchor, packets)) in inputs.into_iter().enumerate() {
@@ -85,7 +86,7 @@ pub(crate) fn merge(out: &Path, traces: &[PathBuf]) -> Result<String, String> {
             }
             _ => 0,
         };
-        let ids = Ids::new(i, &mut pids, &mut tids, &packets);
+        let ids = Ids::new(i, &mut taken, &packets);
         for mut packet in packets {
             ids.rewrite(&mut packet, shift);
             let field = packet
@@ -141,7 +142,8 @@ fn anchor(packets: &[TracePacket]) -> Option<Anchor> {
 }
 
 /// How one input's IDs are rewritten: its tag (its number in the top byte of track UUIDs and
-/// flow IDs) and its process and thread IDs moved where an earlier input took them.
+/// flow IDs) and its process and thread IDs moved where an earlier input took them (a main
+/// thread moves with its process).
 struct Ids {
     tag: u64,
     pids: HashMap<i32, i32>,
@@ -149,33 +151,34 @@ struct Ids {
 }
 
 impl Ids {
-    /// The rewriting of input `i`, whose packets are `packets`; `pids` and `tids` hold the IDs
-    /// earlier inputs took (this one's are added).
-    fn new(
-        i: usize,
-        pids: &mut HashSet<i32>,
-        tids: &mut HashSet<i32>,
-        packets: &[TracePacket],
-    ) -> Ids {
+    /// The rewriting of input `i`, whose packets are `packets`; `taken` holds the process and
+    /// thread IDs earlier inputs took (this one's are added).
+    fn new(i: usize, taken: &mut HashSet<i32>, packets: &[TracePacket]) -> Ids {
         let mut ids = Ids {
             tag: (i as u64) << 56,
             pids: HashMap::new(),
             tids: HashMap::new(),
         };
-        for d in packets.iter().filter(|p| p.has_track_descriptor()) {
-            let d = d.track_descriptor();
-            if let Some(process) = d.process.as_ref() {
-                ids.pids
-                    .entry(process.pid())
-                    .or_insert_with(|| free(pids, process.pid()));
-            }
-            if let Some(thread) = d.thread.as_ref() {
-                ids.pids
-                    .entry(thread.pid())
-                    .or_insert_with(|| free(pids, thread.pid()));
-                ids.tids
-                    .entry(thread.tid())
-                    .or_insert_with(|| free(tids, thread.tid()));
+        let descriptors = || {
+            packets
+                .iter()
+                .filter(|p| p.has_track_descriptor())
+                .map(|p| p.track_descriptor())
+        };
+        for d in descriptors() {
+            let pid = match (d.process.as_ref(), d.thread.as_ref()) {
+                (Some(process), _) => process.pid(),
+                (None, Some(thread)) => thread.pid(),
+                _ => continue,
+            };
+            ids.pids.entry(pid).or_insert_with(|| free(taken, pid));
+        }
+        for thread in descriptors().filter_map(|d| d.thread.as_ref()) {
+            let tid = thread.tid();
+            if tid == thread.pid() {
+                ids.tids.insert(tid, ids.pid(tid));
+            } else {
+                ids.tids.entry(tid).or_insert_with(|| free(taken, tid));
             }
         }
         ids

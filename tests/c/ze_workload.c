@@ -5,12 +5,14 @@
  * waits for the device's kernel timestamps to wrap around if they are about to (the simulated
  * driver's do, half a second after it starts).
  *
- * It knows nothing of libpti. It prints what it computed ("W RESULT"), the duration of its own
+ * It knows nothing of libpti (but for ZE_TEST_PAUSE_WHILE_BUILDING, which looks its pause up by
+ * name). It prints what it computed ("W RESULT"), the duration of its own
  * timed kernel as its event reports it ("W OWNTIME"), and what it submitted ("W EXPECT ..."),
  * which the records must match. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "ze_workload.h"
 
+#include <dlfcn.h>
 #include <level_zero/ze_api.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -210,6 +212,18 @@ static void immediate(void) {
   free(out);
 }
 
+/* ZE_TEST_PAUSE_WHILE_BUILDING=1: only the regular list runs, built while libpti's collection is
+ * paused (ptiViewPause, found in the process if libpti is there) and executed after the resume. */
+static int pause_while_building(void) {
+  const char* v = getenv("ZE_TEST_PAUSE_WHILE_BUILDING");
+  return v && strcmp(v, "1") == 0;
+}
+
+static void call_libpti(const char* name) {
+  int (*f)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, name);
+  if (f) f();
+}
+
 /* Thread 1: a regular list, executed three times on a queue (engine 0.3). */
 static void regular(void) {
   ze_command_queue_desc_t qdesc = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, NULL, 0, 3, 0,
@@ -228,6 +242,7 @@ static void regular(void) {
   float *c = alloc_device(bytes), *d = alloc_device(bytes), *e = alloc_device(bytes);
   for (int i = 0; i < N; ++i) a[i] = (float)(2 * i), b[i] = 1.5f;
   const float one = 1;
+  if (pause_while_building()) call_libpti("ptiViewPause");
   ZE(zeCommandListAppendMemoryFill(list, e, &one, sizeof one, bytes, NULL, 0, NULL));
   ZE(zeCommandListAppendMemoryCopy(list, c, a, bytes, NULL, 0, NULL));
   ZE(zeCommandListAppendMemoryCopy(list, d, b, bytes, NULL, 0, NULL));
@@ -236,8 +251,9 @@ static void regular(void) {
   ZE(zeCommandListAppendBarrier(list, NULL, 0, NULL));
   ZE(zeCommandListAppendMemoryCopy(list, out, e, bytes, NULL, 0, NULL));
   ZE(zeCommandListClose(list));
+  if (pause_while_building()) call_libpti("ptiViewResume");
   for (int x = 0; x < EXECUTIONS; ++x) {
-    if (x == 1) meet_halfway(0);
+    if (x == 1 && !pause_while_building()) meet_halfway(0);
     ZE(zeCommandQueueExecuteCommandLists(queue, 1, &list, fence));
     ZE(zeFenceHostSynchronize(fence, UINT64_MAX));
     say("EXPECT SYNC zeFenceHostSynchronize");
@@ -268,7 +284,7 @@ static void regular(void) {
 
 static void* worker(void* arg) {
   if (arg) regular();
-  else immediate();
+  else if (!pause_while_building()) immediate();
   return NULL;
 }
 

@@ -186,7 +186,11 @@ fn python_tests(root: &Path, lib: &Path) -> Result<(), String> {
             .current_dir(root)
             .env("LIBPTI_WHEEL", &wheel)
             .env("LIBPTI_WHEEL_CACHE", root.join(crate::wheel::WHEEL_CACHE))
-            .env("PTI_LIB_DIR", lib),
+            .env("PTI_LIB_DIR", lib)
+            // cargo runs xtask with target/debug on LD_LIBRARY_PATH, which would come before the
+            // wheel's own libpti (its native module finds it by RUNPATH): the wheel's tests test
+            // the wheel's library.
+            .env_remove("LD_LIBRARY_PATH"),
     )
 }
 

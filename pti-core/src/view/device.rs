@@ -344,7 +344,7 @@ impl Launch {
 /// Writes the launch record of kernel `kernel_id`, if that (extension) view is enabled.
 pub(crate) fn kernel_launch(state: &ThreadState, kernel_id: u64, l: &Launch) {
     let kind = pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH;
-    if !is_enabled(kind) {
+    if !is_configured(kind) {
         return;
     }
     append(
@@ -376,7 +376,7 @@ pub(crate) struct Execution {
 /// enabled.
 pub(crate) fn command_execution(state: &ThreadState, operation_id: u64, e: &Execution) {
     let kind = pti_view_kind::PTI_VIEW_EXT_COMMAND_EXECUTION;
-    if !is_enabled(kind) {
+    if !is_configured(kind) {
         return;
     }
     append(

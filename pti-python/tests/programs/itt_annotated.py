@@ -10,7 +10,8 @@ pti-trace). It makes:
   through ittapi's own API, then ``allreduce``, ``allgatherv`` and ``bcast`` with their sizes as
   ITT metadata ``send_size``, through the static part's exported function pointers, as oneCCL's
   C code calls them (ittapi has no metadata API);
-- a marker ``tick`` in ``app`` and a frame in domain ``frames``, through the same pointers;
+- two overlapped tasks ``first`` and ``second`` whose IDs share their first word, and a marker
+  ``tick`` in ``app``, and a frame in domain ``frames``, through the same pointers;
 - with ``pyopencl`` as its argument, one kernel on PoCL inside ``outer``, so that a trace shows
   the annotation around the calls.
 
@@ -104,6 +105,16 @@ for operation, size in (("allreduce", 1 << 20), ("allgatherv", 4096), ("bcast", 
     value = ctypes.c_uint64(size)
     metadata_add(ccl, Id(), handle(b"send_size"), U64, 1, ctypes.byref(value))
     task_end(ccl)
+
+# Two overlapped tasks whose IDs share their first word (as `__itt_id_make(&object, n)` makes
+# them), ended in the order they began.
+begin_overlapped = itt("task_begin_overlapped", None, ctypes.c_void_p, Id, Id, ctypes.c_void_p)
+end_overlapped = itt("task_end_overlapped", None, ctypes.c_void_p, Id)
+app_domain = domain_create(b"app")
+begin_overlapped(app_domain, Id(7, 1, 0), Id(), handle(b"first"))
+begin_overlapped(app_domain, Id(7, 2, 0), Id(), handle(b"second"))
+end_overlapped(app_domain, Id(7, 1, 0))
+end_overlapped(app_domain, Id(7, 2, 0))
 
 # A marker and a frame, which ittapi has no API for, through the same pointers.
 marker = itt("marker", None, ctypes.c_void_p, Id, ctypes.c_void_p, ctypes.c_int)

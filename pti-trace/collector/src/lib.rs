@@ -308,6 +308,7 @@ extern "C" fn finish() {
             return;
         };
         flusher::stop();
+        capture::unregister();
         if let Some(enabled) = VIEWS.get() {
             check("ptiFlushAllViews", enabled.flush());
         }

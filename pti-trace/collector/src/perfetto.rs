@@ -16,7 +16,7 @@
 //! ends are written together (flows are always paired), and the arrow runs forward in time even
 //! when the command ran inside a blocking call. Critical events and changes of capture are
 //! instants on the process track. The program's ITT annotations go on a track per thread under
-//! the thread's ("ITT annotations of thread N"), overlapped tasks and oneCCL's communication on
+//! the thread's per domain ("ITT app (thread N)"), overlapped tasks and oneCCL's communication on
 //! lanes of their own under the process.
 //!
 //! It touches only its file; the collector calls it under its store's lock.
@@ -93,8 +93,9 @@ enum Track {
     UsmBytes,
     /// The counter of device commands whose records wait for their completion.
     Pending,
-    /// A thread's ITT annotations (tasks, frames, events, markers), nested as they ran.
-    Annotations(u32),
+    /// A thread's ITT annotations of one domain (one event name, for legacy events), nested as
+    /// they ran: a thread, and the number of the domain in `annotation_tracks`.
+    Annotations(u32, u32),
     /// A lane of the process's overlapped ITT tasks.
     Overlapped(u32),
     /// A lane of the process's communication operations.
@@ -133,6 +134,8 @@ pub(crate) struct Stream {
     /// comes, or at the end; at most [`RECENT_CALLS`] operations wait.
     waiting: HashMap<u32, Vec<DeviceOp>>,
     waiting_count: usize,
+    /// The annotation tracks' domains (or event names), numbered per thread.
+    annotation_tracks: HashMap<(u32, String), u32>,
     /// Whether API calls are recorded (else device work waits for no call).
     calls_recorded: bool,
     /// Names of the packet being built that must be interned with it.
@@ -168,6 +171,7 @@ impl Stream {
             usm_bytes: 0,
             waiting: HashMap::new(),
             waiting_count: 0,
+            annotation_tracks: HashMap::new(),
             calls_recorded,
             new_names: Vec::new(),
             first: true,
@@ -260,9 +264,12 @@ impl Stream {
                 counter.set_unit(Unit::UNIT_COUNT);
                 descriptor.counter = Some(counter).into();
             }
-            Track::Annotations(tid) => {
+            Track::Annotations(tid, number) => {
                 descriptor.set_parent_uuid(self.track(Track::Thread(tid), names));
-                descriptor.set_name(format!("ITT annotations of thread {tid}"));
+                let group = (self.annotation_tracks.iter())
+                    .find(|(key, n)| key.0 == tid && **n == number)
+                    .map_or(String::new(), |(key, _)| key.1.clone());
+                descriptor.set_name(format!("ITT {group} (thread {tid})"));
             }
             Track::Overlapped(lane) => {
                 descriptor.set_parent_uuid(self.tracks[&Track::Process]);
@@ -498,15 +505,28 @@ impl Stream {
         lane as u32
     }
 
-    /// An ITT annotation: a slice (an instant for a marker) on its thread's annotation track,
-    /// or on a lane of the overlapped tasks.
+    /// An ITT annotation: a slice (an instant for a marker) on its thread's track of its domain
+    /// (of its name, for a legacy event), or on a lane of the overlapped tasks. A domain's tasks
+    /// nest on their thread (a task ends the innermost open task of its domain) where tasks of
+    /// two domains may not, nor events of two names.
     pub(crate) fn annotation(&mut self, a: &Annotation) {
         let names = Names::default();
         let track = if a.overlaps() {
             let lane = self.lane(OVERLAPPED_LANES, a.start, a.end);
             self.track(Track::Overlapped(lane), &names)
         } else {
-            self.track(Track::Annotations(a.thread), &names)
+            let group =
+                if a.kind == crate::abi::pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_EVENT {
+                    a.label()
+                } else {
+                    a.domain.clone()
+                };
+            let next = self.annotation_tracks.len() as u32;
+            let number = *self
+                .annotation_tracks
+                .entry((a.thread, group))
+                .or_insert(next);
+            self.track(Track::Annotations(a.thread, number), &names)
         };
         let label = a.label();
         if a.is_marker() {

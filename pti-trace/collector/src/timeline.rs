@@ -8,9 +8,9 @@
 //!   track's slices must nest;
 //! - one per submitting thread ("work submitted by thread N"): the same device work again, so
 //!   each thread's device work can be read beside its calls;
-//! - the program's ITT annotations on their thread's track, nested with its calls (markers as
-//!   instants), overlapped tasks on lanes of their own, and oneCCL's communication on lanes
-//!   of its own.
+//! - the program's ITT annotations on a track per thread and domain ("ITT app (thread N)"),
+//!   nested as they ran (markers as instants), overlapped tasks on lanes of their own, and
+//!   oneCCL's communication on lanes of its own.
 //!
 //! A flow arrow joins each device operation to the API call that submitted it (the call of its
 //! correlation ID on its thread, a driver call where there is one). Times are microseconds with
@@ -31,6 +31,7 @@ const SUBMITTER_LANES: u64 = 64;
 /// Track IDs of the overlapped ITT tasks' lanes and of the communication lanes (below the
 /// submitting threads' tracks, above any thread ID).
 const OVERLAPPED_TRACKS: u64 = 1 << 28;
+const NESTED_TRACKS: u64 = (1 << 28) + (1 << 21);
 const COMMUNICATION_TRACKS: u64 = (1 << 28) + (1 << 20);
 /// Lanes of each.
 const ANNOTATION_LANES: u64 = 64;
@@ -177,16 +178,35 @@ fn annotations(
             "annotation",
         ));
     }
+    // Per thread and domain (event name, for legacy events) a track: a domain's ranges nest on
+    // their thread, two domains' may not.
+    let mut nested: HashMap<(u32, String), u64> = HashMap::new();
     for a in c.annotations.iter().filter(|a| !a.overlaps()) {
+        let group =
+            if a.kind == crate::abi::pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_EVENT {
+                a.label()
+            } else {
+                a.domain.clone()
+            };
+        let next = NESTED_TRACKS + nested.len() as u64;
+        let tid = match nested.get(&(a.thread, group.clone())) {
+            Some(tid) => *tid,
+            None => {
+                let name = format!("ITT {group} (thread {})", a.thread);
+                events.push(meta(next, "thread_name", quoted(&name)));
+                events.push(meta(next, "thread_sort_index", next.to_string()));
+                nested.insert((a.thread, group), next);
+                next
+            }
+        };
         events.push(if a.is_marker() {
             format!(
-                "{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{},\"ts\":{},\"name\":{},\"cat\":\"annotation\"}}",
-                a.thread,
+                "{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":{},\"cat\":\"annotation\"}}",
                 us(a.start),
                 quoted(&a.label())
             )
         } else {
-            slice(u64::from(a.thread), a.start, a.end, &a.label(), "annotation")
+            slice(tid, a.start, a.end, &a.label(), "annotation")
         });
     }
     let spans: Vec<(u64, u64)> = c

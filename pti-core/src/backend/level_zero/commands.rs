@@ -389,7 +389,7 @@ pub(super) fn prepare(
     signal: &mut ze_event_handle_t,
     work: impl FnOnce(Option<&List>) -> Work,
 ) {
-    if token == 0 || !view::any_device_view() {
+    if token == 0 || !view::any_device_view_configured() {
         return;
     }
     let Some(list) = objects::list(list_handle) else {
@@ -402,7 +402,15 @@ pub(super) fn prepare(
     let work = work(Some(&list));
     let device = devices::get(list.device);
     let view = work.view(device.is_cpu);
-    if !view::is_enabled(view) {
+    // An immediate list's command runs now: recorded if collection runs now. A regular list's
+    // runs at each execution: prepared whenever the tool enabled the view, even while paused,
+    // and recorded for the executions made while collection runs (`hooks`).
+    let wanted = if list.immediate {
+        view::is_enabled(view)
+    } else {
+        view::is_configured(view)
+    };
+    if !wanted {
         return;
     }
     let program = *signal;

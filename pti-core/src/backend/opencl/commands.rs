@@ -242,9 +242,10 @@ pub(super) fn fork_lock() -> &'static dyn crate::sync::writer_lock::ForkLock {
     &MAPPED
 }
 
-/// Remembers the size of a region just mapped (while the copy view is enabled).
+/// Remembers the size of a region just mapped (while the tool enabled the copy view, paused or
+/// not: its unmap may come after a resume).
 pub(super) fn mapped(ptr: *mut core::ffi::c_void, bytes: impl FnOnce() -> u64) {
-    if ptr.is_null() || !view::is_enabled(pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY) {
+    if ptr.is_null() || !view::is_configured(pti_view_kind::PTI_VIEW_DEVICE_GPU_MEM_COPY) {
         return;
     }
     let bytes = bytes();
