@@ -203,7 +203,7 @@ unsafe fn domain_name(domain: *const IttDomain) -> Option<&'static CStr> {
         if d.flags == 0 || d.name_a.is_null() {
             return None;
         }
-        Some(annotation::name(CStr::from_ptr(d.name_a)))
+        Some(annotation::name_at(d.name_a))
     }
 }
 
@@ -215,7 +215,7 @@ unsafe fn handle_text(handle: *const IttStringHandle) -> Option<&'static CStr> {
     // SAFETY: the caller's contract.
     unsafe {
         let h = handle.as_ref()?;
-        (!h.str_a.is_null()).then(|| annotation::name(CStr::from_ptr(h.str_a)))
+        (!h.str_a.is_null()).then(|| annotation::name_at(h.str_a))
     }
 }
 
@@ -274,6 +274,9 @@ unsafe extern "C" fn task_begin(
     name: *const IttStringHandle,
 ) {
     itt((), || {
+        if !annotation::wanted() {
+            return;
+        }
         // SAFETY: ITT's contract: the program's domain and string handle.
         let (Some(domain), name) = (unsafe { domain_name(domain) }, unsafe { handle_text(name) })
         else {
@@ -286,6 +289,9 @@ unsafe extern "C" fn task_begin(
 /// `__itt_task_end`.
 unsafe extern "C" fn task_end(domain: *const IttDomain) {
     itt((), || {
+        if !annotation::any_open() {
+            return;
+        }
         // SAFETY: ITT's contract.
         if let Some(domain) = unsafe { domain_name(domain) } {
             annotation::task_end(domain);
@@ -301,6 +307,9 @@ unsafe extern "C" fn task_begin_overlapped(
     name: *const IttStringHandle,
 ) {
     itt((), || {
+        if !annotation::wanted() {
+            return;
+        }
         // SAFETY: ITT's contract.
         let (Some(domain), name) = (unsafe { domain_name(domain) }, unsafe { handle_text(name) })
         else {
@@ -328,6 +337,9 @@ unsafe extern "C" fn marker(
     _scope: c_int,
 ) {
     itt((), || {
+        if !annotation::wanted() {
+            return;
+        }
         // SAFETY: ITT's contract.
         let (Some(domain), name) = (unsafe { domain_name(domain) }, unsafe { handle_text(name) })
         else {
@@ -351,7 +363,11 @@ unsafe extern "C" fn metadata_add(
     data: *const c_void,
 ) {
     itt((), || {
-        if count == 0 || data.is_null() || !METADATA_INTEGERS.contains(&kind) {
+        if count == 0
+            || data.is_null()
+            || !METADATA_INTEGERS.contains(&kind)
+            || !annotation::any_open()
+        {
             return;
         }
         // SAFETY: ITT's contract: `data` holds `count` values of `kind` (read: the first, at its
@@ -378,6 +394,9 @@ unsafe extern "C" fn metadata_add(
 /// `__itt_frame_begin_v3`.
 unsafe extern "C" fn frame_begin(domain: *const IttDomain, id: *const IttId) {
     itt((), || {
+        if !annotation::wanted() {
+            return;
+        }
         // SAFETY: ITT's contract: the ID may be NULL.
         let id = unsafe { id.as_ref() }.map_or(0, |id| id.d1);
         // SAFETY: ITT's contract.
@@ -390,6 +409,9 @@ unsafe extern "C" fn frame_begin(domain: *const IttDomain, id: *const IttId) {
 /// `__itt_frame_end_v3`.
 unsafe extern "C" fn frame_end(domain: *const IttDomain, _id: *const IttId) {
     itt((), || {
+        if !annotation::any_open() {
+            return;
+        }
         // SAFETY: ITT's contract.
         if let Some(domain) = unsafe { domain_name(domain) } {
             annotation::frame_end(domain);

@@ -17,10 +17,11 @@
 //! task, once ended, is also a communication record with those sizes. Tested with the `ittapi`
 //! package emitting these names, not against oneCCL itself.
 
-use core::cell::RefCell;
-use core::ffi::CStr;
+use core::cell::{Cell, RefCell};
+use core::ffi::{CStr, c_char};
 use std::collections::HashMap;
 
+use crate::recent::{Recent, recall, remember};
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::view::abi::{pti_view_annotation_type, pti_view_kind};
 use crate::{clock, thread, view};
@@ -32,6 +33,44 @@ pub const ONECCL_DOMAIN: &CStr = c"oneCCL::API";
 /// the program's strings may be freed (Python frees ITT's at exit), records keep theirs.
 pub fn name(text: &CStr) -> &'static CStr {
     crate::intern::intern(text)
+}
+
+thread_local! {
+    /// The names this thread interned lately, by the address of the program's string.
+    static NAMES: Recent<usize, &'static CStr, 8> = const { Cell::new([None; 8]) };
+}
+
+/// [`name`] of the C string at `text`, remembered per thread by its address (a program's loop
+/// passes the same domain and string handle every time) and checked against the bytes there,
+/// since the program may free a string and make another at the same address.
+///
+/// # Safety
+/// `text` points to a NUL-terminated string.
+pub unsafe fn name_at(text: *const c_char) -> &'static CStr {
+    // SAFETY: the caller's contract.
+    let here = unsafe { CStr::from_ptr(text) };
+    if let Some(known) = recall(&NAMES, text as usize)
+        && known == here
+    {
+        return known;
+    }
+    let interned = name(here);
+    remember(&NAMES, text as usize, interned);
+    interned
+}
+
+/// Whether a range beginning now may be of use: the tool enabled the annotation view or the
+/// communication view (paused or not). Otherwise the ITT face returns at once.
+#[inline]
+pub fn wanted() -> bool {
+    view::is_configured(pti_view_kind::PTI_VIEW_EXT_ANNOTATION)
+        || view::is_configured(pti_view_kind::PTI_VIEW_COMMUNICATION)
+}
+
+/// Whether this thread has a nested range open (an end without one has nothing to do).
+#[inline]
+pub fn any_open() -> bool {
+    NESTED.try_with(|n| !n.borrow().is_empty()).unwrap_or(false)
 }
 
 /// The path of the libpti the process loaded first, if it is not the one holding `own` (an
@@ -258,6 +297,9 @@ const EVENT_DOMAIN: &CStr = c"ITT event";
 /// `__itt_event_start`: event `event` begins on this thread. Returns 0, or -1 for an unknown
 /// event.
 pub fn event_start(event: i32) -> i32 {
+    if !wanted() {
+        return 0;
+    }
     let Some(name) = event_name(event) else {
         return -1;
     };
