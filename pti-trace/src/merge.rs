@@ -397,6 +397,111 @@ fn shorten(text: &str, most: usize) -> String {
 mod tests {
     use super::*;
 
+    /// A one-process trace of `host` whose anchor says libpti's `at` is wall-clock `realtime`,
+    /// with one instant named "work" at `work`, written to a file of the temporary directory.
+    fn trace(name: &str, host: &str, (at, realtime): (u64, u64), work: u64) -> PathBuf {
+        use perfetto_protos::debug_annotation::DebugAnnotation;
+        use perfetto_protos::interned_data::InternedData;
+        use perfetto_protos::process_descriptor::ProcessDescriptor;
+        use perfetto_protos::track_descriptor::TrackDescriptor;
+        use perfetto_protos::track_event::track_event::Type;
+        use perfetto_protos::track_event::{EventName, TrackEvent};
+        let mut packets = Vec::new();
+        let mut descriptor = TrackDescriptor::new();
+        descriptor.set_uuid(7);
+        let mut process = ProcessDescriptor::new();
+        process.set_pid(42);
+        process.set_process_name(format!("rank 0: {name}"));
+        descriptor.process = Some(process).into();
+        let mut p = TracePacket::new();
+        p.set_track_descriptor(descriptor);
+        p.set_trusted_packet_sequence_id(1);
+        packets.push(p);
+        let mut interned = InternedData::new();
+        for (iid, text) in [(1, ANCHOR), (2, "work")] {
+            let mut n = EventName::new();
+            n.set_iid(iid);
+            n.set_name(text.to_string());
+            interned.event_names.push(n);
+        }
+        for (ts, iid) in [(at, 1), (work, 2)] {
+            let mut e = TrackEvent::new();
+            e.set_type(Type::TYPE_INSTANT);
+            e.set_track_uuid(7);
+            e.set_name_iid(iid);
+            if iid == 1 {
+                let mut wall = DebugAnnotation::new();
+                wall.set_name("realtime_ns".into());
+                wall.set_uint_value(realtime);
+                let mut machine = DebugAnnotation::new();
+                machine.set_name("host".into());
+                machine.set_string_value(host.into());
+                e.debug_annotations = vec![wall, machine];
+            }
+            let mut p = TracePacket::new();
+            p.set_timestamp(ts);
+            p.set_track_event(e);
+            p.set_trusted_packet_sequence_id(1);
+            if iid == 1 {
+                p.interned_data = Some(interned.clone()).into();
+            }
+            packets.push(p);
+        }
+        let path =
+            std::env::temp_dir().join(format!("pti-merge-{}-{name}.pftrace", std::process::id()));
+        let mut bytes = Vec::new();
+        for p in packets {
+            bytes.push(0x0A);
+            bytes.extend(p.write_length_delimited_to_bytes().unwrap());
+        }
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    #[test]
+    fn another_hosts_trace_is_shifted_by_the_wall_clocks_difference() {
+        // Host a: libpti's 1,000 is wall 1,000,000. Host b: libpti's 5,000 is wall 1,000,500,
+        // so b's clock reads 3,500 more than a's for the same moment: its 6,000 is a's 2,500.
+        // A trace of host a again (another process) is left as it is.
+        let a = trace("a", "a", (1_000, 1_000_000), 1_500);
+        let b = trace("b", "b", (5_000, 1_000_500), 6_000);
+        let a2 = trace("a2", "a", (9_000, 1_000_000), 9_500);
+        let out =
+            std::env::temp_dir().join(format!("pti-merge-{}-out.pftrace", std::process::id()));
+        let summary = merge(&out, &[a.clone(), b.clone(), a2.clone()]).unwrap();
+        assert!(
+            summary.contains("(1 shifted from other hosts' clocks)"),
+            "{summary}"
+        );
+        let packets = export::packets(&std::fs::read(&out).unwrap()).unwrap();
+        let times: Vec<(u32, u64)> = packets
+            .iter()
+            .filter(|p| p.has_track_event())
+            .map(|p| (p.trusted_packet_sequence_id(), p.timestamp()))
+            .collect();
+        assert_eq!(
+            times,
+            [
+                (1, 1_000),
+                (1, 1_500),
+                (2, 1_500),
+                (2, 2_500),
+                (3, 9_000),
+                (3, 9_500)
+            ]
+        );
+        // Three processes of pid 42: the second and third moved.
+        let pids: Vec<i32> = packets
+            .iter()
+            .filter(|p| p.has_track_descriptor())
+            .filter_map(|p| p.track_descriptor().process.as_ref().map(|d| d.pid()))
+            .collect();
+        assert_eq!(pids, [42, 42 + (1 << 22), 42 + (2 << 22)]);
+        for f in [a, b, a2, out] {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+
     #[test]
     fn taken_ids_move_up_and_are_kept() {
         let mut taken = HashSet::new();
