@@ -1572,20 +1572,12 @@ fn ittapi_annotations_are_tracks_of_the_perfetto_timeline() {
         ]
     );
     // The SQLite export puts them in its annotation table.
-    let db = dir.join("itt.db");
-    run(Command::new(pti_trace())
-        .args(["export", "--sqlite"])
-        .arg(&db)
-        .arg(&trace[0]));
-    let db = rusqlite::Connection::open(&db).unwrap();
-    let mut query = db
-        .prepare("SELECT kind, COUNT(*) FROM annotation GROUP BY kind ORDER BY kind")
-        .unwrap();
-    let rows: Vec<(String, i64)> = query
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let rows: Vec<(String, i64)> = exported(
+        &trace[0],
+        &dir.join("itt.db"),
+        "SELECT kind, COUNT(*) FROM annotation GROUP BY kind ORDER BY kind",
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    );
     assert_eq!(
         rows,
         [
@@ -1593,6 +1585,26 @@ fn ittapi_annotations_are_tracks_of_the_perfetto_timeline() {
             ("communication".to_string(), 4)
         ]
     );
+}
+
+/// The rows `sql` selects from the SQLite export of `trace` (written to `db`), each made by `row`.
+fn exported<T>(
+    trace: &Path,
+    db: &Path,
+    sql: &str,
+    row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Vec<T> {
+    run(Command::new(pti_trace())
+        .args(["export", "--sqlite"])
+        .arg(db)
+        .arg(trace));
+    let db = rusqlite::Connection::open(db).unwrap();
+    let mut query = db.prepare(sql).unwrap();
+    query
+        .query_map([], row)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
 }
 
 /// The MPI test program (tests/c/mpi_ranks.c), built with Open MPI's `mpicc`.
@@ -1729,22 +1741,13 @@ fn four_mpi_ranks_on_pocl_merge_into_one_timeline() {
         "track UUIDs collide"
     );
     // The merged file exports like any trace: each process's kernels under its own ID.
-    let db = dir.join("merged.db");
-    run(Command::new(pti_trace())
-        .args(["export", "--sqlite"])
-        .arg(&db)
-        .arg(&merged));
-    let db = rusqlite::Connection::open(&db).unwrap();
-    let per_process: Vec<i64> = db
-        .prepare(
-            "SELECT COUNT(*) FROM device_op d JOIN process p USING (pid) \
-             WHERE d.kind = 'kernel' AND d.name = 'bump' GROUP BY pid ORDER BY p.name",
-        )
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let per_process: Vec<i64> = exported(
+        &merged,
+        &dir.join("merged.db"),
+        "SELECT COUNT(*) FROM device_op d JOIN process p USING (pid) \
+         WHERE d.kind = 'kernel' AND d.name = 'bump' GROUP BY pid ORDER BY p.name",
+        |r| r.get(0),
+    );
     assert_eq!(
         per_process,
         [3, 6, 9, 12],
@@ -1796,18 +1799,11 @@ fn four_mpi_ranks_on_pocl_merge_into_one_timeline() {
         .collect();
     assert_eq!(flows.iter().collect::<HashSet<_>>().len(), flows.len());
     assert_eq!(kernel_slices(&twice), 24);
-    let db2 = dir.join("twice.db");
-    run(Command::new(pti_trace())
-        .args(["export", "--sqlite"])
-        .arg(&db2)
-        .arg(&twice));
-    let db2 = rusqlite::Connection::open(&db2).unwrap();
-    let counts: Vec<i64> = db2
-        .prepare("SELECT COUNT(*) FROM device_op WHERE kind = 'kernel' GROUP BY pid")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let counts: Vec<i64> = exported(
+        &twice,
+        &dir.join("twice.db"),
+        "SELECT COUNT(*) FROM device_op WHERE kind = 'kernel' GROUP BY pid",
+        |r| r.get(0),
+    );
     assert_eq!(counts, [12, 12]);
 }

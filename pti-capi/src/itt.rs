@@ -219,6 +219,24 @@ unsafe fn handle_text(handle: *const IttStringHandle) -> Option<&'static CStr> {
     }
 }
 
+/// The domain and name of a range or marker beginning now, if it may be of use (a tool enabled
+/// the annotation or communication view) and its domain is live; a missing name is empty.
+///
+/// # Safety
+/// As for [`domain_name`] and [`handle_text`].
+unsafe fn beginning(
+    domain: *const IttDomain,
+    name: *const IttStringHandle,
+) -> Option<(&'static CStr, &'static CStr)> {
+    if !annotation::wanted() {
+        return None;
+    }
+    // SAFETY: the caller's contract.
+    let domain = unsafe { domain_name(domain) }?;
+    // SAFETY: the caller's contract.
+    Some((domain, unsafe { handle_text(name) }.unwrap_or(c"")))
+}
+
 /// The kinds of objects this module makes, for `annotation::made` (which keeps one per name,
 /// never freed: the program keeps the pointers for as long as it runs; ittapi asks for a string
 /// handle at each task, so that is a lookup).
@@ -274,15 +292,10 @@ unsafe extern "C" fn task_begin(
     name: *const IttStringHandle,
 ) {
     itt((), || {
-        if !annotation::wanted() {
-            return;
-        }
         // SAFETY: ITT's contract: the program's domain and string handle.
-        let (Some(domain), name) = (unsafe { domain_name(domain) }, unsafe { handle_text(name) })
-        else {
-            return;
-        };
-        annotation::task_begin(domain, name.unwrap_or(c""), id.d1, parent.d1);
+        if let Some((domain, name)) = unsafe { beginning(domain, name) } {
+            annotation::task_begin(domain, name, id.d1, parent.d1);
+        }
     })
 }
 
@@ -307,15 +320,10 @@ unsafe extern "C" fn task_begin_overlapped(
     name: *const IttStringHandle,
 ) {
     itt((), || {
-        if !annotation::wanted() {
-            return;
+        // SAFETY: ITT's contract: the program's domain and string handle.
+        if let Some((domain, name)) = unsafe { beginning(domain, name) } {
+            annotation::overlapped_begin(domain, name, id.whole(), parent.d1);
         }
-        // SAFETY: ITT's contract.
-        let (Some(domain), name) = (unsafe { domain_name(domain) }, unsafe { handle_text(name) })
-        else {
-            return;
-        };
-        annotation::overlapped_begin(domain, name.unwrap_or(c""), id.whole(), parent.d1);
     })
 }
 
@@ -337,15 +345,10 @@ unsafe extern "C" fn marker(
     _scope: c_int,
 ) {
     itt((), || {
-        if !annotation::wanted() {
-            return;
+        // SAFETY: ITT's contract: the program's domain and string handle.
+        if let Some((domain, name)) = unsafe { beginning(domain, name) } {
+            annotation::marker(domain, name, id.d1);
         }
-        // SAFETY: ITT's contract.
-        let (Some(domain), name) = (unsafe { domain_name(domain) }, unsafe { handle_text(name) })
-        else {
-            return;
-        };
-        annotation::marker(domain, name.unwrap_or(c""), id.d1);
     })
 }
 

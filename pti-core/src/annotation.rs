@@ -170,57 +170,58 @@ fn open(
 /// `__itt_task_begin`: a task of `domain` named `name` begins on this thread, nested in the
 /// ones open there. `id` and `parent` are the task IDs the program gave (0 for none).
 pub fn task_begin(domain: &'static CStr, name: &'static CStr, id: u64, parent: u64) {
-    let task = open(
+    begin_nested(open(
         pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_TASK,
         domain,
         name,
         (id, parent),
-    );
-    let _ = NESTED.try_with(|n| n.borrow_mut().push(task));
+    ));
 }
 
 /// `__itt_task_end`: the innermost task of `domain` open on this thread ends. Without one,
 /// nothing happens (ITT's own rule).
 pub fn task_end(domain: &'static CStr) {
-    end_nested(
-        domain,
-        pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_TASK,
-    );
+    end_nested(|o| {
+        o.kind == pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_TASK && o.domain == domain
+    });
 }
 
 /// `__itt_frame_begin_v3`: a frame of `domain` begins on this thread.
 pub fn frame_begin(domain: &'static CStr, id: u64) {
-    let frame = open(
+    begin_nested(open(
         pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_FRAME,
         domain,
         domain,
         (id, 0),
-    );
-    let _ = NESTED.try_with(|n| n.borrow_mut().push(frame));
+    ));
 }
 
 /// `__itt_frame_end_v3`: the innermost frame of `domain` open on this thread ends.
 pub fn frame_end(domain: &'static CStr) {
-    end_nested(
-        domain,
-        pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_FRAME,
-    );
+    end_nested(|o| {
+        o.kind == pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_FRAME && o.domain == domain
+    });
 }
 
-/// Ends the innermost range of `kind` and `domain` open on this thread (and writes it).
-fn end_nested(domain: &CStr, kind: pti_view_annotation_type) {
+/// Opens `range` on this thread, inside the ranges open there.
+fn begin_nested(range: Open) {
+    let _ = NESTED.try_with(|n| n.borrow_mut().push(range));
+}
+
+/// Ends the innermost range open on this thread that `matches`, and writes it (its depth: how
+/// many ranges were open around it). Returns whether one was open.
+fn end_nested(matches: impl Fn(&Open) -> bool) -> bool {
     let end = clock::now();
     let ended = NESTED.try_with(|n| {
         let mut n = n.borrow_mut();
-        let at = n
-            .iter()
-            .rposition(|o| o.kind == kind && o.domain == domain)?;
-        let depth = at as u32;
-        Some((n.remove(at), depth))
+        let at = n.iter().rposition(&matches)?;
+        Some((n.remove(at), at as u32))
     });
-    if let Ok(Some((task, depth))) = ended {
-        write(&task, end, depth);
-    }
+    let Ok(Some((range, depth))) = ended else {
+        return false;
+    };
+    write(&range, end, depth);
+    true
 }
 
 /// `__itt_task_begin_overlapped`: a task that may overlap others of its thread, and end on any
@@ -303,35 +304,22 @@ pub fn event_start(event: i32) -> i32 {
     let Some(name) = event_name(event) else {
         return -1;
     };
-    let range = open(
+    begin_nested(open(
         pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_EVENT,
         EVENT_DOMAIN,
         name,
         (event as u64, 0),
-    );
-    let _ = NESTED.try_with(|n| n.borrow_mut().push(range));
+    ));
     0
 }
 
 /// `__itt_event_end`: the innermost open event `event` on this thread ends. Returns 0, or -1 when
 /// none is open.
 pub fn event_end(event: i32) -> i32 {
-    let end = clock::now();
-    let ended = NESTED.try_with(|n| {
-        let mut n = n.borrow_mut();
-        let at = n.iter().rposition(|o| {
-            o.kind == pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_EVENT
-                && o.id == event as u64
-        })?;
-        Some((n.remove(at), at as u32))
+    let ended = end_nested(|o| {
+        o.kind == pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_EVENT && o.id == event as u64
     });
-    match ended {
-        Ok(Some((range, depth))) => {
-            write(&range, end, depth);
-            0
-        }
-        _ => -1,
-    }
+    if ended { 0 } else { -1 }
 }
 
 fn event_name(event: i32) -> Option<&'static CStr> {

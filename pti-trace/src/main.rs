@@ -340,19 +340,25 @@ fn itt_collector(cmd: &mut Command, args: &Args, libpti: &Path) {
     }
 }
 
-/// `pti-trace merge -o OUT.pftrace TRACE...`.
-fn merge_command(args: Vec<OsString>) -> ExitCode {
+/// The command line of a subcommand that reads trace files and writes one file: the path after
+/// one of `flags`, and the traces; None without both.
+fn output_and_traces(args: Vec<OsString>, flags: &[&str]) -> Option<(PathBuf, Vec<PathBuf>)> {
     let mut out = None;
     let mut traces = Vec::new();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
-        if arg == "-o" || arg == "--output" {
+        if flags.iter().any(|f| arg == *f) {
             out = args.next().map(PathBuf::from);
         } else {
             traces.push(PathBuf::from(arg));
         }
     }
-    let (Some(out), false) = (out, traces.is_empty()) else {
+    (!traces.is_empty()).then_some((out?, traces))
+}
+
+/// `pti-trace merge -o OUT.pftrace TRACE...`.
+fn merge_command(args: Vec<OsString>) -> ExitCode {
+    let Some((out, traces)) = output_and_traces(args, &["-o", "--output"]) else {
         eprintln!("pti-trace: merge needs -o OUT.pftrace and trace files\n\n{USAGE}");
         return ExitCode::from(2);
     };
@@ -377,17 +383,7 @@ fn merge_command(args: Vec<OsString>) -> ExitCode {
 
 /// `pti-trace export --sqlite OUT.db TRACE...`.
 fn export_command(args: Vec<OsString>) -> ExitCode {
-    let mut out = None;
-    let mut traces = Vec::new();
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        if arg == "--sqlite" {
-            out = args.next().map(PathBuf::from);
-        } else {
-            traces.push(PathBuf::from(arg));
-        }
-    }
-    let (Some(out), false) = (out, traces.is_empty()) else {
+    let Some((out, traces)) = output_and_traces(args, &["--sqlite"]) else {
         eprintln!("pti-trace: export needs --sqlite OUT.db and trace files\n\n{USAGE}");
         return ExitCode::from(2);
     };

@@ -62,13 +62,9 @@ int main(void) {
   cl_platform_id platform;
   CHECK(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL));
   cl_int err;
-  cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-  CHECK(err);
-  cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err);
-  CHECK(err);
-  cl_program program = clCreateProgramWithSource(ctx, 1, &SOURCE, NULL, &err);
-  CHECK(err);
-  CHECK(clBuildProgram(program, 1, &device, "", NULL, NULL));
+  cl_context ctx = context_on(device);
+  cl_command_queue q = queue_on(ctx, device);
+  cl_program program = built(ctx, device, SOURCE);
   cl_kernel k = clCreateKernel(program, "twice", &err);
   CHECK(err);
 

@@ -6,10 +6,8 @@
 int main(void) {
     cl_device_id device = pick_device();
     cl_int err;
-    cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    CHECK(err);
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    CHECK(err);
+    cl_context context = context_on(device);
+    cl_command_queue queue = queue_on(context, device);
     int data[256] = {0};
     cl_mem buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof data, NULL, &err);
     CHECK(err);

@@ -1,6 +1,6 @@
-/* What the small OpenCL test programs share: CHECK (exit with the failing call and its status)
- * and the first device of the platform whose name contains $PTI_TEST_PLATFORM (any platform
- * when unset). */
+/* What the small OpenCL test programs share: CHECK (exit with the failing call and its status),
+ * the first device of the platform whose name contains $PTI_TEST_PLATFORM (any platform when
+ * unset), and the context, queue and program most of them start with. */
 #ifndef PTI_TEST_CL_PICK_H
 #define PTI_TEST_CL_PICK_H
 
@@ -35,6 +35,31 @@ static cl_device_id pick_device(void) {
     }
     fprintf(stderr, "no OpenCL platform named like %s\n", want ? want : "(any)");
     exit(1);
+}
+
+/* A context on `device`; exits on an error. */
+static inline cl_context context_on(cl_device_id device) {
+    cl_int err;
+    cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    CHECK(err);
+    return context;
+}
+
+/* An in-order queue of `device` in `context`, without properties; exits on an error. */
+static inline cl_command_queue queue_on(cl_context context, cl_device_id device) {
+    cl_int err;
+    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
+    CHECK(err);
+    return queue;
+}
+
+/* `source` built for `device` in `context`; exits on an error. */
+static inline cl_program built(cl_context context, cl_device_id device, const char *source) {
+    cl_int err;
+    cl_program program = clCreateProgramWithSource(context, 1, &source, NULL, &err);
+    CHECK(err);
+    CHECK(clBuildProgram(program, 1, &device, "", NULL, NULL));
+    return program;
 }
 
 #endif

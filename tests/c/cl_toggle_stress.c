@@ -73,8 +73,7 @@ static atomic_int workers_left;
 static void* worker(void* arg) {
   cl_kernel kernel = arg;
   cl_int err;
-  cl_command_queue q = clCreateCommandQueue(context, device, 0, &err);
-  CHECK(err);
+  cl_command_queue q = queue_on(context, device);
   float host[256] = {0};
   float pattern = 1.0f;
   cl_mem buf = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
@@ -107,11 +106,8 @@ int main(int argc, char** argv) {
 
   device = pick_device();
   cl_int err;
-  context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-  CHECK(err);
-  cl_program program = clCreateProgramWithSource(context, 1, &SOURCE, NULL, &err);
-  CHECK(err);
-  CHECK(clBuildProgram(program, 1, &device, "", NULL, NULL));
+  context = context_on(device);
+  cl_program program = built(context, device, SOURCE);
   pthread_t threads[2];
   cl_kernel kernels[2];
   atomic_store(&workers_left, 2);

@@ -21,13 +21,9 @@ int main(int argc, char **argv) {
 
     cl_device_id device = pick_device();
     cl_int err;
-    cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    CHECK(err);
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    CHECK(err);
-    cl_program program = clCreateProgramWithSource(context, 1, &SOURCE, NULL, &err);
-    CHECK(err);
-    CHECK(clBuildProgram(program, 1, &device, "", NULL, NULL));
+    cl_context context = context_on(device);
+    cl_command_queue queue = queue_on(context, device);
+    cl_program program = built(context, device, SOURCE);
     cl_kernel kernel = clCreateKernel(program, "bump", &err);
     CHECK(err);
     int zeros[64] = {0};

@@ -192,14 +192,15 @@ pub(crate) fn start(options: &Options) {
     let plan = Plan::new(options, loaded);
     // Registered (when the signal toggles) before the run's state is read: a toggle counted
     // after the read reaches this process.
-    let wake = options.toggle_signal.and_then(install_handler);
+    let signal = options.toggle_signal;
+    let wake = signal.and_then(install_handler);
     sync(&plan, "as the run stands");
     if plan.next_change(loaded).is_none() && wake.is_none() {
         return;
     }
     let spawned = std::thread::Builder::new()
         .name("pti-trace-capture".into())
-        .spawn(move || control(plan, wake, options_signal()));
+        .spawn(move || control(plan, wake, signal));
     if let Err(e) = spawned {
         crate::say(&format!(
             "pti-trace: process {}: no capture-control thread ({e}): --delay, --duration and \
@@ -207,11 +208,6 @@ pub(crate) fn start(options: &Options) {
             std::process::id()
         ));
     }
-}
-
-/// The toggle signal of this process, from the environment.
-fn options_signal() -> Option<i32> {
-    std::env::var("PTI_TRACE_TOGGLE_SIGNAL").ok()?.parse().ok()
 }
 
 /// Installs the toggle handler of `signal` and registers the process; returns the pipe's read

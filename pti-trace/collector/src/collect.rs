@@ -90,6 +90,16 @@ impl Annotation {
         self.kind == pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_OVERLAPPED_TASK
     }
 
+    /// What its track on a thread is for: its domain, or for a legacy event its name (a domain's
+    /// ranges nest on their thread; two domains' may not, nor events of two names).
+    pub(crate) fn track_group(&self) -> String {
+        if self.kind == pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_EVENT {
+            self.label()
+        } else {
+            self.domain.clone()
+        }
+    }
+
     /// "domain: name", as the summary and the timeline show it.
     pub(crate) fn label(&self) -> String {
         if self.domain == self.name || self.name.is_empty() {
@@ -108,6 +118,16 @@ pub(crate) struct Communication {
     pub(crate) end: u64,
     pub(crate) send: u64,
     pub(crate) recv: u64,
+}
+
+impl Communication {
+    /// Its name with its bytes, as the timelines show it.
+    pub(crate) fn label(&self) -> String {
+        format!(
+            "{} ({} B sent, {} B received)",
+            self.name, self.send, self.recv
+        )
+    }
 }
 
 /// Everything received. The records themselves are kept only for a JSON timeline (written at
@@ -148,6 +168,17 @@ impl Collected {
         self.tally.is_empty() && self.criticals.is_empty()
     }
 
+    /// How many records of each kind are kept (the start of a batch's new ones).
+    fn counts(&self) -> Counts {
+        Counts {
+            apis: self.apis.len(),
+            device: self.device.len(),
+            memory: self.memory.len(),
+            annotations: self.annotations.len(),
+            communication: self.communication.len(),
+        }
+    }
+
     /// Barrier records name no device: theirs is their queue's.
     pub(crate) fn fill_in_devices(&mut self) {
         let known: HashMap<u64, u64> = self
@@ -160,6 +191,16 @@ impl Collected {
             op.device = known.get(&op.queue).copied().unwrap_or(0);
         }
     }
+}
+
+/// How many records of each kind [`Collected`] holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    apis: usize,
+    device: usize,
+    memory: usize,
+    annotations: usize,
+    communication: usize,
 }
 
 /// The collected data, behind a spin lock (the collector's own code is the only user and never
@@ -249,8 +290,7 @@ pub(crate) fn deliver(records: Records<'_>) {
         // Checked under the lock the exit work holds while it sets the flag: a buffer is either
         // in the timeline or counted as late, never lost between.
         let late = FINISHED.load(Ordering::Acquire);
-        let (apis, device, memory) = (c.apis.len(), c.device.len(), c.memory.len());
-        let (annotations, communication) = (c.annotations.len(), c.communication.len());
+        let before = c.counts();
         for record in records {
             if late {
                 LATE_RECORDS.fetch_add(1, Ordering::Relaxed);
@@ -258,77 +298,61 @@ pub(crate) fn deliver(records: Records<'_>) {
                 take(c, record);
             }
         }
-        for call in &c.apis[apis..] {
+        for call in &c.apis[before.apis..] {
             c.tally.api(call);
         }
-        for op in &c.device[device..] {
+        for op in &c.device[before.device..] {
             c.names.see_device(op.device, &op.pci);
             c.names.queue(op.queue);
             c.tally.device(op);
         }
-        for m in &c.memory[memory..] {
+        for m in &c.memory[before.memory..] {
             c.tally.memory(m);
         }
-        for a in &c.annotations[annotations..] {
+        for a in &c.annotations[before.annotations..] {
             c.tally.annotation(a);
         }
-        for op in &c.communication[communication..] {
+        for op in &c.communication[before.communication..] {
             c.tally.communication(op);
         }
-        stream_new(c, apis, device, memory);
-        stream_annotations(c, annotations, communication);
+        stream_new(c, &before);
         let json = crate::OPTIONS
             .get()
             .is_some_and(|o| o.output.is_some() && o.format == crate::options::Format::Json);
         if !json {
-            c.apis.truncate(apis);
-            c.device.truncate(device);
-            c.memory.truncate(memory);
-            c.annotations.truncate(annotations);
-            c.communication.truncate(communication);
+            c.apis.truncate(before.apis);
+            c.device.truncate(before.device);
+            c.memory.truncate(before.memory);
+            c.annotations.truncate(before.annotations);
+            c.communication.truncate(before.communication);
         }
     });
 }
 
-/// Appends the annotations and communication taken since `annotations` and `communication` to
-/// the Perfetto stream, if one is open (the calls or device work of the program open it: a
-/// process with annotations alone opens it here).
-fn stream_annotations(c: &mut Collected, annotations: usize, communication: usize) {
-    if c.annotations.len() == annotations && c.communication.len() == communication {
+/// Appends what was taken since `before` (the records' counts then) to the Perfetto stream,
+/// opening it at the first, and flushes it: a batch reaches the file whole.
+fn stream_new(c: &mut Collected, before: &Counts) {
+    if c.counts() == *before {
         return;
     }
     open_stream(c);
     let Some(Ok(stream)) = c.stream.as_mut() else {
         return;
     };
-    for a in &c.annotations[annotations..] {
-        stream.annotation(a);
-    }
-    for op in &c.communication[communication..] {
-        stream.communication(op);
-    }
-    stream.flush();
-}
-
-/// Appends the calls, device work and memory records taken since `apis`, `device` and `memory`
-/// (their counts before) to
-/// the Perfetto stream, opening it at the first, and flushes it: a batch reaches the file whole.
-fn stream_new(c: &mut Collected, apis: usize, device: usize, memory: usize) {
-    if c.apis.len() == apis && c.device.len() == device && c.memory.len() == memory {
-        return;
-    }
-    open_stream(c);
-    let Some(Ok(stream)) = c.stream.as_mut() else {
-        return;
-    };
-    for call in &c.apis[apis..] {
+    for call in &c.apis[before.apis..] {
         stream.api(call, &c.names);
     }
-    for op in &c.device[device..] {
+    for op in &c.device[before.device..] {
         stream.device(op, &c.names);
     }
-    for m in &c.memory[memory..] {
+    for m in &c.memory[before.memory..] {
         stream.memory(m);
+    }
+    for a in &c.annotations[before.annotations..] {
+        stream.annotation(a);
+    }
+    for op in &c.communication[before.communication..] {
+        stream.communication(op);
     }
     stream.flush();
 }

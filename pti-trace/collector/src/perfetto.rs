@@ -515,16 +515,10 @@ impl Stream {
             let lane = self.lane(OVERLAPPED_LANES, a.start, a.end);
             self.track(Track::Overlapped(lane), &names)
         } else {
-            let group =
-                if a.kind == crate::abi::pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_EVENT {
-                    a.label()
-                } else {
-                    a.domain.clone()
-                };
             let next = self.annotation_tracks.len() as u32;
             let number = *self
                 .annotation_tracks
-                .entry((a.thread, group))
+                .entry((a.thread, a.track_group()))
                 .or_insert(next);
             self.track(Track::Annotations(a.thread, number), &names)
         };
@@ -545,7 +539,7 @@ impl Stream {
     pub(crate) fn communication(&mut self, op: &Communication) {
         let lane = self.lane(COMMUNICATION_LANES, op.start, op.end);
         let track = self.track(Track::Communication(lane), &Names::default());
-        let name = format!("{} ({} B sent, {} B received)", op.name, op.send, op.recv);
+        let name = op.label();
         self.slice(track, (&name, "communication"), op.start, op.end, 0);
     }
 

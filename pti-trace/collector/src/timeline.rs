@@ -182,12 +182,7 @@ fn annotations(
     // their thread, two domains' may not.
     let mut nested: HashMap<(u32, String), u64> = HashMap::new();
     for a in c.annotations.iter().filter(|a| !a.overlaps()) {
-        let group =
-            if a.kind == crate::abi::pti_view_annotation_type::PTI_VIEW_ANNOTATION_TYPE_EVENT {
-                a.label()
-            } else {
-                a.domain.clone()
-            };
+        let group = a.track_group();
         let next = NESTED_TRACKS + nested.len() as u64;
         let tid = match nested.get(&(a.thread, group.clone())) {
             Some(tid) => *tid,
@@ -225,7 +220,7 @@ fn annotations(
         events.push(meta(tid, "thread_sort_index", tid.to_string()));
     }
     for (op, l) in c.communication.iter().zip(lane) {
-        let name = format!("{} ({} B sent, {} B received)", op.name, op.send, op.recv);
+        let name = op.label();
         events.push(slice(
             COMMUNICATION_TRACKS + l,
             op.start,
