@@ -27,6 +27,25 @@ use pti_tests::{
     run_with_watchdog, sycl_over_level_zero, sycl_venv, sycl_workload,
 };
 
+/// Whether the count of calls of Level Zero function `name` is the program's to decide (the
+/// appends of its kernels, copies and fills; its modules, kernels and memory), not the device's
+/// progress: the Unified Runtime's v1 adapter creates, recycles and destroys events, lists and
+/// fences when its caches hold none completed, batches commands by how busy the queue was, and
+/// polls and waits until work is done. On the asynchronous simulated device those counts vary
+/// from run to run (each library's run is a run of its own): both libraries must record such a
+/// function, not the same number of times.
+fn count_decided_by_program(name: &str) -> bool {
+    [
+        "zeCommandListAppendLaunch",
+        "zeCommandListAppendMemory",
+        "zeModule",
+        "zeKernel",
+        "zeMem",
+    ]
+    .iter()
+    .any(|prefix| name.starts_with(prefix))
+}
+
 /// Which library answers the tool's `libpti_view.so.1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Library {
@@ -211,7 +230,10 @@ fn run_tool_with(
             ),
         ),
         Library::IntelPti => {
-            cmd.env("ZE_ENABLE_TRACING_LAYER", "1");
+            // Intel's library deadlocks in its destructors where it still tracks commands at
+            // exit (tests/c/view_tool.c): the tool ends the process once its records are out.
+            cmd.env("ZE_ENABLE_TRACING_LAYER", "1")
+                .env("PTI_TEST_QUICK_EXIT", "1");
             (
                 &tools.intel,
                 format!("{}:{}", tools.zes_stub.display(), tool.display()),
@@ -248,12 +270,37 @@ fn run_tool_with(
             }
         }
     }
+    // The processes the program starts write their (empty) files too: PoCL's compiler
+    // processes, with a cold kernel cache. The program's process is the one that recorded.
+    if texts.len() > 1 {
+        texts.retain(|t| recorded_something(t));
+    }
     assert_eq!(
         texts.len(),
         1,
         "{library:?}: {name} should have written the records of one process"
     );
     (stdout, stderr, texts.pop().unwrap())
+}
+
+/// Whether a tool's text holds a record or a callback (a process that made no runtime call has
+/// only the tool's own lines: what it enabled, its counts).
+fn recorded_something(text: &str) -> bool {
+    text.lines().any(|l| {
+        [
+            "T CB ",
+            "T REC ",
+            "T DEV ",
+            "T DRIVER ",
+            "T RUNTIME ",
+            "T KERNEL ",
+            "T COPY ",
+            "T FILL ",
+            "T OP ",
+        ]
+        .iter()
+        .any(|p| l.starts_with(p))
+    })
 }
 
 fn record(adapter: Adapter, library: Library) -> Recorded {
@@ -492,7 +539,7 @@ fn compare(adapter: Adapter) {
     let mut only_ours = BTreeMap::new();
     for (name, n) in &o {
         let theirs = i.get(name).copied().unwrap_or(0);
-        if theirs == *n {
+        if theirs == *n || (!count_decided_by_program(name) && theirs > 0) {
             continue;
         }
         assert!(

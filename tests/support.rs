@@ -325,3 +325,143 @@ pub fn every_command_accounted(what: &str, stdout: &str) -> Vec<String> {
     }
     covered
 }
+
+/// The kinds of commands the simulated driver counts as executed (its report's `EXECUTED` line).
+pub const SIM_EXECUTED_KINDS: [&str; 10] = [
+    "KERNEL", "COPY", "FILL", "BARRIER", "HOSTFN", "SIGNAL", "WAIT", "RESET", "QUERYTS", "WRITETS",
+];
+
+/// One process's report from the simulated Level Zero driver (`ZE_SIM_REPORT`, three lines:
+/// `LIVE`, `CALLS`, `EXECUTED`; see `tests/ze-sim/src/report.rs`).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct SimReport {
+    /// Objects alive at exit by kind, then `stuck` and `destroyed_in_use`.
+    pub live: Vec<(String, i64)>,
+    /// Host queries of events: `zeEventQueryStatus`, `zeEventQueryKernelTimestamp`,
+    /// `timestamp_polls`.
+    pub calls: std::collections::BTreeMap<String, u64>,
+    /// Commands executed, by kind.
+    pub executed: std::collections::BTreeMap<String, u64>,
+}
+
+impl SimReport {
+    /// The reports in a report file's text, one per process that loaded the driver.
+    pub fn parse_all(text: &str) -> Vec<SimReport> {
+        fn pairs(rest: &str) -> Vec<(String, i64)> {
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            words
+                .chunks(2)
+                .map(|kv| {
+                    let value = kv.get(1).and_then(|v| v.parse().ok());
+                    (
+                        kv[0].to_string(),
+                        value.unwrap_or_else(|| panic!("bad report pair {kv:?}")),
+                    )
+                })
+                .collect()
+        }
+        let mut reports: Vec<SimReport> = Vec::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("LIVE ") {
+                reports.push(SimReport {
+                    live: pairs(rest),
+                    ..SimReport::default()
+                });
+            } else if let Some(rest) = line.strip_prefix("CALLS ") {
+                let r = reports.last_mut().expect("a LIVE line first");
+                r.calls = pairs(rest)
+                    .into_iter()
+                    .map(|(k, v)| (k, v as u64))
+                    .collect();
+            } else if let Some(rest) = line.strip_prefix("EXECUTED ") {
+                let r = reports.last_mut().expect("a LIVE line first");
+                r.executed = pairs(rest)
+                    .into_iter()
+                    .map(|(k, v)| (k, v as u64))
+                    .collect();
+            } else if !line.trim().is_empty() {
+                panic!("unexpected line in the driver's report: {line:?}");
+            }
+        }
+        reports
+    }
+
+    /// The one report of a file written by a single process.
+    pub fn read_one(path: &Path) -> SimReport {
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("no driver report {}: {e}", path.display()));
+        let mut all = Self::parse_all(&text);
+        assert_eq!(
+            all.len(),
+            1,
+            "one process's report in {}: {text}",
+            path.display()
+        );
+        all.pop().unwrap()
+    }
+
+    /// The reports of a file written by one process that loaded `drivers` copies of the driver
+    /// (a GPU's and an NPU's: each copy reports), summed.
+    pub fn read_summed(path: &Path, drivers: usize) -> SimReport {
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("no driver report {}: {e}", path.display()));
+        let all = Self::parse_all(&text);
+        assert_eq!(
+            all.len(),
+            drivers,
+            "{drivers} drivers' reports in {}: {text}",
+            path.display()
+        );
+        let mut sum = SimReport::default();
+        for report in all {
+            for (name, n) in report.live {
+                match sum.live.iter_mut().find(|(k, _)| *k == name) {
+                    Some((_, total)) => *total += n,
+                    None => sum.live.push((name, n)),
+                }
+            }
+            for (name, n) in report.calls {
+                *sum.calls.entry(name).or_default() += n;
+            }
+            for (name, n) in report.executed {
+                *sum.executed.entry(name).or_default() += n;
+            }
+        }
+        sum
+    }
+
+    /// A live count (or `stuck`, `destroyed_in_use`) by name.
+    pub fn live(&self, name: &str) -> i64 {
+        self.live
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or(0, |(_, v)| *v)
+    }
+
+    /// Commands that waited for ever, and objects destroyed while in use.
+    pub fn faults(&self) -> (i64, i64) {
+        (self.live("stuck"), self.live("destroyed_in_use"))
+    }
+}
+
+/// The newest Level Zero headers and loader that `cargo xtask setup` fetches from Debian
+/// (`.cache/level-zero/<version>/`).
+pub fn newest_level_zero() -> PathBuf {
+    let cache = root().join(".cache/level-zero");
+    let trees: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.join("usr/include/level_zero/ze_api.h").exists())
+                .collect()
+        })
+        .unwrap_or_default();
+    match trees.as_slice() {
+        [one] => one.clone(),
+        _ => panic!(
+            "expected one unpacked Level Zero release under {} (found {trees:?}): run `cargo xtask \
+             setup`, which fetches Debian's libze-dev and libze1 1.32",
+            cache.display()
+        ),
+    }
+}

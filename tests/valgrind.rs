@@ -371,12 +371,12 @@ fn check(case: &Case, valgrind: &Path) -> Outcome {
     if let Some(report) = &case.ze_report {
         match std::fs::read_to_string(report) {
             Ok(text) => {
-                let words: Vec<&str> = text.split_whitespace().skip(1).collect();
-                let alive: Vec<_> = words
-                    .chunks(2)
-                    .filter(|kv| kv.get(1) != Some(&"0"))
+                let reports = pti_tests::SimReport::parse_all(&text);
+                let alive: Vec<_> = reports
+                    .iter()
+                    .flat_map(|r| r.live.iter().filter(|(_, n)| *n != 0))
                     .collect();
-                if !text.starts_with("LIVE ") || !alive.is_empty() {
+                if reports.is_empty() || !alive.is_empty() {
                     problems.push(format!("driver objects left alive at exit: {text}"));
                 }
                 let _ = std::fs::remove_file(report);

@@ -259,6 +259,17 @@ typedef enum _pti_api_id_driver_levelzero {
   zerTranslateIdentifierToDeviceHandle_id = 4130,
   zerGetDefaultContext_id = 4131,
   zexCounterBasedEventCreate2_id = 4132,
+  zeGraphCreateExp_id = 4133,
+  zeCommandListBeginGraphCaptureExp_id = 4134,
+  zeCommandListBeginCaptureIntoGraphExp_id = 4135,
+  zeCommandListEndGraphCaptureExp_id = 4136,
+  zeCommandListInstantiateGraphExp_id = 4137,
+  zeCommandListAppendGraphExp_id = 4138,
+  zeGraphDestroyExp_id = 4139,
+  zeExecutableGraphDestroyExp_id = 4140,
+  zeCommandListIsGraphCaptureEnabledExp_id = 4141,
+  zeGraphIsEmptyExp_id = 4142,
+  zeGraphDumpContentsExp_id = 4143,
 } pti_api_id_driver_levelzero;
 
 #endif /* PTI_DRIVER_LEVELZERO_API_IDS_H_ */

@@ -7,7 +7,8 @@
 //! - [`opencl_extra`]: the few extension functions libpti traces that `opencl-sys` lacks;
 //! - [`level_zero`]: the Level Zero core, tools and sysman types, DDI tables, the tracing layer,
 //!   and a function-pointer alias per function (generated with bindgen by `cargo xtask gen`);
-//! - [`level_zero_intel`]: Intel's `zex*` extension functions that libpti traces, by hand;
+//! - [`level_zero_intel`]: Intel's extension functions that libpti traces and no Level Zero header
+//!   declares (`zex*`, the older `…Exp` graph functions), by hand;
 //! - [`xpti`]: the few plain-C XPTI entry points and data types the SYCL backend needs, written by
 //!   hand, and the C++ accessor of XPTI's event metadata (`cpp/xpti_metadata.cpp`, built by
 //!   `build.rs`).

@@ -167,12 +167,18 @@ static void immediate(void) {
   float *c = alloc_device(bytes), *d = alloc_device(bytes), *s = alloc_shared(bytes);
   for (int i = 0; i < N; ++i) a[i] = (float)i, b[i] = (float)(i % 7);
   const float zero = 0;
+  /* The list is not in order (the device may run its commands in any order between barriers):
+   * the copy into d waits for the fill of d, the kernel for both copies. */
   ZE(zeCommandListAppendMemoryFill(list, d, &zero, sizeof zero, bytes, NULL, 0, NULL));
   say("EXPECT FILL zeCommandListAppendMemoryFill(D) %zu", bytes);
   ZE(zeCommandListAppendMemoryCopy(list, c, a, bytes, device_only, 0, NULL));
   say("EXPECT COPY zeCommandListAppendMemoryCopy(H2D) %zu", bytes);
+  ZE(zeCommandListAppendBarrier(list, NULL, 0, NULL));
+  say("EXPECT SYNC zeCommandListAppendBarrier");
   ZE(zeCommandListAppendMemoryCopy(list, d, b, bytes, NULL, 1, &device_only));
   say("EXPECT COPY zeCommandListAppendMemoryCopy(H2D) %zu", bytes);
+  ZE(zeCommandListAppendBarrier(list, NULL, 0, NULL));
+  say("EXPECT SYNC zeCommandListAppendBarrier");
   launch_vadd(list, vadd, c, d, s, timed);
   say("EXPECT KERNEL vadd");
   meet_halfway(1);
@@ -182,8 +188,13 @@ static void immediate(void) {
   say("EXPECT SYNC zeEventHostSynchronize");
   ZE(zeCommandListAppendBarrier(list, NULL, 0, NULL));
   say("EXPECT SYNC zeCommandListAppendBarrier");
-  ZE(zeCommandListAppendMemoryCopy(list, out, s, bytes, NULL, 0, NULL));
+  /* The device runs the copy after this call returns: the program waits for it (its event,
+   * reset for this second use) before it reads the result or overwrites the source. */
+  ZE(zeEventHostReset(plain));
+  ZE(zeCommandListAppendMemoryCopy(list, out, s, bytes, plain, 0, NULL));
   say("EXPECT COPY zeCommandListAppendMemoryCopy(S2M) %zu", bytes);
+  ZE(zeEventHostSynchronize(plain, UINT64_MAX));
+  say("EXPECT SYNC zeEventHostSynchronize");
   ZE(zeCommandListAppendMemoryFill(sync_list, s, &zero, sizeof zero, bytes, NULL, 0, NULL));
   say("EXPECT FILL zeCommandListAppendMemoryFill(S) %zu", bytes);
   ZE(zeEventHostSynchronize(timed, UINT64_MAX));
@@ -246,6 +257,8 @@ static void regular(void) {
   ZE(zeCommandListAppendMemoryFill(list, e, &one, sizeof one, bytes, NULL, 0, NULL));
   ZE(zeCommandListAppendMemoryCopy(list, c, a, bytes, NULL, 0, NULL));
   ZE(zeCommandListAppendMemoryCopy(list, d, b, bytes, NULL, 0, NULL));
+  /* Not in order: the kernel runs after the transfers it reads and overwrites. */
+  ZE(zeCommandListAppendBarrier(list, NULL, 0, NULL));
   launch_vadd(list, vadd, c, d, e, NULL);
   launch_spin(list, spin, 100, NULL);
   ZE(zeCommandListAppendBarrier(list, NULL, 0, NULL));
@@ -261,6 +274,7 @@ static void regular(void) {
     say("EXPECT FILL zeCommandListAppendMemoryFill(D) %zu", bytes);
     say("EXPECT COPY zeCommandListAppendMemoryCopy(H2D) %zu", bytes);
     say("EXPECT COPY zeCommandListAppendMemoryCopy(H2D) %zu", bytes);
+    say("EXPECT SYNC zeCommandListAppendBarrier");
     say("EXPECT KERNEL vadd");
     say("EXPECT KERNEL spin");
     say("EXPECT SYNC zeCommandListAppendBarrier");

@@ -94,6 +94,26 @@ def device():
     sys.exit("no Intel CPU OpenCL device: is OCL_ICD_FILENAMES set to .venv/lib/libintelocl.so?")
 
 
+def profiled(d, q1, kernels):
+    """With PTI_TEST_PROFILED_KERNELS=n: n kernels (the two, in turn) on an in-order queue with
+    SYCL's event profiling on, submitted without a wait between them; prints each event's
+    profiling start and end ("W PROFILE <i> <kernel> <start ns> <end ns>"), what SYCL reads from
+    the event's kernel timestamps."""
+    n = int(os.environ.get("PTI_TEST_PROFILED_KERNELS", "0"))
+    if not n:
+        return
+    q3 = dpctl.SyclQueue(q1.sycl_context, d, property=["enable_profiling", "in_order"])
+    events = []
+    for i in range(n):
+        kernel, args, name = kernels[i % len(kernels)]
+        events.append((name, q3.submit(kernel, args, [N])))
+        say("EXPECT KERNEL", name, "q3")
+    for _, event in events:
+        event.wait()
+    for i, (name, event) in enumerate(events):
+        say("PROFILE", i, name, event.profiling_info_start, event.profiling_info_end)
+
+
 def main():
     d = device()
     say("DEVICE", d.name)
@@ -133,6 +153,7 @@ def main():
     out = np.frombuffer(c.copy_to_host(), dtype=np.float32)
     say("EXPECT COPY", BYTES)
     say("RESULT", float(out.sum()))
+    profiled(d, q1, [(vadd, [a, b, c], "vadd"), (scale, [c, ctypes.c_float(1.0)], "scale")])
     del a, b, c
     for kind in ("DEVICE", "SHARED", "HOST"):
         say("EXPECT RELEASE", kind, BYTES)

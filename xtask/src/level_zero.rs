@@ -6,8 +6,9 @@
 //!
 //! Input: the newest Level Zero headers, those of Debian's `libze-dev` 1.32 that
 //! [`crate::newest_level_zero`] fetches into `.cache/level-zero` (or the directory
-//! `$PTI_LEVEL_ZERO_INCLUDE` names), and the hand-written declarations of Intel's `zex*`
-//! extensions in `pti-sys/src/level_zero_intel.rs`. Outputs: `pti-sys/src/level_zero.rs`, and the
+//! `$PTI_LEVEL_ZERO_INCLUDE` names), and the hand-written declarations of Intel's extensions
+//! that no Level Zero header declares (`zex*`, the older `…Exp` graph functions) in
+//! `pti-sys/src/level_zero_intel.rs`. Outputs: `pti-sys/src/level_zero.rs`, and the
 //! tracer's callbacks, `pti-core/src/backend/level_zero/callbacks.rs`: a prologue and an epilogue
 //! per function the tracing layer of a 1.32 loader can register (libpti registers, at run time,
 //! those the loader present has), mapped onto `level_zero.tsv` and calling the hooks of
@@ -33,14 +34,23 @@ const HEADERS: [&str; 7] = [
 ];
 
 /// Functions that programs obtain through `zeDriverGetExtensionFunctionAddress` (on loaders
-/// that lack them, and always for Intel's `zex*`), so that the loader's tracing layer never sees
-/// their calls: libpti hands out its wrapper instead of the driver's address. Functions that
-/// create events, append work or wait, and the other functions newer than loader 1.8.12 that
-/// the Unified Runtime's Level Zero adapters call (the adapters' loader front end reaches them
-/// that way over an old loader), except `zeDriverGetDefaultContext`, which returns a handle, not
-/// a result, and so has no prologue or epilogue to run; graph capture is not among them (not
-/// done: its IDs are reserved, and a loader that registers it traces its calls).
-pub const EXTENSION_ROUTE: [&str; 19] = [
+/// that lack them, and always for Intel's `zex*` and older graph functions), so that the loader's
+/// tracing layer never sees their calls: libpti hands out its wrapper instead of the driver's
+/// address. By group:
+/// - functions that create events, append work or wait, and the other functions newer than
+///   loader 1.8.12 that the Unified Runtime's Level Zero adapters call (the adapters' loader front
+///   end reaches them that way over an old loader), except `zeDriverGetDefaultContext`, which
+///   returns a handle, not a result, and so has no prologue or epilogue to run;
+/// - an event pool's flags and kernel-timestamp queries (`zeEventPoolGetFlags`,
+///   `zeEventQueryKernelTimestampsExt`): libpti adds host visibility and kernel timestamps to the
+///   pools it times and keeps each pool's flags as the program created them, for these to answer;
+/// - mutable command lists and clones (`zeCommandListCreateCloneExp`, the
+///   `zeCommandListGetNextCommandId*Exp` and `zeCommandListUpdateMutableCommand*Exp`): libpti
+///   follows a regular list's commands, which these copy or change after they were appended;
+/// - graph capture and replay, in the 1.32 headers' `…Ext` form and Intel's older `…Exp` form
+///   (compute-runtime's `zex_graph.h`, extension "ZE_experimental_record_replay_graph", served
+///   only this way): libpti records the commands a graph replays.
+pub const EXTENSION_ROUTE: [&str; 48] = [
     "zexCounterBasedEventCreate2",
     "zeEventCounterBasedCreate",
     "zeCommandListAppendHostFunction",
@@ -60,14 +70,85 @@ pub const EXTENSION_ROUTE: [&str; 19] = [
     "zeEventCounterBasedCloseIpcHandle",
     "zeImageViewCreateExt",
     "zePhysicalMemGetProperties",
+    // Pool flags and timestamp queries.
+    "zeEventPoolGetFlags",
+    "zeEventQueryKernelTimestampsExt",
+    // Mutable command lists and clones.
+    "zeCommandListCreateCloneExp",
+    "zeCommandListGetNextCommandIdExp",
+    "zeCommandListGetNextCommandIdWithKernelsExp",
+    "zeCommandListUpdateMutableCommandsExp",
+    "zeCommandListUpdateMutableCommandSignalEventExp",
+    "zeCommandListUpdateMutableCommandWaitEventsExp",
+    "zeCommandListUpdateMutableCommandKernelsExp",
+    // Graph capture and replay (the 1.32 headers' form).
+    "zeGraphCreateExt",
+    "zeCommandListBeginGraphCaptureExt",
+    "zeCommandListBeginCaptureIntoGraphExt",
+    "zeCommandListIsGraphCaptureEnabledExt",
+    "zeCommandListEndGraphCaptureExt",
+    "zeGraphInstantiateExt",
+    "zeCommandListAppendGraphExt",
+    "zeGraphDestroyExt",
+    "zeExecutableGraphDestroyExt",
+    // Graph capture and replay (Intel's older form, `zex_graph.h`).
+    "zeGraphCreateExp",
+    "zeCommandListBeginGraphCaptureExp",
+    "zeCommandListBeginCaptureIntoGraphExp",
+    "zeCommandListEndGraphCaptureExp",
+    "zeCommandListInstantiateGraphExp",
+    "zeCommandListAppendGraphExp",
+    "zeGraphDestroyExp",
+    "zeExecutableGraphDestroyExp",
+    "zeCommandListIsGraphCaptureEnabledExp",
+    "zeGraphIsEmptyExp",
+    "zeGraphDumpContentsExp",
 ];
 
 /// Intel's extension functions declared in `pti-sys/src/level_zero_intel.rs`, with their
-/// parameter structs (they have no tracing-layer register function).
-const INTEL_EXTENSIONS: [(&str, &str); 1] = [(
-    "zexCounterBasedEventCreate2",
-    "zex_counter_based_event_create2_params_t",
-)];
+/// parameter structs (they have no tracing-layer register function): `zexCounterBasedEventCreate2`
+/// and the older graph functions of compute-runtime's `zex_graph.h`.
+const INTEL_EXTENSIONS: [(&str, &str); 12] = [
+    (
+        "zexCounterBasedEventCreate2",
+        "zex_counter_based_event_create2_params_t",
+    ),
+    ("zeGraphCreateExp", "ze_graph_create_exp_params_t"),
+    (
+        "zeCommandListBeginGraphCaptureExp",
+        "ze_command_list_begin_graph_capture_exp_params_t",
+    ),
+    (
+        "zeCommandListBeginCaptureIntoGraphExp",
+        "ze_command_list_begin_capture_into_graph_exp_params_t",
+    ),
+    (
+        "zeCommandListEndGraphCaptureExp",
+        "ze_command_list_end_graph_capture_exp_params_t",
+    ),
+    (
+        "zeCommandListInstantiateGraphExp",
+        "ze_command_list_instantiate_graph_exp_params_t",
+    ),
+    (
+        "zeCommandListAppendGraphExp",
+        "ze_command_list_append_graph_exp_params_t",
+    ),
+    ("zeGraphDestroyExp", "ze_graph_destroy_exp_params_t"),
+    (
+        "zeExecutableGraphDestroyExp",
+        "ze_executable_graph_destroy_exp_params_t",
+    ),
+    (
+        "zeCommandListIsGraphCaptureEnabledExp",
+        "ze_command_list_is_graph_capture_enabled_exp_params_t",
+    ),
+    ("zeGraphIsEmptyExp", "ze_graph_is_empty_exp_params_t"),
+    (
+        "zeGraphDumpContentsExp",
+        "ze_graph_dump_contents_exp_params_t",
+    ),
+];
 
 /// The headers' include directory: `$PTI_LEVEL_ZERO_INCLUDE`, else the newest headers (fetched).
 fn include_dir(root: &Path) -> Result<PathBuf, String> {

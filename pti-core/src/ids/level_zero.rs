@@ -7,11 +7,11 @@ use core::ffi::CStr;
 use crate::api::ApiId;
 
 /// The highest ID of the table.
-pub const MAX_ID: ApiId = 4132;
+pub const MAX_ID: ApiId = 4143;
 
 /// `NAMES[id]` is the function of `id`; `None` for ID 0, retired IDs and unused ones.
-pub(crate) static NAMES: [Option<&CStr>; 4133] = {
-    let mut names: [Option<&CStr>; 4133] = [None; 4133];
+pub(crate) static NAMES: [Option<&CStr>; 4144] = {
+    let mut names: [Option<&CStr>; 4144] = [None; 4144];
     names[1] = Some(c"zeInit");
     names[2] = Some(c"zeDriverGet");
     names[3] = Some(c"zeDriverGetApiVersion");
@@ -267,6 +267,17 @@ pub(crate) static NAMES: [Option<&CStr>; 4133] = {
     names[4130] = Some(c"zerTranslateIdentifierToDeviceHandle");
     names[4131] = Some(c"zerGetDefaultContext");
     names[4132] = Some(c"zexCounterBasedEventCreate2");
+    names[4133] = Some(c"zeGraphCreateExp");
+    names[4134] = Some(c"zeCommandListBeginGraphCaptureExp");
+    names[4135] = Some(c"zeCommandListBeginCaptureIntoGraphExp");
+    names[4136] = Some(c"zeCommandListEndGraphCaptureExp");
+    names[4137] = Some(c"zeCommandListInstantiateGraphExp");
+    names[4138] = Some(c"zeCommandListAppendGraphExp");
+    names[4139] = Some(c"zeGraphDestroyExp");
+    names[4140] = Some(c"zeExecutableGraphDestroyExp");
+    names[4141] = Some(c"zeCommandListIsGraphCaptureEnabledExp");
+    names[4142] = Some(c"zeGraphIsEmptyExp");
+    names[4143] = Some(c"zeGraphDumpContentsExp");
     names
 };
 
@@ -1034,3 +1045,36 @@ pub const zerGetDefaultContext: ApiId = 4131;
 
 /// `zexCounterBasedEventCreate2`.
 pub const zexCounterBasedEventCreate2: ApiId = 4132;
+
+/// `zeGraphCreateExp`.
+pub const zeGraphCreateExp: ApiId = 4133;
+
+/// `zeCommandListBeginGraphCaptureExp`.
+pub const zeCommandListBeginGraphCaptureExp: ApiId = 4134;
+
+/// `zeCommandListBeginCaptureIntoGraphExp`.
+pub const zeCommandListBeginCaptureIntoGraphExp: ApiId = 4135;
+
+/// `zeCommandListEndGraphCaptureExp`.
+pub const zeCommandListEndGraphCaptureExp: ApiId = 4136;
+
+/// `zeCommandListInstantiateGraphExp`.
+pub const zeCommandListInstantiateGraphExp: ApiId = 4137;
+
+/// `zeCommandListAppendGraphExp`.
+pub const zeCommandListAppendGraphExp: ApiId = 4138;
+
+/// `zeGraphDestroyExp`.
+pub const zeGraphDestroyExp: ApiId = 4139;
+
+/// `zeExecutableGraphDestroyExp`.
+pub const zeExecutableGraphDestroyExp: ApiId = 4140;
+
+/// `zeCommandListIsGraphCaptureEnabledExp`.
+pub const zeCommandListIsGraphCaptureEnabledExp: ApiId = 4141;
+
+/// `zeGraphIsEmptyExp`.
+pub const zeGraphIsEmptyExp: ApiId = 4142;
+
+/// `zeGraphDumpContentsExp`.
+pub const zeGraphDumpContentsExp: ApiId = 4143;

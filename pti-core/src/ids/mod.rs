@@ -7,7 +7,8 @@
 //!
 //! - Level Zero: 1..4095 numbered as the published PTI Level Zero ID header numbers them; from
 //!   4096 up, libpti's own numbers for functions Intel had not numbered (the rest of the 1.32
-//!   headers, then Intel's `zex*` extensions), append-only like the rest.
+//!   headers, then Intel's extensions: `zexCounterBasedEventCreate2`, the older `…Exp` graph
+//!   functions), append-only like the rest.
 //! - OpenCL: 1..=149 in the order of the Khronos ICD dispatch table (`struct _cl_icd_dispatch`),
 //!   then the extension functions reached through `clGetExtensionFunctionAddress[ForPlatform]`,
 //!   the `cl_intel_unified_shared_memory` functions first.

@@ -133,16 +133,7 @@ fn what(group: ApiGroup, api_id: ApiId) -> &'static str {
 /// announced with a critical event. Called at the EXIT of a successful call.
 #[cold]
 pub(crate) fn count_unrecorded(group: ApiGroup, api_id: ApiId) {
-    let Some(cell) = interest::cell(group, api_id) else {
-        return;
-    };
-    let before = UNRECORDED[cell].fetch_add(1, Ordering::Relaxed);
-    note(
-        pti_view_kind::PTI_VIEW_INVALID,
-        pti_view_loss_reason::PTI_VIEW_LOSS_NO_RECORD_KIND,
-        Some((group, api_id)),
-    );
-    if before == 0 {
+    if tally_unrecorded(group, api_id) {
         let name = ids::name(group, api_id).map_or("?".into(), |n| n.to_string_lossy());
         critical::raise(
             ResultCode::ErrorCommandsNotRecorded,
@@ -154,6 +145,22 @@ pub(crate) fn count_unrecorded(group: ApiGroup, api_id: ApiId) {
             ),
         );
     }
+}
+
+/// Counts one command of `group`'s `api_id` without a record, as [`count_unrecorded`] does, but
+/// leaves saying why to the caller (a backend whose reason is not the function's: work on a
+/// device of a type no record kind describes). Returns whether it is the function's first.
+pub(crate) fn tally_unrecorded(group: ApiGroup, api_id: ApiId) -> bool {
+    let Some(cell) = interest::cell(group, api_id) else {
+        return false;
+    };
+    let before = UNRECORDED[cell].fetch_add(1, Ordering::Relaxed);
+    note(
+        pti_view_kind::PTI_VIEW_INVALID,
+        pti_view_loss_reason::PTI_VIEW_LOSS_NO_RECORD_KIND,
+        Some((group, api_id)),
+    );
+    before == 0
 }
 
 /// How many commands of `group`'s function `api_id` were submitted, while a device view was

@@ -228,21 +228,16 @@ pub(crate) unsafe extern "C" fn zeContextEvictMemory(
 
 // Newer than API 1.4: served by name (see `modern::served`).
 
-/// `zeDeviceGetRootDevice`: the device is a root device.
+/// `zeDeviceGetRootDevice`: a tile's root device, as the hierarchy exposes it (see `device`).
 pub(crate) unsafe extern "C" fn zeDeviceGetRootDevice(
-    _: ze_device_handle_t,
+    h: ze_device_handle_t,
     root: *mut ze_device_handle_t,
 ) -> ze_result_t {
     if root.is_null() {
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     }
     // SAFETY: the caller's out-parameter.
-    unsafe { *root = core::ptr::null_mut() };
-    OK
-}
-
-/// `zeDeviceSynchronize`: everything submitted has already run.
-pub(crate) unsafe extern "C" fn zeDeviceSynchronize(_: ze_device_handle_t) -> ze_result_t {
+    unsafe { *root = crate::device::root_device(crate::device::device(h)) };
     OK
 }
 
@@ -254,23 +249,25 @@ pub(crate) unsafe extern "C" fn zeCommandListIsImmediate(
     if h.is_null() || value.is_null() {
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     }
-    // SAFETY: a list of this fixture, and the caller's answer.
+    // SAFETY: a list of this driver, and the caller's answer.
     unsafe {
-        let list: &List = object(h);
+        let list: &crate::list::List = object(h);
         *value = ze_bool_t::from(list.immediate);
     }
     OK
 }
 
-/// `zeMemFreeExt`: as `zeMemFree`, whatever the policy (nothing is in flight when it is called:
-/// execution is synchronous).
+/// `zeMemFreeExt`: as `zeMemFree`, after the device has finished what it was given (what the
+/// blocking policy asks; the deferred one is taken as blocking, which a program cannot tell).
 pub(crate) unsafe extern "C" fn zeMemFreeExt(
     context: ze_context_handle_t,
     _: *const ze_memory_free_ext_desc_t,
     ptr: *mut c_void,
 ) -> ze_result_t {
+    // SAFETY: the driver's own device.
+    unsafe { crate::api::zeDeviceSynchronize(crate::device::devices()[0].handle()) };
     // SAFETY: the caller's allocation, as zeMemFree takes it.
-    unsafe { crate::api::zeMemFree(context, ptr) }
+    unsafe { crate::memory::zeMemFree(context, ptr) }
 }
 
 /// `zeDriverGetDefaultContext`: the fixture has no default context.

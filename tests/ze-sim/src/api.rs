@@ -1,25 +1,32 @@
-//! The Level Zero functions the fixture implements (see `tables` for how the loader finds them).
-//! Pointers the caller passes are trusted, as a driver may: this is a test double.
+//! The core Level Zero functions the driver implements (see `tables` for how the loader finds
+//! them): the driver and its devices, contexts, queues, command lists and their appends, event
+//! pools, events and fences. Modules, kernels and memory are in `memory`. Pointers the caller
+//! passes are trusted, as a driver may: this is a test double.
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 use core::ffi::{c_char, c_void};
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pti_sys::level_zero::*;
 
 use crate::clock;
-use crate::exec::{Command, Work, execute, rearm, run_list};
+use crate::config::minimal;
+use crate::device::{self, device, devices};
+use crate::engine::{deadline, wait_until};
+use crate::event::{CB_IMMEDIATE, CB_NON_IMMEDIATE, Event, Pool, Timestamps, create_in_pool};
+use crate::exec::Work;
+use crate::list::{List, Queue, append, event, wait_list};
 use crate::objects::*;
+use crate::report;
 
 const OK: ze_result_t = ZE_RESULT_SUCCESS;
 const UNSUPPORTED: ze_result_t = ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
 
 /// Fills `out` (room for `*count` items) with `items`, the Level Zero way: a zero count asks for
 /// the number only.
-unsafe fn list_out<T: Copy>(count: *mut u32, out: *mut T, items: &[T]) -> ze_result_t {
+pub(crate) unsafe fn list_out<T: Copy>(count: *mut u32, out: *mut T, items: &[T]) -> ze_result_t {
     if count.is_null() {
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     }
@@ -36,10 +43,33 @@ unsafe fn list_out<T: Copy>(count: *mut u32, out: *mut T, items: &[T]) -> ze_res
     OK
 }
 
-pub(crate) unsafe extern "C" fn zeInit(_flags: ze_init_flags_t) -> ze_result_t {
+// === driver and devices ===
+
+pub(crate) unsafe extern "C" fn zeInit(flags: ze_init_flags_t) -> ze_result_t {
     clock::start();
-    report_live_objects_at_exit();
-    OK
+    report::at_exit();
+    device::init(flags)
+}
+
+/// `zeInitDrivers` (spec 1.10): the driver's handle where `desc` names its type; modern loaders
+/// ask each driver with the caller's descriptor, so the set of drivers is filtered per call.
+pub(crate) unsafe extern "C" fn zeInitDrivers(
+    pCount: *mut u32,
+    phDrivers: *mut ze_driver_handle_t,
+    desc: *mut ze_init_driver_type_desc_t,
+) -> ze_result_t {
+    if desc.is_null() {
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    }
+    // SAFETY: checked non-NULL; the caller passes a descriptor.
+    let status = device::init_drivers(unsafe { (*desc).flags });
+    if status != ZE_RESULT_SUCCESS {
+        return status;
+    }
+    clock::start();
+    report::at_exit();
+    // SAFETY: see the module docs.
+    unsafe { list_out(pCount, phDrivers, &[device::driver_handle()]) }
 }
 
 pub(crate) unsafe extern "C" fn zeDriverGet(
@@ -47,7 +77,7 @@ pub(crate) unsafe extern "C" fn zeDriverGet(
     phDrivers: *mut ze_driver_handle_t,
 ) -> ze_result_t {
     // SAFETY: see the module docs.
-    unsafe { list_out(pCount, phDrivers, &[driver_handle()]) }
+    unsafe { list_out(pCount, phDrivers, &[device::driver_handle()]) }
 }
 
 pub(crate) unsafe extern "C" fn zeDriverGetApiVersion(
@@ -65,7 +95,10 @@ pub(crate) unsafe extern "C" fn zeDriverGetProperties(
 ) -> ze_result_t {
     // SAFETY: see the module docs.
     unsafe {
-        (*p).uuid.id = *b"libpti-ze-sim\0\0\0";
+        (*p).uuid.id = match device::role() {
+            device::Role::Gpu => *b"libpti-ze-sim\0\0\0",
+            device::Role::Npu => *b"libpti-ze-simnpu",
+        };
         (*p).driverVersion = 1;
     }
     OK
@@ -95,25 +128,30 @@ pub(crate) unsafe extern "C" fn zeDeviceGet(
     phDevices: *mut ze_device_handle_t,
 ) -> ze_result_t {
     // SAFETY: see the module docs.
-    unsafe { list_out(pCount, phDevices, &[device_handle()]) }
+    unsafe { list_out(pCount, phDevices, &device::listed()) }
 }
 
 pub(crate) unsafe extern "C" fn zeDeviceGetSubDevices(
-    _: ze_device_handle_t,
+    h: ze_device_handle_t,
     pCount: *mut u32,
     p: *mut ze_device_handle_t,
 ) -> ze_result_t {
     // SAFETY: see the module docs.
-    unsafe { list_out(pCount, p, &[]) }
+    unsafe { list_out(pCount, p, &device::sub_devices(device(h))) }
 }
 
-/// The simulated device's PCI address, 0000:3a:00.0.
-pub(crate) const PCI_ADDRESS: ze_pci_address_ext_t = ze_pci_address_ext_t {
-    domain: 0,
-    bus: 0x3a,
-    device: 0,
-    function: 0,
-};
+/// The simulated device's PCI address, 0000:3a:00.0 (the NPU's 0000:3b:00.0).
+pub(crate) fn pci_address() -> ze_pci_address_ext_t {
+    ze_pci_address_ext_t {
+        domain: 0,
+        bus: match device::role() {
+            device::Role::Gpu => 0x3a,
+            device::Role::Npu => 0x3b,
+        },
+        device: 0,
+        function: 0,
+    }
+}
 
 pub(crate) unsafe extern "C" fn zeDevicePciGetPropertiesExt(
     _: ze_device_handle_t,
@@ -121,7 +159,7 @@ pub(crate) unsafe extern "C" fn zeDevicePciGetPropertiesExt(
 ) -> ze_result_t {
     // SAFETY: see the module docs.
     let p = unsafe { &mut *p };
-    p.address = PCI_ADDRESS;
+    p.address = pci_address();
     p.maxSpeed = ze_pci_speed_ext_t {
         genVersion: 4,
         width: 16,
@@ -131,19 +169,25 @@ pub(crate) unsafe extern "C" fn zeDevicePciGetPropertiesExt(
 }
 
 pub(crate) unsafe extern "C" fn zeDeviceGetProperties(
-    _: ze_device_handle_t,
+    h: ze_device_handle_t,
     p: *mut ze_device_properties_t,
 ) -> ze_result_t {
+    let d = device(h);
     // SAFETY: see the module docs.
     let p = unsafe { &mut *p };
-    // A CPU device, as it is one; `ZE_SIM_DEVICE_TYPE=gpu` presents it as a GPU, for a
-    // profiler's GPU paths.
-    p.type_ = match std::env::var("ZE_SIM_DEVICE_TYPE").as_deref() {
-        Ok("gpu") => ZE_DEVICE_TYPE_GPU,
-        _ => ZE_DEVICE_TYPE_CPU,
-    };
+    p.type_ = d.kind;
     p.vendorId = 0x8086;
-    p.deviceId = 0x5151;
+    p.deviceId = if d.kind == ZE_DEVICE_TYPE_VPU {
+        0x7d1d
+    } else {
+        0x5151
+    };
+    p.flags = if d.is_tile() {
+        ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE
+    } else {
+        0
+    };
+    p.subdeviceId = d.index.saturating_sub(1) as u32;
     p.coreClockRate = 1000;
     p.maxMemAllocSize = 1 << 30;
     p.maxHardwareContexts = 64;
@@ -160,14 +204,23 @@ pub(crate) unsafe extern "C" fn zeDeviceGetProperties(
     };
     p.timestampValidBits = clock::GLOBAL_BITS;
     p.kernelTimestampValidBits = clock::KERNEL_BITS;
-    p.uuid.id = *b"ze-sim-device-01";
-    let name = b"libpti simulated Level Zero device (test double)";
-    for (d, s) in p
+    let mut uuid = *b"ze-sim-device-00";
+    uuid[14] = b'0' + d.index as u8;
+    if d.kind == ZE_DEVICE_TYPE_VPU {
+        uuid[13] = b'n';
+    }
+    p.uuid.id = uuid;
+    let name: &[u8] = match (d.kind, d.is_tile()) {
+        (ZE_DEVICE_TYPE_VPU, _) => b"libpti simulated Level Zero NPU (test double)",
+        (_, true) => b"libpti simulated Level Zero device, one tile (test double)",
+        _ => b"libpti simulated Level Zero device (test double)",
+    };
+    for (dst, src) in p
         .name
         .iter_mut()
         .zip(name.iter().chain(core::iter::once(&0)))
     {
-        *d = *s as c_char;
+        *dst = *src as c_char;
     }
     OK
 }
@@ -192,21 +245,28 @@ pub(crate) unsafe extern "C" fn zeDeviceGetComputeProperties(
 }
 
 pub(crate) unsafe extern "C" fn zeDeviceGetCommandQueueGroupProperties(
-    _: ze_device_handle_t,
+    h: ze_device_handle_t,
     pCount: *mut u32,
     p: *mut ze_command_queue_group_properties_t,
 ) -> ze_result_t {
-    // SAFETY: see the module docs.
+    if pCount.is_null() {
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    }
+    let groups = device::queue_groups(device(h));
+    // SAFETY: the caller's count, and room for that many properties when `p` is not NULL.
     unsafe {
-        if (*pCount == 0 || p.is_null()) && !pCount.is_null() {
-            *pCount = 1;
+        if *pCount == 0 || p.is_null() {
+            *pCount = groups.len() as u32;
             return OK;
         }
-        (*p).flags = ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE
-            | ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY;
-        (*p).maxMemoryFillPatternSize = 128;
-        (*p).numQueues = 4;
-        *pCount = 1;
+        let n = (*pCount as usize).min(groups.len());
+        for (i, (flags, queues)) in groups.into_iter().take(n).enumerate() {
+            let g = &mut *p.add(i);
+            g.flags = flags;
+            g.maxMemoryFillPatternSize = 128;
+            g.numQueues = queues;
+        }
+        *pCount = n as u32;
     }
     OK
 }
@@ -216,7 +276,7 @@ pub(crate) unsafe extern "C" fn zeDeviceGetGlobalTimestamps(
     host: *mut u64,
     device: *mut u64,
 ) -> ze_result_t {
-    if crate::modern::minimal().global_timestamps {
+    if minimal().global_timestamps {
         return UNSUPPORTED;
     }
     let now = clock::host_ns();
@@ -232,18 +292,31 @@ pub(crate) unsafe extern "C" fn zeDeviceGetStatus(_: ze_device_handle_t) -> ze_r
     OK
 }
 
+/// `zeDeviceSynchronize`: until every engine of the device (and of its tiles) is idle.
+pub(crate) unsafe extern "C" fn zeDeviceSynchronize(h: ze_device_handle_t) -> ze_result_t {
+    let d = device(h);
+    let engines: Vec<_> = core::iter::once(d)
+        .chain(d.tiles.iter().map(|&t| &devices()[t]))
+        .flat_map(|d| d.engines.iter())
+        .collect();
+    wait_until(u64::MAX, || engines.iter().all(|e| e.idle()));
+    OK
+}
+
+// === contexts ===
+
 pub(crate) unsafe extern "C" fn zeContextCreate(
     _: ze_driver_handle_t,
     _: *const ze_context_desc_t,
     ph: *mut ze_context_handle_t,
 ) -> ze_result_t {
     // SAFETY: see the module docs.
-    unsafe { *ph = into_handle(Kind::Context, Context) };
+    unsafe { *ph = into_handle(Kind::Context, Arc::new(Context)) };
     OK
 }
 
 pub(crate) unsafe extern "C" fn zeContextDestroy(h: ze_context_handle_t) -> ze_result_t {
-    // SAFETY: a context of this fixture, not used again.
+    // SAFETY: a context of this driver, not used again.
     unsafe { destroy::<Context, _>(Kind::Context, h) };
     OK
 }
@@ -252,142 +325,168 @@ pub(crate) unsafe extern "C" fn zeContextGetStatus(_: ze_context_handle_t) -> ze
     OK
 }
 
+// === queues ===
+
 pub(crate) unsafe extern "C" fn zeCommandQueueCreate(
     _: ze_context_handle_t,
-    _: ze_device_handle_t,
-    _: *const ze_command_queue_desc_t,
+    dev: ze_device_handle_t,
+    desc: *const ze_command_queue_desc_t,
     ph: *mut ze_command_queue_handle_t,
 ) -> ze_result_t {
     // SAFETY: see the module docs.
-    unsafe { *ph = into_handle(Kind::Queue, Queue) };
+    let desc = unsafe { desc.as_ref() };
+    let queue = Queue::new(
+        device(dev),
+        desc.map_or(0, |d| d.ordinal),
+        desc.is_some_and(|d| d.mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS),
+    );
+    // SAFETY: see the module docs.
+    unsafe { *ph = into_handle(Kind::Queue, Arc::new(queue)) };
     OK
 }
 
 pub(crate) unsafe extern "C" fn zeCommandQueueDestroy(h: ze_command_queue_handle_t) -> ze_result_t {
-    // SAFETY: a queue of this fixture, not used again.
+    // SAFETY: a queue of this driver, not used again.
     unsafe { destroy::<Queue, _>(Kind::Queue, h) };
     OK
 }
 
 pub(crate) unsafe extern "C" fn zeCommandQueueExecuteCommandLists(
-    _: ze_command_queue_handle_t,
+    h: ze_command_queue_handle_t,
     n: u32,
     lists: *mut ze_command_list_handle_t,
     fence: ze_fence_handle_t,
 ) -> ze_result_t {
-    for i in 0..n as usize {
-        // SAFETY: `n` lists of this fixture.
-        run_list(unsafe { object(*lists.add(i)) });
-    }
-    if !fence.is_null() {
-        // SAFETY: a fence of this fixture.
-        let f: &Fence = unsafe { object(fence) };
-        f.signaled.store(true, Ordering::Release);
-    }
-    OK
+    // SAFETY: a queue of this driver.
+    let queue: &Queue = unsafe { object(h) };
+    let lists: Vec<&List> = (0..n as usize)
+        // SAFETY: `n` lists of this driver.
+        .map(|i| unsafe { object(*lists.add(i)) })
+        .collect();
+    // SAFETY: NULL or a fence of this driver.
+    let fence = (!fence.is_null()).then(|| unsafe { shared::<Fence, _>(fence) });
+    queue.execute(&lists, fence)
 }
 
 pub(crate) unsafe extern "C" fn zeCommandQueueSynchronize(
-    _: ze_command_queue_handle_t,
-    _: u64,
+    h: ze_command_queue_handle_t,
+    timeout: u64,
 ) -> ze_result_t {
-    OK
+    // SAFETY: a queue of this driver.
+    unsafe { object::<Queue, _>(h) }.synchronize(timeout)
 }
 
-fn new_list(immediate: bool) -> List {
-    List {
-        immediate,
-        commands: Mutex::new(Vec::new()),
+// === command lists ===
+
+/// Whether a descriptor chain holds a structure of type `stype`.
+///
+/// # Safety
+/// `next` is NULL or a chain of Level Zero structures.
+pub(crate) unsafe fn chained(mut next: *const c_void, stype: ze_structure_type_t) -> bool {
+    #[repr(C)]
+    struct Header {
+        stype: ze_structure_type_t,
+        p_next: *const c_void,
     }
+    while !next.is_null() {
+        // SAFETY: every structure of a chain starts with its type and the next one.
+        let h = unsafe { &*next.cast::<Header>() };
+        if h.stype == stype {
+            return true;
+        }
+        next = h.p_next;
+    }
+    false
 }
 
 pub(crate) unsafe extern "C" fn zeCommandListCreate(
     _: ze_context_handle_t,
-    _: ze_device_handle_t,
-    _: *const ze_command_list_desc_t,
+    dev: ze_device_handle_t,
+    desc: *const ze_command_list_desc_t,
     ph: *mut ze_command_list_handle_t,
 ) -> ze_result_t {
     // SAFETY: see the module docs.
-    unsafe { *ph = into_handle(Kind::List, new_list(false)) };
+    let desc = unsafe { desc.as_ref() };
+    let flags = desc.map_or(0, |d| d.flags);
+    // SAFETY: the descriptor's chain.
+    let mutable = desc.is_some_and(|d| unsafe {
+        chained(d.pNext, ZE_STRUCTURE_TYPE_MUTABLE_COMMAND_LIST_EXP_DESC)
+    });
+    let list = List::new(
+        false,
+        flags & ZE_COMMAND_LIST_FLAG_IN_ORDER != 0,
+        false,
+        device(dev),
+        desc.map_or(0, |d| d.commandQueueGroupOrdinal),
+    )
+    .with_flags(mutable, flags & ZE_COMMAND_LIST_FLAG_EXP_CLONEABLE != 0);
+    // SAFETY: see the module docs.
+    unsafe { *ph = into_handle(Kind::List, Arc::new(list)) };
     OK
 }
 
 pub(crate) unsafe extern "C" fn zeCommandListCreateImmediate(
     _: ze_context_handle_t,
-    _: ze_device_handle_t,
-    _: *const ze_command_queue_desc_t,
+    dev: ze_device_handle_t,
+    desc: *const ze_command_queue_desc_t,
     ph: *mut ze_command_list_handle_t,
 ) -> ze_result_t {
     // SAFETY: see the module docs.
-    unsafe { *ph = into_handle(Kind::List, new_list(true)) };
+    let desc = unsafe { desc.as_ref() };
+    let list = List::new(
+        true,
+        desc.is_some_and(|d| d.flags & ZE_COMMAND_QUEUE_FLAG_IN_ORDER != 0),
+        desc.is_some_and(|d| d.mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS),
+        device(dev),
+        desc.map_or(0, |d| d.ordinal),
+    );
+    // SAFETY: see the module docs.
+    unsafe { *ph = into_handle(Kind::List, Arc::new(list)) };
     OK
 }
 
 pub(crate) unsafe extern "C" fn zeCommandListDestroy(h: ze_command_list_handle_t) -> ze_result_t {
-    // SAFETY: a list of this fixture, not used again.
+    // SAFETY: a list of this driver, not used again.
     unsafe { destroy::<List, _>(Kind::List, h) };
     OK
 }
 
-pub(crate) unsafe extern "C" fn zeCommandListClose(_: ze_command_list_handle_t) -> ze_result_t {
+pub(crate) unsafe extern "C" fn zeCommandListClose(h: ze_command_list_handle_t) -> ze_result_t {
+    // SAFETY: a list of this driver.
+    unsafe { object::<List, _>(h) }.state().closed = true;
     OK
 }
 
 pub(crate) unsafe extern "C" fn zeCommandListReset(h: ze_command_list_handle_t) -> ze_result_t {
-    // SAFETY: a list of this fixture.
-    let list: &List = unsafe { object(h) };
-    list.commands.lock().unwrap().clear();
+    // SAFETY: a list of this driver.
+    let mut state = unsafe { object::<List, _>(h) }.state();
+    state.commands.clear();
+    state.closed = false;
+    state.next_id = None;
     OK
 }
 
-/// The wait list of an append, copied.
-///
-/// # Safety
-/// `waits` holds `n` events (or is NULL when `n` is 0).
-pub(crate) unsafe fn wait_list(n: u32, waits: *mut ze_event_handle_t) -> Vec<ze_event_handle_t> {
-    if n == 0 || waits.is_null() {
-        return Vec::new();
-    }
-    // SAFETY: the caller's contract.
-    unsafe { core::slice::from_raw_parts(waits, n as usize) }.to_vec()
-}
-
-/// Appends to a list: an immediate list executes the command at once, a regular one keeps it
-/// (and a counter-based signal event is pending from then on: its latest command is this one).
-///
-/// # Safety
-/// `h` is a list of this fixture, `signal` NULL or an event of it, `waits` events of it.
-pub(crate) unsafe fn append(
+/// `zeCommandListHostSynchronize`: until everything appended to the immediate list has run.
+pub(crate) unsafe extern "C" fn zeCommandListHostSynchronize(
     h: ze_command_list_handle_t,
-    work: Work,
-    signal: ze_event_handle_t,
-    waits: Vec<ze_event_handle_t>,
+    timeout: u64,
 ) -> ze_result_t {
-    // SAFETY: the caller's contract.
-    let list: &List = unsafe { object(h) };
-    let command = Command {
-        work,
-        signal,
-        waits,
-    };
-    if list.immediate {
-        execute(&command);
-    } else {
-        rearm(signal);
-        list.commands.lock().unwrap().push(command);
+    if h.is_null() {
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     }
-    OK
+    // SAFETY: a list of this driver.
+    let list: &List = unsafe { object(h) };
+    if list.state().capture.is_some() {
+        return ZE_RESULT_ERROR_GRAPH_CAPTURE_UNSUPPORTED;
+    }
+    if list.wait(deadline(timeout)) {
+        OK
+    } else {
+        ZE_RESULT_NOT_READY
+    }
 }
 
-/// Whether `h` is a counter-based event, which the host must neither reset nor signal (the
-/// specification's rule; a real driver's behaviour then is undefined, this one refuses).
-///
-/// # Safety
-/// `h` is NULL or an event of this fixture.
-unsafe fn counter_based(h: ze_event_handle_t) -> bool {
-    // SAFETY: the caller's contract.
-    !h.is_null() && unsafe { object::<Event, _>(h) }.counter_based
-}
+// === appends ===
 
 pub(crate) unsafe extern "C" fn zeCommandListAppendBarrier(
     h: ze_command_list_handle_t,
@@ -469,7 +568,7 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendWaitOnEvents(
     unsafe {
         append(
             h,
-            Work::Signal,
+            Work::Wait,
             core::ptr::null_mut(),
             wait_list(n_waits, waits),
         )
@@ -498,7 +597,7 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendMemAdvise(
     unsafe { append(h, Work::Signal, core::ptr::null_mut(), Vec::new()) }
 }
 
-/// Launches of several kernels whose count and group counts are in memory: the fixture signals
+/// Launches of several kernels whose count and group counts are in memory: the driver signals
 /// the event and runs none of them (no test needs their effect; their accounting is what is
 /// tested).
 pub(crate) unsafe extern "C" fn zeCommandListAppendLaunchMultipleKernelsIndirect(
@@ -517,14 +616,29 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendLaunchMultipleKernelsIndirect
 
 pub(crate) unsafe extern "C" fn zeCommandListAppendEventReset(
     h: ze_command_list_handle_t,
-    event: ze_event_handle_t,
+    reset: ze_event_handle_t,
 ) -> ze_result_t {
-    // SAFETY: an event of this fixture.
-    if unsafe { counter_based(event) } {
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    }
+    // SAFETY: an event of this driver.
+    let Some(reset) = (unsafe { event(reset) }) else {
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    };
     // SAFETY: see the module docs.
-    unsafe { append(h, Work::Reset(event), core::ptr::null_mut(), Vec::new()) }
+    unsafe { append(h, Work::Reset(reset), core::ptr::null_mut(), Vec::new()) }
+}
+
+/// A launch of `kernel` in `groups` groups (its group size as last set).
+///
+/// # Safety
+/// `kernel` is a kernel of this driver.
+pub(crate) unsafe fn launch(kernel: ze_kernel_handle_t, groups: ze_group_count_t) -> Work {
+    // SAFETY: the caller's contract.
+    let k: &Kernel = unsafe { object(kernel) };
+    Work::Kernel {
+        name: k.name.to_string_lossy().into_owned(),
+        args: k.args.lock().unwrap().clone(),
+        groups: [groups.groupCountX, groups.groupCountY, groups.groupCountZ],
+        size: *k.group_size.lock().unwrap(),
+    }
 }
 
 pub(crate) unsafe extern "C" fn zeCommandListAppendLaunchKernel(
@@ -535,19 +649,79 @@ pub(crate) unsafe extern "C" fn zeCommandListAppendLaunchKernel(
     n_waits: u32,
     waits: *mut ze_event_handle_t,
 ) -> ze_result_t {
-    // SAFETY: a kernel of this fixture and a group count, as the API requires.
-    let (k, g): (&Kernel, &ze_group_count_t) = unsafe { (object(kernel), &*groups) };
-    let size = *k.group_size.lock().unwrap();
-    let items = u64::from(g.groupCountX * size[0])
-        * u64::from(g.groupCountY * size[1])
-        * u64::from(g.groupCountZ * size[2]);
-    let work = Work::Kernel {
-        name: k.name.to_string_lossy().into_owned(),
-        args: k.args.lock().unwrap().clone(),
-        items,
+    if kernel.is_null() || groups.is_null() {
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    }
+    // SAFETY: a kernel of this driver and a group count, as the API requires.
+    let work = unsafe { launch(kernel, *groups) };
+    // SAFETY: see the module docs.
+    unsafe { append(h, work, signal, wait_list(n_waits, waits)) }
+}
+
+pub(crate) unsafe extern "C" fn zeCommandListAppendQueryKernelTimestamps(
+    h: ze_command_list_handle_t,
+    n: u32,
+    events: *mut ze_event_handle_t,
+    dst: *mut c_void,
+    offsets: *const usize,
+    signal: ze_event_handle_t,
+    n_waits: u32,
+    waits: *mut ze_event_handle_t,
+) -> ze_result_t {
+    // SAFETY: `n` events of this driver.
+    let events = unsafe { wait_list(n, events) };
+    if events.len() != n as usize || (n > 0 && dst.is_null()) {
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    }
+    let offsets = if offsets.is_null() {
+        Vec::new()
+    } else {
+        // SAFETY: `n` offsets, as the API requires when not NULL.
+        unsafe { core::slice::from_raw_parts(offsets, n as usize) }.to_vec()
+    };
+    let work = Work::QueryTimestamps {
+        events,
+        dst: dst as usize,
+        offsets,
     };
     // SAFETY: see the module docs.
     unsafe { append(h, work, signal, wait_list(n_waits, waits)) }
+}
+
+pub(crate) unsafe extern "C" fn zeCommandListAppendWriteGlobalTimestamp(
+    h: ze_command_list_handle_t,
+    dst: *mut u64,
+    signal: ze_event_handle_t,
+    n_waits: u32,
+    waits: *mut ze_event_handle_t,
+) -> ze_result_t {
+    if dst.is_null() {
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    }
+    let work = Work::WriteGlobalTimestamp { dst: dst as usize };
+    // SAFETY: see the module docs.
+    unsafe { append(h, work, signal, wait_list(n_waits, waits)) }
+}
+
+// === event pools and events ===
+
+/// The counter-based descriptor first in a pool descriptor's `pNext` (only there does the
+/// driver look, `EventPool::setupDescriptorFlags`): its flags, 0 meaning `IMMEDIATE`.
+///
+/// # Safety
+/// `next` is NULL or a chain of Level Zero structures.
+unsafe fn counter_based_flags(next: *const c_void) -> Option<u32> {
+    if next.is_null() {
+        return None;
+    }
+    // SAFETY: the first structure of the chain starts with its type.
+    let first = unsafe { &*next.cast::<ze_event_pool_counter_based_exp_desc_t>() };
+    let flags = if first.flags == 0 {
+        CB_IMMEDIATE
+    } else {
+        first.flags
+    };
+    (first.stype == ZE_STRUCTURE_TYPE_COUNTER_BASED_EVENT_POOL_EXP_DESC).then_some(flags)
 }
 
 pub(crate) unsafe extern "C" fn zeEventPoolCreate(
@@ -557,21 +731,55 @@ pub(crate) unsafe extern "C" fn zeEventPoolCreate(
     _: *mut ze_device_handle_t,
     ph: *mut ze_event_pool_handle_t,
 ) -> ze_result_t {
-    // SAFETY: see the module docs.
-    unsafe {
-        *ph = into_handle(
-            Kind::Pool,
-            Pool {
-                flags: (*desc).flags,
-            },
-        )
+    if desc.is_null() || ph.is_null() {
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    }
+    // SAFETY: the program's descriptor, checked above.
+    let desc = unsafe { &*desc };
+    let timestamps =
+        ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_KERNEL_MAPPED_TIMESTAMP;
+    // The specification: the two kinds of timestamps cannot be combined.
+    if desc.flags & timestamps == timestamps {
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    }
+    // SAFETY: the descriptor's chain.
+    let counter_based = unsafe { counter_based_flags(desc.pNext) };
+    if let Some(flags) = counter_based {
+        if desc.flags & ZE_EVENT_POOL_FLAG_IPC != 0 {
+            return UNSUPPORTED;
+        }
+        if flags & (CB_IMMEDIATE | CB_NON_IMMEDIATE) == 0 {
+            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        }
+    }
+    let pool = Pool {
+        flags: desc.flags,
+        counter_based,
     };
+    // SAFETY: a writable handle, checked above.
+    unsafe { *ph = into_handle(Kind::Pool, Arc::new(pool)) };
     OK
 }
 
 pub(crate) unsafe extern "C" fn zeEventPoolDestroy(h: ze_event_pool_handle_t) -> ze_result_t {
-    // SAFETY: a pool of this fixture, not used again.
+    // SAFETY: a pool of this driver, not used again.
     unsafe { destroy::<Pool, _>(Kind::Pool, h) };
+    OK
+}
+
+/// `zeEventPoolGetFlags`: the flags the pool was created with.
+pub(crate) unsafe extern "C" fn zeEventPoolGetFlags(
+    h: ze_event_pool_handle_t,
+    flags: *mut ze_event_pool_flags_t,
+) -> ze_result_t {
+    if h.is_null() {
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    }
+    if flags.is_null() {
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    }
+    // SAFETY: a pool of this driver, and a writable answer.
+    unsafe { *flags = object::<Pool, _>(h).flags };
     OK
 }
 
@@ -580,55 +788,50 @@ pub(crate) unsafe extern "C" fn zeEventCreate(
     _: *const ze_event_desc_t,
     ph: *mut ze_event_handle_t,
 ) -> ze_result_t {
-    // SAFETY: a pool of this fixture.
+    // SAFETY: a pool of this driver.
     let pool: &Pool = unsafe { object(pool) };
-    let asked = pool.flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP != 0;
-    let event = Event::new(crate::modern::kernel_timestamps(asked), false);
     // SAFETY: see the module docs.
-    unsafe { *ph = into_handle(Kind::Event, event) };
+    unsafe { *ph = create_in_pool(pool) };
     OK
 }
 
 pub(crate) unsafe extern "C" fn zeEventDestroy(h: ze_event_handle_t) -> ze_result_t {
-    // SAFETY: an event of this fixture, not used again.
-    unsafe { destroy::<Event, _>(Kind::Event, h) };
+    if h.is_null() {
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    }
+    // SAFETY: an event of this driver (lists and graphs that record it may hold it too: only
+    // commands submitted and not yet run make it in use).
+    let busy = unsafe { object::<Event, _>(h) }.in_use();
+    // SAFETY: an event of this driver, not used again.
+    unsafe { destroy_checked::<Event, _>(Kind::Event, h, Some(busy)) };
     OK
 }
 
 pub(crate) unsafe extern "C" fn zeEventHostSignal(h: ze_event_handle_t) -> ze_result_t {
-    // SAFETY: an event of this fixture.
-    if unsafe { counter_based(h) } {
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    }
-    // SAFETY: an event of this fixture.
-    let e: &Event = unsafe { object(h) };
-    e.signaled.store(true, Ordering::Release);
-    OK
+    // SAFETY: an event of this driver.
+    unsafe { object::<Event, _>(h) }.host_signal()
 }
 
 pub(crate) unsafe extern "C" fn zeEventHostSynchronize(
     h: ze_event_handle_t,
     timeout: u64,
 ) -> ze_result_t {
-    // SAFETY: an event of this fixture.
+    // SAFETY: an event of this driver.
     let e: &Event = unsafe { object(h) };
-    let deadline = clock::host_ns().saturating_add(timeout);
-    while !e.signaled.load(Ordering::Acquire) {
-        if clock::host_ns() >= deadline {
-            return ZE_RESULT_NOT_READY;
-        }
-        std::thread::yield_now();
+    if wait_until(deadline(timeout), || e.completed()) {
+        OK
+    } else {
+        ZE_RESULT_NOT_READY
     }
-    OK
 }
 
 pub(crate) unsafe extern "C" fn zeEventQueryStatus(h: ze_event_handle_t) -> ze_result_t {
-    if crate::modern::minimal().query_status {
+    if minimal().query_status {
         return UNSUPPORTED;
     }
-    // SAFETY: an event of this fixture.
-    let e: &Event = unsafe { object(h) };
-    if e.signaled.load(Ordering::Acquire) {
+    report::count(report::Counter::StatusQueries);
+    // SAFETY: an event of this driver.
+    if unsafe { object::<Event, _>(h) }.completed() {
         OK
     } else {
         ZE_RESULT_NOT_READY
@@ -636,34 +839,34 @@ pub(crate) unsafe extern "C" fn zeEventQueryStatus(h: ze_event_handle_t) -> ze_r
 }
 
 pub(crate) unsafe extern "C" fn zeEventHostReset(h: ze_event_handle_t) -> ze_result_t {
-    // SAFETY: an event of this fixture.
-    if unsafe { counter_based(h) } {
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    // SAFETY: an event of this driver.
+    unsafe { object::<Event, _>(h) }.host_reset()
+}
+
+/// Why an event gives no kernel timestamps: an event of a pool without the flag lacks a feature
+/// of its pool; a counter-based one created without a timestamp flag is a wrong argument.
+fn no_timestamps(e: &Event) -> ze_result_t {
+    if e.cb_flags.is_some() {
+        ZE_RESULT_ERROR_INVALID_ARGUMENT
+    } else {
+        UNSUPPORTED
     }
-    // SAFETY: an event of this fixture.
-    unsafe { object::<Event, _>(h) }.reset();
-    OK
 }
 
 pub(crate) unsafe extern "C" fn zeEventQueryKernelTimestamp(
     h: ze_event_handle_t,
     dst: *mut ze_kernel_timestamp_result_t,
 ) -> ze_result_t {
-    if crate::modern::minimal().kernel_timestamps {
+    if minimal().kernel_timestamps {
         return UNSUPPORTED;
     }
-    // SAFETY: an event of this fixture.
+    report::count(report::Counter::TimestampQueries);
+    // SAFETY: an event of this driver.
     let e: &Event = unsafe { object(h) };
-    if !e.timestamps {
-        // A counter-based event created without a timestamp flag: a wrong argument; an event
-        // of a pool without the flag: a feature its pool lacks.
-        return if e.counter_based {
-            ZE_RESULT_ERROR_INVALID_ARGUMENT
-        } else {
-            UNSUPPORTED
-        };
+    if e.timestamps == Timestamps::None {
+        return no_timestamps(e);
     }
-    let Some((start, end)) = *e.span.lock().unwrap() else {
+    let Some((start, end)) = e.kernel_timestamps() else {
         return ZE_RESULT_NOT_READY;
     };
     let data = ze_kernel_timestamp_data_t {
@@ -680,39 +883,104 @@ pub(crate) unsafe extern "C" fn zeEventQueryKernelTimestamp(
     OK
 }
 
+/// `zeEventQueryKernelTimestampsExt`: one result per timestamp packet (one per tile of the
+/// device that ran the command; the driver's reduced result for each here), and for an event of
+/// a `KERNEL_MAPPED_TIMESTAMP` pool the same on the host clock (ns).
+pub(crate) unsafe extern "C" fn zeEventQueryKernelTimestampsExt(
+    h: ze_event_handle_t,
+    dev: ze_device_handle_t,
+    count: *mut u32,
+    results: *mut ze_event_query_kernel_timestamps_results_ext_properties_t,
+) -> ze_result_t {
+    if h.is_null() || count.is_null() {
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    }
+    // SAFETY: an event of this driver.
+    let e: &Event = unsafe { object(h) };
+    if e.timestamps == Timestamps::None {
+        return no_timestamps(e);
+    }
+    let packets = device(dev).tiles.len().max(1) as u32;
+    // SAFETY: the caller's count.
+    unsafe {
+        if *count == 0 || results.is_null() {
+            *count = packets;
+            return OK;
+        }
+    }
+    if !e.completed() {
+        return ZE_RESULT_NOT_READY;
+    }
+    let Some((start, end)) = e.kernel_timestamps() else {
+        return ZE_RESULT_NOT_READY;
+    };
+    // SAFETY: the caller's count and results, with room for that many entries in each buffer.
+    unsafe {
+        let n = (*count).min(packets) as usize;
+        let r = &*results;
+        for i in 0..n {
+            if !r.pKernelTimestampsBuffer.is_null() {
+                let data = ze_kernel_timestamp_data_t {
+                    kernelStart: clock::masked(start, clock::KERNEL_BITS),
+                    kernelEnd: clock::masked(end, clock::KERNEL_BITS),
+                };
+                *r.pKernelTimestampsBuffer.add(i) = ze_kernel_timestamp_result_t {
+                    global: data,
+                    context: data,
+                };
+            }
+            if !r.pSynchronizedTimestampsBuffer.is_null() && e.timestamps == Timestamps::Mapped {
+                let data = ze_synchronized_timestamp_data_ext_t {
+                    kernelStart: clock::host_at(start),
+                    kernelEnd: clock::host_at(end),
+                };
+                *r.pSynchronizedTimestampsBuffer.add(i) = ze_synchronized_timestamp_result_ext_t {
+                    global: data,
+                    context: data,
+                };
+            }
+        }
+        *count = n as u32;
+    }
+    OK
+}
+
+// === fences ===
+
 pub(crate) unsafe extern "C" fn zeFenceCreate(
     _: ze_command_queue_handle_t,
     _: *const ze_fence_desc_t,
     ph: *mut ze_fence_handle_t,
 ) -> ze_result_t {
-    // SAFETY: see the module docs.
-    unsafe {
-        *ph = into_handle(
-            Kind::Fence,
-            Fence {
-                signaled: AtomicBool::new(false),
-            },
-        )
+    let fence = Fence {
+        signaled: AtomicBool::new(false),
     };
+    // SAFETY: see the module docs.
+    unsafe { *ph = into_handle(Kind::Fence, Arc::new(fence)) };
     OK
 }
 
 pub(crate) unsafe extern "C" fn zeFenceDestroy(h: ze_fence_handle_t) -> ze_result_t {
-    // SAFETY: a fence of this fixture, not used again.
+    // SAFETY: a fence of this driver, not used again.
     unsafe { destroy::<Fence, _>(Kind::Fence, h) };
     OK
 }
 
 pub(crate) unsafe extern "C" fn zeFenceHostSynchronize(
     h: ze_fence_handle_t,
-    _: u64,
+    timeout: u64,
 ) -> ze_result_t {
-    // SAFETY: see the module docs.
-    unsafe { zeFenceQueryStatus(h) }
+    // SAFETY: a fence of this driver.
+    let f: &Fence = unsafe { object(h) };
+    if wait_until(deadline(timeout), || f.signaled.load(Ordering::Acquire)) {
+        OK
+    } else {
+        ZE_RESULT_NOT_READY
+    }
 }
 
 pub(crate) unsafe extern "C" fn zeFenceQueryStatus(h: ze_fence_handle_t) -> ze_result_t {
-    // SAFETY: a fence of this fixture.
+    // SAFETY: a fence of this driver.
     let f: &Fence = unsafe { object(h) };
     if f.signaled.load(Ordering::Acquire) {
         OK
@@ -722,294 +990,8 @@ pub(crate) unsafe extern "C" fn zeFenceQueryStatus(h: ze_fence_handle_t) -> ze_r
 }
 
 pub(crate) unsafe extern "C" fn zeFenceReset(h: ze_fence_handle_t) -> ze_result_t {
-    // SAFETY: a fence of this fixture.
+    // SAFETY: a fence of this driver.
     let f: &Fence = unsafe { object(h) };
     f.signaled.store(false, Ordering::Release);
-    OK
-}
-
-/// The kernels every module of the fixture holds.
-const KERNELS: [&core::ffi::CStr; 3] = [c"vadd", c"scale", c"spin"];
-
-pub(crate) unsafe extern "C" fn zeModuleCreate(
-    _: ze_context_handle_t,
-    _: ze_device_handle_t,
-    _: *const ze_module_desc_t,
-    ph: *mut ze_module_handle_t,
-    log: *mut ze_module_build_log_handle_t,
-) -> ze_result_t {
-    // SAFETY: see the module docs.
-    unsafe {
-        *ph = into_handle(Kind::Module, Module);
-        if !log.is_null() {
-            *log = core::ptr::null_mut();
-        }
-    }
-    OK
-}
-
-pub(crate) unsafe extern "C" fn zeModuleDestroy(h: ze_module_handle_t) -> ze_result_t {
-    // SAFETY: a module of this fixture, not used again.
-    unsafe { destroy::<Module, _>(Kind::Module, h) };
-    OK
-}
-
-pub(crate) unsafe extern "C" fn zeModuleGetKernelNames(
-    _: ze_module_handle_t,
-    pCount: *mut u32,
-    pNames: *mut *const c_char,
-) -> ze_result_t {
-    let names: Vec<*const c_char> = KERNELS.iter().map(|k| k.as_ptr()).collect();
-    // SAFETY: see the module docs.
-    unsafe { list_out(pCount, pNames, &names) }
-}
-
-pub(crate) unsafe extern "C" fn zeModuleBuildLogDestroy(
-    _: ze_module_build_log_handle_t,
-) -> ze_result_t {
-    OK
-}
-
-pub(crate) unsafe extern "C" fn zeModuleBuildLogGetString(
-    _: ze_module_build_log_handle_t,
-    size: *mut usize,
-    log: *mut c_char,
-) -> ze_result_t {
-    // SAFETY: see the module docs.
-    unsafe {
-        if !log.is_null() && *size > 0 {
-            *log = 0;
-        }
-        *size = 1;
-    }
-    OK
-}
-
-pub(crate) unsafe extern "C" fn zeKernelCreate(
-    _: ze_module_handle_t,
-    desc: *const ze_kernel_desc_t,
-    ph: *mut ze_kernel_handle_t,
-) -> ze_result_t {
-    // SAFETY: a kernel descriptor with a NUL-terminated name, as the API requires.
-    let name = unsafe { core::ffi::CStr::from_ptr((*desc).pKernelName) };
-    if !KERNELS.contains(&name) {
-        return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
-    }
-    let kernel = Kernel {
-        name: name.to_owned(),
-        args: Mutex::new(HashMap::new()),
-        group_size: Mutex::new([1, 1, 1]),
-    };
-    // SAFETY: see the module docs.
-    unsafe { *ph = into_handle(Kind::Kernel, kernel) };
-    OK
-}
-
-pub(crate) unsafe extern "C" fn zeKernelDestroy(h: ze_kernel_handle_t) -> ze_result_t {
-    // SAFETY: a kernel of this fixture, not used again.
-    unsafe { destroy::<Kernel, _>(Kind::Kernel, h) };
-    OK
-}
-
-pub(crate) unsafe extern "C" fn zeKernelSetGroupSize(
-    h: ze_kernel_handle_t,
-    x: u32,
-    y: u32,
-    z: u32,
-) -> ze_result_t {
-    // SAFETY: a kernel of this fixture.
-    let k: &Kernel = unsafe { object(h) };
-    *k.group_size.lock().unwrap() = [x.max(1), y.max(1), z.max(1)];
-    OK
-}
-
-pub(crate) unsafe extern "C" fn zeKernelSuggestGroupSize(
-    _: ze_kernel_handle_t,
-    gx: u32,
-    _: u32,
-    _: u32,
-    x: *mut u32,
-    y: *mut u32,
-    z: *mut u32,
-) -> ze_result_t {
-    let size = [256, 128, 64, 32, 16, 8, 4, 2, 1]
-        .into_iter()
-        .find(|s| gx.is_multiple_of(*s))
-        .unwrap_or(1);
-    // SAFETY: see the module docs.
-    unsafe {
-        *x = size;
-        *y = 1;
-        *z = 1;
-    }
-    OK
-}
-
-pub(crate) unsafe extern "C" fn zeKernelSetArgumentValue(
-    h: ze_kernel_handle_t,
-    index: u32,
-    size: usize,
-    value: *const c_void,
-) -> ze_result_t {
-    // SAFETY: a kernel of this fixture; `value` holds `size` bytes (or is NULL).
-    let (k, bytes): (&Kernel, Vec<u8>) = unsafe {
-        (
-            object(h),
-            if value.is_null() {
-                vec![0; size]
-            } else {
-                core::slice::from_raw_parts(value.cast::<u8>(), size).to_vec()
-            },
-        )
-    };
-    k.args.lock().unwrap().insert(index, bytes);
-    OK
-}
-
-pub(crate) unsafe extern "C" fn zeKernelGetName(
-    h: ze_kernel_handle_t,
-    size: *mut usize,
-    name: *mut c_char,
-) -> ze_result_t {
-    // SAFETY: a kernel of this fixture; `name` has room for `*size` bytes when not NULL.
-    unsafe {
-        let k: &Kernel = object(h);
-        let bytes = k.name.as_bytes_with_nul();
-        if !name.is_null() {
-            let n = (*size).min(bytes.len());
-            core::ptr::copy_nonoverlapping(bytes.as_ptr().cast::<c_char>(), name, n);
-        }
-        *size = bytes.len();
-    }
-    OK
-}
-
-unsafe fn allocate(
-    kind: ze_memory_type_t,
-    size: usize,
-    alignment: usize,
-    pptr: *mut *mut c_void,
-) -> ze_result_t {
-    let align = alignment.max(64);
-    let mut ptr = core::ptr::null_mut();
-    // SAFETY: a power-of-two alignment and a writable out-pointer.
-    if unsafe { libc::posix_memalign(&mut ptr, align, size.max(1)) } != 0 {
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    }
-    created(Kind::Allocation);
-    ALLOCATIONS
-        .lock()
-        .unwrap()
-        .get_or_insert_with(HashMap::new)
-        .insert(ptr as usize, (kind, size));
-    // SAFETY: see the module docs.
-    unsafe { *pptr = ptr };
-    OK
-}
-
-pub(crate) unsafe extern "C" fn zeMemAllocShared(
-    _: ze_context_handle_t,
-    _: *const ze_device_mem_alloc_desc_t,
-    _: *const ze_host_mem_alloc_desc_t,
-    size: usize,
-    alignment: usize,
-    _: ze_device_handle_t,
-    pptr: *mut *mut c_void,
-) -> ze_result_t {
-    // SAFETY: see the module docs.
-    unsafe { allocate(ZE_MEMORY_TYPE_SHARED, size, alignment, pptr) }
-}
-
-pub(crate) unsafe extern "C" fn zeMemAllocDevice(
-    _: ze_context_handle_t,
-    _: *const ze_device_mem_alloc_desc_t,
-    size: usize,
-    alignment: usize,
-    _: ze_device_handle_t,
-    pptr: *mut *mut c_void,
-) -> ze_result_t {
-    // SAFETY: see the module docs.
-    unsafe { allocate(ZE_MEMORY_TYPE_DEVICE, size, alignment, pptr) }
-}
-
-pub(crate) unsafe extern "C" fn zeMemAllocHost(
-    _: ze_context_handle_t,
-    _: *const ze_host_mem_alloc_desc_t,
-    size: usize,
-    alignment: usize,
-    pptr: *mut *mut c_void,
-) -> ze_result_t {
-    // SAFETY: see the module docs.
-    unsafe { allocate(ZE_MEMORY_TYPE_HOST, size, alignment, pptr) }
-}
-
-pub(crate) unsafe extern "C" fn zeMemFree(_: ze_context_handle_t, ptr: *mut c_void) -> ze_result_t {
-    let known = ALLOCATIONS
-        .lock()
-        .unwrap()
-        .as_mut()
-        .and_then(|m| m.remove(&(ptr as usize)))
-        .is_some();
-    if !known {
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    }
-    destroyed(Kind::Allocation);
-    // SAFETY: memory this fixture allocated with posix_memalign.
-    unsafe { libc::free(ptr) };
-    OK
-}
-
-/// The allocation holding `ptr`: (base, type, size).
-fn find_allocation(ptr: usize) -> Option<(usize, ze_memory_type_t, usize)> {
-    ALLOCATIONS
-        .lock()
-        .unwrap()
-        .as_ref()?
-        .iter()
-        .find(|(base, (_, size))| ptr >= **base && ptr < **base + *size)
-        .map(|(base, (kind, size))| (*base, *kind, *size))
-}
-
-pub(crate) unsafe extern "C" fn zeMemGetAllocProperties(
-    _: ze_context_handle_t,
-    ptr: *const c_void,
-    p: *mut ze_memory_allocation_properties_t,
-    device: *mut ze_device_handle_t,
-) -> ze_result_t {
-    let found = find_allocation(ptr as usize);
-    // SAFETY: see the module docs.
-    unsafe {
-        (*p).type_ = found.map_or(ZE_MEMORY_TYPE_UNKNOWN, |f| f.1);
-        (*p).id = found.map_or(0, |f| f.0 as u64);
-        (*p).pageSize = 4096;
-        if !device.is_null() {
-            *device = if found.is_some_and(|f| f.1 != ZE_MEMORY_TYPE_HOST) {
-                device_handle()
-            } else {
-                core::ptr::null_mut()
-            };
-        }
-    }
-    OK
-}
-
-pub(crate) unsafe extern "C" fn zeMemGetAddressRange(
-    _: ze_context_handle_t,
-    ptr: *const c_void,
-    base: *mut *mut c_void,
-    size: *mut usize,
-) -> ze_result_t {
-    let Some((b, _, s)) = find_allocation(ptr as usize) else {
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    };
-    // SAFETY: see the module docs.
-    unsafe {
-        if !base.is_null() {
-            *base = b as *mut c_void;
-        }
-        if !size.is_null() {
-            *size = s;
-        }
-    }
     OK
 }

@@ -47,8 +47,8 @@ fn timer() -> &'static Timer {
         let h0 = host_ns();
         // The first host time whose tick count has its low KERNEL_BITS bits back at 0.
         let wrap = h0 + (to_wrap as u128 * 1_000_000_000).div_ceil(FREQUENCY as u128) as u64;
-        crate::exec::truth(&format!("TRUTH START {h0}"));
-        crate::exec::truth(&format!("TRUTH WRAP {wrap}"));
+        crate::report::truth(&format!("TRUTH START {h0}"));
+        crate::report::truth(&format!("TRUTH WRAP {wrap}"));
         Timer {
             h0,
             origin: ORIGIN_HIGH | low,
@@ -75,4 +75,12 @@ pub(crate) fn masked(ticks: u64, bits: u32) -> u64 {
     } else {
         ticks & ((1u64 << bits) - 1)
     }
+}
+
+/// The host time (ns) at which the device's full tick count was `ticks` (the inverse of
+/// [`ticks_at`], to within a tick).
+pub(crate) fn host_at(ticks: u64) -> u64 {
+    let t = timer();
+    let elapsed = ticks.saturating_sub(t.origin) as u128;
+    t.h0 + (elapsed * 1_000_000_000 / FREQUENCY as u128) as u64
 }

@@ -1,37 +1,30 @@
-//! Commands and their execution on the calling thread: the fixture's kernels, copies, fills and
-//! barriers, each timed on the host clock (the ground truth) and on the device timer (what its
-//! signal event reports).
+//! Commands and what they do when an engine runs them: the driver's kernels, copies, fills,
+//! barriers, host functions, event signals and resets, copies of kernel timestamps and writes of
+//! the global timestamp. Each is timed on the host clock (the ground truth, `report::truth`) and
+//! on the device timer (what its signal event reports).
 
 use std::collections::HashMap;
-use std::io::Write as _;
-use std::sync::Mutex;
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use pti_sys::level_zero::*;
 
 use crate::clock;
-use crate::objects::{Event, List, object};
+use crate::event::{Arming, Event};
+use crate::report;
 
-/// A command appended to a list: what it does, captured at append time as Level Zero requires.
-pub(crate) struct Command {
-    pub(crate) work: Work,
-    pub(crate) signal: ze_event_handle_t,
-    /// Events that must have signalled before it runs.
-    pub(crate) waits: Vec<ze_event_handle_t>,
-}
+/// The shortest time a command takes on the device: enough device ticks that a profiler's
+/// conversion is exercised on every command.
+const MIN_COMMAND_NS: u64 = 1_000;
 
-/// Commands that ran while an event they wait for had not signalled: a real device would have
-/// waited forever (execution here is synchronous, so nothing could signal it meanwhile).
-pub(crate) static STUCK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-// SAFETY: the handles are plain pointers to the fixture's own objects, which are thread-safe.
-unsafe impl Send for Command {}
-
+/// What a command does, captured at append time as Level Zero requires.
+#[derive(Clone)]
 pub(crate) enum Work {
     Kernel {
         name: String,
         args: HashMap<u32, Vec<u8>>,
-        items: u64,
+        /// Group count and group size (work-items: their products).
+        groups: [u32; 3],
+        size: [u32; 3],
     },
     Copy {
         dst: usize,
@@ -44,34 +37,158 @@ pub(crate) enum Work {
         bytes: usize,
     },
     Barrier,
-    /// A host function with its data (zeCommandListAppendHostFunction).
+    /// A host function with its data (`zeCommandListAppendHostFunction`).
     HostFunction {
         function: unsafe extern "C" fn(*mut core::ffi::c_void),
         user_data: usize,
     },
-    /// Signals the event only (zeCommandListAppendSignalEvent).
+    /// Signals the event only (`zeCommandListAppendSignalEvent`, and commands without effect
+    /// here: prefetches, memory advice).
     Signal,
-    Reset(ze_event_handle_t),
+    /// Waits only (`zeCommandListAppendWaitOnEvents`).
+    Wait,
+    Reset(Arc<Event>),
+    /// `zeCommandListAppendQueryKernelTimestamps`: each event's kernel timestamps, as a
+    /// `ze_kernel_timestamp_result_t`, at `dst` + its offset.
+    QueryTimestamps {
+        events: Vec<Arc<Event>>,
+        dst: usize,
+        offsets: Vec<usize>,
+    },
+    /// `zeCommandListAppendWriteGlobalTimestamp`: the global timer's value at `dst`.
+    WriteGlobalTimestamp {
+        dst: usize,
+    },
 }
 
-static TRUTH: Mutex<Option<std::fs::File>> = Mutex::new(None);
+impl Work {
+    /// The kind the ground truth and the report name it by.
+    fn kind(&self) -> &'static str {
+        match self {
+            Work::Kernel { .. } => "KERNEL",
+            Work::Copy { .. } => "COPY",
+            Work::Fill { .. } => "FILL",
+            Work::Barrier => "BARRIER",
+            Work::HostFunction { .. } => "HOSTFN",
+            Work::Signal => "SIGNAL",
+            Work::Wait => "WAIT",
+            Work::Reset(_) => "RESET",
+            Work::QueryTimestamps { .. } => "QUERYTS",
+            Work::WriteGlobalTimestamp { .. } => "WRITETS",
+        }
+    }
 
-/// Appends `line` to the ground-truth file, if the test asked for one (`ZE_SIM_TRUTH`).
-pub(crate) fn truth(line: &str) {
-    let Some(path) = std::env::var_os("ZE_SIM_TRUTH") else {
-        return;
-    };
-    let mut file = TRUTH.lock().unwrap();
-    if file.is_none() {
-        *file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .ok();
+    /// Whether a copy engine can run it: no kernel (the copy of timestamps is a built-in kernel,
+    /// compute-runtime's `appendQueryKernelTimestamps`).
+    pub(crate) fn runs_on_copy_engine(&self) -> bool {
+        !matches!(
+            self,
+            Work::Kernel { .. } | Work::QueryTimestamps { .. } | Work::HostFunction { .. }
+        )
     }
-    if let Some(f) = file.as_mut() {
-        let _ = writeln!(f, "{line}");
+}
+
+/// A command as appended: its work, its signal event, its wait events, and its mutable
+/// command ID (0: none).
+#[derive(Clone)]
+pub(crate) struct Command {
+    pub(crate) work: Work,
+    pub(crate) signal: Option<Arc<Event>>,
+    pub(crate) waits: Vec<Arc<Event>>,
+    pub(crate) id: u64,
+}
+
+impl Command {
+    /// Every event it signals, waits for, resets or copies.
+    fn events(&self) -> impl Iterator<Item = &Arc<Event>> {
+        let worked: &[Arc<Event>] = match &self.work {
+            Work::Reset(e) => core::slice::from_ref(e),
+            Work::QueryTimestamps { events, .. } => events,
+            _ => &[],
+        };
+        self.signal.iter().chain(&self.waits).chain(worked)
     }
+}
+
+/// A command submitted: what its events mean for this run of it.
+pub(crate) struct Armed {
+    pub(crate) command: Command,
+    signal: Arming,
+    waits: Vec<Arming>,
+    /// For a copy of timestamps: the counter-based events it waits for, implicitly, until their
+    /// timestamps are written (compute-runtime's `appendQueryKernelTimestamps`).
+    implicit: Vec<Arming>,
+}
+
+// SAFETY: the host function's data is the program's, passed back as it asked; everything else is
+// owned or thread-safe.
+unsafe impl Send for Armed {}
+
+impl Armed {
+    /// What it is and what it waits for, for a report of a command that waits for ever.
+    pub(crate) fn describe(&self) -> String {
+        let c = &self.command;
+        let waits: Vec<String> = c
+            .waits
+            .iter()
+            .zip(&self.waits)
+            .map(|(e, t)| format!("{:p} for {t:?} ({})", Arc::as_ptr(e), e.describe()))
+            .collect();
+        format!("{} waiting for [{}]", c.work.kind(), waits.join(", "))
+    }
+
+    /// Whether its wait events have signalled.
+    pub(crate) fn ready(&self) -> bool {
+        let c = &self.command;
+        c.waits.iter().zip(&self.waits).all(|(e, t)| e.reached(*t))
+            && match &c.work {
+                Work::QueryTimestamps { events, .. } => events
+                    .iter()
+                    .zip(&self.implicit)
+                    .all(|(e, t)| e.timestamps_written(*t)),
+                _ => true,
+            }
+    }
+}
+
+/// Arms `commands` for one submission, in order: their waits wait for what their events mean
+/// now (so a wait on an event an earlier command of the same submission signals waits for that
+/// command), and their counter-based signal events are re-armed (`fresh`: with new timestamp
+/// storage, as an immediate append gives).
+pub(crate) fn arm(commands: Vec<Command>, fresh: bool) -> Vec<Armed> {
+    commands
+        .into_iter()
+        .map(|command| {
+            let waits = command.waits.iter().map(|e| e.wait_target()).collect();
+            let implicit = match &command.work {
+                Work::QueryTimestamps { events, .. } => {
+                    events.iter().map(|e| e.wait_target()).collect()
+                }
+                _ => Vec::new(),
+            };
+            let signal = command
+                .signal
+                .as_ref()
+                .map_or(Arming::Regular, |e| e.arm(fresh));
+            for e in command.events() {
+                e.used();
+            }
+            Armed {
+                command,
+                signal,
+                waits,
+                implicit,
+            }
+        })
+        .collect()
+}
+
+/// Whether a command orders the commands of a list that is not in order around it.
+pub(crate) fn orders_a_list(work: &Work) -> bool {
+    !matches!(
+        work,
+        Work::Kernel { .. } | Work::Copy { .. } | Work::Fill { .. } | Work::HostFunction { .. }
+    )
 }
 
 fn arg_ptr(args: &HashMap<u32, Vec<u8>>, i: u32) -> usize {
@@ -86,7 +203,7 @@ fn arg_u32(args: &HashMap<u32, Vec<u8>>, i: u32) -> u32 {
         .map_or(0, |b| u32::from_ne_bytes(b.try_into().unwrap()))
 }
 
-/// Runs a kernel the fixture defines: `vadd(a, b, c)`, `scale(c, k)`, `spin(microseconds)`.
+/// Runs a kernel the driver defines: `vadd(a, b, c)`, `scale(c, k)`, `spin(microseconds)`.
 fn run_kernel(name: &str, args: &HashMap<u32, Vec<u8>>, items: u64) {
     match name {
         "vadd" => {
@@ -117,61 +234,47 @@ fn run_kernel(name: &str, args: &HashMap<u32, Vec<u8>>, items: u64) {
     }
 }
 
-/// Counts the events of a wait list that have not signalled (see [`STUCK`]): the command that
-/// waits for them runs anyway.
-pub(crate) fn check_waits(waits: &[ze_event_handle_t]) {
-    for wait in waits {
-        // SAFETY: an event handle of this fixture.
-        let e: &Event = unsafe { object(*wait) };
-        if !e.signaled.load(Ordering::Acquire) {
-            STUCK.fetch_add(1, Ordering::Relaxed);
-        }
+/// Copies each event's kernel timestamps (as they are when the copy runs, in the storage of the
+/// arming the copy was appended at) to `dst`.
+fn query_timestamps(events: &[Arc<Event>], armings: &[Arming], dst: usize, offsets: &[usize]) {
+    for (i, event) in events.iter().enumerate() {
+        let (start, end) = event.raw_timestamps(armings.get(i).copied().unwrap_or(Arming::Regular));
+        let data = ze_kernel_timestamp_data_t {
+            kernelStart: clock::masked(start, clock::KERNEL_BITS),
+            kernelEnd: clock::masked(end, clock::KERNEL_BITS),
+        };
+        let result = ze_kernel_timestamp_result_t {
+            global: data,
+            context: data,
+        };
+        let at = dst + offsets.get(i).copied().unwrap_or(i * size_of_val(&result));
+        // SAFETY: the program (or profiler) passed device-accessible memory with room for every
+        // event's result at its offset, as the API requires.
+        unsafe { (at as *mut ze_kernel_timestamp_result_t).write_unaligned(result) };
     }
 }
 
-/// The event behind `handle`, if any.
-fn event<'a>(handle: ze_event_handle_t) -> Option<&'a Event> {
-    // SAFETY: a NULL handle or an event handle of this fixture.
-    (!handle.is_null()).then(|| unsafe { object(handle) })
-}
-
-/// Re-arms a counter-based signal event (see [`Event::rearm`]); others are left alone.
-pub(crate) fn rearm(signal: ze_event_handle_t) {
-    if let Some(e) = event(signal) {
-        e.rearm();
-    }
-}
-
-/// Signals `signal`, if any, for work that ran from host time `start` to `end`.
-pub(crate) fn signal(signal: ze_event_handle_t, start: u64, end: u64) {
-    if let Some(e) = event(signal) {
-        e.signal(clock::ticks_at(start), clock::ticks_at(end));
-    }
-}
-
-/// Executes a regular list's commands in order (a queue's execution, or an immediate list's
-/// append of it).
-pub(crate) fn run_list(list: &List) {
-    for command in list.commands.lock().unwrap().iter() {
-        execute(command);
-    }
-}
-
-/// Executes one command: checks its wait events, re-arms a counter-based signal event, does its
-/// work, stamps and signals its event, logs the ground truth.
-pub(crate) fn execute(command: &Command) {
-    check_waits(&command.waits);
-    rearm(command.signal);
-    let start = clock::host_ns();
-    let (kind, name, bytes) = match &command.work {
-        Work::Kernel { name, args, items } => {
-            run_kernel(name, args, *items);
-            ("KERNEL", name.clone(), 0)
+/// Does the command's work (`armings`: for a copy of timestamps, each event's arming when it was
+/// appended); returns (kind, name, bytes) for the ground truth.
+fn work(work: &Work, armings: &[Arming]) -> (&'static str, String, usize) {
+    let kind = work.kind();
+    match work {
+        Work::Kernel {
+            name,
+            args,
+            groups,
+            size,
+        } => {
+            let items = (0..3)
+                .map(|i| u64::from(groups[i]) * u64::from(size[i]))
+                .product();
+            run_kernel(name, args, items);
+            (kind, name.clone(), 0)
         }
         Work::Copy { dst, src, bytes } => {
             // SAFETY: the test program passes valid, non-overlapping buffers of `bytes` bytes.
             unsafe { std::ptr::copy_nonoverlapping(*src as *const u8, *dst as *mut u8, *bytes) };
-            ("COPY", "-".into(), *bytes)
+            (kind, "-".into(), *bytes)
         }
         Work::Fill {
             dst,
@@ -182,28 +285,62 @@ pub(crate) fn execute(command: &Command) {
                 // SAFETY: the destination holds `bytes` bytes.
                 unsafe { *(*dst as *mut u8).add(i) = pattern[i % pattern.len().max(1)] };
             }
-            ("FILL", "-".into(), *bytes)
+            (kind, "-".into(), *bytes)
         }
-        Work::Barrier => ("BARRIER", "-".into(), 0),
         Work::HostFunction {
             function,
             user_data,
         } => {
             // SAFETY: the program's function and data, called as it asked.
             unsafe { function(*user_data as *mut core::ffi::c_void) };
-            ("HOSTFN", "-".into(), 0)
+            (kind, "-".into(), 0)
         }
-        Work::Signal => ("SIGNAL", "-".into(), 0),
-        Work::Reset(reset) => {
-            if let Some(e) = event(*reset) {
-                e.reset();
-            }
-            ("RESET", "-".into(), 0)
+        Work::Reset(event) => {
+            event.device_reset();
+            (kind, "-".into(), 0)
         }
+        Work::QueryTimestamps {
+            events,
+            dst,
+            offsets,
+        } => {
+            query_timestamps(events, armings, *dst, offsets);
+            (kind, "-".into(), 0)
+        }
+        Work::WriteGlobalTimestamp { dst } => {
+            let ticks = clock::masked(clock::ticks_at(clock::host_ns()), clock::GLOBAL_BITS);
+            // SAFETY: the program's device-accessible 8 bytes.
+            unsafe { (*dst as *mut u64).write_unaligned(ticks) };
+            (kind, "-".into(), 0)
+        }
+        Work::Barrier | Work::Signal | Work::Wait => (kind, "-".into(), 0),
+    }
+}
+
+/// Runs one command on an engine (`copy_only`: a copy engine, which runs no kernel: such a
+/// command only signals), stamps and signals its event, logs the ground truth.
+pub(crate) fn execute(armed: Armed, copy_only: bool) {
+    let start = clock::host_ns();
+    let runs = !copy_only || armed.command.work.runs_on_copy_engine();
+    let (kind, name, bytes) = if runs {
+        work(&armed.command.work, &armed.implicit)
+    } else {
+        ("SKIPPED", "-".into(), 0)
     };
+    while clock::host_ns() < start + MIN_COMMAND_NS {
+        std::hint::spin_loop();
+    }
     let end = clock::host_ns();
-    signal(command.signal, start, end);
+    // Counted and logged before the event says the command is done: a program that exits as soon
+    // as it sees the event leaves a complete ground truth.
+    report::executed(kind);
     if matches!(kind, "KERNEL" | "COPY" | "FILL" | "BARRIER" | "HOSTFN") {
-        truth(&format!("TRUTH {kind} {name} {bytes} {start} {end}"));
+        report::truth(&format!("TRUTH {kind} {name} {bytes} {start} {end}"));
+    }
+    if let Some(event) = &armed.command.signal {
+        event.complete(armed.signal, clock::ticks_at(start), clock::ticks_at(end));
+    }
+    for e in armed.command.events() {
+        e.unused();
     }
 }

@@ -1,34 +1,33 @@
-//! What the fixture serves through `zeDriverGetExtensionFunctionAddress`: functions newer than
+//! What the driver serves through `zeDriverGetExtensionFunctionAddress`: functions newer than
 //! API 1.4 (the version of the loader the tests run, whose DDI tables lack them) and Intel's
-//! `zexCounterBasedEventCreate2`, as a real driver serves them to an old loader and to Intel's
-//! runtimes. And `ZE_SIM_MINIMAL`, the entry points a deliberately minimal configuration lacks.
+//! `zex*` extensions, as a real driver serves them to an old loader and to Intel's runtimes
+//! (any other name: NULL and `ZE_RESULT_ERROR_INVALID_ARGUMENT`).
 //!
 //! - Counter-based events (`zeEventCounterBasedCreate`, `zexCounterBasedEventCreate2`) belong to
-//!   no pool; each command that signals one re-arms it (its latest command defines its state and
-//!   timestamps, see `Event::rearm`), which it has only if created with a timestamp flag
-//!   (`zeEventQueryKernelTimestamp` answers `ZE_RESULT_ERROR_INVALID_ARGUMENT` otherwise). The
-//!   host must not reset or signal them: `zeEventHostReset`, `zeEventHostSignal` and
-//!   `zeCommandListAppendEventReset` answer `ZE_RESULT_ERROR_INVALID_ARGUMENT`. They are
-//!   destroyed with `zeEventDestroy` and counted with the other events.
-//! - Host functions run when their command executes (`HOSTFN` in the ground truth).
-//!   `…WithParameters` appends are the plain ones (`pNext` is ignored); `…WithArguments` launches
-//!   know the sizes of the fixture's kernels' arguments (`argument_sizes`).
-//! - Regular lists appended to an immediate list run as a queue would run them (each command
-//!   with its own ground-truth line); the wait list is checked as any command's, and the signal
-//!   event spans the whole run (no ground-truth line of its own: it is no command).
-//! - `zeCommandListHostSynchronize` succeeds at once: execution is synchronous.
+//!   no pool (see `event` for how they behave); creation checks what compute-runtime's
+//!   `Event::counterBasedCreate` checks.
+//! - Host functions run when their command executes, on the engine's thread (`HOSTFN` in the
+//!   ground truth). `…WithParameters` appends are the plain ones (`pNext` is ignored);
+//!   `…WithArguments` launches know the sizes of the driver's kernels' arguments.
+//! - Regular lists appended to an immediate list run as a queue runs them, after the wait list,
+//!   and the signal event spans the whole run.
+//! - `zeEventPoolGetFlags`, `zeEventQueryKernelTimestampsExt`, `zeCommandListHostSynchronize`,
+//!   `zeDeviceSynchronize`; graph capture and replay (`graph`), mutable lists and clones
+//!   (`mutable`); and the functions Intel's Unified Runtime adapters call (`adapters`).
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 use core::ffi::{CStr, c_char, c_void};
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 use pti_sys::level_zero::*;
 
-use crate::clock;
-use crate::exec::{Work, check_waits, rearm, run_list, signal};
+use crate::api;
+use crate::event::{Event, Timestamps, with_minimal};
+use crate::exec::Work;
+use crate::list::{List, append, run_on_immediate, wait_list};
 use crate::objects::*;
-use crate::{adapters, api};
+use crate::{adapters, graph, mutable};
 
 const OK: ze_result_t = ZE_RESULT_SUCCESS;
 
@@ -42,74 +41,36 @@ struct ZexCounterBasedEventDesc {
     wait_scope: u32,
 }
 
-/// Intel's flag for kernel timestamps (besides `IMMEDIATE` 1, `NON_IMMEDIATE` 2,
-/// `HOST_VISIBLE` 4, `IPC` 8, which change nothing here).
-const ZEX_KERNEL_TIMESTAMP: u32 = 16;
-/// Intel's flag for kernel timestamps mapped to the host's clock (given as the device's here).
-const ZEX_KERNEL_MAPPED_TIMESTAMP: u32 = 32;
+/// Flags of both creation functions (`ZE_EVENT_COUNTER_BASED_FLAG_*`, and Intel's, whose bits
+/// are the same: `KERNEL_TIMESTAMP` 16, `KERNEL_MAPPED_TIMESTAMP` 32).
+const IPC: u32 = 8;
+const DEVICE_TIMESTAMP: u32 = 16;
+const HOST_TIMESTAMP: u32 = 32;
+const KNOWN: u32 = 1 | 2 | 4 | IPC | DEVICE_TIMESTAMP | HOST_TIMESTAMP | 64;
 
-/// The entry points `ZE_SIM_MINIMAL` (a comma-separated list) says the fixture lacks: each
-/// answers `ZE_RESULT_ERROR_UNSUPPORTED_FEATURE` and leaves its out-parameters untouched.
-#[derive(Debug, Default, PartialEq)]
-pub(crate) struct Minimal {
-    /// `query-status`: `zeEventQueryStatus`.
-    pub(crate) query_status: bool,
-    /// `global-timestamps`: `zeDeviceGetGlobalTimestamps`.
-    pub(crate) global_timestamps: bool,
-    /// `kernel-timestamps`: `zeEventQueryKernelTimestamp`.
-    pub(crate) kernel_timestamps: bool,
-}
-
-impl Minimal {
-    /// Parses `ZE_SIM_MINIMAL`'s value; also returns the words it does not know.
-    fn parse(list: &str) -> (Self, Vec<&str>) {
-        let mut m = Minimal::default();
-        let mut unknown = Vec::new();
-        for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            match word {
-                "query-status" => m.query_status = true,
-                "global-timestamps" => m.global_timestamps = true,
-                "kernel-timestamps" => m.kernel_timestamps = true,
-                other => unknown.push(other),
-            }
-        }
-        (m, unknown)
-    }
-}
-
-/// The minimal configuration, read once (so an unknown word is reported once).
-pub(crate) fn minimal() -> &'static Minimal {
-    static MINIMAL: OnceLock<Minimal> = OnceLock::new();
-    MINIMAL.get_or_init(|| {
-        let list = std::env::var("ZE_SIM_MINIMAL").unwrap_or_default();
-        let (m, unknown) = Minimal::parse(&list);
-        for word in unknown {
-            eprintln!("ze-sim: ZE_SIM_MINIMAL: unknown feature {word:?}, ignored");
-        }
-        m
-    })
-}
-
-/// Whether an event whose creator `asked` for kernel timestamps gets them: a driver without
-/// them (`kernel-timestamps`) still creates such pools and events, ignoring the flag, as a
-/// driver that cannot time kernels would.
-pub(crate) fn kernel_timestamps(asked: bool) -> bool {
-    asked && !minimal().kernel_timestamps
-}
-
-/// Creates a counter-based event, of no pool, in `*ph`.
-fn counter_based_event(timestamps: bool, ph: *mut ze_event_handle_t) -> ze_result_t {
+/// Creates a counter-based event with `flags` in `*ph`, as `Event::counterBasedCreate` checks.
+fn counter_based_event(flags: u32, ph: *mut ze_event_handle_t) -> ze_result_t {
     if ph.is_null() {
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     }
-    let event = Event::new(kernel_timestamps(timestamps), true);
+    if flags & !KNOWN != 0 {
+        return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+    }
+    let timestamps = flags & (DEVICE_TIMESTAMP | HOST_TIMESTAMP);
+    if timestamps == DEVICE_TIMESTAMP | HOST_TIMESTAMP || (flags & IPC != 0 && timestamps != 0) {
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    }
+    let kind = match timestamps {
+        DEVICE_TIMESTAMP => Timestamps::Kernel,
+        HOST_TIMESTAMP => Timestamps::Mapped,
+        _ => Timestamps::None,
+    };
+    let event = Event::new(with_minimal(kind), Some(flags & 3), flags & IPC != 0);
     // SAFETY: a writable handle, checked above.
-    unsafe { *ph = into_handle(Kind::Event, event) };
+    unsafe { *ph = into_handle(Kind::Event, Arc::new(event)) };
     OK
 }
 
-/// `zeEventCounterBasedCreate`: timestamps with `…_DEVICE_TIMESTAMP` or
-/// `…_HOST_TIMESTAMP`; the other flags and scopes change nothing here.
 unsafe extern "C" fn zeEventCounterBasedCreate(
     _: ze_context_handle_t,
     _: ze_device_handle_t,
@@ -119,14 +80,11 @@ unsafe extern "C" fn zeEventCounterBasedCreate(
     if desc.is_null() {
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     }
-    let wanted =
-        ZE_EVENT_COUNTER_BASED_FLAG_DEVICE_TIMESTAMP | ZE_EVENT_COUNTER_BASED_FLAG_HOST_TIMESTAMP;
     // SAFETY: the caller's descriptor, checked above.
-    counter_based_event(unsafe { (*desc).flags } & wanted != 0, ph)
+    counter_based_event(unsafe { (*desc).flags }, ph)
 }
 
-/// Intel's `zexCounterBasedEventCreate2`, which its runtimes use: timestamps with
-/// `KERNEL_TIMESTAMP` or `KERNEL_MAPPED_TIMESTAMP`.
+/// Intel's `zexCounterBasedEventCreate2`, which its runtimes use.
 unsafe extern "C" fn zexCounterBasedEventCreate2(
     _: ze_context_handle_t,
     _: ze_device_handle_t,
@@ -140,14 +98,11 @@ unsafe extern "C" fn zexCounterBasedEventCreate2(
         // SAFETY: the caller's descriptor, of Intel's layout.
         unsafe { (*desc.cast::<ZexCounterBasedEventDesc>()).flags }
     };
-    counter_based_event(
-        flags & (ZEX_KERNEL_TIMESTAMP | ZEX_KERNEL_MAPPED_TIMESTAMP) != 0,
-        ph,
-    )
+    counter_based_event(flags, ph)
 }
 
 /// `zeCommandListAppendHostFunction`: a command that calls `function(user_data)` when it
-/// executes, on the thread that executes it.
+/// executes, on the engine's thread.
 unsafe extern "C" fn zeCommandListAppendHostFunction(
     h: ze_command_list_handle_t,
     function: ze_host_function_callback_t,
@@ -165,7 +120,7 @@ unsafe extern "C" fn zeCommandListAppendHostFunction(
         user_data: user_data as usize,
     };
     // SAFETY: see `api`'s module docs.
-    unsafe { api::append(h, work, signal, api::wait_list(n_waits, waits)) }
+    unsafe { append(h, work, signal, wait_list(n_waits, waits)) }
 }
 
 /// `zeCommandListAppendLaunchKernelWithParameters`: the plain launch.
@@ -182,7 +137,7 @@ unsafe extern "C" fn zeCommandListAppendLaunchKernelWithParameters(
     unsafe { api::zeCommandListAppendLaunchKernel(h, kernel, groups, signal, n_waits, waits) }
 }
 
-/// The sizes of the arguments of the fixture's kernels, which `…WithArguments` passes as bare
+/// The sizes of the arguments of the driver's kernels, which `…WithArguments` passes as bare
 /// pointers.
 pub(crate) fn argument_sizes(kernel: &str) -> &'static [usize] {
     match kernel {
@@ -209,7 +164,7 @@ unsafe extern "C" fn zeCommandListAppendLaunchKernelWithArguments(
     if kernel.is_null() {
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     }
-    // SAFETY: a kernel of this fixture.
+    // SAFETY: a kernel of this driver.
     let k: &Kernel = unsafe { object(kernel) };
     *k.group_size.lock().unwrap() = [sizes.groupSizeX, sizes.groupSizeY, sizes.groupSizeZ];
     let name = k.name.to_string_lossy();
@@ -270,44 +225,32 @@ unsafe extern "C" fn zeCommandListAppendMemoryFillWithParameters(
     }
 }
 
-/// Runs regular lists on an immediate one, as `zeCommandQueueExecuteCommandLists` runs them,
-/// after checking the wait list as any command's; `signal_event` (re-armed first if
-/// counter-based) spans the whole run.
-///
-/// # Safety
-/// `immediate` is a list of this fixture, `lists` holds `n` lists of it, `waits` `n_waits`
-/// events of it, `signal_event` is NULL or an event of it.
+/// Runs regular lists on an immediate one (see `list::run_on_immediate`).
 unsafe fn run_lists(
     immediate: ze_command_list_handle_t,
     n: u32,
     lists: *mut ze_command_list_handle_t,
-    signal_event: ze_event_handle_t,
+    signal: ze_event_handle_t,
     n_waits: u32,
     waits: *mut ze_event_handle_t,
 ) -> ze_result_t {
-    if immediate.is_null() {
-        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    }
     if n > 0 && lists.is_null() {
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     }
-    // SAFETY: the caller's contract.
-    if !unsafe { object::<List, _>(immediate) }.immediate {
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    }
-    // SAFETY: the caller's contract.
-    check_waits(&unsafe { api::wait_list(n_waits, waits) });
-    rearm(signal_event);
-    let start = clock::host_ns();
+    let mut segments = Vec::new();
     for i in 0..n as usize {
-        // SAFETY: the caller's contract.
-        run_list(unsafe { object(*lists.add(i)) });
+        // SAFETY: `n` lists of this driver.
+        let list: &List = unsafe { object(*lists.add(i)) };
+        if list.immediate {
+            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        }
+        segments.push((list.in_order, list.state().commands.clone()));
     }
-    signal(signal_event, start, clock::host_ns());
-    OK
+    // SAFETY: the caller's list and events.
+    unsafe { run_on_immediate(immediate, segments, signal, wait_list(n_waits, waits)) }
 }
 
-/// `zeCommandListImmediateAppendCommandListsExp`: runs the lists (see `run_lists`).
+/// `zeCommandListImmediateAppendCommandListsExp`.
 unsafe extern "C" fn zeCommandListImmediateAppendCommandListsExp(
     immediate: ze_command_list_handle_t,
     n: u32,
@@ -316,7 +259,7 @@ unsafe extern "C" fn zeCommandListImmediateAppendCommandListsExp(
     n_waits: u32,
     waits: *mut ze_event_handle_t,
 ) -> ze_result_t {
-    // SAFETY: the caller passes lists and events of this fixture.
+    // SAFETY: the caller passes lists and events of this driver.
     unsafe { run_lists(immediate, n, lists, signal, n_waits, waits) }
 }
 
@@ -334,46 +277,73 @@ unsafe extern "C" fn zeCommandListImmediateAppendCommandListsWithParameters(
     unsafe { run_lists(immediate, n, lists, signal, n_waits, waits) }
 }
 
-/// `zeCommandListHostSynchronize`: everything appended has already run.
-unsafe extern "C" fn zeCommandListHostSynchronize(
-    h: ze_command_list_handle_t,
-    _: u64,
-) -> ze_result_t {
-    if h.is_null() {
-        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    }
-    OK
-}
-
 /// The functions served by name.
-fn served(name: &[u8]) -> *mut c_void {
+pub(crate) fn served(name: &[u8]) -> *mut c_void {
+    macro_rules! by_name {
+        ($name:expr; $($f:path),* $(,)?) => {
+            match $name {
+                $(n if n == stringify!($f).rsplit("::").next().unwrap().trim().as_bytes() =>
+                    $f as *const c_void,)*
+                _ => core::ptr::null(),
+            }
+        };
+    }
+    if name == b"zexCounterBasedEventCreate2" && crate::config::minimal().counter_based_create2 {
+        return core::ptr::null_mut();
+    }
+    let f: *const c_void = by_name!(name;
+        zeEventCounterBasedCreate,
+        zexCounterBasedEventCreate2,
+        zeCommandListAppendHostFunction,
+        zeCommandListAppendLaunchKernelWithParameters,
+        zeCommandListAppendLaunchKernelWithArguments,
+        zeCommandListAppendMemoryCopyWithParameters,
+        zeCommandListAppendMemoryFillWithParameters,
+        zeCommandListImmediateAppendCommandListsExp,
+        zeCommandListImmediateAppendCommandListsWithParameters,
+        api::zeCommandListHostSynchronize,
+        api::zeDeviceSynchronize,
+        api::zeEventPoolGetFlags,
+        api::zeEventQueryKernelTimestampsExt,
+        adapters::zeDeviceGetRootDevice,
+        adapters::zeCommandListIsImmediate,
+        adapters::zeDriverGetDefaultContext,
+        graph::zeGraphCreateExt,
+        graph::zeCommandListBeginGraphCaptureExt,
+        graph::zeCommandListBeginCaptureIntoGraphExt,
+        graph::zeCommandListIsGraphCaptureEnabledExt,
+        graph::zeCommandListEndGraphCaptureExt,
+        graph::zeGraphInstantiateExt,
+        graph::zeCommandListAppendGraphExt,
+        graph::zeGraphDestroyExt,
+        graph::zeExecutableGraphDestroyExt,
+        graph::zeGraphIsEmptyExt,
+        graph::zeGraphDumpContentsExt,
+        graph::zeExecutableGraphGetSourceGraphExt,
+        graph::zeGraphCreateExp,
+        graph::zeCommandListBeginGraphCaptureExp,
+        graph::zeCommandListBeginCaptureIntoGraphExp,
+        graph::zeCommandListEndGraphCaptureExp,
+        graph::zeCommandListInstantiateGraphExp,
+        graph::zeCommandListAppendGraphExp,
+        graph::zeCommandListIsGraphCaptureEnabledExp,
+        graph::zeGraphIsEmptyExp,
+        graph::zeGraphDumpContentsExp,
+        mutable::zeCommandListGetNextCommandIdExp,
+        mutable::zeCommandListGetNextCommandIdWithKernelsExp,
+        mutable::zeCommandListUpdateMutableCommandsExp,
+        mutable::zeCommandListUpdateMutableCommandSignalEventExp,
+        mutable::zeCommandListUpdateMutableCommandWaitEventsExp,
+        mutable::zeCommandListUpdateMutableCommandKernelsExp,
+        mutable::zeCommandListCreateCloneExp,
+    );
+    if !f.is_null() {
+        return f.cast_mut();
+    }
     let f: *const c_void = match name {
-        b"zeEventCounterBasedCreate" => zeEventCounterBasedCreate as *const c_void,
-        b"zexCounterBasedEventCreate2" => zexCounterBasedEventCreate2 as *const c_void,
-        b"zeCommandListAppendHostFunction" => zeCommandListAppendHostFunction as *const c_void,
-        b"zeCommandListAppendLaunchKernelWithParameters" => {
-            zeCommandListAppendLaunchKernelWithParameters as *const c_void
-        }
-        b"zeCommandListAppendLaunchKernelWithArguments" => {
-            zeCommandListAppendLaunchKernelWithArguments as *const c_void
-        }
-        b"zeCommandListAppendMemoryCopyWithParameters" => {
-            zeCommandListAppendMemoryCopyWithParameters as *const c_void
-        }
-        b"zeCommandListAppendMemoryFillWithParameters" => {
-            zeCommandListAppendMemoryFillWithParameters as *const c_void
-        }
-        b"zeCommandListImmediateAppendCommandListsExp" => {
-            zeCommandListImmediateAppendCommandListsExp as *const c_void
-        }
-        b"zeCommandListImmediateAppendCommandListsWithParameters" => {
-            zeCommandListImmediateAppendCommandListsWithParameters as *const c_void
-        }
-        b"zeCommandListHostSynchronize" => zeCommandListHostSynchronize as *const c_void,
-        b"zeDeviceGetRootDevice" => adapters::zeDeviceGetRootDevice as *const c_void,
-        b"zeDeviceSynchronize" => adapters::zeDeviceSynchronize as *const c_void,
-        b"zeCommandListIsImmediate" => adapters::zeCommandListIsImmediate as *const c_void,
-        b"zeDriverGetDefaultContext" => adapters::zeDriverGetDefaultContext as *const c_void,
+        // The `…Exp` destructions are the `…Ext` ones.
+        b"zeGraphDestroyExp" => graph::zeGraphDestroyExt as *const c_void,
+        b"zeExecutableGraphDestroyExp" => graph::zeExecutableGraphDestroyExt as *const c_void,
         b"zeDeviceGetVectorWidthPropertiesExt"
         | b"zeEventCounterBasedGetIpcHandle"
         | b"zeEventCounterBasedOpenIpcHandle"

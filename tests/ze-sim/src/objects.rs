@@ -1,16 +1,16 @@
-//! The fixture's objects behind the handles, and the count of those alive (for leak checks).
+//! The driver's objects behind the handles, and the count of those alive (for leak checks).
 //!
-//! A handle is a `Box` turned into a raw pointer; `destroy` turns it back. The driver and its one
-//! device are statics. Nothing here validates handles: a test double trusts its callers.
+//! A handle is an `Arc` turned into a raw pointer ([`into_handle`]); destroying the object drops
+//! that reference ([`destroy`]). Commands in flight hold references of their own ([`shared`]),
+//! so an object the program destroys while the device still uses it stays valid for the
+//! device: a real driver's behaviour then is undefined, this one's is not, and the report counts
+//! it (`destroyed_in_use`). Nothing here validates handles: a test double trusts its callers.
 
 use std::collections::HashMap;
-use std::io::Write as _;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Mutex, Once};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use pti_sys::level_zero::*;
-
-use crate::exec::Command;
 
 /// Kinds of objects whose live count is reported.
 #[derive(Clone, Copy, Debug)]
@@ -24,9 +24,12 @@ pub(crate) enum Kind {
     Module,
     Kernel,
     Allocation,
+    Graph,
+    ExecutableGraph,
 }
 
-const KINDS: [(Kind, &str); 9] = [
+/// The kinds, in the order the report lists them, with their names there.
+pub(crate) const KINDS: [(Kind, &str); 11] = [
     (Kind::Context, "contexts"),
     (Kind::Queue, "queues"),
     (Kind::List, "lists"),
@@ -36,9 +39,11 @@ const KINDS: [(Kind, &str); 9] = [
     (Kind::Module, "modules"),
     (Kind::Kernel, "kernels"),
     (Kind::Allocation, "allocations"),
+    (Kind::Graph, "graphs"),
+    (Kind::ExecutableGraph, "executable_graphs"),
 ];
 
-static LIVE: [AtomicI64; 9] = [const { AtomicI64::new(0) }; 9];
+static LIVE: [AtomicI64; 11] = [const { AtomicI64::new(0) }; 11];
 
 pub(crate) fn created(kind: Kind) {
     LIVE[kind as usize].fetch_add(1, Ordering::Relaxed);
@@ -48,140 +53,69 @@ pub(crate) fn destroyed(kind: Kind) {
     LIVE[kind as usize].fetch_sub(1, Ordering::Relaxed);
 }
 
-extern "C" fn report_at_exit() {
-    let Some(path) = std::env::var_os("ZE_SIM_REPORT") else {
-        return;
-    };
-    let mut line = String::from("LIVE");
-    for (kind, name) in KINDS {
-        line.push_str(&format!(
-            " {name} {}",
-            LIVE[kind as usize].load(Ordering::Relaxed)
-        ));
-    }
-    // Not an object, but as bad as a leak: commands that would have waited forever.
-    line.push_str(&format!(
-        " stuck {}",
-        crate::exec::STUCK.load(Ordering::Relaxed)
-    ));
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-    {
-        let _ = writeln!(f, "{line}");
-    }
-}
-
-/// Registers the exit report, once.
-pub(crate) fn report_live_objects_at_exit() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: a plain function of this library, run by glibc at exit.
-        unsafe { libc::atexit(report_at_exit) };
-    });
+/// Live objects of `kind`.
+pub(crate) fn live(kind: Kind) -> i64 {
+    LIVE[kind as usize].load(Ordering::Relaxed)
 }
 
 /// Turns an object into a handle of type `H`.
-pub(crate) fn into_handle<T, H>(kind: Kind, object: T) -> *mut H {
+pub(crate) fn into_handle<T, H>(kind: Kind, object: Arc<T>) -> *mut H {
     created(kind);
-    Box::into_raw(Box::new(object)).cast()
+    Arc::into_raw(object).cast_mut().cast()
 }
 
 /// The object behind a handle.
 ///
 /// # Safety
-/// `handle` came from [`into_handle`] with the same `T` and was not destroyed.
+/// `handle` came from [`into_handle`] with the same `T` and was not destroyed (or is held by a
+/// command in flight).
 pub(crate) unsafe fn object<'a, T, H>(handle: *mut H) -> &'a T {
     // SAFETY: the caller's contract.
-    unsafe { &*handle.cast::<T>() }
+    unsafe { &*handle.cast::<T>().cast_const() }
 }
 
-/// Destroys the object behind a handle.
+/// A reference of its own to the object behind a handle, for a command in flight.
+///
+/// # Safety
+/// As [`object`].
+pub(crate) unsafe fn shared<T, H>(handle: *mut H) -> Arc<T> {
+    let ptr = handle.cast::<T>().cast_const();
+    // SAFETY: the handle holds one strong reference (the caller's contract); this adds one.
+    unsafe {
+        Arc::increment_strong_count(ptr);
+        Arc::from_raw(ptr)
+    }
+}
+
+/// Destroys the object behind a handle (drops the handle's reference); counts it destroyed in
+/// use when commands in flight still hold it (`busy`: for an event, whose other holders may be
+/// lists that merely record it, the caller says; else any other reference is a command's).
 ///
 /// # Safety
 /// As [`object`]; the handle is not used again.
-pub(crate) unsafe fn destroy<T, H>(kind: Kind, handle: *mut H) {
+pub(crate) unsafe fn destroy_checked<T, H>(kind: Kind, handle: *mut H, busy: Option<bool>) {
     if handle.is_null() {
         return;
     }
     destroyed(kind);
+    // SAFETY: the caller's contract: the handle's own reference.
+    let object = unsafe { Arc::from_raw(handle.cast::<T>().cast_const()) };
+    if busy.unwrap_or(Arc::strong_count(&object) > 1) {
+        crate::report::count(crate::report::Counter::DestroyedInUse);
+    }
+    drop(object);
+}
+
+/// [`destroy_checked`] for an object only commands in flight hold.
+///
+/// # Safety
+/// As [`destroy_checked`].
+pub(crate) unsafe fn destroy<T, H>(kind: Kind, handle: *mut H) {
     // SAFETY: the caller's contract.
-    drop(unsafe { Box::from_raw(handle.cast::<T>()) });
-}
-
-/// The one driver and the one device: addresses of these statics are their handles.
-pub(crate) static DRIVER: u8 = 0;
-pub(crate) static DEVICE: u8 = 0;
-
-pub(crate) fn driver_handle() -> ze_driver_handle_t {
-    (&raw const DRIVER).cast_mut().cast()
-}
-
-pub(crate) fn device_handle() -> ze_device_handle_t {
-    (&raw const DEVICE).cast_mut().cast()
+    unsafe { destroy_checked::<T, H>(kind, handle, None) }
 }
 
 pub(crate) struct Context;
-
-pub(crate) struct Queue;
-
-pub(crate) struct List {
-    pub(crate) immediate: bool,
-    pub(crate) commands: Mutex<Vec<Command>>,
-}
-
-pub(crate) struct Pool {
-    pub(crate) flags: ze_event_pool_flags_t,
-}
-
-pub(crate) struct Event {
-    /// Whether `zeEventQueryKernelTimestamp` answers for it (a pool's or a counter-based event's
-    /// timestamp flag, unless `ZE_SIM_MINIMAL` has `kernel-timestamps`).
-    pub(crate) timestamps: bool,
-    /// Counter-based (`zeEventCounterBasedCreate`, `zexCounterBasedEventCreate2`): of no pool,
-    /// re-armed by each command that signals it, never reset or signalled from the host.
-    pub(crate) counter_based: bool,
-    pub(crate) signaled: AtomicBool,
-    /// Device ticks (full width) of the last command that signalled it.
-    pub(crate) span: Mutex<Option<(u64, u64)>>,
-}
-
-impl Event {
-    pub(crate) fn new(timestamps: bool, counter_based: bool) -> Self {
-        Self {
-            timestamps,
-            counter_based,
-            signaled: AtomicBool::new(false),
-            span: Mutex::new(None),
-        }
-    }
-
-    /// Signals it for a command that ran over these device ticks.
-    pub(crate) fn signal(&self, start: u64, end: u64) {
-        *self.span.lock().unwrap() = Some((start, end));
-        self.signaled.store(true, Ordering::Release);
-    }
-
-    /// Back to not signalled, without timestamps.
-    pub(crate) fn reset(&self) {
-        self.signaled.store(false, Ordering::Release);
-        *self.span.lock().unwrap() = None;
-    }
-
-    /// A counter-based event follows the latest command that signals it: from the time that
-    /// command is appended to a regular list, or starts, until it ends, the event is pending
-    /// again, and its former timestamps are gone. Other events keep their state until reset.
-    pub(crate) fn rearm(&self) {
-        if self.counter_based {
-            self.reset();
-        }
-    }
-}
-
-pub(crate) struct Fence {
-    pub(crate) signaled: AtomicBool,
-}
 
 pub(crate) struct Module;
 
@@ -189,6 +123,10 @@ pub(crate) struct Kernel {
     pub(crate) name: std::ffi::CString,
     pub(crate) args: Mutex<HashMap<u32, Vec<u8>>>,
     pub(crate) group_size: Mutex<[u32; 3]>,
+}
+
+pub(crate) struct Fence {
+    pub(crate) signaled: std::sync::atomic::AtomicBool,
 }
 
 /// Live allocations: address -> (memory type, size).

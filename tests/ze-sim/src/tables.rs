@@ -8,6 +8,7 @@ use pti_sys::level_zero::*;
 
 use crate::adapters::*;
 use crate::api::*;
+use crate::memory::*;
 
 /// Lets `fill` set the entries the fixture implements in a zeroed table of the newest layout,
 /// then copies into the loader's `table` only the words up to the last entry set.
@@ -16,7 +17,7 @@ use crate::api::*;
 /// 1.8.12), shorter than the newest one the bindings describe: writing a whole newest-layout
 /// table would overrun it. Tables only grow at their end, so the prefix holding the entries the
 /// fixture sets fits, as long as every entry set here exists in that version; functions newer
-/// than that are served through `zeDriverGetExtensionFunctionAddress` instead (see `api`).
+/// than that are served through `zeDriverGetExtensionFunctionAddress` instead (see `modern`).
 unsafe fn fill_table<T>(table: *mut T, fill: impl FnOnce(&mut T)) -> ze_result_t {
     if table.is_null() {
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -42,14 +43,20 @@ unsafe fn fill_table<T>(table: *mut T, fill: impl FnOnce(&mut T)) -> ze_result_t
 
 /// The loader's entry for the fixture's `ze_global_dditable_t`.
 #[unsafe(no_mangle)]
+///
+/// `zeInitDrivers` (spec 1.10) goes in only for a loader of that version or later, as
+/// compute-runtime's table does: loader 1.8.12's table (1.4) ends at `pfnInit`.
 pub unsafe extern "C" fn zeGetGlobalProcAddrTable(
-    _version: ze_api_version_t,
+    version: ze_api_version_t,
     table: *mut ze_global_dditable_t,
 ) -> ze_result_t {
     // SAFETY: the loader passes a writable table.
     unsafe {
         fill_table(table, |t| {
             t.pfnInit = Some(zeInit);
+            if version >= ZE_API_VERSION_1_10 {
+                t.pfnInitDrivers = Some(zeInitDrivers);
+            }
         })
     }
 }
@@ -174,6 +181,8 @@ pub unsafe extern "C" fn zeGetCommandListProcAddrTable(
             t.pfnAppendMemAdvise = Some(zeCommandListAppendMemAdvise);
             t.pfnAppendLaunchMultipleKernelsIndirect =
                 Some(zeCommandListAppendLaunchMultipleKernelsIndirect);
+            t.pfnAppendQueryKernelTimestamps = Some(zeCommandListAppendQueryKernelTimestamps);
+            t.pfnAppendWriteGlobalTimestamp = Some(zeCommandListAppendWriteGlobalTimestamp);
         })
     }
 }

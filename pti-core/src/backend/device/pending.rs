@@ -47,6 +47,25 @@ pub(crate) trait PendingCommand: Send + Sized {
     fn in_order_stream(&self) -> Option<usize> {
         None
     }
+
+    /// Whether a completed command settles the earlier ones of its stream: a harvest then asks
+    /// the status of a stream's newest command first, and of a few more to find where the
+    /// completed ones end ([`PendingCommand::completed`]), and reads the completed ones without
+    /// asking each ([`PendingCommand::read`]). Else it polls from the oldest, stopping at the
+    /// first still running.
+    const SETTLED_BY_STREAM: bool = false;
+
+    /// Whether the command has completed, by its status alone; `None` where that cannot be told
+    /// (then [`PendingCommand::poll`] decides).
+    fn completed(&self) -> Option<bool> {
+        None
+    }
+
+    /// The outcome of a command known to have completed (by its status or a later command's of
+    /// its stream); `None` while it cannot be had yet (asked again at the next harvest).
+    fn read(&self) -> Option<Self::Outcome> {
+        self.poll()
+    }
 }
 
 /// Harvests between taking commands out of a list and writing their records, on all threads.
@@ -251,21 +270,10 @@ impl<C: PendingCommand> Pending<C> {
             finished = core::mem::take(&mut *poll);
             finished.reserve(taken.len());
             let mut kept = Vec::new();
-            // Streams found busy in this harvest (few: one per queue with work in flight).
-            let mut busy: Vec<usize> = Vec::new();
-            for command in taken.drain(..) {
-                let stream = command.in_order_stream().filter(|_| ask == Ask::UpToBusy);
-                if stream.is_some_and(|s| busy.contains(&s)) {
-                    kept.push(command);
-                    continue;
-                }
-                match command.poll() {
-                    None => {
-                        busy.extend(stream);
-                        kept.push(command);
-                    }
-                    Some(outcome) => finished.push((command, outcome)),
-                }
+            if C::SETTLED_BY_STREAM {
+                settle_by_streams(&mut taken, &mut finished, &mut kept);
+            } else {
+                poll_up_to_busy(&mut taken, &mut finished, &mut kept, ask);
             }
             // The kept commands are older than any added meanwhile: they go first, so the list
             // stays in submission order; `taken`'s storage (now empty) holds them.
@@ -355,6 +363,88 @@ impl<C: PendingCommand> Pending<C> {
             core::mem::forget(command);
         }
         self.count.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Polls each command, oldest first; with [`Ask::UpToBusy`], none behind a command of its
+/// in-order stream found running.
+fn poll_up_to_busy<C: PendingCommand>(
+    taken: &mut Vec<C>,
+    finished: &mut Vec<(C, C::Outcome)>,
+    kept: &mut Vec<C>,
+    ask: Ask,
+) {
+    // Streams found busy in this harvest (few: one per queue with work in flight).
+    let mut busy: Vec<usize> = Vec::new();
+    for command in taken.drain(..) {
+        let stream = command.in_order_stream().filter(|_| ask == Ask::UpToBusy);
+        if stream.is_some_and(|s| busy.contains(&s)) {
+            kept.push(command);
+            continue;
+        }
+        match command.poll() {
+            None => {
+                busy.extend(stream);
+                kept.push(command);
+            }
+            Some(outcome) => finished.push((command, outcome)),
+        }
+    }
+}
+
+/// Settles each in-order stream by its newest completed command (see
+/// [`PendingCommand::SETTLED_BY_STREAM`]): the status of the stream's newest command, then a
+/// bisection of the older ones if it is still running; the completed ones are read. Commands of
+/// no stream are polled. What is kept stays in submission order.
+fn settle_by_streams<C: PendingCommand>(
+    taken: &mut Vec<C>,
+    finished: &mut Vec<(C, C::Outcome)>,
+    kept: &mut Vec<C>,
+) {
+    // Each stream's commands, by their place in `taken` (in submission order).
+    let mut streams: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, c) in taken.iter().enumerate() {
+        if let Some(s) = c.in_order_stream() {
+            match streams.iter_mut().find(|(id, _)| *id == s) {
+                Some((_, members)) => members.push(i),
+                None => streams.push((s, vec![i])),
+            }
+        }
+    }
+    // How many of each stream's commands have completed: a prefix.
+    let mut done = vec![false; taken.len()];
+    for (_, members) in &streams {
+        let completed = |k: usize| taken[members[k]].completed().unwrap_or(true);
+        let n = members.len();
+        let prefix = if completed(n - 1) {
+            n
+        } else {
+            // The first running command: commands 0..lo have completed, hi is running.
+            let (mut lo, mut hi) = (0, n - 1);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if completed(mid) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        for &i in &members[..prefix] {
+            done[i] = true;
+        }
+    }
+    for (i, command) in taken.drain(..).enumerate() {
+        let outcome = match command.in_order_stream() {
+            None => command.poll(),
+            Some(_) if done[i] => command.read(),
+            Some(_) => None,
+        };
+        match outcome {
+            Some(outcome) => finished.push((command, outcome)),
+            None => kept.push(command),
+        }
     }
 }
 

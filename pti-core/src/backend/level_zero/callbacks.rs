@@ -54,6 +54,7 @@ unsafe extern "C" fn zeDriverGet_epilogue(params: *mut ze_driver_get_params_t, r
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeDriverGet(p, result, token);
         tracer::end(token, result, core::ptr::null_mut);
     });
 }
@@ -1176,6 +1177,7 @@ unsafe extern "C" fn zeCommandListAppendSignalEvent_prologue(params: *mut ze_com
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
+        hooks::before_zeCommandListAppendSignalEvent(p, token);
         token
     });
 }
@@ -1226,6 +1228,7 @@ unsafe extern "C" fn zeCommandListAppendEventReset_prologue(params: *mut ze_comm
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
+        hooks::before_zeCommandListAppendEventReset(p, token);
         token
     });
 }
@@ -2009,6 +2012,7 @@ unsafe extern "C" fn zeEventQueryKernelTimestamp_prologue(params: *mut ze_event_
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
         let token = tracer::begin(ids::zeEventQueryKernelTimestamp, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeEventQueryKernelTimestamp(p, token);
         token
     });
 }
@@ -2018,6 +2022,7 @@ unsafe extern "C" fn zeEventQueryKernelTimestamp_epilogue(params: *mut ze_event_
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeEventQueryKernelTimestamp(p, result, token);
         tracer::end(token, result, core::ptr::null_mut);
     });
 }
@@ -3188,6 +3193,7 @@ unsafe extern "C" fn zeCommandListGetNextCommandIdWithKernelsExp_epilogue(params
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListGetNextCommandIdWithKernelsExp(p, result, token);
         tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
@@ -3213,6 +3219,7 @@ unsafe extern "C" fn zeCommandListUpdateMutableCommandKernelsExp_epilogue(params
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListUpdateMutableCommandKernelsExp(p, result, token);
         tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
@@ -3365,6 +3372,7 @@ unsafe extern "C" fn zeCommandListCreateCloneExp_epilogue(params: *mut ze_comman
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListCreateCloneExp(p, result, token);
         tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
@@ -3530,6 +3538,7 @@ unsafe extern "C" fn zeCommandListGetNextCommandIdExp_epilogue(params: *mut ze_c
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListGetNextCommandIdExp(p, result, token);
         tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
@@ -3555,6 +3564,7 @@ unsafe extern "C" fn zeCommandListUpdateMutableCommandsExp_epilogue(params: *mut
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListUpdateMutableCommandsExp(p, result, token);
         tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
@@ -3571,6 +3581,7 @@ unsafe extern "C" fn zeCommandListUpdateMutableCommandSignalEventExp_prologue(pa
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
+        hooks::before_zeCommandListUpdateMutableCommandSignalEventExp(p, token);
         token
     });
 }
@@ -3580,6 +3591,7 @@ unsafe extern "C" fn zeCommandListUpdateMutableCommandSignalEventExp_epilogue(pa
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListUpdateMutableCommandSignalEventExp(p, result, token);
         tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
@@ -3637,6 +3649,7 @@ unsafe extern "C" fn zeEventQueryKernelTimestampsExt_prologue(params: *mut ze_ev
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
         let token = tracer::begin(ids::zeEventQueryKernelTimestampsExt, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeEventQueryKernelTimestampsExt(p, token);
         token
     });
 }
@@ -3646,6 +3659,7 @@ unsafe extern "C" fn zeEventQueryKernelTimestampsExt_epilogue(params: *mut ze_ev
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeEventQueryKernelTimestampsExt(p, result, token);
         tracer::end(token, result, core::ptr::null_mut);
     });
 }
@@ -3766,6 +3780,7 @@ unsafe extern "C" fn zeEventPoolGetFlags_epilogue(params: *mut ze_event_pool_get
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeEventPoolGetFlags(p, result, token);
         tracer::end(token, result, core::ptr::null_mut);
     });
 }
@@ -4627,6 +4642,7 @@ unsafe extern "C" fn zeEventCounterBasedCreate_prologue(params: *mut ze_event_co
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
+        hooks::before_zeEventCounterBasedCreate(p, token);
         token
     });
 }
@@ -4636,6 +4652,7 @@ unsafe extern "C" fn zeEventCounterBasedCreate_epilogue(params: *mut ze_event_co
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeEventCounterBasedCreate(p, result, token);
         tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
@@ -5170,6 +5187,7 @@ unsafe extern "C" fn zeCommandListBeginGraphCaptureExt_epilogue(params: *mut ze_
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListBeginGraphCaptureExt(p, result, token);
         tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
@@ -5195,6 +5213,7 @@ unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExt_epilogue(params: *mut
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListBeginCaptureIntoGraphExt(p, result, token);
         tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
@@ -5245,6 +5264,7 @@ unsafe extern "C" fn zeCommandListEndGraphCaptureExt_epilogue(params: *mut ze_co
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListEndGraphCaptureExt(p, result, token);
         tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
@@ -5330,6 +5350,7 @@ unsafe extern "C" fn zeGraphInstantiateExt_epilogue(params: *mut ze_graph_instan
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeGraphInstantiateExt(p, result, token);
         tracer::end(token, result, core::ptr::null_mut);
     });
 }
@@ -5343,6 +5364,7 @@ unsafe extern "C" fn zeCommandListAppendGraphExt_prologue(params: *mut ze_comman
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
     }, || None);
+        hooks::before_zeCommandListAppendGraphExt(p, token);
         token
     });
 }
@@ -5352,6 +5374,7 @@ unsafe extern "C" fn zeCommandListAppendGraphExt_epilogue(params: *mut ze_comman
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendGraphExt(p, result, token);
         tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { objects::list_context(*p.phCommandList) }
@@ -5422,6 +5445,7 @@ unsafe extern "C" fn zeExecutableGraphDestroyExt_prologue(params: *mut ze_execut
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
         let token = tracer::begin(ids::zeExecutableGraphDestroyExt, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeExecutableGraphDestroyExt(p, token);
         token
     });
 }
@@ -5441,6 +5465,7 @@ unsafe extern "C" fn zeGraphDestroyExt_prologue(params: *mut ze_graph_destroy_ex
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
         let token = tracer::begin(ids::zeGraphDestroyExt, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeGraphDestroyExt(p, token);
         token
     });
 }
@@ -5566,6 +5591,7 @@ unsafe extern "C" fn zexCounterBasedEventCreate2_prologue(params: *mut zex_count
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     }, || None);
+        hooks::before_zexCounterBasedEventCreate2(p, token);
         token
     });
 }
@@ -5575,10 +5601,264 @@ unsafe extern "C" fn zexCounterBasedEventCreate2_epilogue(params: *mut zex_count
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
+        hooks::after_zexCounterBasedEventCreate2(p, result, token);
         tracer::end(token, result, || {
         // SAFETY: the fields point at this call's arguments.
         unsafe { (*p.phContext).cast() }
     });
+    });
+}
+
+/// `zeGraphCreateExp` (Level Zero API ID 4133), before the call.
+unsafe extern "C" fn zeGraphCreateExp_prologue(params: *mut ze_graph_create_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeGraphCreateExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    }, || None);
+        token
+    });
+}
+
+/// `zeGraphCreateExp` (Level Zero API ID 4133), after the call.
+unsafe extern "C" fn zeGraphCreateExp_epilogue(params: *mut ze_graph_create_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { (*p.phContext).cast() }
+    });
+    });
+}
+
+/// `zeCommandListBeginGraphCaptureExp` (Level Zero API ID 4134), before the call.
+unsafe extern "C" fn zeCommandListBeginGraphCaptureExp_prologue(params: *mut ze_command_list_begin_graph_capture_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListBeginGraphCaptureExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListBeginGraphCaptureExp` (Level Zero API ID 4134), after the call.
+unsafe extern "C" fn zeCommandListBeginGraphCaptureExp_epilogue(params: *mut ze_command_list_begin_graph_capture_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListBeginGraphCaptureExp(p, result, token);
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListBeginCaptureIntoGraphExp` (Level Zero API ID 4135), before the call.
+unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExp_prologue(params: *mut ze_command_list_begin_capture_into_graph_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListBeginCaptureIntoGraphExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListBeginCaptureIntoGraphExp` (Level Zero API ID 4135), after the call.
+unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExp_epilogue(params: *mut ze_command_list_begin_capture_into_graph_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListBeginCaptureIntoGraphExp(p, result, token);
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListEndGraphCaptureExp` (Level Zero API ID 4136), before the call.
+unsafe extern "C" fn zeCommandListEndGraphCaptureExp_prologue(params: *mut ze_command_list_end_graph_capture_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListEndGraphCaptureExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListEndGraphCaptureExp` (Level Zero API ID 4136), after the call.
+unsafe extern "C" fn zeCommandListEndGraphCaptureExp_epilogue(params: *mut ze_command_list_end_graph_capture_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListEndGraphCaptureExp(p, result, token);
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeCommandListInstantiateGraphExp` (Level Zero API ID 4137), before the call.
+unsafe extern "C" fn zeCommandListInstantiateGraphExp_prologue(params: *mut ze_command_list_instantiate_graph_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListInstantiateGraphExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeCommandListInstantiateGraphExp` (Level Zero API ID 4137), after the call.
+unsafe extern "C" fn zeCommandListInstantiateGraphExp_epilogue(params: *mut ze_command_list_instantiate_graph_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListInstantiateGraphExp(p, result, token);
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandListAppendGraphExp` (Level Zero API ID 4138), before the call.
+unsafe extern "C" fn zeCommandListAppendGraphExp_prologue(params: *mut ze_command_list_append_graph_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListAppendGraphExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        hooks::before_zeCommandListAppendGraphExp(p, token);
+        token
+    });
+}
+
+/// `zeCommandListAppendGraphExp` (Level Zero API ID 4138), after the call.
+unsafe extern "C" fn zeCommandListAppendGraphExp_epilogue(params: *mut ze_command_list_append_graph_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        hooks::after_zeCommandListAppendGraphExp(p, result, token);
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeGraphDestroyExp` (Level Zero API ID 4139), before the call.
+unsafe extern "C" fn zeGraphDestroyExp_prologue(params: *mut ze_graph_destroy_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeGraphDestroyExp, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeGraphDestroyExp(p, token);
+        token
+    });
+}
+
+/// `zeGraphDestroyExp` (Level Zero API ID 4139), after the call.
+unsafe extern "C" fn zeGraphDestroyExp_epilogue(params: *mut ze_graph_destroy_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeExecutableGraphDestroyExp` (Level Zero API ID 4140), before the call.
+unsafe extern "C" fn zeExecutableGraphDestroyExp_prologue(params: *mut ze_executable_graph_destroy_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeExecutableGraphDestroyExp, params.cast(), core::ptr::null_mut, || None);
+        hooks::before_zeExecutableGraphDestroyExp(p, token);
+        token
+    });
+}
+
+/// `zeExecutableGraphDestroyExp` (Level Zero API ID 4140), after the call.
+unsafe extern "C" fn zeExecutableGraphDestroyExp_epilogue(params: *mut ze_executable_graph_destroy_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeCommandListIsGraphCaptureEnabledExp` (Level Zero API ID 4141), before the call.
+unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExp_prologue(params: *mut ze_command_list_is_graph_capture_enabled_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeCommandListIsGraphCaptureEnabledExp, params.cast(), || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    }, || None);
+        token
+    });
+}
+
+/// `zeCommandListIsGraphCaptureEnabledExp` (Level Zero API ID 4141), after the call.
+unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExp_epilogue(params: *mut ze_command_list_is_graph_capture_enabled_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, || {
+        // SAFETY: the fields point at this call's arguments.
+        unsafe { objects::list_context(*p.phCommandList) }
+    });
+    });
+}
+
+/// `zeGraphIsEmptyExp` (Level Zero API ID 4142), before the call.
+unsafe extern "C" fn zeGraphIsEmptyExp_prologue(params: *mut ze_graph_is_empty_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeGraphIsEmptyExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeGraphIsEmptyExp` (Level Zero API ID 4142), after the call.
+unsafe extern "C" fn zeGraphIsEmptyExp_epilogue(params: *mut ze_graph_is_empty_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
+    });
+}
+
+/// `zeGraphDumpContentsExp` (Level Zero API ID 4143), before the call.
+unsafe extern "C" fn zeGraphDumpContentsExp_prologue(params: *mut ze_graph_dump_contents_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &mut *instance) };
+    tracer::prologue(instance, || {
+        let token = tracer::begin(ids::zeGraphDumpContentsExp, params.cast(), core::ptr::null_mut, || None);
+        token
+    });
+}
+
+/// `zeGraphDumpContentsExp` (Level Zero API ID 4143), after the call.
+unsafe extern "C" fn zeGraphDumpContentsExp_epilogue(params: *mut ze_graph_dump_contents_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+    // SAFETY: the tracing layer passes this call's parameters and its instance slot.
+    let (p, instance) = unsafe { (&mut *params, &*instance) };
+    tracer::epilogue(*instance, result, |token| {
+        tracer::end(token, result, core::ptr::null_mut);
     });
 }
 
@@ -5842,7 +6122,7 @@ pub(super) fn callbacks() -> [(&'static CStr, *const c_void, *const c_void); 252
 }
 
 /// How many functions have extension-route wrappers.
-pub(super) const EXTENSION_FUNCTIONS: usize = 19;
+pub(super) const EXTENSION_FUNCTIONS: usize = 48;
 
 /// The functions libpti wraps when a program obtains them through
 /// `zeDriverGetExtensionFunctionAddress`: the name, and the wrapper of each slot.
@@ -5867,6 +6147,35 @@ pub(super) fn extension_wrappers() -> [(&'static CStr, [*const c_void; extension
         (c"zeEventCounterBasedCloseIpcHandle", [zeEventCounterBasedCloseIpcHandle_wrapper::<0> as *const c_void, zeEventCounterBasedCloseIpcHandle_wrapper::<1> as *const c_void, zeEventCounterBasedCloseIpcHandle_wrapper::<2> as *const c_void, zeEventCounterBasedCloseIpcHandle_wrapper::<3> as *const c_void]),
         (c"zeImageViewCreateExt", [zeImageViewCreateExt_wrapper::<0> as *const c_void, zeImageViewCreateExt_wrapper::<1> as *const c_void, zeImageViewCreateExt_wrapper::<2> as *const c_void, zeImageViewCreateExt_wrapper::<3> as *const c_void]),
         (c"zePhysicalMemGetProperties", [zePhysicalMemGetProperties_wrapper::<0> as *const c_void, zePhysicalMemGetProperties_wrapper::<1> as *const c_void, zePhysicalMemGetProperties_wrapper::<2> as *const c_void, zePhysicalMemGetProperties_wrapper::<3> as *const c_void]),
+        (c"zeEventPoolGetFlags", [zeEventPoolGetFlags_wrapper::<0> as *const c_void, zeEventPoolGetFlags_wrapper::<1> as *const c_void, zeEventPoolGetFlags_wrapper::<2> as *const c_void, zeEventPoolGetFlags_wrapper::<3> as *const c_void]),
+        (c"zeEventQueryKernelTimestampsExt", [zeEventQueryKernelTimestampsExt_wrapper::<0> as *const c_void, zeEventQueryKernelTimestampsExt_wrapper::<1> as *const c_void, zeEventQueryKernelTimestampsExt_wrapper::<2> as *const c_void, zeEventQueryKernelTimestampsExt_wrapper::<3> as *const c_void]),
+        (c"zeCommandListCreateCloneExp", [zeCommandListCreateCloneExp_wrapper::<0> as *const c_void, zeCommandListCreateCloneExp_wrapper::<1> as *const c_void, zeCommandListCreateCloneExp_wrapper::<2> as *const c_void, zeCommandListCreateCloneExp_wrapper::<3> as *const c_void]),
+        (c"zeCommandListGetNextCommandIdExp", [zeCommandListGetNextCommandIdExp_wrapper::<0> as *const c_void, zeCommandListGetNextCommandIdExp_wrapper::<1> as *const c_void, zeCommandListGetNextCommandIdExp_wrapper::<2> as *const c_void, zeCommandListGetNextCommandIdExp_wrapper::<3> as *const c_void]),
+        (c"zeCommandListGetNextCommandIdWithKernelsExp", [zeCommandListGetNextCommandIdWithKernelsExp_wrapper::<0> as *const c_void, zeCommandListGetNextCommandIdWithKernelsExp_wrapper::<1> as *const c_void, zeCommandListGetNextCommandIdWithKernelsExp_wrapper::<2> as *const c_void, zeCommandListGetNextCommandIdWithKernelsExp_wrapper::<3> as *const c_void]),
+        (c"zeCommandListUpdateMutableCommandsExp", [zeCommandListUpdateMutableCommandsExp_wrapper::<0> as *const c_void, zeCommandListUpdateMutableCommandsExp_wrapper::<1> as *const c_void, zeCommandListUpdateMutableCommandsExp_wrapper::<2> as *const c_void, zeCommandListUpdateMutableCommandsExp_wrapper::<3> as *const c_void]),
+        (c"zeCommandListUpdateMutableCommandSignalEventExp", [zeCommandListUpdateMutableCommandSignalEventExp_wrapper::<0> as *const c_void, zeCommandListUpdateMutableCommandSignalEventExp_wrapper::<1> as *const c_void, zeCommandListUpdateMutableCommandSignalEventExp_wrapper::<2> as *const c_void, zeCommandListUpdateMutableCommandSignalEventExp_wrapper::<3> as *const c_void]),
+        (c"zeCommandListUpdateMutableCommandWaitEventsExp", [zeCommandListUpdateMutableCommandWaitEventsExp_wrapper::<0> as *const c_void, zeCommandListUpdateMutableCommandWaitEventsExp_wrapper::<1> as *const c_void, zeCommandListUpdateMutableCommandWaitEventsExp_wrapper::<2> as *const c_void, zeCommandListUpdateMutableCommandWaitEventsExp_wrapper::<3> as *const c_void]),
+        (c"zeCommandListUpdateMutableCommandKernelsExp", [zeCommandListUpdateMutableCommandKernelsExp_wrapper::<0> as *const c_void, zeCommandListUpdateMutableCommandKernelsExp_wrapper::<1> as *const c_void, zeCommandListUpdateMutableCommandKernelsExp_wrapper::<2> as *const c_void, zeCommandListUpdateMutableCommandKernelsExp_wrapper::<3> as *const c_void]),
+        (c"zeGraphCreateExt", [zeGraphCreateExt_wrapper::<0> as *const c_void, zeGraphCreateExt_wrapper::<1> as *const c_void, zeGraphCreateExt_wrapper::<2> as *const c_void, zeGraphCreateExt_wrapper::<3> as *const c_void]),
+        (c"zeCommandListBeginGraphCaptureExt", [zeCommandListBeginGraphCaptureExt_wrapper::<0> as *const c_void, zeCommandListBeginGraphCaptureExt_wrapper::<1> as *const c_void, zeCommandListBeginGraphCaptureExt_wrapper::<2> as *const c_void, zeCommandListBeginGraphCaptureExt_wrapper::<3> as *const c_void]),
+        (c"zeCommandListBeginCaptureIntoGraphExt", [zeCommandListBeginCaptureIntoGraphExt_wrapper::<0> as *const c_void, zeCommandListBeginCaptureIntoGraphExt_wrapper::<1> as *const c_void, zeCommandListBeginCaptureIntoGraphExt_wrapper::<2> as *const c_void, zeCommandListBeginCaptureIntoGraphExt_wrapper::<3> as *const c_void]),
+        (c"zeCommandListIsGraphCaptureEnabledExt", [zeCommandListIsGraphCaptureEnabledExt_wrapper::<0> as *const c_void, zeCommandListIsGraphCaptureEnabledExt_wrapper::<1> as *const c_void, zeCommandListIsGraphCaptureEnabledExt_wrapper::<2> as *const c_void, zeCommandListIsGraphCaptureEnabledExt_wrapper::<3> as *const c_void]),
+        (c"zeCommandListEndGraphCaptureExt", [zeCommandListEndGraphCaptureExt_wrapper::<0> as *const c_void, zeCommandListEndGraphCaptureExt_wrapper::<1> as *const c_void, zeCommandListEndGraphCaptureExt_wrapper::<2> as *const c_void, zeCommandListEndGraphCaptureExt_wrapper::<3> as *const c_void]),
+        (c"zeGraphInstantiateExt", [zeGraphInstantiateExt_wrapper::<0> as *const c_void, zeGraphInstantiateExt_wrapper::<1> as *const c_void, zeGraphInstantiateExt_wrapper::<2> as *const c_void, zeGraphInstantiateExt_wrapper::<3> as *const c_void]),
+        (c"zeCommandListAppendGraphExt", [zeCommandListAppendGraphExt_wrapper::<0> as *const c_void, zeCommandListAppendGraphExt_wrapper::<1> as *const c_void, zeCommandListAppendGraphExt_wrapper::<2> as *const c_void, zeCommandListAppendGraphExt_wrapper::<3> as *const c_void]),
+        (c"zeGraphDestroyExt", [zeGraphDestroyExt_wrapper::<0> as *const c_void, zeGraphDestroyExt_wrapper::<1> as *const c_void, zeGraphDestroyExt_wrapper::<2> as *const c_void, zeGraphDestroyExt_wrapper::<3> as *const c_void]),
+        (c"zeExecutableGraphDestroyExt", [zeExecutableGraphDestroyExt_wrapper::<0> as *const c_void, zeExecutableGraphDestroyExt_wrapper::<1> as *const c_void, zeExecutableGraphDestroyExt_wrapper::<2> as *const c_void, zeExecutableGraphDestroyExt_wrapper::<3> as *const c_void]),
+        (c"zeGraphCreateExp", [zeGraphCreateExp_wrapper::<0> as *const c_void, zeGraphCreateExp_wrapper::<1> as *const c_void, zeGraphCreateExp_wrapper::<2> as *const c_void, zeGraphCreateExp_wrapper::<3> as *const c_void]),
+        (c"zeCommandListBeginGraphCaptureExp", [zeCommandListBeginGraphCaptureExp_wrapper::<0> as *const c_void, zeCommandListBeginGraphCaptureExp_wrapper::<1> as *const c_void, zeCommandListBeginGraphCaptureExp_wrapper::<2> as *const c_void, zeCommandListBeginGraphCaptureExp_wrapper::<3> as *const c_void]),
+        (c"zeCommandListBeginCaptureIntoGraphExp", [zeCommandListBeginCaptureIntoGraphExp_wrapper::<0> as *const c_void, zeCommandListBeginCaptureIntoGraphExp_wrapper::<1> as *const c_void, zeCommandListBeginCaptureIntoGraphExp_wrapper::<2> as *const c_void, zeCommandListBeginCaptureIntoGraphExp_wrapper::<3> as *const c_void]),
+        (c"zeCommandListEndGraphCaptureExp", [zeCommandListEndGraphCaptureExp_wrapper::<0> as *const c_void, zeCommandListEndGraphCaptureExp_wrapper::<1> as *const c_void, zeCommandListEndGraphCaptureExp_wrapper::<2> as *const c_void, zeCommandListEndGraphCaptureExp_wrapper::<3> as *const c_void]),
+        (c"zeCommandListInstantiateGraphExp", [zeCommandListInstantiateGraphExp_wrapper::<0> as *const c_void, zeCommandListInstantiateGraphExp_wrapper::<1> as *const c_void, zeCommandListInstantiateGraphExp_wrapper::<2> as *const c_void, zeCommandListInstantiateGraphExp_wrapper::<3> as *const c_void]),
+        (c"zeCommandListAppendGraphExp", [zeCommandListAppendGraphExp_wrapper::<0> as *const c_void, zeCommandListAppendGraphExp_wrapper::<1> as *const c_void, zeCommandListAppendGraphExp_wrapper::<2> as *const c_void, zeCommandListAppendGraphExp_wrapper::<3> as *const c_void]),
+        (c"zeGraphDestroyExp", [zeGraphDestroyExp_wrapper::<0> as *const c_void, zeGraphDestroyExp_wrapper::<1> as *const c_void, zeGraphDestroyExp_wrapper::<2> as *const c_void, zeGraphDestroyExp_wrapper::<3> as *const c_void]),
+        (c"zeExecutableGraphDestroyExp", [zeExecutableGraphDestroyExp_wrapper::<0> as *const c_void, zeExecutableGraphDestroyExp_wrapper::<1> as *const c_void, zeExecutableGraphDestroyExp_wrapper::<2> as *const c_void, zeExecutableGraphDestroyExp_wrapper::<3> as *const c_void]),
+        (c"zeCommandListIsGraphCaptureEnabledExp", [zeCommandListIsGraphCaptureEnabledExp_wrapper::<0> as *const c_void, zeCommandListIsGraphCaptureEnabledExp_wrapper::<1> as *const c_void, zeCommandListIsGraphCaptureEnabledExp_wrapper::<2> as *const c_void, zeCommandListIsGraphCaptureEnabledExp_wrapper::<3> as *const c_void]),
+        (c"zeGraphIsEmptyExp", [zeGraphIsEmptyExp_wrapper::<0> as *const c_void, zeGraphIsEmptyExp_wrapper::<1> as *const c_void, zeGraphIsEmptyExp_wrapper::<2> as *const c_void, zeGraphIsEmptyExp_wrapper::<3> as *const c_void]),
+        (c"zeGraphDumpContentsExp", [zeGraphDumpContentsExp_wrapper::<0> as *const c_void, zeGraphDumpContentsExp_wrapper::<1> as *const c_void, zeGraphDumpContentsExp_wrapper::<2> as *const c_void, zeGraphDumpContentsExp_wrapper::<3> as *const c_void]),
     ]
 }
 
@@ -6228,5 +6537,556 @@ unsafe extern "C" fn zePhysicalMemGetProperties_wrapper<const SLOT: usize>(hCont
     let result = unsafe { original(*params.phContext, *params.phPhysicalMem, *params.ppMemProperties) };
     // SAFETY: as for the prologue.
     unsafe { zePhysicalMemGetProperties_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeEventPoolGetFlags` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeEventPoolGetFlags_wrapper<const SLOT: usize>(hEventPool: ze_event_pool_handle_t, pFlags: * mut ze_event_pool_flags_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeEventPoolGetFlags`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeEventPoolGetFlags_t>(19, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hEventPool, mut pFlags) = (hEventPool, pFlags);
+    let mut params = ze_event_pool_get_flags_params_t { phEventPool: &raw mut hEventPool, ppFlags: &raw mut pFlags };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeEventPoolGetFlags_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phEventPool, *params.ppFlags) };
+    // SAFETY: as for the prologue.
+    unsafe { zeEventPoolGetFlags_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeEventQueryKernelTimestampsExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeEventQueryKernelTimestampsExt_wrapper<const SLOT: usize>(hEvent: ze_event_handle_t, hDevice: ze_device_handle_t, pCount: * mut u32, pResults: * mut ze_event_query_kernel_timestamps_results_ext_properties_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeEventQueryKernelTimestampsExt`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeEventQueryKernelTimestampsExt_t>(20, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hEvent, mut hDevice, mut pCount, mut pResults) = (hEvent, hDevice, pCount, pResults);
+    let mut params = ze_event_query_kernel_timestamps_ext_params_t { phEvent: &raw mut hEvent, phDevice: &raw mut hDevice, ppCount: &raw mut pCount, ppResults: &raw mut pResults };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeEventQueryKernelTimestampsExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phEvent, *params.phDevice, *params.ppCount, *params.ppResults) };
+    // SAFETY: as for the prologue.
+    unsafe { zeEventQueryKernelTimestampsExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListCreateCloneExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListCreateCloneExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, phClonedCommandList: * mut ze_command_list_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListCreateCloneExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListCreateCloneExp_t>(21, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut phClonedCommandList) = (hCommandList, phClonedCommandList);
+    let mut params = ze_command_list_create_clone_exp_params_t { phCommandList: &raw mut hCommandList, pphClonedCommandList: &raw mut phClonedCommandList };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListCreateCloneExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.pphClonedCommandList) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListCreateCloneExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListGetNextCommandIdExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListGetNextCommandIdExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, desc: * const ze_mutable_command_id_exp_desc_t, pCommandId: * mut u64) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListGetNextCommandIdExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListGetNextCommandIdExp_t>(22, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut desc, mut pCommandId) = (hCommandList, desc, pCommandId);
+    let mut params = ze_command_list_get_next_command_id_exp_params_t { phCommandList: &raw mut hCommandList, pdesc: &raw mut desc, ppCommandId: &raw mut pCommandId };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListGetNextCommandIdExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.pdesc, *params.ppCommandId) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListGetNextCommandIdExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListGetNextCommandIdWithKernelsExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListGetNextCommandIdWithKernelsExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, desc: * const ze_mutable_command_id_exp_desc_t, numKernels: u32, phKernels: * mut ze_kernel_handle_t, pCommandId: * mut u64) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListGetNextCommandIdWithKernelsExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListGetNextCommandIdWithKernelsExp_t>(23, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut desc, mut numKernels, mut phKernels, mut pCommandId) = (hCommandList, desc, numKernels, phKernels, pCommandId);
+    let mut params = ze_command_list_get_next_command_id_with_kernels_exp_params_t { phCommandList: &raw mut hCommandList, pdesc: &raw mut desc, pnumKernels: &raw mut numKernels, pphKernels: &raw mut phKernels, ppCommandId: &raw mut pCommandId };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListGetNextCommandIdWithKernelsExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.pdesc, *params.pnumKernels, *params.pphKernels, *params.ppCommandId) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListGetNextCommandIdWithKernelsExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListUpdateMutableCommandsExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListUpdateMutableCommandsExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, desc: * const ze_mutable_commands_exp_desc_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListUpdateMutableCommandsExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListUpdateMutableCommandsExp_t>(24, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut desc) = (hCommandList, desc);
+    let mut params = ze_command_list_update_mutable_commands_exp_params_t { phCommandList: &raw mut hCommandList, pdesc: &raw mut desc };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListUpdateMutableCommandsExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.pdesc) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListUpdateMutableCommandsExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListUpdateMutableCommandSignalEventExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListUpdateMutableCommandSignalEventExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, commandId: u64, hSignalEvent: ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListUpdateMutableCommandSignalEventExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListUpdateMutableCommandSignalEventExp_t>(25, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut commandId, mut hSignalEvent) = (hCommandList, commandId, hSignalEvent);
+    let mut params = ze_command_list_update_mutable_command_signal_event_exp_params_t { phCommandList: &raw mut hCommandList, pcommandId: &raw mut commandId, phSignalEvent: &raw mut hSignalEvent };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListUpdateMutableCommandSignalEventExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.pcommandId, *params.phSignalEvent) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListUpdateMutableCommandSignalEventExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListUpdateMutableCommandWaitEventsExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListUpdateMutableCommandWaitEventsExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, commandId: u64, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListUpdateMutableCommandWaitEventsExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListUpdateMutableCommandWaitEventsExp_t>(26, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut commandId, mut numWaitEvents, mut phWaitEvents) = (hCommandList, commandId, numWaitEvents, phWaitEvents);
+    let mut params = ze_command_list_update_mutable_command_wait_events_exp_params_t { phCommandList: &raw mut hCommandList, pcommandId: &raw mut commandId, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListUpdateMutableCommandWaitEventsExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.pcommandId, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListUpdateMutableCommandWaitEventsExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListUpdateMutableCommandKernelsExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListUpdateMutableCommandKernelsExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, numKernels: u32, pCommandId: * mut u64, phKernels: * mut ze_kernel_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListUpdateMutableCommandKernelsExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListUpdateMutableCommandKernelsExp_t>(27, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut numKernels, mut pCommandId, mut phKernels) = (hCommandList, numKernels, pCommandId, phKernels);
+    let mut params = ze_command_list_update_mutable_command_kernels_exp_params_t { phCommandList: &raw mut hCommandList, pnumKernels: &raw mut numKernels, ppCommandId: &raw mut pCommandId, pphKernels: &raw mut phKernels };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListUpdateMutableCommandKernelsExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.pnumKernels, *params.ppCommandId, *params.pphKernels) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListUpdateMutableCommandKernelsExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeGraphCreateExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeGraphCreateExt_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, pNext: * const :: core :: ffi :: c_void, phGraph: * mut ze_graph_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeGraphCreateExt`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeGraphCreateExt_t>(28, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hContext, mut pNext, mut phGraph) = (hContext, pNext, phGraph);
+    let mut params = ze_graph_create_ext_params_t { phContext: &raw mut hContext, ppNext: &raw mut pNext, pphGraph: &raw mut phGraph };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeGraphCreateExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phContext, *params.ppNext, *params.pphGraph) };
+    // SAFETY: as for the prologue.
+    unsafe { zeGraphCreateExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListBeginGraphCaptureExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListBeginGraphCaptureExt_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, pNext: * const :: core :: ffi :: c_void) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListBeginGraphCaptureExt`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListBeginGraphCaptureExt_t>(29, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut pNext) = (hCommandList, pNext);
+    let mut params = ze_command_list_begin_graph_capture_ext_params_t { phCommandList: &raw mut hCommandList, ppNext: &raw mut pNext };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListBeginGraphCaptureExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.ppNext) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListBeginGraphCaptureExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListBeginCaptureIntoGraphExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExt_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, hGraph: ze_graph_handle_t, pNext: * const :: core :: ffi :: c_void) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListBeginCaptureIntoGraphExt`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListBeginCaptureIntoGraphExt_t>(30, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut hGraph, mut pNext) = (hCommandList, hGraph, pNext);
+    let mut params = ze_command_list_begin_capture_into_graph_ext_params_t { phCommandList: &raw mut hCommandList, phGraph: &raw mut hGraph, ppNext: &raw mut pNext };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListBeginCaptureIntoGraphExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.phGraph, *params.ppNext) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListBeginCaptureIntoGraphExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListIsGraphCaptureEnabledExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExt_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListIsGraphCaptureEnabledExt`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListIsGraphCaptureEnabledExt_t>(31, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let mut hCommandList = hCommandList;
+    let mut params = ze_command_list_is_graph_capture_enabled_ext_params_t { phCommandList: &raw mut hCommandList };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListIsGraphCaptureEnabledExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListIsGraphCaptureEnabledExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListEndGraphCaptureExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListEndGraphCaptureExt_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, pNext: * const :: core :: ffi :: c_void, phGraph: * mut ze_graph_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListEndGraphCaptureExt`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListEndGraphCaptureExt_t>(32, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut pNext, mut phGraph) = (hCommandList, pNext, phGraph);
+    let mut params = ze_command_list_end_graph_capture_ext_params_t { phCommandList: &raw mut hCommandList, ppNext: &raw mut pNext, pphGraph: &raw mut phGraph };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListEndGraphCaptureExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.ppNext, *params.pphGraph) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListEndGraphCaptureExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeGraphInstantiateExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeGraphInstantiateExt_wrapper<const SLOT: usize>(hGraph: ze_graph_handle_t, pNext: * const :: core :: ffi :: c_void, phExecutableGraph: * mut ze_executable_graph_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeGraphInstantiateExt`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeGraphInstantiateExt_t>(33, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hGraph, mut pNext, mut phExecutableGraph) = (hGraph, pNext, phExecutableGraph);
+    let mut params = ze_graph_instantiate_ext_params_t { phGraph: &raw mut hGraph, ppNext: &raw mut pNext, pphExecutableGraph: &raw mut phExecutableGraph };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeGraphInstantiateExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phGraph, *params.ppNext, *params.pphExecutableGraph) };
+    // SAFETY: as for the prologue.
+    unsafe { zeGraphInstantiateExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListAppendGraphExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListAppendGraphExt_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, hGraph: ze_executable_graph_handle_t, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListAppendGraphExt`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListAppendGraphExt_t>(34, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut hGraph, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, hGraph, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
+    let mut params = ze_command_list_append_graph_ext_params_t { phCommandList: &raw mut hCommandList, phGraph: &raw mut hGraph, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListAppendGraphExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.phGraph, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListAppendGraphExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeGraphDestroyExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeGraphDestroyExt_wrapper<const SLOT: usize>(hGraph: ze_graph_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeGraphDestroyExt`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeGraphDestroyExt_t>(35, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let mut hGraph = hGraph;
+    let mut params = ze_graph_destroy_ext_params_t { phGraph: &raw mut hGraph };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeGraphDestroyExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phGraph) };
+    // SAFETY: as for the prologue.
+    unsafe { zeGraphDestroyExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeExecutableGraphDestroyExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeExecutableGraphDestroyExt_wrapper<const SLOT: usize>(hGraph: ze_executable_graph_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeExecutableGraphDestroyExt`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeExecutableGraphDestroyExt_t>(36, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let mut hGraph = hGraph;
+    let mut params = ze_executable_graph_destroy_ext_params_t { phGraph: &raw mut hGraph };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeExecutableGraphDestroyExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phGraph) };
+    // SAFETY: as for the prologue.
+    unsafe { zeExecutableGraphDestroyExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeGraphCreateExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeGraphCreateExp_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, phGraph: * mut ze_graph_handle_t, pNext: * mut c_void) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeGraphCreateExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeGraphCreateExp_t>(37, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hContext, mut phGraph, mut pNext) = (hContext, phGraph, pNext);
+    let mut params = ze_graph_create_exp_params_t { phContext: &raw mut hContext, pphGraph: &raw mut phGraph, ppNext: &raw mut pNext };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeGraphCreateExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phContext, *params.pphGraph, *params.ppNext) };
+    // SAFETY: as for the prologue.
+    unsafe { zeGraphCreateExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListBeginGraphCaptureExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListBeginGraphCaptureExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, pNext: * mut c_void) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListBeginGraphCaptureExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListBeginGraphCaptureExp_t>(38, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut pNext) = (hCommandList, pNext);
+    let mut params = ze_command_list_begin_graph_capture_exp_params_t { phCommandList: &raw mut hCommandList, ppNext: &raw mut pNext };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListBeginGraphCaptureExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.ppNext) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListBeginGraphCaptureExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListBeginCaptureIntoGraphExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, hGraph: ze_graph_handle_t, pNext: * mut c_void) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListBeginCaptureIntoGraphExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListBeginCaptureIntoGraphExp_t>(39, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut hGraph, mut pNext) = (hCommandList, hGraph, pNext);
+    let mut params = ze_command_list_begin_capture_into_graph_exp_params_t { phCommandList: &raw mut hCommandList, phGraph: &raw mut hGraph, ppNext: &raw mut pNext };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListBeginCaptureIntoGraphExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.phGraph, *params.ppNext) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListBeginCaptureIntoGraphExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListEndGraphCaptureExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListEndGraphCaptureExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, phGraph: * mut ze_graph_handle_t, pNext: * mut c_void) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListEndGraphCaptureExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListEndGraphCaptureExp_t>(40, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut phGraph, mut pNext) = (hCommandList, phGraph, pNext);
+    let mut params = ze_command_list_end_graph_capture_exp_params_t { phCommandList: &raw mut hCommandList, pphGraph: &raw mut phGraph, ppNext: &raw mut pNext };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListEndGraphCaptureExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.pphGraph, *params.ppNext) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListEndGraphCaptureExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListInstantiateGraphExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListInstantiateGraphExp_wrapper<const SLOT: usize>(hGraph: ze_graph_handle_t, phExecutableGraph: * mut ze_executable_graph_handle_t, pNext: * mut c_void) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListInstantiateGraphExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListInstantiateGraphExp_t>(41, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hGraph, mut phExecutableGraph, mut pNext) = (hGraph, phExecutableGraph, pNext);
+    let mut params = ze_command_list_instantiate_graph_exp_params_t { phGraph: &raw mut hGraph, pphExecutableGraph: &raw mut phExecutableGraph, ppNext: &raw mut pNext };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListInstantiateGraphExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phGraph, *params.pphExecutableGraph, *params.ppNext) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListInstantiateGraphExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListAppendGraphExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListAppendGraphExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, hGraph: ze_executable_graph_handle_t, pNext: * mut c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListAppendGraphExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListAppendGraphExp_t>(42, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hCommandList, mut hGraph, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, hGraph, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
+    let mut params = ze_command_list_append_graph_exp_params_t { phCommandList: &raw mut hCommandList, phGraph: &raw mut hGraph, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListAppendGraphExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList, *params.phGraph, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListAppendGraphExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeGraphDestroyExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeGraphDestroyExp_wrapper<const SLOT: usize>(hGraph: ze_graph_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeGraphDestroyExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeGraphDestroyExp_t>(43, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let mut hGraph = hGraph;
+    let mut params = ze_graph_destroy_exp_params_t { phGraph: &raw mut hGraph };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeGraphDestroyExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phGraph) };
+    // SAFETY: as for the prologue.
+    unsafe { zeGraphDestroyExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeExecutableGraphDestroyExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeExecutableGraphDestroyExp_wrapper<const SLOT: usize>(hGraph: ze_executable_graph_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeExecutableGraphDestroyExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeExecutableGraphDestroyExp_t>(44, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let mut hGraph = hGraph;
+    let mut params = ze_executable_graph_destroy_exp_params_t { phGraph: &raw mut hGraph };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeExecutableGraphDestroyExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phGraph) };
+    // SAFETY: as for the prologue.
+    unsafe { zeExecutableGraphDestroyExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeCommandListIsGraphCaptureEnabledExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeCommandListIsGraphCaptureEnabledExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeCommandListIsGraphCaptureEnabledExp_t>(45, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let mut hCommandList = hCommandList;
+    let mut params = ze_command_list_is_graph_capture_enabled_exp_params_t { phCommandList: &raw mut hCommandList };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeCommandListIsGraphCaptureEnabledExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phCommandList) };
+    // SAFETY: as for the prologue.
+    unsafe { zeCommandListIsGraphCaptureEnabledExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeGraphIsEmptyExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeGraphIsEmptyExp_wrapper<const SLOT: usize>(hGraph: ze_graph_handle_t) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeGraphIsEmptyExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeGraphIsEmptyExp_t>(46, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let mut hGraph = hGraph;
+    let mut params = ze_graph_is_empty_exp_params_t { phGraph: &raw mut hGraph };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeGraphIsEmptyExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phGraph) };
+    // SAFETY: as for the prologue.
+    unsafe { zeGraphIsEmptyExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    result
+}
+
+/// `zeGraphDumpContentsExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
+/// function (of slot `SLOT`), traced as the tracing layer traces the others.
+unsafe extern "C" fn zeGraphDumpContentsExp_wrapper<const SLOT: usize>(hGraph: ze_graph_handle_t, filePath: * const :: core :: ffi :: c_char, pNext: * mut c_void) -> ze_result_t {
+    // SAFETY: the slot holds the driver's `zeGraphDumpContentsExp`, stored under this name.
+    let Some(original) = (unsafe { extension::original::<zeGraphDumpContentsExp_t>(47, SLOT) }) else {
+        return ZE_RESULT_ERROR_UNINITIALIZED;
+    };
+    let (mut hGraph, mut filePath, mut pNext) = (hGraph, filePath, pNext);
+    let mut params = ze_graph_dump_contents_exp_params_t { phGraph: &raw mut hGraph, pfilePath: &raw mut filePath, ppNext: &raw mut pNext };
+    let mut instance: *mut c_void = core::ptr::null_mut();
+    // SAFETY: parameters that point at this call's arguments, as the layer's do.
+    unsafe { zeGraphDumpContentsExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    // SAFETY: the driver's function, with the arguments as the prologue left them.
+    let result = unsafe { original(*params.phGraph, *params.pfilePath, *params.ppNext) };
+    // SAFETY: as for the prologue.
+    unsafe { zeGraphDumpContentsExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
     result
 }

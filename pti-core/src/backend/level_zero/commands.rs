@@ -1,30 +1,26 @@
-//! Device commands on Level Zero command lists, from the append that records them to the record
-//! of each execution.
+//! Device commands on Level Zero command lists, from the append that submits or records one to
+//! its record.
 //!
 //! - An append is *prepared* in its prologue ([`prepare`]): when the call is traced and the
-//!   command's view is enabled, the command gets a timing event: the program's own if its pool has
-//!   host-visible kernel timestamps (libpti adds those to the pools the program creates while a
-//!   device view is enabled, see `hooks`), else one of libpti's, put in the call's parameters
-//!   (the program's event, if any, is then signalled by a barrier appended right after, so it
-//!   still fires). On a regular list libpti's event is reset by the list itself before the
-//!   command, so every execution times afresh. The epilogue ([`complete`]) puts the program's
-//!   argument back before the EXIT callbacks.
+//!   command's view is enabled, libpti decides how to time it ([`Source`]): with an event of its
+//!   own put in the signal slot where the program passed none, else with the event the program
+//!   passed (which has kernel timestamps: libpti adds them to the pools and counter-based events
+//!   the program creates while a device view is enabled, see `pools`). Before the append may
+//!   change one of the program's events that a command still being timed reads, `guards` records
+//!   or copies that command first. The epilogue ([`complete`]) puts the program's argument back
+//!   before the EXIT callbacks, and notices another tool that swapped the event after libpti's
+//!   prologue (the command then signals that tool's event, whose timestamps libpti copies right
+//!   away).
 //! - On an immediate list the command is pending at once (recorded at once on a synchronous
-//!   one); on a regular list it is kept with the list (`objects::Recorded`) and becomes pending at
-//!   each execution of the list ([`executing`], [`executed`]), with the correlation ID of the
-//!   execute call. The first execution's record carries the operation ID the append reported to
-//!   GPU-operation callbacks; later executions get fresh ones.
+//!   one); on a regular list, or an immediate list capturing a graph, it is kept with the list
+//!   (`objects::Recorded`) and becomes pending at each execution of the list or replay of the
+//!   graph (`executions`), with the correlation ID of the execute call.
 //! - Subscribers of GPU operations hear of each prepared append at its ENTER and EXIT
 //!   ([`Appending`]), and of its completion when its record is written.
-//! - Drivers that implement less are met with what they do implement: without
-//!   `zeEventQueryStatus`, events are polled with `zeEventHostSynchronize(event, 0)`; without
-//!   kernel timestamps, a command is timed by the host clock, from the start of the call that
-//!   submitted it to when libpti saw it complete (a critical event says so once for each).
-//! - A pending command is recorded when its event has signalled ([`ZeCommand`], harvested as in
-//!   `backend::device::pending`), unless the event still holds the timestamps already recorded from it
-//!   (a previous execution's, not yet reset on the device): then it is not done yet.
+//! - A pending command is recorded when its source has the timestamps ([`ZeCommand`], harvested
+//!   as in `backend::device::pending`; commands of an in-order list are settled by the newest
+//!   completed one, without a status query each).
 
-use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, Ordering};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
@@ -32,9 +28,10 @@ use std::sync::Arc;
 use pti_sys::level_zero::*;
 
 use super::devices::{self, Device};
-use super::events;
 use super::objects::{self, List, Recorded};
+use super::source::{self, Source, Timed};
 use super::tracer::{internal, loader};
+use super::{events, guards};
 use crate::api::{ApiGroup, ApiId};
 use crate::backend::device::command::{Appending, Finished, Submission, Work};
 use crate::backend::device::pending::{self, Pending, PendingCommand};
@@ -45,28 +42,58 @@ use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
 use crate::view::device::{self as records, Engine, Execution};
-use crate::{Site, clock, critical, fault, runtime_task, thread, view};
+use crate::{Site, clock, critical, fault, thread, view};
 
-/// A command waiting for its event.
+/// libpti's resources a pending command gives back when it is recorded (or lost).
+#[derive(Default)]
+pub(super) struct GiveBack {
+    pub(super) events: Vec<ze_event_handle_t>,
+    pub(super) slots: Vec<usize>,
+    /// A snapshot list the command's timestamps were copied by (destroyed with its last user).
+    pub(super) snapshot: Option<Arc<super::executions::Snapshot>>,
+}
+
+// SAFETY: handles are opaque values passed back to the driver; slots are libpti's memory.
+unsafe impl Send for GiveBack {}
+
+impl GiveBack {
+    fn give(self, context: ze_context_handle_t) {
+        for e in self.events {
+            events::give(context, e);
+        }
+        for s in self.slots {
+            events::give_slot(context, s);
+        }
+    }
+}
+
+/// A command waiting for its timestamps.
 pub(super) struct ZeCommand {
-    event: ze_event_handle_t,
-    /// Give `event` back to libpti's pool when recorded (an immediate list's injected event).
-    give_back: bool,
-    /// The program's event that a barrier signals after `event` (NULL if none).
-    program: ze_event_handle_t,
-    list: ze_command_list_handle_t,
-    context: ze_context_handle_t,
-    device: Arc<Device>,
-    engine: Engine,
+    pub(super) source: Source,
+    pub(super) give_back: GiveBack,
+    pub(super) list: ze_command_list_handle_t,
+    pub(super) context: ze_context_handle_t,
+    pub(super) device: Arc<Device>,
+    pub(super) engine: Engine,
     /// The append call that put it on its list (its correlation ID and thread are the record's).
-    submission: Submission,
-    /// On a regular list, the execution it belongs to (recorded in
+    pub(super) submission: Submission,
+    /// On a regular list or a graph, the execution it belongs to (recorded in
     /// PTI_VIEW_EXT_COMMAND_EXECUTION).
-    execution: Option<Execution>,
+    pub(super) execution: Option<Execution>,
     /// Host times: the append call, and the start of the call that submitted it (the lower bound
     /// of its device times).
-    appended: u64,
-    submitted: u64,
+    pub(super) appended: u64,
+    pub(super) submitted: u64,
+    /// The in-order stream its source completes in (None: no order to rely on).
+    pub(super) stream: Option<usize>,
+    /// Its source is an event of the program's that earlier executions signalled too (a regular
+    /// list's): timestamps already recorded from it mean "not yet".
+    pub(super) reexecuted: bool,
+    /// Its claim on the program's event it reads, if it reads one (see `guards`).
+    pub(super) reader: Option<guards::Reader>,
+    /// A snapshot that resets its event before its execution runs: until the snapshot has run,
+    /// the event still shows the earlier execution's signal (see `executions`).
+    pub(super) gate: Option<Arc<super::executions::Snapshot>>,
 }
 
 // SAFETY: handles are opaque values passed back to the driver, which allows Level Zero objects
@@ -75,8 +102,9 @@ unsafe impl Send for ZeCommand {}
 
 pub(super) static PENDING: Pending<ZeCommand> = Pending::new();
 
-/// The kernel timestamps last recorded from each event, with the event's context: an event that
-/// still holds them has not signalled again yet.
+/// The kernel timestamps last recorded from each event of the program's a re-executed command
+/// reads, with the event's context: an event that still holds them has not signalled again yet
+/// (a regular event is not reset between executions unless the program resets it).
 static LAST_SEEN: WriterLock<Option<HashMap<usize, Seen>>> = WriterLock::new(None);
 
 /// What [`LAST_SEEN`] keeps of an event: its context, and the start and end last recorded.
@@ -112,80 +140,25 @@ fn seen(event: ze_event_handle_t, context: ze_context_handle_t, ts: &ze_kernel_t
         );
 }
 
+/// Forgets what was recorded from `event` (the program resets or destroys it).
+pub(super) fn forget_seen(event: ze_event_handle_t) {
+    if let Some(m) = LAST_SEEN.lock().as_mut() {
+        m.remove(&(event as usize));
+    }
+}
+
 impl ZeCommand {
-    /// Whether this command is timed by, or signals, the program's `event`.
-    pub(super) fn uses(&self, event: ze_event_handle_t) -> bool {
-        self.event == event || self.program == event
+    /// Whether a snapshot before its execution has not run yet.
+    fn gated(&self) -> bool {
+        self.gate.as_ref().is_some_and(|g| !g.done())
     }
-}
 
-/// How a command's completion was timed.
-pub(super) enum Timed {
-    /// By the driver's kernel timestamps.
-    Kernel(ze_kernel_timestamp_result_t),
-    /// By the host clock, for a driver without kernel timestamps: from the start of the call that
-    /// submitted the command to when libpti saw it complete.
-    Host { seen: u64 },
-}
-
-/// The driver does not implement `zeEventQueryStatus`: events are polled with
-/// `zeEventHostSynchronize(event, 0)`.
-static NO_QUERY_STATUS: AtomicBool = AtomicBool::new(false);
-
-/// The driver gave no kernel timestamps for some event (`zeEventQueryKernelTimestamp` not
-/// implemented, for every event or for that one): said once; each such command is timed by the
-/// host. Asked again for every command, as a driver may lack them for some events only.
-static NO_KERNEL_TIMESTAMPS: AtomicBool = AtomicBool::new(false);
-
-/// Whether a status says the driver lacks the entry point (the loader says the same for an
-/// entry point its driver table leaves empty).
-fn unimplemented(status: ze_result_t) -> bool {
-    matches!(
-        status,
-        ZE_RESULT_ERROR_UNSUPPORTED_FEATURE | ZE_RESULT_ERROR_UNSUPPORTED_VERSION
-    )
-}
-
-/// Says once that the driver lacks `what`, and what libpti does instead.
-fn fall_back(flag: &AtomicBool, what: &str, instead: &str) {
-    if !flag.swap(true, Ordering::Relaxed) {
-        critical::raise(
-            ResultCode::ErrorDriver,
-            format_args!("the Level Zero driver does not implement {what}: libpti {instead}"),
-        );
-    }
-}
-
-/// Whether `event` has signalled: `zeEventQueryStatus`, or `zeEventHostSynchronize(event, 0)`
-/// where the driver lacks it.
-fn signalled(event: ze_event_handle_t) -> Result<bool, ze_result_t> {
-    let l = loader().ok_or(ZE_RESULT_ERROR_UNINITIALIZED)?;
-    if !NO_QUERY_STATUS.load(Ordering::Relaxed) {
-        let status = l
-            .zeEventQueryStatus
-            .map_or(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, |query| {
-                // SAFETY: an event that times a pending command, alive while it is pending.
-                internal(|| unsafe { query(event) })
-            });
-        match status {
-            ZE_RESULT_NOT_READY => return Ok(false),
-            ZE_RESULT_SUCCESS => return Ok(true),
-            s if unimplemented(s) => fall_back(
-                &NO_QUERY_STATUS,
-                "zeEventQueryStatus",
-                "polls events with zeEventHostSynchronize(event, 0) instead",
-            ),
-            error => return Err(error),
+    /// A re-executed command's timestamps that are those of an earlier execution: not yet.
+    fn stale(&self, outcome: &Option<Result<Timed, ze_result_t>>) -> bool {
+        match (self.reexecuted, &self.source, outcome) {
+            (true, Source::Borrowed(e), Some(Ok(Timed::Kernel(ts)))) => already_seen(*e, ts),
+            _ => false,
         }
-    }
-    let sync = l
-        .zeEventHostSynchronize
-        .ok_or(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)?;
-    // SAFETY: as above; a timeout of 0 only looks.
-    match internal(|| unsafe { sync(event, 0) }) {
-        ZE_RESULT_NOT_READY => Ok(false),
-        ZE_RESULT_SUCCESS => Ok(true),
-        error => Err(error),
     }
 }
 
@@ -193,45 +166,43 @@ impl PendingCommand for ZeCommand {
     type Outcome = Result<Timed, ze_result_t>;
 
     fn poll(&self) -> Option<Self::Outcome> {
-        match signalled(self.event) {
-            Ok(false) => return None,
-            Ok(true) => {}
-            Err(error) => return Some(Err(error)),
+        if self.gated() {
+            return None;
         }
-        let query = loader()?.zeEventQueryKernelTimestamp;
-        // SAFETY: all-zero bytes are a valid timestamp result (integers).
-        let mut ts: ze_kernel_timestamp_result_t = unsafe { core::mem::zeroed() };
-        let status = query.map_or(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, |query| {
-            // SAFETY: the same event, and a writable result.
-            internal(|| unsafe { query(self.event, &mut ts) })
-        });
-        match status {
-            ZE_RESULT_SUCCESS if already_seen(self.event, &ts) => None,
-            ZE_RESULT_SUCCESS => Some(Ok(Timed::Kernel(ts))),
-            s if unimplemented(s) => {
-                fall_back(
-                    &NO_KERNEL_TIMESTAMPS,
-                    "zeEventQueryKernelTimestamp (for some event)",
-                    "times such device commands by the host clock instead (from the call that \
-                     submitted each to when libpti saw it complete)",
-                );
-                Some(Ok(Timed::Host { seen: clock::now() }))
-            }
-            error => Some(Err(error)),
+        let outcome = source::poll(&self.source);
+        if self.stale(&outcome) {
+            return None;
         }
+        outcome
+    }
+
+    fn completed(&self) -> Option<bool> {
+        if self.gated() {
+            return Some(false);
+        }
+        let event = self.source.status_event()?;
+        source::signalled(event).ok()
+    }
+
+    fn read(&self) -> Option<Self::Outcome> {
+        if self.gated() {
+            return None;
+        }
+        let outcome = source::read(&self.source);
+        if self.stale(&outcome) {
+            return None;
+        }
+        outcome
     }
 
     fn finish(self, outcome: Self::Outcome) {
-        if let Ok(Timed::Kernel(ts)) = &outcome {
-            seen(self.event, self.context, ts);
+        if let (Ok(Timed::Kernel(ts)), Some(e)) = (&outcome, self.source.borrowed()) {
+            seen(e, self.context, ts);
         }
-        if self.give_back {
-            if self.program.is_null() {
-                events::give(self.context, self.event);
-            } else {
-                events::retire(self.context, self.event, self.program);
-            }
-        }
+        let ZeCommand {
+            give_back, context, ..
+        } = self;
+        // Records are written without holding libpti's resources: give back afterwards.
         let (start, end) = match outcome {
             Ok(Timed::Kernel(ts)) => {
                 let h = devices::to_host(
@@ -243,12 +214,26 @@ impl PendingCommand for ZeCommand {
                 (h.start, h.end)
             }
             Ok(Timed::Host { seen }) => (self.submitted, seen.max(self.submitted)),
+            Err(_) if matches!(self.source, Source::Untimed(_)) => {
+                let Source::Untimed(why) = self.source else {
+                    return;
+                };
+                untimed(self.submission.view(self.device.is_cpu), why);
+                give_back.give(context);
+                return;
+            }
             Err(code) => {
-                self.submission.lost(
-                    self.device.is_cpu,
-                    ResultCode::ErrorDriver,
-                    &format!("the Level Zero driver gave no kernel timestamps (0x{code:x})"),
-                );
+                let why = match self.source {
+                    Source::Untimed(why) => why.to_string(),
+                    Source::Copied { .. } => format!(
+                        "the copy libpti made of its timestamps found none (0x{code:x}): the \
+                         event it signals was reset or re-armed before the copy ran"
+                    ),
+                    _ => format!("the Level Zero driver gave no kernel timestamps (0x{code:x})"),
+                };
+                self.submission
+                    .lost(self.device.is_cpu, ResultCode::ErrorRecordsDropped, &why);
+                give_back.give(context);
                 return;
             }
         };
@@ -259,10 +244,9 @@ impl PendingCommand for ZeCommand {
             device: &self.device.identity,
             device_is_cpu: self.device.is_cpu,
             engine: self.engine,
-            event: if self.give_back {
-                core::ptr::null_mut()
-            } else {
-                self.event.cast()
+            event: match self.source {
+                Source::Borrowed(e) => e.cast(),
+                _ => core::ptr::null_mut(),
             },
             // The conversion keeps the start at or after the submitting call's start.
             append: self.appended,
@@ -275,11 +259,18 @@ impl PendingCommand for ZeCommand {
             let operation_id = self.submission.operation_id;
             thread::with_any(|state| records::command_execution(state, operation_id, execution));
         }
+        give_back.give(context);
     }
 
     fn view(&self) -> pti_view_kind {
         self.submission.view(self.device.is_cpu)
     }
+
+    fn in_order_stream(&self) -> Option<usize> {
+        self.stream
+    }
+
+    const SETTLED_BY_STREAM: bool = true;
 }
 
 /// An append between its prologue and its epilogue.
@@ -287,10 +278,14 @@ struct Prepared {
     list: Arc<List>,
     work: Work,
     api_id: ApiId,
-    /// libpti's event, put in place of the program's.
-    ours: Option<ze_event_handle_t>,
+    source: Source,
     /// The program's signal event (NULL if none).
     program: ze_event_handle_t,
+    /// What libpti left in the signal slot (its event, or the program's).
+    left: ze_event_handle_t,
+    /// The program's event may still show an earlier use when this command completes: its
+    /// timestamps are copied right after the command instead of read from it.
+    copy_after: bool,
     entered: u64,
     /// The command's operation ID, reported at ENTER and carried by its (first) record.
     operation_id: u64,
@@ -351,17 +346,30 @@ pub(super) fn memory_type(
     }
 }
 
-/// Counts a command whose record cannot be had; `why` goes into the critical event.
-fn lost(view: pti_view_kind, work: &Work, api_id: ApiId, why: &str) {
+/// A command libpti cannot time, for `why`: counted lost, and said once per reason.
+fn untimed(view: pti_view_kind, why: &'static str) {
+    static SAID: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
     let total = view::count_lost(view);
-    critical::raise(
-        ResultCode::ErrorRecordsDropped,
-        format_args!(
-            "a Level Zero command ({}) is not timed: {why}; its {view:?} record is lost ({total} \
-             so far)",
-            work.name(ApiGroup::LevelZero, api_id).to_string_lossy()
-        ),
-    );
+    let first = {
+        let mut said = SAID
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = why.as_ptr() as usize;
+        let first = !said.contains(&key);
+        if first {
+            said.push(key);
+        }
+        first
+    };
+    if first {
+        critical::raise(
+            ResultCode::ErrorRecordsDropped,
+            format_args!(
+                "Level Zero commands are not timed: {why}; their records are lost and counted \
+                 per view ({total} so far in {view:?}); said once for this reason"
+            ),
+        );
+    }
 }
 
 /// Commands on lists created before libpti attached: counted, reported once.
@@ -380,8 +388,55 @@ fn unknown_list(view: pti_view_kind) {
     }
 }
 
+/// Whether the program's `event` was signalled or reset before by a command libpti saw, without
+/// a host reset since: on an immediate list, since that reset (`guards::used`); on a recording
+/// list, signalled earlier in the recording. Its status may then still show that earlier use when the
+/// command that signals it now completes.
+fn used_before(event: ze_event_handle_t, list: &List) -> bool {
+    if !list.records() {
+        return guards::is_dirty(event);
+    }
+    // A reset alone earlier in the recording runs before the command at each execution; an
+    // earlier signal in the same execution is what may still show.
+    list.recording().commands.iter().any(|r| r.signal == event)
+}
+
+/// Work on an NPU (a device of type `ZE_DEVICE_TYPE_VPU`): no record kind is an NPU's (its
+/// commands are no GPU's kernels or copies), so each is counted with the commands of no record
+/// kind, and said once.
+fn npu_work(api_id: ApiId) {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    view::loss::tally_unrecorded(ApiGroup::LevelZero, api_id);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        critical::raise(
+            ResultCode::ErrorCommandsNotRecorded,
+            format_args!(
+                "Level Zero commands are appended for an NPU (a device of type VPU): the view \
+                 API has no record kind for an NPU's work, so each is counted instead \
+                 (ptiViewGetUnrecordedCommandCount, PTI_VIEW_EXT_LOSS records); said once"
+            ),
+        );
+    }
+}
+
+/// Why a command signalling `event` cannot be timed, if it cannot.
+pub(super) fn untimed_because(event: ze_event_handle_t) -> Option<&'static str> {
+    match objects::event(event) {
+        Some(e) if e.timestamps => None,
+        Some(_) => Some(
+            "the event it signals has no kernel timestamps (its pool or the event was created \
+             before a device view was enabled, or is an IPC one), and libpti does not change a \
+             program's events",
+        ),
+        None => Some(
+            "it signals an event libpti did not see created (made before libpti attached to \
+             Level Zero, or by another tool's own calls), whose timestamps it cannot know",
+        ),
+    }
+}
+
 /// The prologue of an append (see the module docs). `signal` is the call's signal-event
-/// parameter, which may be replaced by libpti's event.
+/// parameter, which receives libpti's event where the program passed none.
 pub(super) fn prepare(
     token: usize,
     api_id: ApiId,
@@ -401,80 +456,72 @@ pub(super) fn prepare(
     };
     let work = work(Some(&list));
     let device = devices::get(list.device);
+    if device.info.npu {
+        return npu_work(api_id);
+    }
     let view = work.view(device.is_cpu);
-    // An immediate list's command runs now: recorded if collection runs now. A regular list's
-    // runs at each execution: prepared whenever the tool enabled the view, even while paused,
-    // and recorded for the executions made while collection runs (`hooks`).
-    let wanted = if list.immediate {
-        view::is_enabled(view)
-    } else {
+    // An immediate list's command runs now: recorded if collection runs now. A recorded one runs
+    // at each execution: prepared whenever the tool enabled the view, even while paused, and
+    // recorded for the executions made while collection runs (`executions`).
+    let recorded = list.records();
+    let wanted = if recorded {
         view::is_configured(view)
+    } else {
+        view::is_enabled(view)
     };
     if !wanted {
         return;
     }
     let program = *signal;
-    let ours = if !program.is_null() && objects::event_has_timestamps(program) {
-        None
-    } else {
-        let Some(event) = events::take(list.context) else {
-            lost(
-                view,
-                &work,
-                api_id,
-                "libpti could not create a timestamp event",
-            );
-            return;
-        };
-        // A regular list runs again: the event is reset by the list itself, before the command.
-        if !list.immediate && !reset_in_list(list.handle, event) {
-            events::give(list.context, event);
-            lost(
-                view,
-                &work,
-                api_id,
-                "libpti could not append the reset of its event",
-            );
-            return;
+    let mut copy_after = false;
+    if !program.is_null() {
+        // The append re-arms or signals the program's event again: what still reads it first.
+        guards::before_change(program, &list);
+        copy_after = used_before(program, &list);
+    }
+    let source = if program.is_null() {
+        match events::take(list.context) {
+            Some(event) => Source::Own(event),
+            None => Source::Untimed("libpti could not create a timestamp event"),
         }
-        Some(event)
+    } else {
+        match untimed_because(program) {
+            None => Source::Borrowed(program),
+            Some(why) => Source::Untimed(why),
+        }
     };
-    let (immediate, context) = (list.immediate, list.context);
+    let left = match source {
+        Source::Own(event) => event,
+        _ => program,
+    };
     let prepared = Prepared {
         list,
         work,
         api_id,
-        ours,
+        source,
         program,
+        left,
+        copy_after,
         entered: clock::now(),
         operation_id: next_operation_id(),
     };
     let appending = prepared.appending(token);
+    let context = prepared.list.context;
     // The argument changes only once the epilogue is sure to find what to put back (and last:
     // a prologue that panics before leaves the program's arguments as they were).
     let kept = PREPARED.push(token, prepared);
     if kept {
         appending.report(Site::Enter, None);
     }
-    match (kept, ours) {
-        (true, Some(event)) => *signal = event,
-        // A regular list holds the reset appended for it: the event goes with the list.
-        (false, Some(event)) if immediate => events::give(context, event),
+    match (kept, source) {
+        (true, Source::Own(event)) => *signal = event,
+        (false, Source::Own(event)) => events::give(context, event),
         _ => {}
     }
 }
 
-/// Appends the reset of libpti's `event` to a regular list.
-fn reset_in_list(list: ze_command_list_handle_t, event: ze_event_handle_t) -> bool {
-    let Some(append) = loader().and_then(|l| l.zeCommandListAppendEventReset) else {
-        return false;
-    };
-    // SAFETY: the program's list, being appended to by this thread, and an event of libpti's.
-    internal(|| unsafe { append(list, event) }) == ZE_RESULT_SUCCESS
-}
-
 /// The epilogue of an append: the program's argument back, and the command pending (immediate
-/// list) or kept with its list (regular list).
+/// list) or kept with its list (regular list, graph capture).
 pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_handle_t) {
     if token == 0 {
         return;
@@ -483,7 +530,12 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
     let Some(prepared) = PREPARED.take(token) else {
         return;
     };
-    if prepared.ours.is_some() {
+    // What the driver got, before libpti puts the program's argument back. The loader runs the
+    // epilogues in the order of the prologues: where another tool's prologue, after libpti's,
+    // replaced libpti's event, that tool's epilogue, still to come, expects its own event in
+    // the slot (and puts back what it found there): the slot is left to it.
+    let actual = *signal;
+    if let (Source::Own(_), true) = (prepared.source, actual == prepared.left) {
         *signal = prepared.program;
     }
     prepared
@@ -491,23 +543,63 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
         .report(Site::Exit, Some(result as i32));
     let list = &prepared.list;
     if result != ZE_RESULT_SUCCESS {
-        if let Some(ours) = prepared.ours {
-            // A regular list may hold the reset appended before the failed command: the event
-            // goes with the list, not back to the pool.
-            if list.immediate {
-                events::give(list.context, ours);
-            }
+        // Nothing was appended: libpti's event is free again.
+        if let Source::Own(event) = prepared.source {
+            events::give(list.context, event);
         }
         return;
     }
-    let paired = match prepared.ours {
-        Some(ours) if !prepared.program.is_null() => {
-            signal_after(list.handle, prepared.program, ours);
-            prepared.program
+    if !actual.is_null() && !list.records() {
+        guards::used(actual);
+    }
+    let mut give_back = GiveBack::default();
+    // An event used before may still show that earlier use when this command completes: a
+    // signal not reset yet, or a reset not run yet (an earlier command may even still be running,
+    // its signal to come). Its status cannot tell this command's completion.
+    let stale = matches!(prepared.source, Source::Borrowed(_)) && prepared.copy_after;
+    let source = if stale && !list.in_order {
+        Source::Untimed(
+            "it signals an event of the program's that was signalled or reset before without a \
+             host reset, on a list that is not in order: the event cannot tell when this command \
+             completed, nor can a copy of its timestamps be ordered after it",
+        )
+    } else if let (Source::Borrowed(event), true) = (prepared.source, stale) {
+        // The event may still show an earlier use: the command's own timestamps are copied
+        // right after it (in order: after it completed).
+        match guards::copy(list, event) {
+            Some((slot, done)) => {
+                give_back.slots.push(slot);
+                give_back.events.push(done);
+                Source::Copied { slot, done }
+            }
+            None => Source::Untimed(
+                "it signals an event of the program's that was signalled or reset before without \
+                 a host reset, and libpti cannot copy the timestamps on this list (a copy \
+                 engine's, or a mutable command ID is pending)",
+            ),
         }
-        _ => core::ptr::null_mut(),
+    } else if actual != prepared.left && !actual.is_null() {
+        // Another tool's prologue, after libpti's, swapped the event: the command signals that
+        // tool's event, which the tool signals ours (or the program's) from later. libpti's
+        // event is free only once signalled; the command's timestamps are copied right away
+        // (before that tool's epilogue appends its own commands).
+        if let Source::Own(event) = prepared.source {
+            events::retire(list.context, event);
+        }
+        match guards::copy(list, actual) {
+            Some((slot, done)) => {
+                give_back.slots.push(slot);
+                give_back.events.push(done);
+                Source::Copied { slot, done }
+            }
+            None => Source::Untimed(
+                "another tool replaced its signal event with its own, whose timestamps libpti \
+                 cannot copy on this list (a copy engine's)",
+            ),
+        }
+    } else {
+        prepared.source
     };
-    let event = prepared.ours.unwrap_or(prepared.program);
     let submission = Submission::now(
         ApiGroup::LevelZero,
         prepared.api_id,
@@ -515,178 +607,76 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
         prepared.operation_id,
         prepared.work,
     );
-    if list.immediate {
-        let command = ZeCommand {
-            event,
-            give_back: prepared.ours.is_some(),
-            program: paired,
-            list: list.handle,
-            context: list.context,
-            device: devices::get(list.device),
-            engine: list.engine,
-            submission,
-            execution: None,
-            appended: prepared.entered,
-            submitted: prepared.entered,
-        };
-        if list.synchronous {
-            PENDING.complete_now(command);
-        } else {
-            PENDING.add(command);
+    if list.records() {
+        let mut recording = list.recording();
+        let id = recording.next_id.take().unwrap_or(0);
+        if !recording.borrowed {
+            recording.events.append(&mut give_back.events);
+            recording.slots.append(&mut give_back.slots);
+            if let Source::Own(event) = source {
+                recording.events.push(event);
+            }
         }
-    } else {
-        list.recorded().push(Recorded {
+        recording.commands.push(Recorded {
             submission,
-            event,
-            program: paired,
-            owned: prepared.ours.is_some(),
+            source,
+            signal: actual,
             appended: prepared.entered,
+            id,
         });
+        return;
+    }
+    if let Source::Own(event) = source {
+        give_back.events.push(event);
+    }
+    let command = ZeCommand {
+        source,
+        give_back,
+        list: list.handle,
+        context: list.context,
+        device: devices::get(list.device),
+        engine: list.engine,
+        submission,
+        execution: None,
+        appended: prepared.entered,
+        submitted: prepared.entered,
+        stream: list.in_order.then_some(list.handle as usize),
+        reexecuted: false,
+        reader: source.borrowed().map(guards::Reader::new),
+        gate: None,
+    };
+    if let Source::Untimed(_) = command.source {
+        command.finish(Err(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE));
+    } else if list.synchronous {
+        PENDING.complete_now(command);
+    } else {
+        PENDING.add(command);
     }
 }
 
-/// What must still happen for the program when an append's epilogue panicked before
-/// [`complete`] took its command: the program's event, replaced by libpti's in the prologue, is
-/// signalled after the command all the same (else the program would wait for it for ever). The
-/// command's record is lost, counted.
-pub(super) fn rescue(token: usize, result: ze_result_t) {
+/// What must still happen when an append's epilogue panicked before [`complete`] took its
+/// command: libpti's event, put in the slot, stays with the driver's command (never reused); the
+/// record is lost, counted.
+pub(super) fn rescue(token: usize, _result: ze_result_t) {
     let Some(prepared) = PREPARED.take(token) else {
         return;
     };
-    if let (Some(ours), ZE_RESULT_SUCCESS) = (prepared.ours, result) {
-        if !prepared.program.is_null() {
-            signal_after(prepared.list.handle, prepared.program, ours);
-        }
+    if let Source::Own(event) = prepared.source {
+        events::retire(prepared.list.context, event);
     }
     view::count_lost(prepared.work.view(false));
-}
-
-/// Appends a barrier that signals the program's event once libpti's has signalled, so that the
-/// program's own event still fires after its command.
-fn signal_after(
-    list: ze_command_list_handle_t,
-    program: ze_event_handle_t,
-    ours: ze_event_handle_t,
-) {
-    let Some(barrier) = loader().and_then(|l| l.zeCommandListAppendBarrier) else {
-        return;
-    };
-    let mut wait = ours;
-    // SAFETY: the program's list, and one event to wait for.
-    let status = internal(|| unsafe { barrier(list, program, 1, &mut wait) });
-    if status != ZE_RESULT_SUCCESS {
-        critical::raise(
-            ResultCode::ErrorDriver,
-            format_args!(
-                "libpti could not append the barrier that signals the program's event after its \
-                 command (0x{status:x}); the program's event will not be signalled. Set \
-                 PTI_LEVEL_ZERO=0 and leave ZE_ENABLE_TRACING_LAYER unset to run without libpti's \
-                 Level Zero tracing"
-            ),
-        );
-    }
-}
-
-/// Before a regular list runs again: the records of its previous execution are written, or
-/// counted lost if it has not completed (its events are about to be reset by the list).
-pub(super) fn executing(list: &List) {
-    let handle = list.handle;
-    PENDING.harvest_matching(|c| c.list == handle);
-    let unfinished = PENDING.take_where(|c| c.list == handle);
-    if !unfinished.is_empty() {
-        let n = unfinished.len();
-        for c in unfinished {
-            view::count_lost(c.view());
-        }
-        critical::raise(
-            ResultCode::ErrorRecordsDropped,
-            format_args!(
-                "a Level Zero command list was executed again before libpti saw its previous \
-                 execution complete: {n} records of that execution are lost (wait for an \
-                 execution, or flush, before running the list again to keep them)"
-            ),
-        );
-    }
-}
-
-/// Where and by which call regular lists were executed.
-pub(super) struct Executor {
-    pub(super) api_id: ApiId,
-    /// The queue or immediate list that ran them.
-    pub(super) queue: *mut c_void,
-    pub(super) engine: Engine,
-}
-
-/// After a regular list was submitted `times` times by one execute call: each of its commands is
-/// pending once, its record with the append call's correlation ID and thread (as Intel PTI's),
-/// the execution in a PTI_VIEW_EXT_COMMAND_EXECUTION record (an event holds one execution's
-/// timestamps: the records of the other executions are counted lost).
-pub(super) fn executed(list: &List, token: usize, entered: u64, times: usize, by: &Executor) {
-    let recorded: Vec<Recorded> = {
-        let mut kept = list.recorded();
-        let now = kept.clone();
-        // The next execution's records get fresh operation IDs: an ID names one record.
-        for r in kept.iter_mut() {
-            r.submission.operation_id = next_operation_id();
-        }
-        now
-    };
-    let device = devices::get(list.device);
-    let correlation_id = open::correlation_id(token);
-    let thread_id = thread::with(|s| s.thread_id()).unwrap_or(0);
-    let task = runtime_task::current();
-    if times > 1 && !recorded.is_empty() {
-        for r in &recorded {
-            for _ in 1..times {
-                view::count_lost(r.submission.view(device.is_cpu));
-            }
-        }
-        critical::raise(
-            ResultCode::ErrorRecordsDropped,
-            format_args!(
-                "a Level Zero command list was passed {times} times to one \
-                 zeCommandQueueExecuteCommandLists: its commands are recorded once, {} records \
-                 are lost",
-                (times - 1) * recorded.len()
-            ),
-        );
-    }
-    for r in recorded {
-        PENDING.add(ZeCommand {
-            event: r.event,
-            give_back: false,
-            program: r.program,
-            list: list.handle,
-            context: list.context,
-            device: device.clone(),
-            engine: by.engine,
-            submission: Submission {
-                // The task that appended it; else the one that runs the list.
-                task: r.submission.task.or(task),
-                ..r.submission
-            },
-            execution: Some(Execution {
-                correlation_id,
-                thread_id,
-                api_id: by.api_id,
-                submitted: entered,
-                queue: by.queue,
-            }),
-            appended: r.appended,
-            submitted: entered,
-        });
-    }
 }
 
 /// Takes out the pending commands `pick` selects after a last harvest, and counts those that
 /// have not completed as lost, with a critical event saying `why` ("{n} records lost" follows).
 /// Their events of libpti's are not reused: the device may still signal them.
-fn settle(pick: impl Fn(&ZeCommand) -> bool, why: &str) -> usize {
+pub(super) fn settle(pick: impl Fn(&ZeCommand) -> bool, why: &str) -> usize {
     PENDING.harvest_matching(&pick);
     let lost = PENDING.take_where(&pick);
     let n = lost.len();
     for c in lost {
         view::count_lost(c.view());
+        core::mem::forget(c.give_back);
     }
     if n > 0 {
         critical::raise(
@@ -697,8 +687,9 @@ fn settle(pick: impl Fn(&ZeCommand) -> bool, why: &str) -> usize {
     n
 }
 
-/// A list being reset or destroyed: its pending commands are settled, and a regular list's
-/// commands forgotten (libpti's events back to the pool, unless one may still be in use).
+/// A list being reset or destroyed: the pending commands of its executions are settled, and
+/// what it recorded forgotten (libpti's events and slots back to their context, unless one may
+/// still be in use).
 pub(super) fn forget_recorded(list: &List) {
     let handle = list.handle;
     let unfinished = settle(
@@ -706,34 +697,31 @@ pub(super) fn forget_recorded(list: &List) {
         "the program reset or destroyed a Level Zero command list before libpti saw its \
          commands complete",
     );
-    let recorded: Vec<Recorded> = list.recorded().drain(..).collect();
-    if unfinished == 0 {
-        for r in recorded.iter().filter(|r| r.owned) {
-            if r.program.is_null() {
-                events::give(list.context, r.event);
-            } else {
-                events::retire(list.context, r.event, r.program);
-            }
+    let recording = core::mem::take(&mut *list.recording());
+    if unfinished == 0 && !recording.borrowed {
+        for e in recording.events {
+            events::give(list.context, e);
+        }
+        for s in recording.slots {
+            events::give_slot(list.context, s);
         }
     }
 }
 
-/// The program is about to reset or destroy its `event`: the record of a command it times (or
-/// that signals it) is written now if the command has completed, else counted lost.
+/// The program is about to reset or destroy its `event`: the record of a command it times is
+/// written now if the command has completed, else counted lost.
 pub(super) fn event_going(event: ze_event_handle_t) {
+    guards::cleaned(event);
     settle(
-        |c| c.uses(event),
+        |c| c.source.borrowed() == Some(event),
         "the program reset or destroyed a Level Zero event before libpti saw its command \
          complete",
     );
-    events::program_event_going(event);
-    if let Some(m) = LAST_SEEN.lock().as_mut() {
-        m.remove(&(event as usize));
-    }
+    forget_seen(event);
 }
 
 /// The program is about to destroy `context`: records of completed commands are written, those
-/// of the others counted lost, and libpti's events in it destroyed.
+/// of the others counted lost, and libpti's resources in it destroyed.
 pub(super) fn context_going(context: ze_context_handle_t) {
     settle(
         |c| c.context == context,
@@ -742,10 +730,37 @@ pub(super) fn context_going(context: ze_context_handle_t) {
     // Harvests on other threads may still be giving back events of this context.
     pending::wait_for_other_harvests();
     for list in objects::lists_in(context) {
-        list.recorded().clear();
+        *list.recording() = Default::default();
     }
     events::destroy_context(context);
     if let Some(m) = LAST_SEEN.lock().as_mut() {
         m.retain(|_, v| v.0 != context as usize);
+    }
+}
+
+/// A pending command of an execution of `list`'s recorded command `r`.
+pub(super) fn executed_command(
+    list: &List,
+    r: &Recorded,
+    device: &Arc<Device>,
+    engine: Engine,
+    execution: Execution,
+    stream: Option<usize>,
+) -> ZeCommand {
+    ZeCommand {
+        source: r.source,
+        give_back: GiveBack::default(),
+        list: list.handle,
+        context: list.context,
+        device: device.clone(),
+        engine,
+        submission: r.submission,
+        execution: Some(execution),
+        appended: r.appended,
+        submitted: execution.submitted,
+        stream,
+        reexecuted: true,
+        reader: r.source.borrowed().map(guards::Reader::new),
+        gate: None,
     }
 }

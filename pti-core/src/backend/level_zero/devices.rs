@@ -22,10 +22,17 @@ use crate::backend::device::timing::{DeviceTimes, HostTimes};
 use crate::view::abi::{PTI_MAX_DEVICE_UUID_SIZE, PTI_MAX_PCI_ADDRESS_SIZE};
 use crate::view::device::DeviceIdentity;
 
-/// How libpti reads a Level Zero device's timer.
-pub(super) struct ZeTimer;
+/// What libpti keeps of a Level Zero device besides its identity and timer: its kind beyond GPU
+/// and CPU, and which of its queue groups compute.
+pub(super) struct ZeDevice {
+    /// An NPU (`ZE_DEVICE_TYPE_VPU`): its work is no GPU's, and has no record kind.
+    pub(super) npu: bool,
+    /// Bit `i`: queue group `i` computes (runs kernels, and so libpti's copies of timestamps,
+    /// which are built-in kernels); the others copy only.
+    pub(super) compute_groups: u64,
+}
 
-impl DeviceTimer for ZeTimer {
+impl DeviceTimer for ZeDevice {
     fn read_timer(&self, device: *mut c_void) -> Option<TimerReading> {
         let read = loader()?.zeDeviceGetGlobalTimestamps?;
         let (mut host, mut ticks) = (0u64, 0u64);
@@ -39,10 +46,10 @@ impl DeviceTimer for ZeTimer {
 }
 
 /// A device as the records see it.
-pub(super) type Device = registry::Device<ZeTimer>;
+pub(super) type Device = registry::Device<ZeDevice>;
 
 /// The backend's devices (their locks are the fork handlers' too).
-pub(super) static DEVICES: DeviceRegistry<ZeTimer> = DeviceRegistry::new();
+pub(super) static DEVICES: DeviceRegistry<ZeDevice> = DeviceRegistry::new();
 
 /// The device `handle` (looked up, or probed on first use).
 pub(super) fn get(handle: ze_device_handle_t) -> Arc<Device> {
@@ -77,7 +84,7 @@ fn pci_address(handle: ze_device_handle_t) -> [c_char; PTI_MAX_PCI_ADDRESS_SIZE]
     DeviceIdentity::pci_text(a.domain, a.bus, a.device, a.function)
 }
 
-fn probe(handle: ze_device_handle_t) -> Probed<ZeTimer> {
+fn probe(handle: ze_device_handle_t) -> Probed<ZeDevice> {
     // SAFETY: all-zero bytes are a valid properties structure (integers, arrays, null pointers).
     let mut props: ze_device_properties_t = unsafe { core::mem::zeroed() };
     props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2;
@@ -109,6 +116,45 @@ fn probe(handle: ze_device_handle_t) -> Probed<ZeTimer> {
         },
         is_cpu: ok && props.type_ == ZE_DEVICE_TYPE_CPU,
         timer,
-        info: ZeTimer,
+        info: ZeDevice {
+            npu: ok && props.type_ == ZE_DEVICE_TYPE_VPU,
+            compute_groups: compute_groups(handle),
+        },
     }
+}
+
+/// Which queue groups of the device compute (`zeDeviceGetCommandQueueGroupProperties`); all of
+/// them where the driver does not say.
+fn compute_groups(handle: ze_device_handle_t) -> u64 {
+    let Some(get) = loader().and_then(|l| l.zeDeviceGetCommandQueueGroupProperties) else {
+        return u64::MAX;
+    };
+    let mut count = 0u32;
+    // SAFETY: a count query for a device the program passed to a call.
+    let status = internal(|| unsafe { get(handle, &mut count, core::ptr::null_mut()) });
+    if status != ZE_RESULT_SUCCESS || count == 0 {
+        return u64::MAX;
+    }
+    // SAFETY: all-zero bytes are valid properties (integers and a null pointer).
+    let mut groups: Vec<ze_command_queue_group_properties_t> =
+        (0..count).map(|_| unsafe { core::mem::zeroed() }).collect();
+    for g in &mut groups {
+        g.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
+    }
+    // SAFETY: room for `count` properties.
+    let status = internal(|| unsafe { get(handle, &mut count, groups.as_mut_ptr()) });
+    if status != ZE_RESULT_SUCCESS {
+        return u64::MAX;
+    }
+    groups
+        .iter()
+        .take(64)
+        .enumerate()
+        .filter(|(_, g)| g.flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE != 0)
+        .fold(0, |bits, (i, _)| bits | 1 << i)
+}
+
+/// Whether queue group `ordinal` of `device` runs kernels.
+pub(super) fn computes(device: ze_device_handle_t, ordinal: u32) -> bool {
+    ordinal < 64 && get(device).info.compute_groups & (1 << ordinal) != 0
 }

@@ -1,71 +1,86 @@
-//! libpti's own timestamp events: where the program passed no signal event, or one from a pool
-//! without host-visible kernel timestamps, a command is timed with an event of libpti's. Per
-//! context, libpti keeps pools of [`POOL_SIZE`] host-visible events with kernel timestamps and
-//! reuses events once their command is recorded (reset first). A context's pools are destroyed
-//! just before the program destroys the context, so none outlives it.
+//! libpti's own device resources, per context: timestamp events and timestamp slots.
 //!
-//! An event that a barrier waits on (the one that signals the program's own event after the
-//! command, see `commands`) is *retired* when its command is recorded, not freed: the barrier may
-//! not have seen it yet, and resetting it would hold the barrier forever. It is freed once the
-//! program's event has been seen signalled (the barrier is past it), and never reused if the
-//! program destroys or resets its event before that.
+//! - **Events**: where the program passed no signal event, a command is timed by an event of
+//!   libpti's; a copy of timestamps signals one too. libpti keeps pools of [`POOL_SIZE`]
+//!   host-visible events with kernel timestamps, and reuses an event once its command is recorded
+//!   (reset by the host first: libpti never resets in a program's list). An event another tool
+//!   took out of a command's slot (and signals later, after its own) is *retired*: reused only
+//!   once it has signalled ([`retire`]).
+//! - **Slots**: host memory for one `ze_kernel_timestamp_result_t` each, which a device copy of
+//!   timestamps writes; taken from chunks of [`CHUNK_SLOTS`].
+//!
+//! A context's resources are destroyed just before the program destroys the context, so none
+//! outlives it.
 
 use rustc_hash::FxHashMap as HashMap;
 
 use pti_sys::level_zero::*;
 
+use super::source::signalled;
 use super::tracer::{internal, loader};
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 
 /// Events per pool.
 const POOL_SIZE: u32 = 64;
 
+/// Slots per host allocation.
+const CHUNK_SLOTS: usize = 256;
+
+/// Bytes of one slot.
+pub(super) const SLOT_BYTES: usize = size_of::<ze_kernel_timestamp_result_t>();
+
 #[derive(Default)]
-struct ContextEvents {
+struct ContextResources {
     pools: Vec<usize>,
     free: Vec<usize>,
-    /// (libpti's event, the program's event a barrier signals after it).
-    retired: Vec<(usize, usize)>,
+    /// Events another tool signals after its own: free once signalled.
+    retired: Vec<usize>,
     /// Every event of these pools, free or not (destroyed with the context).
     all: Vec<usize>,
+    chunks: Vec<usize>,
+    free_slots: Vec<usize>,
+    /// Events without timestamps, of a pool and counter-based (0: none yet), and the pool of
+    /// the first (see `pools`).
+    probes: [usize; 2],
+    probe_pool: usize,
 }
 
-static EVENTS: WriterLock<Option<HashMap<usize, ContextEvents>>> = WriterLock::new(None);
+static RESOURCES: WriterLock<Option<HashMap<usize, ContextResources>>> = WriterLock::new(None);
 
-/// The lock of the pools, for the fork handlers.
+/// The lock of the resources, for the fork handlers.
 pub(super) fn fork_lock() -> &'static dyn ForkLock {
-    &EVENTS
+    &RESOURCES
+}
+
+fn with<R>(context: ze_context_handle_t, f: impl FnOnce(&mut ContextResources) -> R) -> R {
+    f(RESOURCES
+        .lock()
+        .get_or_insert_with(HashMap::default)
+        .entry(context as usize)
+        .or_default())
 }
 
 /// A free event of libpti's in `context`, creating a pool when none is left; `None` if the
 /// driver would not create one.
 pub(super) fn take(context: ze_context_handle_t) -> Option<ze_event_handle_t> {
-    {
-        let mut all = EVENTS.lock();
-        if let Some(c) = all
-            .get_or_insert_with(HashMap::default)
-            .get_mut(&(context as usize))
-        {
-            if c.free.is_empty() {
-                reclaim(c);
-            }
-            if let Some(event) = c.free.pop() {
-                return Some(event as ze_event_handle_t);
-            }
+    let found = with(context, |c| {
+        if c.free.is_empty() {
+            reclaim(c);
         }
+        c.free.pop()
+    });
+    if let Some(event) = found {
+        return Some(event as ze_event_handle_t);
     }
     // The driver is called without the lock held.
     let (pool, events) = create_pool(context)?;
-    let mut all = EVENTS.lock();
-    let entry = all
-        .get_or_insert_with(HashMap::default)
-        .entry(context as usize)
-        .or_default();
-    entry.pools.push(pool as usize);
-    entry.all.extend(events.iter().map(|e| *e as usize));
-    let (first, rest) = events.split_first()?;
-    entry.free.extend(rest.iter().map(|e| *e as usize));
-    Some(*first)
+    with(context, |c| {
+        c.pools.push(pool as usize);
+        c.all.extend(events.iter().map(|e| *e as usize));
+        let (first, rest) = events.split_first()?;
+        c.free.extend(rest.iter().map(|e| *e as usize));
+        Some(*first)
+    })
 }
 
 fn create_pool(
@@ -105,66 +120,17 @@ fn create_pool(
     (!events.is_empty()).then_some((pool, events))
 }
 
-/// Frees the retired events whose program events have signalled. The lock is held while the
-/// driver is asked, so that the program cannot destroy its event meanwhile (its destruction
-/// takes the lock first, in [`program_event_going`]).
-fn reclaim(c: &mut ContextEvents) {
-    let Some(status) = loader().and_then(|l| l.zeEventQueryStatus) else {
-        return;
-    };
+/// Frees the retired events that have signalled (the other tool's command is past them).
+fn reclaim(c: &mut ContextResources) {
     let mut i = 0;
     while i < c.retired.len() {
-        let (ours, program) = c.retired[i];
-        // SAFETY: the program's event is alive: its destruction would have removed this entry.
-        let signalled =
-            internal(|| unsafe { status(program as ze_event_handle_t) }) == ZE_RESULT_SUCCESS;
-        if signalled {
+        let event = c.retired[i] as ze_event_handle_t;
+        if signalled(event) == Ok(true) {
             c.retired.swap_remove(i);
-            reset(ours as ze_event_handle_t);
-            c.free.push(ours);
+            reset(event);
+            c.free.push(event as usize);
         } else {
             i += 1;
-        }
-    }
-}
-
-/// Retires an event of libpti's whose command is recorded but which a barrier waits on before it
-/// signals the program's `program` event (see the module docs).
-pub(super) fn retire(
-    context: ze_context_handle_t,
-    ours: ze_event_handle_t,
-    program: ze_event_handle_t,
-) {
-    if let Some(c) = EVENTS
-        .lock()
-        .get_or_insert_with(HashMap::default)
-        .get_mut(&(context as usize))
-    {
-        c.retired.push((ours as usize, program as usize));
-    }
-}
-
-/// The program is about to reset or destroy its event `program`: libpti's events retired for it
-/// are freed if it has signalled (its barrier is past them), else never reused (they go with
-/// their context).
-pub(super) fn program_event_going(program: ze_event_handle_t) {
-    let mut all = EVENTS.lock();
-    let Some(all) = all.as_mut() else { return };
-    let status = loader().and_then(|l| l.zeEventQueryStatus);
-    let mut signalled = None;
-    for c in all.values_mut() {
-        while let Some(i) = c.retired.iter().position(|r| r.1 == program as usize) {
-            let (ours, _) = c.retired.swap_remove(i);
-            let done = *signalled.get_or_insert_with(|| {
-                status.is_some_and(|s| {
-                    // SAFETY: the program's event is alive until the call this runs before.
-                    internal(|| unsafe { s(program) }) == ZE_RESULT_SUCCESS
-                })
-            });
-            if done {
-                reset(ours as ze_event_handle_t);
-                c.free.push(ours);
-            }
         }
     }
 }
@@ -172,26 +138,136 @@ pub(super) fn program_event_going(program: ze_event_handle_t) {
 /// Gives back an event of libpti's once its command is recorded: reset, and free for reuse.
 pub(super) fn give(context: ze_context_handle_t, event: ze_event_handle_t) {
     reset(event);
-    if let Some(c) = EVENTS
-        .lock()
-        .get_or_insert_with(HashMap::default)
-        .get_mut(&(context as usize))
-    {
-        c.free.push(event as usize);
-    }
+    with(context, |c| c.free.push(event as usize));
 }
 
-/// Resets an event of libpti's so that it can signal again.
+/// Retires an event of libpti's that another tool took out of a command's slot: it signals it
+/// later, after its own event; until then it is not reused.
+pub(super) fn retire(context: ze_context_handle_t, event: ze_event_handle_t) {
+    with(context, |c| c.retired.push(event as usize));
+}
+
+/// Resets an event of libpti's so that it can signal again (a host reset: libpti never resets
+/// in a program's list).
 pub(super) fn reset(event: ze_event_handle_t) {
     if let Some(reset) = loader().and_then(|l| l.zeEventHostReset) {
-        // SAFETY: an event of libpti's own pools.
+        // SAFETY: an event of libpti's own pools, not in use by the device.
         internal(|| unsafe { reset(event) });
     }
 }
 
-/// Destroys libpti's events and pools of `context` (the program is destroying it).
+/// A timestamp slot in `context`'s host memory; `None` if the driver would not allocate.
+pub(super) fn slot(context: ze_context_handle_t) -> Option<usize> {
+    if let Some(slot) = with(context, |c| c.free_slots.pop()) {
+        return Some(slot);
+    }
+    let alloc = loader()?.zeMemAllocHost?;
+    let desc = ze_host_mem_alloc_desc_t {
+        stype: ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC,
+        pNext: core::ptr::null(),
+        flags: 0,
+    };
+    let mut chunk: *mut core::ffi::c_void = core::ptr::null_mut();
+    // SAFETY: a context the program uses, a valid descriptor, and a writable pointer.
+    let status =
+        internal(|| unsafe { alloc(context, &desc, CHUNK_SLOTS * SLOT_BYTES, 64, &mut chunk) });
+    if status != ZE_RESULT_SUCCESS || chunk.is_null() {
+        return None;
+    }
+    let base = chunk as usize;
+    with(context, |c| {
+        c.chunks.push(base);
+        c.free_slots
+            .extend((1..CHUNK_SLOTS).map(|i| base + i * SLOT_BYTES));
+    });
+    Some(base)
+}
+
+/// Gives back a slot once its timestamps are read.
+pub(super) fn give_slot(context: ze_context_handle_t, slot: usize) {
+    // Cleared, so that a copy that never ran reads as no timestamps.
+    // SAFETY: libpti's slot of one timestamp result, which no device command writes any more.
+    unsafe { core::ptr::write_bytes(slot as *mut u8, 0, SLOT_BYTES) };
+    with(context, |c| c.free_slots.push(slot));
+}
+
+/// An event of libpti's in `context` without timestamps, of a pool (`device` None) or
+/// counter-based (created on `device`), to ask the driver what it answers for such an event.
+pub(super) fn probe(
+    context: ze_context_handle_t,
+    device: Option<ze_device_handle_t>,
+) -> Option<ze_event_handle_t> {
+    let kind = usize::from(device.is_some());
+    let known = with(context, |c| c.probes[kind]);
+    if known != 0 {
+        return Some(known as ze_event_handle_t);
+    }
+    let (event, pool) = match device {
+        None => create_probe_in_pool(context)?,
+        Some(device) => (create_counter_based_probe(context, device)?, 0),
+    };
+    with(context, |c| {
+        c.probes[kind] = event as usize;
+        if pool != 0 {
+            c.probe_pool = pool;
+        }
+    });
+    Some(event)
+}
+
+fn create_probe_in_pool(context: ze_context_handle_t) -> Option<(ze_event_handle_t, usize)> {
+    let l = loader()?;
+    let (create_pool, create_event) = (l.zeEventPoolCreate?, l.zeEventCreate?);
+    let desc = ze_event_pool_desc_t {
+        stype: ZE_STRUCTURE_TYPE_EVENT_POOL_DESC,
+        pNext: core::ptr::null(),
+        flags: ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
+        count: 1,
+    };
+    let mut pool: ze_event_pool_handle_t = core::ptr::null_mut();
+    // SAFETY: a context the program uses, a valid descriptor, and no device list.
+    let status =
+        internal(|| unsafe { create_pool(context, &desc, 0, core::ptr::null_mut(), &mut pool) });
+    if status != ZE_RESULT_SUCCESS || pool.is_null() {
+        return None;
+    }
+    let desc = ze_event_desc_t {
+        stype: ZE_STRUCTURE_TYPE_EVENT_DESC,
+        pNext: core::ptr::null(),
+        index: 0,
+        signal: ZE_EVENT_SCOPE_FLAG_HOST,
+        wait: ZE_EVENT_SCOPE_FLAG_HOST,
+    };
+    let mut event: ze_event_handle_t = core::ptr::null_mut();
+    // SAFETY: the pool just created and a valid descriptor.
+    let status = internal(|| unsafe { create_event(pool, &desc, &mut event) });
+    (status == ZE_RESULT_SUCCESS && !event.is_null()).then_some((event, pool as usize))
+}
+
+fn create_counter_based_probe(
+    context: ze_context_handle_t,
+    device: ze_device_handle_t,
+) -> Option<ze_event_handle_t> {
+    let create = super::extension::driver_function::<zeEventCounterBasedCreate_t>(
+        c"zeEventCounterBasedCreate",
+    )
+    .flatten()?;
+    let desc = ze_event_counter_based_desc_t {
+        stype: ZE_STRUCTURE_TYPE_EVENT_COUNTER_BASED_DESC,
+        pNext: core::ptr::null(),
+        flags: ZE_EVENT_COUNTER_BASED_FLAG_IMMEDIATE | ZE_EVENT_COUNTER_BASED_FLAG_HOST_VISIBLE,
+        signal: ZE_EVENT_SCOPE_FLAG_HOST,
+        wait: ZE_EVENT_SCOPE_FLAG_HOST,
+    };
+    let mut event: ze_event_handle_t = core::ptr::null_mut();
+    // SAFETY: the driver's function, a context and device the program uses, a valid descriptor.
+    let status = internal(|| unsafe { create(context, device, &desc, &mut event) });
+    (status == ZE_RESULT_SUCCESS && !event.is_null()).then_some(event)
+}
+
+/// Destroys libpti's events, pools and slots of `context` (the program is destroying it).
 pub(super) fn destroy_context(context: ze_context_handle_t) {
-    let Some(c) = EVENTS
+    let Some(c) = RESOURCES
         .lock()
         .get_or_insert_with(HashMap::default)
         .remove(&(context as usize))
@@ -199,21 +275,29 @@ pub(super) fn destroy_context(context: ze_context_handle_t) {
         return;
     };
     let Some(l) = loader() else { return };
-    for event in c.all {
+    let probes = c.probes.into_iter().filter(|&p| p != 0);
+    for event in c.all.into_iter().chain(probes) {
         if let Some(destroy) = l.zeEventDestroy {
             // SAFETY: an event of libpti's pools, not used again.
             internal(|| unsafe { destroy(event as ze_event_handle_t) });
         }
     }
-    for pool in c.pools {
+    let probe_pool = (c.probe_pool != 0).then_some(c.probe_pool);
+    for pool in c.pools.into_iter().chain(probe_pool) {
         if let Some(destroy) = l.zeEventPoolDestroy {
             // SAFETY: a pool of libpti's, whose events are destroyed.
             internal(|| unsafe { destroy(pool as ze_event_pool_handle_t) });
         }
     }
+    for chunk in c.chunks {
+        if let Some(free) = l.zeMemFree {
+            // SAFETY: libpti's own allocation in this context, not used again.
+            internal(|| unsafe { free(context, chunk as *mut core::ffi::c_void) });
+        }
+    }
 }
 
-/// In the child after `fork()`: the parent's pools are not the child's to use or destroy.
+/// In the child after `fork()`: the parent's resources are not the child's to use or destroy.
 pub(super) fn forget_in_child() {
-    *EVENTS.lock() = None;
+    *RESOURCES.lock() = None;
 }

@@ -1,9 +1,9 @@
 //! The extension route: functions a program obtains through `zeDriverGetExtensionFunctionAddress`.
 //!
 //! Functions newer than the loader (on loader 1.8.12, every function of spec 1.5 and later) and
-//! Intel's `zex*` extensions reach the program as the driver's own addresses, so the loader's
-//! tracing layer never sees their calls. libpti hands out its wrapper instead
-//! (`callbacks::extension_wrappers`, generated for the functions of
+//! Intel's own extensions (`zex*`, the older `…Exp` graph functions) reach the program as the
+//! driver's own addresses, so the loader's tracing layer never sees their calls. libpti hands out
+//! its wrapper instead (`callbacks::extension_wrappers`, generated for the functions of
 //! `xtask::level_zero::EXTENSION_ROUTE`): the wrapper runs the same prologue and epilogue as the
 //! tracing layer would, around the driver's function.
 //!
@@ -83,6 +83,55 @@ pub(super) fn hand_out(name: &CStr, address: *mut c_void) -> *mut c_void {
         );
     }
     address
+}
+
+/// The driver libpti saw last (from `zeDriverGet`, or a lookup of an extension function), to
+/// look up extension functions for its own use.
+static DRIVER: AtomicPtr<c_void> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Remembers the program's `driver` (the first one it uses keeps the place).
+pub(super) fn saw_driver(driver: *mut c_void) {
+    if !driver.is_null() {
+        let _ = DRIVER.compare_exchange(
+            core::ptr::null_mut(),
+            driver,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+    }
+}
+
+/// The driver's extension function `name`, typed `F` (its `pti-sys` alias, an `Option`), for
+/// libpti's own calls: the address the driver gave the program, else asked of the driver.
+pub(super) fn driver_function<F: Copy>(name: &CStr) -> Option<F> {
+    const { assert!(size_of::<F>() == size_of::<*mut c_void>()) };
+    let wrappers = callbacks::extension_wrappers();
+    let given = wrappers.iter().position(|(n, _)| *n == name).and_then(|f| {
+        ORIGINALS[f]
+            .iter()
+            .map(|o| o.load(Ordering::Acquire))
+            .find(|a| !a.is_null())
+    });
+    let address = match given {
+        Some(a) => a,
+        None => {
+            let driver = DRIVER.load(Ordering::Acquire);
+            let lookup = super::tracer::loader()?.zeDriverGetExtensionFunctionAddress?;
+            let mut address: *mut c_void = core::ptr::null_mut();
+            // SAFETY: a driver the program uses, a NUL-terminated name, a writable address; an
+            // internal call, so libpti hands out nothing for it.
+            let status = super::tracer::internal(|| unsafe {
+                lookup(driver.cast(), name.as_ptr(), &mut address)
+            });
+            if status != pti_sys::level_zero::ZE_RESULT_SUCCESS || address.is_null() {
+                return None;
+            }
+            address
+        }
+    };
+    // SAFETY: `F` is the `Option` of the function-pointer type of `name`, as the caller
+    // promises; the address is the driver's function of that name.
+    Some(unsafe { core::mem::transmute_copy::<*mut c_void, F>(&address) })
 }
 
 #[cfg(test)]

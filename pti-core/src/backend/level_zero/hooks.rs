@@ -6,11 +6,13 @@
 //!
 //! - kernel creation and destruction are reported to kernel-object callbacks, ENTER and EXIT;
 //! - creation and destruction calls keep `objects` up to date (also untraced, but not for
-//!   libpti's own calls); event pools created while a device view is enabled get host-visible
-//!   kernel timestamps, so that the program's own events time its commands (unless
-//!   `PTI_LEVEL_ZERO_KEEP_EVENT_POOLS=1`);
-//! - appends prepare and complete timed commands (`commands`);
-//! - executions of regular lists make their commands pending;
+//!   libpti's own calls); event pools and counter-based events created while a device view is
+//!   enabled get kernel timestamps the program never sees (`pools`), so that the program's own
+//!   events time its commands;
+//! - appends prepare and complete timed commands (`commands`), after `guards` secured what a
+//!   change of the program's event would lose;
+//! - executions of regular lists and replays of graphs make their commands pending
+//!   (`executions`); graph captures and mutable command lists are followed;
 //! - host waits harvest what has finished, and write synchronisation records;
 //! - resets and destruction of events, lists and contexts settle their commands first.
 
@@ -18,13 +20,17 @@
 
 use core::ffi::{CStr, c_void};
 use core::ptr::null_mut;
+use std::sync::Arc;
 
 use pti_sys::level_zero::*;
+use pti_sys::level_zero_intel::*;
 
 use super::commands::{self, PENDING, memory_type};
-use super::extension;
-use super::objects::{self, List};
-use super::tracer::{self, is_internal};
+use super::executions::{self, Batch, Executor, Target};
+use super::objects::{self, List, Recorded};
+use super::source::Source;
+use super::tracer::is_internal;
+use super::{events, extension, guards, pools};
 use crate::api::{ApiGroup, Domain, Site};
 use crate::backend::device::command::{self, Work};
 use crate::callback::KernelObject;
@@ -147,18 +153,28 @@ pub(super) fn after_zeCommandListCreate(
     result: ze_result_t,
     _token: usize,
 ) {
-    if result == ZE_RESULT_SUCCESS && !is_internal() {
-        // SAFETY: the fields point at the call's arguments; the driver has written the list.
-        unsafe {
-            objects::list_created(
-                **p.pphCommandList,
-                *p.phContext,
-                *p.phDevice,
-                false,
-                Engine::default(),
-                false,
-            )
+    if result != ZE_RESULT_SUCCESS || is_internal() {
+        return;
+    }
+    // SAFETY: the fields point at the call's arguments; the driver has written the list, and the
+    // descriptor (NULL-checked) is the program's.
+    unsafe {
+        let desc = (*p.pdesc).as_ref();
+        let new = objects::NewList {
+            handle: **p.pphCommandList,
+            context: *p.phContext,
+            device: *p.phDevice,
+            immediate: false,
+            in_order: desc.is_some_and(|d| d.flags & ZE_COMMAND_LIST_FLAG_IN_ORDER != 0),
+            // Its queue group: where libpti may append its copies (a regular list's commands
+            // run on the engine of the queue that executes it).
+            engine: Engine {
+                ordinal: desc.map_or(0, |d| d.commandQueueGroupOrdinal),
+                index: 0,
+            },
+            synchronous: false,
         };
+        objects::list_created(new, objects::Recording::default());
     }
 }
 
@@ -167,22 +183,61 @@ pub(super) fn after_zeCommandListCreateImmediate(
     result: ze_result_t,
     _token: usize,
 ) {
-    if result == ZE_RESULT_SUCCESS && !is_internal() {
-        // SAFETY: the fields point at the call's arguments; the driver has written the list, and
-        // the queue descriptor (NULL-checked) is the program's.
-        unsafe {
-            let desc = *p.paltdesc;
-            let synchronous = !desc.is_null() && (*desc).mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
-            objects::list_created(
-                **p.pphCommandList,
-                *p.phContext,
-                *p.phDevice,
-                true,
-                engine_of(desc),
-                synchronous,
-            );
-        }
+    if result != ZE_RESULT_SUCCESS || is_internal() {
+        return;
     }
+    // SAFETY: the fields point at the call's arguments; the driver has written the list, and the
+    // queue descriptor (NULL-checked) is the program's.
+    unsafe {
+        let desc = *p.paltdesc;
+        let d = desc.as_ref();
+        let new = objects::NewList {
+            handle: **p.pphCommandList,
+            context: *p.phContext,
+            device: *p.phDevice,
+            immediate: true,
+            in_order: d.is_some_and(|d| d.flags & ZE_COMMAND_QUEUE_FLAG_IN_ORDER != 0),
+            engine: engine_of(desc),
+            synchronous: d.is_some_and(|d| d.mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS),
+        };
+        objects::list_created(new, objects::Recording::default());
+    }
+}
+
+/// A clone holds its source's commands (and uses libpti's events of them, which stay the
+/// source's: the specification has the clone destroyed before its source).
+pub(super) fn after_zeCommandListCreateCloneExp(
+    p: &mut ze_command_list_create_clone_exp_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result != ZE_RESULT_SUCCESS || is_internal() {
+        return;
+    }
+    // SAFETY: the fields point at the call's arguments; the driver has written the clone.
+    let (source, clone) = unsafe { (*p.phCommandList, **p.pphClonedCommandList) };
+    let Some(source) = objects::list(source) else {
+        return;
+    };
+    let recording = {
+        let r = source.recording();
+        objects::Recording {
+            commands: r.commands.clone(),
+            touched: r.touched.clone(),
+            borrowed: true,
+            ..Default::default()
+        }
+    };
+    let new = objects::NewList {
+        handle: clone,
+        context: source.context,
+        device: source.device,
+        immediate: false,
+        in_order: source.in_order,
+        engine: source.engine,
+        synchronous: false,
+    };
+    objects::list_created(new, recording);
 }
 
 pub(super) fn before_zeCommandListDestroy(p: &mut ze_command_list_destroy_params_t, _token: usize) {
@@ -238,29 +293,25 @@ pub(super) fn before_zeCommandQueueDestroy(
     objects::queue_destroyed(unsafe { *p.phCommandQueue });
 }
 
-/// The flags a pool created now gets from libpti: host-visible kernel timestamps added to a pool
-/// of known flags that lacks them, while a device view is enabled (not for IPC pools, nor when the
-/// user asked libpti to keep the program's pools).
-fn upgraded_flags(flags: ze_event_pool_flags_t) -> Option<ze_event_pool_flags_t> {
-    let known = ZE_EVENT_POOL_FLAG_HOST_VISIBLE
-        | ZE_EVENT_POOL_FLAG_IPC
-        | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
-    let wanted = ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
-    let upgrade = tracer::upgrades_event_pools()
-        && view::any_device_view_configured()
-        && flags & !known == 0
-        && flags & ZE_EVENT_POOL_FLAG_IPC == 0
-        && flags & wanted != wanted;
-    upgrade.then_some(flags | wanted)
+// ---------------------------------------------------------------------------------------------
+// Event pools and events: timestamps added where the program asked for none, never seen by it
+// (`pools`)
+
+/// What the prologue of a pool creation learnt of the descriptor (the epilogue reads nothing of
+/// it: another tool's epilogue, run before libpti's, may already have freed a copy of its own it
+/// had put in the argument).
+struct PoolCreation {
+    /// The descriptor libpti found in the argument, and its copy put there instead, if any.
+    replaced: Option<(*const ze_event_pool_desc_t, Box<ze_event_pool_desc_t>)>,
+    /// The flags asked for, and those the pool is created with.
+    asked: ze_event_pool_flags_t,
+    made: ze_event_pool_flags_t,
+    counter_based: bool,
 }
 
-/// A program's pool descriptor replaced by libpti's copy: (the program's, the copy).
-type ReplacedDesc = (*const ze_event_pool_desc_t, Box<ze_event_pool_desc_t>);
-
 thread_local! {
-    /// Per `zeEventPoolCreate` in progress on this thread, by token: the descriptor replaced, if
-    /// it was.
-    static POOL_DESCS: ThreadStack<usize, Option<ReplacedDesc>> = const { ThreadStack::new() };
+    /// Per `zeEventPoolCreate` in progress on this thread, by token.
+    static POOL_CREATIONS: ThreadStack<usize, PoolCreation> = const { ThreadStack::new() };
 }
 
 pub(super) fn before_zeEventPoolCreate(p: &mut ze_event_pool_create_params_t, token: usize) {
@@ -269,17 +320,23 @@ pub(super) fn before_zeEventPoolCreate(p: &mut ze_event_pool_create_params_t, to
     }
     // SAFETY: the field points at the call's descriptor argument (NULL-checked before use).
     let original = unsafe { *p.pdesc };
-    // SAFETY: a non-NULL descriptor of the program's, read once.
-    let copy = (!original.is_null())
-        .then(|| unsafe { *original })
-        .and_then(|desc| {
-            upgraded_flags(desc.flags).map(|flags| Box::new(ze_event_pool_desc_t { flags, ..desc }))
-        });
+    // SAFETY: a non-NULL descriptor, read once, here.
+    let Some(desc) = (unsafe { original.as_ref() }) else {
+        return;
+    };
+    // SAFETY: the descriptor of the call.
+    let (upgraded, counter_based) = unsafe { pools::upgrade_pool(desc) };
+    let copy = upgraded.map(|flags| Box::new(ze_event_pool_desc_t { flags, ..*desc }));
     let replacement: Option<*const ze_event_pool_desc_t> = copy.as_deref().map(|d| d as *const _);
-    let pushed = POOL_DESCS.push(token, copy.map(|c| (original, c)));
-    if let (true, Some(replacement)) = (pushed, replacement) {
+    let creation = PoolCreation {
+        asked: desc.flags,
+        made: upgraded.unwrap_or(desc.flags),
+        counter_based,
+        replaced: copy.map(|c| (original, c)),
+    };
+    if let (true, Some(replacement)) = (POOL_CREATIONS.push(token, creation), replacement) {
         // SAFETY: the field points at the call's descriptor argument; the copy lives in
-        // POOL_DESCS (on the heap) until the epilogue puts the program's back.
+        // POOL_CREATIONS (on the heap) until the epilogue puts back what libpti found.
         unsafe { *p.pdesc = replacement };
     }
 }
@@ -292,20 +349,26 @@ pub(super) fn after_zeEventPoolCreate(
     if is_internal() {
         return;
     }
-    let replaced = POOL_DESCS.take(token).flatten();
-    // SAFETY: the fields point at the call's arguments; the descriptor is the program's or
-    // libpti's copy (alive in `replaced`), and the driver has written the pool on success.
+    let Some(creation) = POOL_CREATIONS.take(token) else {
+        return;
+    };
+    // SAFETY: the fields point at the call's arguments; what libpti found in the descriptor
+    // argument goes back there (as for an append, only where the argument is still libpti's
+    // copy); the driver has written the pool on success.
     unsafe {
-        let flags = match &replaced {
-            Some((original, copy)) => {
-                *p.pdesc = *original;
-                copy.flags
-            }
-            None if !(*p.pdesc).is_null() => (**p.pdesc).flags,
-            None => return,
-        };
+        if let Some((original, copy)) = &creation.replaced
+            && core::ptr::eq(*p.pdesc, &**copy)
+        {
+            *p.pdesc = *original;
+        }
         if result == ZE_RESULT_SUCCESS {
-            objects::pool_created(**p.pphEventPool, flags);
+            pools::pool_created(
+                **p.pphEventPool,
+                *p.phContext,
+                creation.asked,
+                creation.made,
+                creation.counter_based,
+            );
         }
     }
 }
@@ -317,6 +380,25 @@ pub(super) fn before_zeEventPoolDestroy(p: &mut ze_event_pool_destroy_params_t, 
     }
 }
 
+/// The program asks its pool's flags: those it created the pool with.
+pub(super) fn after_zeEventPoolGetFlags(
+    p: &mut ze_event_pool_get_flags_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result != ZE_RESULT_SUCCESS || is_internal() {
+        return;
+    }
+    // SAFETY: the fields point at the call's arguments; the driver has written the flags.
+    unsafe {
+        if let Some(flags) = pools::program_flags(*p.phEventPool)
+            && !(*p.ppFlags).is_null()
+        {
+            **p.ppFlags = flags;
+        }
+    }
+}
+
 pub(super) fn after_zeEventCreate(
     p: &mut ze_event_create_params_t,
     result: ze_result_t,
@@ -324,8 +406,172 @@ pub(super) fn after_zeEventCreate(
 ) {
     if result == ZE_RESULT_SUCCESS && !is_internal() {
         // SAFETY: the fields point at the call's arguments; the driver has written the event.
-        unsafe { objects::event_created(**p.pphEvent, *p.phEventPool) };
+        unsafe { objects::pool_event_created(**p.pphEvent, *p.phEventPool) };
     }
+}
+
+thread_local! {
+    /// Per creation of a counter-based event in progress on this thread, by token: the
+    /// program's flags, and libpti's copy of its descriptor (if it replaced it).
+    static CB_DESCS: ThreadStack<usize, (u32, Option<CbDesc>)> = const { ThreadStack::new() };
+}
+
+/// A counter-based event's descriptor replaced by libpti's copy (of either creation function's
+/// layout): (the program's descriptor, the copy).
+type CbDesc = (*const c_void, Box<[u8]>);
+
+/// Before a counter-based event's creation: timestamps asked for where the program asked for
+/// none (`pools`). `flags_at` is the offset of the flags in the descriptor (`T`'s layout).
+///
+/// # Safety
+/// `desc` points at the call's descriptor argument, NULL or a descriptor of layout `T`.
+unsafe fn before_counter_based<T>(desc: *mut *const T, flags_at: usize, token: usize) {
+    if is_internal() {
+        return;
+    }
+    // SAFETY: as the caller promises.
+    let original = unsafe { *desc };
+    if original.is_null() {
+        CB_DESCS.push(token, (0, None));
+        return;
+    }
+    // SAFETY: a descriptor of `T`'s layout, whose flags are a u32 at `flags_at`.
+    let asked = unsafe {
+        original
+            .cast::<u8>()
+            .add(flags_at)
+            .cast::<u32>()
+            .read_unaligned()
+    };
+    let Some(flags) = pools::upgrade_counter_based(asked) else {
+        CB_DESCS.push(token, (asked, None));
+        return;
+    };
+    // SAFETY: `T` is plain data: its bytes copied, then the flags changed in the copy.
+    let mut copy: Box<[u8]> =
+        unsafe { core::slice::from_raw_parts(original.cast::<u8>(), size_of::<T>()) }.into();
+    copy[flags_at..flags_at + 4].copy_from_slice(&flags.to_ne_bytes());
+    let replacement = copy.as_ptr().cast::<T>();
+    if CB_DESCS.push(token, (asked, Some((original.cast(), copy)))) {
+        // SAFETY: the call's descriptor argument; the copy lives in CB_DESCS (on the heap) until
+        // the epilogue puts the program's back.
+        unsafe { *desc = replacement };
+    }
+}
+
+/// After a counter-based event's creation: the program's descriptor back, the event noted.
+///
+/// # Safety
+/// As [`before_counter_based`]; `context`, `device` and `event` are the call's, the event
+/// written on success.
+unsafe fn after_counter_based<T>(
+    desc: *mut *const T,
+    flags_at: usize,
+    context: ze_context_handle_t,
+    device: ze_device_handle_t,
+    event: *mut ze_event_handle_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    if is_internal() {
+        return;
+    }
+    let Some((asked, replaced)) = CB_DESCS.take(token) else {
+        return;
+    };
+    let made = match replaced {
+        Some((original, copy)) => {
+            // SAFETY: as the caller promises: what libpti found goes back in the argument, where
+            // it still holds libpti's copy (see `after_zeEventPoolCreate`).
+            unsafe {
+                if core::ptr::eq((*desc).cast::<u8>(), copy.as_ptr()) {
+                    *desc = original.cast();
+                }
+            }
+            u32::from_ne_bytes(copy[flags_at..flags_at + 4].try_into().unwrap())
+        }
+        None => asked,
+    };
+    if result == ZE_RESULT_SUCCESS && !event.is_null() {
+        // SAFETY: the driver has written the event.
+        pools::counter_based_created(unsafe { *event }, context, device, asked, made);
+    }
+}
+
+pub(super) fn before_zeEventCounterBasedCreate(
+    p: &mut ze_event_counter_based_create_params_t,
+    token: usize,
+) {
+    // SAFETY: the field points at the call's descriptor argument, of the standard layout.
+    unsafe {
+        before_counter_based(
+            p.pdesc,
+            core::mem::offset_of!(ze_event_counter_based_desc_t, flags),
+            token,
+        )
+    };
+}
+
+pub(super) fn after_zeEventCounterBasedCreate(
+    p: &mut ze_event_counter_based_create_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    // SAFETY: the fields point at the call's arguments.
+    unsafe {
+        after_counter_based(
+            p.pdesc,
+            core::mem::offset_of!(ze_event_counter_based_desc_t, flags),
+            *p.phContext,
+            *p.phDevice,
+            *p.pphEvent,
+            result,
+            token,
+        )
+    };
+}
+
+/// Intel's descriptor of `zexCounterBasedEventCreate2` (stype, pNext, flags, scopes).
+#[repr(C)]
+struct ZexCounterBasedEventDesc {
+    stype: u32,
+    p_next: *const c_void,
+    flags: u32,
+    signal_scope: u32,
+    wait_scope: u32,
+}
+
+pub(super) fn before_zexCounterBasedEventCreate2(
+    p: &mut zex_counter_based_event_create2_params_t,
+    token: usize,
+) {
+    // SAFETY: the field points at the call's descriptor argument, of Intel's layout.
+    unsafe {
+        before_counter_based(
+            p.pdesc.cast::<*const ZexCounterBasedEventDesc>(),
+            core::mem::offset_of!(ZexCounterBasedEventDesc, flags),
+            token,
+        )
+    };
+}
+
+pub(super) fn after_zexCounterBasedEventCreate2(
+    p: &mut zex_counter_based_event_create2_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    // SAFETY: the fields point at the call's arguments.
+    unsafe {
+        after_counter_based(
+            p.pdesc.cast::<*const ZexCounterBasedEventDesc>(),
+            core::mem::offset_of!(ZexCounterBasedEventDesc, flags),
+            *p.phContext,
+            *p.phDevice,
+            *p.pphEvent,
+            result,
+            token,
+        )
+    };
 }
 
 pub(super) fn before_zeEventDestroy(p: &mut ze_event_destroy_params_t, _token: usize) {
@@ -344,6 +590,40 @@ pub(super) fn before_zeEventHostReset(p: &mut ze_event_host_reset_params_t, _tok
     }
 }
 
+pub(super) fn before_zeEventQueryKernelTimestamp(
+    p: &mut ze_event_query_kernel_timestamp_params_t,
+    token: usize,
+) {
+    // SAFETY: the field points at the call's event argument.
+    pools::probe_query(token, unsafe { &mut *p.phEvent });
+}
+
+pub(super) fn after_zeEventQueryKernelTimestamp(
+    p: &mut ze_event_query_kernel_timestamp_params_t,
+    _result: ze_result_t,
+    token: usize,
+) {
+    // SAFETY: as above.
+    pools::unprobe_query(token, unsafe { &mut *p.phEvent });
+}
+
+pub(super) fn before_zeEventQueryKernelTimestampsExt(
+    p: &mut ze_event_query_kernel_timestamps_ext_params_t,
+    token: usize,
+) {
+    // SAFETY: the field points at the call's event argument.
+    pools::probe_query(token, unsafe { &mut *p.phEvent });
+}
+
+pub(super) fn after_zeEventQueryKernelTimestampsExt(
+    p: &mut ze_event_query_kernel_timestamps_ext_params_t,
+    _result: ze_result_t,
+    token: usize,
+) {
+    // SAFETY: as above.
+    pools::unprobe_query(token, unsafe { &mut *p.phEvent });
+}
+
 pub(super) fn before_zeContextDestroy(p: &mut ze_context_destroy_params_t, _token: usize) {
     // SAFETY: the field points at the call's argument.
     commands::context_going(unsafe { *p.phContext });
@@ -360,12 +640,32 @@ pub(super) fn after_zeDriverGetExtensionFunctionAddress(
     if result != ZE_RESULT_SUCCESS || is_internal() {
         return;
     }
+    // SAFETY: the field points at the call's argument.
+    extension::saw_driver(unsafe { *p.phDriver }.cast());
     // SAFETY: the fields point at the call's arguments: the program's NUL-terminated name and
     // the address the driver has just written (NULL-checked).
     unsafe {
         let (name, address) = (*p.pname, *p.pppFunctionAddress);
         if !name.is_null() && !address.is_null() {
             *address = extension::hand_out(CStr::from_ptr(name), *address);
+        }
+    }
+}
+
+pub(super) fn after_zeDriverGet(
+    p: &mut ze_driver_get_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result != ZE_RESULT_SUCCESS || is_internal() {
+        return;
+    }
+    // SAFETY: the fields point at the call's arguments: a count and the drivers written (when
+    // the program asked for them).
+    unsafe {
+        let (count, drivers) = (*p.ppCount, *p.pphDrivers);
+        if !count.is_null() && *count > 0 && !drivers.is_null() {
+            extension::saw_driver((*drivers).cast());
         }
     }
 }
@@ -630,64 +930,105 @@ append_hooks!(
     }
 );
 
-// ---------------------------------------------------------------------------------------------
-// Executions of regular lists
+// Commands of no record kind that change an event of the program's: what still reads the event
+// is recorded or copied first (`guards`), and a recorded one counts among what an execution of
+// its list changes.
 
-/// The regular lists among the `n` lists at `lists` (a call's arguments), each with the number
-/// of times the call passes it.
+/// Before an append that resets or signals the program's `event` on `list`.
+fn changes_event(list: ze_command_list_handle_t, event: ze_event_handle_t, token: usize) {
+    if token == 0 || event.is_null() || is_internal() {
+        return;
+    }
+    let Some(list) = objects::list(list) else {
+        return;
+    };
+    guards::before_change(event, &list);
+    if list.records() {
+        list.recording().touched.push(event);
+    } else {
+        guards::used(event);
+    }
+}
+
+pub(super) fn before_zeCommandListAppendEventReset(
+    p: &mut ze_command_list_append_event_reset_params_t,
+    token: usize,
+) {
+    // SAFETY: the fields point at the call's arguments.
+    unsafe { changes_event(*p.phCommandList, *p.phEvent, token) };
+}
+
+pub(super) fn before_zeCommandListAppendSignalEvent(
+    p: &mut ze_command_list_append_signal_event_params_t,
+    token: usize,
+) {
+    // SAFETY: the fields point at the call's arguments.
+    unsafe { changes_event(*p.phCommandList, *p.phEvent, token) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Executions of regular lists and replays of graphs (`executions`)
+
+/// The regular lists among the `n` lists at `lists` (a call's arguments), as batches to run,
+/// each with the number of times the call passes it.
 ///
 /// # Safety
 /// `lists` is NULL or points at `n` list handles.
-unsafe fn regular_lists(
-    n: u32,
-    lists: *const ze_command_list_handle_t,
-) -> Vec<(std::sync::Arc<List>, usize)> {
+unsafe fn regular_lists(n: u32, lists: *const ze_command_list_handle_t) -> Vec<Batch> {
     if lists.is_null() {
         return Vec::new();
     }
-    let mut out: Vec<(std::sync::Arc<List>, usize)> = Vec::new();
+    let mut found: Vec<(Arc<List>, usize)> = Vec::new();
     for i in 0..n as usize {
         // SAFETY: as the caller promises.
         let handle = unsafe { *lists.add(i) };
-        match out.iter_mut().find(|(l, _)| l.handle == handle) {
+        match found.iter_mut().find(|(l, _)| l.handle == handle) {
             Some((_, times)) => *times += 1,
-            None => out.extend(
+            None => found.extend(
                 objects::list(handle)
                     .filter(|l| !l.immediate)
                     .map(|l| (l, 1)),
             ),
         }
     }
-    out
+    found
+        .into_iter()
+        .map(|(list, times)| {
+            let recording = list.recording();
+            let in_order = list.in_order;
+            Batch::of(list.clone(), &recording, in_order, times)
+        })
+        .collect()
 }
 
-/// The regular lists of an execute call, each with the number of times the call passes it.
-///
-/// # Safety
-/// `p` is the call's parameter struct.
-unsafe fn executed_lists(
-    p: &ze_command_queue_execute_command_lists_params_t,
-) -> Vec<(std::sync::Arc<List>, usize)> {
-    // SAFETY: the fields point at the call's arguments: a count and that many lists.
-    unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) }
+/// The commands of executable graph `graph`, to replay on immediate list `list`.
+fn graph_batch(list: ze_command_list_handle_t, graph: *mut c_void) -> Vec<Batch> {
+    let (Some(list), Some(commands)) = (objects::list(list), objects::executable(graph)) else {
+        return Vec::new();
+    };
+    let recording = commands
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let in_order = list.in_order;
+    vec![Batch::of(list, &recording, in_order, 1)]
 }
 
-/// Before a call that runs regular lists: their previous executions settled.
-fn before_running(lists: Vec<(std::sync::Arc<List>, usize)>, token: usize) {
-    if is_internal() {
+/// Before a call that runs recorded commands: earlier executions settled or snapshotted, libpti's
+/// events reset (`executions::before`).
+fn before_running(batches: Vec<Batch>, target: Target, token: usize) {
+    if is_internal() || token == 0 {
         return;
     }
-    for (list, _) in lists {
-        commands::executing(&list);
-    }
+    executions::before(&batches, &target, token);
     note_start(token);
 }
 
-/// After a call that ran regular lists: their commands pending, the execution (`by`, asked
-/// only then) noted.
+/// After a call that ran recorded commands: their commands pending, the execution (`by`, asked
+/// only then) noted; the recordings renumbered for the next execution.
 fn after_running(
-    lists: impl FnOnce() -> Vec<(std::sync::Arc<List>, usize)>,
-    by: impl FnOnce() -> commands::Executor,
+    batches: impl FnOnce() -> Vec<Batch>,
+    by: impl FnOnce() -> Executor,
+    renumber: impl FnOnce(),
     result: ze_result_t,
     token: usize,
 ) {
@@ -695,11 +1036,21 @@ fn after_running(
         return;
     };
     if result != ZE_RESULT_SUCCESS || !view::any_device_view() {
+        executions::abandoned(token);
         return;
     }
-    let by = by();
-    for (list, times) in lists() {
-        commands::executed(&list, token, entered, times, &by);
+    executions::after(batches(), token, entered, &by());
+    renumber();
+}
+
+/// Gives the recorded commands of regular lists fresh operation IDs for their next execution.
+///
+/// # Safety
+/// As [`regular_lists`].
+unsafe fn renumber_lists(n: u32, lists: *const ze_command_list_handle_t) {
+    // SAFETY: as the caller promises.
+    for b in unsafe { regular_lists(n, lists) } {
+        executions::renumber(&mut b.list.recording());
     }
 }
 
@@ -707,8 +1058,14 @@ pub(super) fn before_zeCommandQueueExecuteCommandLists(
     p: &mut ze_command_queue_execute_command_lists_params_t,
     token: usize,
 ) {
-    // SAFETY: the call's parameter struct.
-    before_running(unsafe { executed_lists(p) }, token);
+    // SAFETY: the fields point at the call's arguments: a queue, a count and that many lists.
+    let (queue, batches) = unsafe {
+        (
+            *p.phCommandQueue,
+            regular_lists(*p.pnumCommandLists, *p.pphCommandLists),
+        )
+    };
+    before_running(batches, Target::Queue(queue), token);
 }
 
 pub(super) fn after_zeCommandQueueExecuteCommandLists(
@@ -716,28 +1073,84 @@ pub(super) fn after_zeCommandQueueExecuteCommandLists(
     result: ze_result_t,
     token: usize,
 ) {
-    // SAFETY: the call's parameter struct; its queue field points at the call's argument.
-    let queue = unsafe { *p.phCommandQueue };
-    let by = || commands::Executor {
+    // SAFETY: the fields point at the call's arguments.
+    let (queue, n, lists) = unsafe { (*p.phCommandQueue, *p.pnumCommandLists, *p.pphCommandLists) };
+    let by = || Executor {
         api_id: ids::zeCommandQueueExecuteCommandLists,
         queue: queue.cast(),
         engine: objects::queue_engine(queue),
     };
-    // SAFETY: the call's parameter struct.
-    after_running(|| unsafe { executed_lists(p) }, by, result, token);
+    // SAFETY: a count and that many lists, the call's.
+    after_running(
+        || unsafe { regular_lists(n, lists) },
+        by,
+        || unsafe { renumber_lists(n, lists) },
+        result,
+        token,
+    );
 }
 
-// Regular lists run on an immediate list (spec 1.9 and 1.14): as on a queue.
+/// Before regular lists run on immediate list `immediate` (spec 1.9 and 1.14: as on a queue).
+///
+/// # Safety
+/// `lists` is NULL or points at `n` list handles.
+unsafe fn before_appending_lists(
+    immediate: ze_command_list_handle_t,
+    n: u32,
+    lists: *const ze_command_list_handle_t,
+    token: usize,
+) {
+    let Some(target) = objects::list(immediate) else {
+        return;
+    };
+    // SAFETY: as the caller promises.
+    before_running(
+        unsafe { regular_lists(n, lists) },
+        Target::Immediate(target),
+        token,
+    );
+}
+
+/// After regular lists ran on immediate list `immediate` by the call `api_id`.
+///
+/// # Safety
+/// As [`before_appending_lists`].
+unsafe fn after_appending_lists(
+    api_id: u32,
+    immediate: ze_command_list_handle_t,
+    n: u32,
+    lists: *const ze_command_list_handle_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    let by = || Executor {
+        api_id,
+        queue: immediate.cast(),
+        engine: objects::immediate_engine(immediate),
+    };
+    // SAFETY: as the caller promises.
+    after_running(
+        || unsafe { regular_lists(n, lists) },
+        by,
+        || unsafe { renumber_lists(n, lists) },
+        result,
+        token,
+    );
+}
 
 pub(super) fn before_zeCommandListImmediateAppendCommandListsExp(
     p: &mut ze_command_list_immediate_append_command_lists_exp_params_t,
     token: usize,
 ) {
-    // SAFETY: the fields point at the call's arguments: a count and that many lists.
-    before_running(
-        unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) },
-        token,
-    );
+    // SAFETY: the fields point at the call's arguments: a list, a count and that many lists.
+    unsafe {
+        before_appending_lists(
+            *p.phCommandListImmediate,
+            *p.pnumCommandLists,
+            *p.pphCommandLists,
+            token,
+        )
+    };
 }
 
 pub(super) fn after_zeCommandListImmediateAppendCommandListsExp(
@@ -745,31 +1158,32 @@ pub(super) fn after_zeCommandListImmediateAppendCommandListsExp(
     result: ze_result_t,
     token: usize,
 ) {
-    // SAFETY: the field points at the call's argument.
-    let list = unsafe { *p.phCommandListImmediate };
-    let by = || commands::Executor {
-        api_id: ids::zeCommandListImmediateAppendCommandListsExp,
-        queue: list.cast(),
-        engine: objects::immediate_engine(list),
-    };
     // SAFETY: as above.
-    after_running(
-        || unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) },
-        by,
-        result,
-        token,
-    );
+    unsafe {
+        after_appending_lists(
+            ids::zeCommandListImmediateAppendCommandListsExp,
+            *p.phCommandListImmediate,
+            *p.pnumCommandLists,
+            *p.pphCommandLists,
+            result,
+            token,
+        )
+    };
 }
 
 pub(super) fn before_zeCommandListImmediateAppendCommandListsWithParameters(
     p: &mut ze_command_list_immediate_append_command_lists_with_parameters_params_t,
     token: usize,
 ) {
-    // SAFETY: the fields point at the call's arguments: a count and that many lists.
-    before_running(
-        unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) },
-        token,
-    );
+    // SAFETY: the fields point at the call's arguments: a list, a count and that many lists.
+    unsafe {
+        before_appending_lists(
+            *p.phCommandListImmediate,
+            *p.pnumCommandLists,
+            *p.pphCommandLists,
+            token,
+        )
+    };
 }
 
 pub(super) fn after_zeCommandListImmediateAppendCommandListsWithParameters(
@@ -777,20 +1191,459 @@ pub(super) fn after_zeCommandListImmediateAppendCommandListsWithParameters(
     result: ze_result_t,
     token: usize,
 ) {
-    // SAFETY: the field points at the call's argument.
-    let list = unsafe { *p.phCommandListImmediate };
-    let by = || commands::Executor {
-        api_id: ids::zeCommandListImmediateAppendCommandListsWithParameters,
+    // SAFETY: as above.
+    unsafe {
+        after_appending_lists(
+            ids::zeCommandListImmediateAppendCommandListsWithParameters,
+            *p.phCommandListImmediate,
+            *p.pnumCommandLists,
+            *p.pphCommandLists,
+            result,
+            token,
+        )
+    };
+}
+
+/// Before a replay of executable graph `graph` on immediate list `list`.
+fn before_replay(list: ze_command_list_handle_t, graph: *mut c_void, token: usize) {
+    let Some(target) = objects::list(list) else {
+        return;
+    };
+    before_running(graph_batch(list, graph), Target::Immediate(target), token);
+}
+
+/// After a replay of executable graph `graph` on immediate list `list` by the call `api_id`.
+fn after_replay(
+    api_id: u32,
+    list: ze_command_list_handle_t,
+    graph: *mut c_void,
+    result: ze_result_t,
+    token: usize,
+) {
+    let by = || Executor {
+        api_id,
         queue: list.cast(),
         engine: objects::immediate_engine(list),
     };
+    let renumber = || {
+        if let Some(commands) = objects::executable(graph) {
+            executions::renumber(
+                &mut commands
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            );
+        }
+    };
+    after_running(|| graph_batch(list, graph), by, renumber, result, token);
+}
+
+pub(super) fn before_zeCommandListAppendGraphExt(
+    p: &mut ze_command_list_append_graph_ext_params_t,
+    token: usize,
+) {
+    // SAFETY: the fields point at the call's arguments.
+    unsafe { before_replay(*p.phCommandList, (*p.phGraph).cast(), token) };
+}
+
+pub(super) fn after_zeCommandListAppendGraphExt(
+    p: &mut ze_command_list_append_graph_ext_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
     // SAFETY: as above.
-    after_running(
-        || unsafe { regular_lists(*p.pnumCommandLists, *p.pphCommandLists) },
-        by,
-        result,
-        token,
-    );
+    unsafe {
+        after_replay(
+            ids::zeCommandListAppendGraphExt,
+            *p.phCommandList,
+            (*p.phGraph).cast(),
+            result,
+            token,
+        )
+    };
+}
+
+pub(super) fn before_zeCommandListAppendGraphExp(
+    p: &mut ze_command_list_append_graph_exp_params_t,
+    token: usize,
+) {
+    // SAFETY: the fields point at the call's arguments.
+    unsafe { before_replay(*p.phCommandList, (*p.phGraph).cast(), token) };
+}
+
+pub(super) fn after_zeCommandListAppendGraphExp(
+    p: &mut ze_command_list_append_graph_exp_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    // SAFETY: as above.
+    unsafe {
+        after_replay(
+            ids::zeCommandListAppendGraphExp,
+            *p.phCommandList,
+            (*p.phGraph).cast(),
+            result,
+            token,
+        )
+    };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graph capture: an immediate list capturing records its appends (as a regular list does); the
+// graph ends up with them, and its executable instances replay them
+
+/// Capture began on `list` (a new graph, or one the program made).
+fn capture_began(list: ze_command_list_handle_t, result: ze_result_t) {
+    if result != ZE_RESULT_SUCCESS || is_internal() {
+        return;
+    }
+    if let Some(list) = objects::list(list) {
+        let mut recording = list.recording();
+        *recording = objects::Recording::default();
+        recording.capturing = true;
+    }
+}
+
+/// Capture ended on `list` into `graph`.
+fn capture_ended(list: ze_command_list_handle_t, graph: *mut c_void, result: ze_result_t) {
+    if result != ZE_RESULT_SUCCESS || is_internal() || graph.is_null() {
+        return;
+    }
+    if let Some(list) = objects::list(list) {
+        let mut recording = core::mem::take(&mut *list.recording());
+        recording.capturing = false;
+        objects::graph_captured(graph, recording);
+    }
+}
+
+pub(super) fn after_zeCommandListBeginGraphCaptureExt(
+    p: &mut ze_command_list_begin_graph_capture_ext_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    // SAFETY: the field points at the call's argument.
+    capture_began(unsafe { *p.phCommandList }, result);
+}
+
+pub(super) fn after_zeCommandListBeginCaptureIntoGraphExt(
+    p: &mut ze_command_list_begin_capture_into_graph_ext_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    // SAFETY: the field points at the call's argument.
+    capture_began(unsafe { *p.phCommandList }, result);
+}
+
+pub(super) fn after_zeCommandListBeginGraphCaptureExp(
+    p: &mut ze_command_list_begin_graph_capture_exp_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    // SAFETY: the field points at the call's argument.
+    capture_began(unsafe { *p.phCommandList }, result);
+}
+
+pub(super) fn after_zeCommandListBeginCaptureIntoGraphExp(
+    p: &mut ze_command_list_begin_capture_into_graph_exp_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    // SAFETY: the field points at the call's argument.
+    capture_began(unsafe { *p.phCommandList }, result);
+}
+
+pub(super) fn after_zeCommandListEndGraphCaptureExt(
+    p: &mut ze_command_list_end_graph_capture_ext_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    // SAFETY: the fields point at the call's arguments; the driver has written the graph.
+    unsafe {
+        let graph = (*p.pphGraph).as_ref().map_or(null_mut(), |g| *g);
+        capture_ended(*p.phCommandList, graph.cast(), result);
+    }
+}
+
+pub(super) fn after_zeCommandListEndGraphCaptureExp(
+    p: &mut ze_command_list_end_graph_capture_exp_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    // SAFETY: the fields point at the call's arguments; the driver has written the graph.
+    unsafe {
+        let graph = (*p.pphGraph).as_ref().map_or(null_mut(), |g| *g);
+        capture_ended(*p.phCommandList, graph.cast(), result);
+    }
+}
+
+pub(super) fn after_zeGraphInstantiateExt(
+    p: &mut ze_graph_instantiate_ext_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result == ZE_RESULT_SUCCESS && !is_internal() {
+        // SAFETY: the fields point at the call's arguments; the driver has written the graph.
+        unsafe {
+            objects::graph_instantiated((*p.phGraph).cast(), (**p.pphExecutableGraph).cast())
+        };
+    }
+}
+
+pub(super) fn after_zeCommandListInstantiateGraphExp(
+    p: &mut ze_command_list_instantiate_graph_exp_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result == ZE_RESULT_SUCCESS && !is_internal() {
+        // SAFETY: the fields point at the call's arguments; the driver has written the graph.
+        unsafe {
+            objects::graph_instantiated((*p.phGraph).cast(), (**p.pphExecutableGraph).cast())
+        };
+    }
+}
+
+pub(super) fn before_zeGraphDestroyExt(p: &mut ze_graph_destroy_ext_params_t, _token: usize) {
+    // SAFETY: the field points at the call's argument.
+    objects::graph_destroyed(unsafe { *p.phGraph }.cast());
+}
+
+pub(super) fn before_zeGraphDestroyExp(p: &mut ze_graph_destroy_exp_params_t, _token: usize) {
+    // SAFETY: the field points at the call's argument.
+    objects::graph_destroyed(unsafe { *p.phGraph }.cast());
+}
+
+pub(super) fn before_zeExecutableGraphDestroyExt(
+    p: &mut ze_executable_graph_destroy_ext_params_t,
+    _token: usize,
+) {
+    // SAFETY: the field points at the call's argument.
+    objects::graph_destroyed(unsafe { *p.phGraph }.cast());
+}
+
+pub(super) fn before_zeExecutableGraphDestroyExp(
+    p: &mut ze_executable_graph_destroy_exp_params_t,
+    _token: usize,
+) {
+    // SAFETY: the field points at the call's argument.
+    objects::graph_destroyed(unsafe { *p.phGraph }.cast());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mutable command lists: libpti follows the numbered commands' kernels, sizes and signal events
+
+pub(super) fn after_zeCommandListGetNextCommandIdExp(
+    p: &mut ze_command_list_get_next_command_id_exp_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    // SAFETY: the fields point at the call's arguments; the driver has written the ID.
+    unsafe { next_command_id(*p.phCommandList, *p.ppCommandId, result) };
+}
+
+pub(super) fn after_zeCommandListGetNextCommandIdWithKernelsExp(
+    p: &mut ze_command_list_get_next_command_id_with_kernels_exp_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    // SAFETY: the fields point at the call's arguments; the driver has written the ID.
+    unsafe { next_command_id(*p.phCommandList, *p.ppCommandId, result) };
+}
+
+/// The driver gives the next command appended to `list` the ID at `id`.
+///
+/// # Safety
+/// `id` is NULL or the call's written ID.
+unsafe fn next_command_id(list: ze_command_list_handle_t, id: *mut u64, result: ze_result_t) {
+    if result != ZE_RESULT_SUCCESS || is_internal() || id.is_null() {
+        return;
+    }
+    if let Some(list) = objects::list(list) {
+        // SAFETY: as the caller promises.
+        list.recording().next_id = Some(unsafe { *id });
+    }
+}
+
+/// Applies `change` to the recorded command `id` of `list`.
+fn update_recorded(list: ze_command_list_handle_t, id: u64, change: impl FnOnce(&mut Recorded)) {
+    if id == 0 {
+        return;
+    }
+    if let Some(list) = objects::list(list)
+        && let Some(r) = list.recording().commands.iter_mut().find(|r| r.id == id)
+    {
+        change(r);
+    }
+}
+
+thread_local! {
+    /// Per signal-event update in progress on this thread, by token: libpti's event put in
+    /// place of the program's NULL, if it was.
+    static NEW_SIGNALS: ThreadStack<usize, Option<ze_event_handle_t>> = const { ThreadStack::new() };
+}
+
+/// A numbered command gets a new signal event: NULL (libpti times it with an event of its own,
+/// put in the call's argument as an append's would be) or the program's.
+pub(super) fn before_zeCommandListUpdateMutableCommandSignalEventExp(
+    p: &mut ze_command_list_update_mutable_command_signal_event_exp_params_t,
+    token: usize,
+) {
+    if token == 0 || is_internal() {
+        return;
+    }
+    // SAFETY: the fields point at the call's arguments.
+    let (list, signal) = unsafe { (*p.phCommandList, &mut *p.phSignalEvent) };
+    let Some(list) = objects::list(list) else {
+        return;
+    };
+    let ours = if signal.is_null() {
+        events::take(list.context)
+    } else {
+        guards::before_change(*signal, &list);
+        None
+    };
+    if NEW_SIGNALS.push(token, ours)
+        && let Some(event) = ours
+    {
+        *signal = event;
+    }
+}
+
+pub(super) fn after_zeCommandListUpdateMutableCommandSignalEventExp(
+    p: &mut ze_command_list_update_mutable_command_signal_event_exp_params_t,
+    result: ze_result_t,
+    token: usize,
+) {
+    let Some(ours) = NEW_SIGNALS.take(token) else {
+        return;
+    };
+    // SAFETY: the fields point at the call's arguments.
+    let (handle, id, signal) = unsafe { (*p.phCommandList, *p.pcommandId, &mut *p.phSignalEvent) };
+    let actual = *signal;
+    // As for an append (`commands::complete`): left to a later tool that replaced libpti's.
+    if ours.is_some() && ours == Some(actual) {
+        *signal = null_mut();
+    }
+    let Some(list) = objects::list(handle) else {
+        return;
+    };
+    if result != ZE_RESULT_SUCCESS {
+        if let Some(event) = ours {
+            events::give(list.context, event);
+        }
+        return;
+    }
+    let source = match ours {
+        Some(event) => {
+            list.recording().events.push(event);
+            Source::Own(event)
+        }
+        None => match commands::untimed_because(actual) {
+            None => Source::Borrowed(actual),
+            Some(why) => Source::Untimed(why),
+        },
+    };
+    update_recorded(handle, id, |r| {
+        r.source = source;
+        r.signal = actual;
+    });
+}
+
+pub(super) fn after_zeCommandListUpdateMutableCommandKernelsExp(
+    p: &mut ze_command_list_update_mutable_command_kernels_exp_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result != ZE_RESULT_SUCCESS || is_internal() {
+        return;
+    }
+    // SAFETY: the fields point at the call's arguments: a list, a count, that many IDs and
+    // kernels.
+    unsafe {
+        let (list, n, ids, kernels) = (
+            *p.phCommandList,
+            *p.pnumKernels,
+            *p.ppCommandId,
+            *p.pphKernels,
+        );
+        if ids.is_null() || kernels.is_null() {
+            return;
+        }
+        for i in 0..n as usize {
+            let (id, new) = (*ids.add(i), *kernels.add(i));
+            update_recorded(list, id, |r| {
+                if let Work::Kernel { launch, .. } = r.submission.work {
+                    r.submission.work = Work::Kernel {
+                        name: objects::kernel_name(new).unwrap_or(c"<unnamed kernel>"),
+                        kernel: new.cast(),
+                        launch: Launch::groups(launch.group_count, objects::group_size(new)),
+                    };
+                }
+            });
+        }
+    }
+}
+
+/// The fields every mutable descriptor starts with.
+#[repr(C)]
+struct Header {
+    stype: ze_structure_type_t,
+    p_next: *const c_void,
+}
+
+/// The program changes numbered commands' group counts and sizes (the chained descriptors).
+pub(super) fn after_zeCommandListUpdateMutableCommandsExp(
+    p: &mut ze_command_list_update_mutable_commands_exp_params_t,
+    result: ze_result_t,
+    _token: usize,
+) {
+    if result != ZE_RESULT_SUCCESS || is_internal() {
+        return;
+    }
+    // SAFETY: the fields point at the call's arguments: a list and the program's descriptor,
+    // whose chain holds descriptors of the types their headers name.
+    unsafe {
+        let list = *p.phCommandList;
+        let Some(desc) = (*p.pdesc).as_ref() else {
+            return;
+        };
+        let mut next = desc.pNext;
+        while let Some(h) = next.cast::<Header>().as_ref() {
+            match h.stype {
+                ZE_STRUCTURE_TYPE_MUTABLE_GROUP_COUNT_EXP_DESC => {
+                    let d = &*next.cast::<ze_mutable_group_count_exp_desc_t>();
+                    if let Some(g) = d.pGroupCount.as_ref() {
+                        let count = [g.groupCountX, g.groupCountY, g.groupCountZ];
+                        update_recorded(list, d.commandId, |r| relaunch(r, Some(count), None));
+                    }
+                }
+                ZE_STRUCTURE_TYPE_MUTABLE_GROUP_SIZE_EXP_DESC => {
+                    let d = &*next.cast::<ze_mutable_group_size_exp_desc_t>();
+                    let size = [d.groupSizeX, d.groupSizeY, d.groupSizeZ];
+                    update_recorded(list, d.commandId, |r| relaunch(r, None, Some(size)));
+                }
+                _ => {}
+            }
+            next = h.p_next;
+        }
+    }
+}
+
+/// A recorded kernel's launch with a new group count or size.
+fn relaunch(r: &mut Recorded, count: Option<[u32; 3]>, size: Option<[u32; 3]>) {
+    if let Work::Kernel {
+        name,
+        kernel,
+        launch,
+    } = r.submission.work
+    {
+        r.submission.work = Work::Kernel {
+            name,
+            kernel,
+            launch: Launch::groups(
+                count.unwrap_or(launch.group_count),
+                size.unwrap_or(launch.group_size),
+            ),
+        };
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -867,7 +1720,7 @@ pub(super) fn after_zeEventQueryStatus(
     if result == ZE_RESULT_SUCCESS && !is_internal() {
         // SAFETY: the field points at the call's argument.
         let event = unsafe { *p.phEvent };
-        PENDING.harvest_matching(|c| c.uses(event));
+        PENDING.harvest_matching(|c| c.source.uses(event));
     }
 }
 

@@ -9,11 +9,19 @@
 //! more have hooks (`hooks`: `before_<function>` in the prologue, `after_<function>` in the
 //! epilogue):
 //!
-//! - `objects`: kernel names, command lists, queues, event pools, from the creation calls;
-//! - `commands`: appends get timing events (`events`: libpti's own timestamp pools where the
-//!   program's event cannot be used), immediate lists' commands are pending at once, regular
-//!   lists' at each execution; records are written when the events have signalled
-//!   (`backend::device::pending`), with kernel timestamps converted by `devices`.
+//! - `objects`: kernel names, command lists, queues, event pools and events, graphs, from the
+//!   creation calls; `pools`: the timestamps libpti adds to the program's pools and
+//!   counter-based events, which the program never sees;
+//! - `commands`: how each append is timed (`source`: an event of libpti's where the program
+//!   passed none, the program's own event otherwise, or a device copy of its timestamps); an
+//!   immediate list's commands are pending at once, recorded ones (regular lists, graph
+//!   captures) at each execution (`executions`); `guards` keep what a change of a program's
+//!   event would lose; records are written when the timestamps are there
+//!   (`backend::device::pending`), converted by `devices`; `events`: libpti's own events and
+//!   timestamp slots.
+//!
+//! The timing design, and the driver facts it rests on, are in docs/ARCHITECTURE.md ("Level Zero
+//! timing").
 //!
 //! This module touches the rest of libpti through the engine (the dispatch entry, the view's
 //! record writers, critical events, the runtime task) and `backend::device` only.
@@ -23,9 +31,13 @@ mod callbacks;
 mod commands;
 mod devices;
 mod events;
+mod executions;
 mod extension;
+mod guards;
 mod hooks;
 mod objects;
+mod pools;
+mod source;
 pub mod tracer;
 
 pub use tracer::{Attachment, attach, attachment};
@@ -56,6 +68,9 @@ const DEVICE_WORK: &[ApiId] = &[
     ids::zeCommandListAppendHostFunction,
     ids::zeCommandListImmediateAppendCommandListsExp,
     ids::zeCommandListImmediateAppendCommandListsWithParameters,
+    ids::zeCommandListAppendGraphExt,
+    ids::zeCommandListAppendGraphExp,
+    ids::zeCommandListUpdateMutableCommandSignalEventExp,
     ids::zeCommandQueueExecuteCommandLists,
     ids::zeCommandListHostSynchronize,
     ids::zeCommandQueueSynchronize,
@@ -114,7 +129,6 @@ const UNRECORDED_WORK: &[(ApiId, &str)] = &[
         ids::zeRTASBuilderCommandListAppendCopyExt,
         "a copy of ray-tracing acceleration structures",
     ),
-    (ids::zeCommandListAppendGraphExt, "the execution of a graph"),
 ];
 
 /// The Level Zero backend, as the session sees it.
@@ -163,6 +177,7 @@ impl Backend for LevelZero {
 
     fn fork_locks(&self) -> Vec<&'static dyn ForkLock> {
         let mut locks = vec![objects::fork_lock(), events::fork_lock()];
+        locks.extend(guards::fork_locks());
         locks.extend(devices::DEVICES.fork_locks());
         locks.extend(commands::fork_locks());
         locks
@@ -172,6 +187,7 @@ impl Backend for LevelZero {
     /// the parent's driver state).
     fn forget_in_child(&self) {
         commands::forget_in_child();
+        guards::forget_in_child();
         events::forget_in_child();
         objects::forget_in_child();
     }

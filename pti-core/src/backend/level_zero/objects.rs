@@ -1,7 +1,7 @@
 //! What libpti learns of the program's Level Zero objects from their creation calls: kernel names,
-//! command lists (context, device, immediate or regular, synchronous or not, and the commands
-//! recorded on a regular list), queues, and which events the host can read kernel timestamps
-//! from.
+//! command lists (context, device, kind, order, and what a regular list or a graph capture
+//! recorded), queues, event pools and events (their flags as the program asked and as libpti
+//! made them), graphs.
 //!
 //! Entries are made in the creation calls' epilogues, also while nothing is traced (so a later
 //! enable knows the objects), and removed in the destruction calls' prologues.
@@ -12,31 +12,65 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use pti_sys::level_zero::*;
 
+use super::source::Source;
 use super::tracer::{internal, loader};
 use crate::backend::device::command::Submission;
 use crate::intern::intern;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::view::device::Engine;
 
-/// A command recorded on a regular list: it runs each time the list is executed.
+/// A command recorded on a regular list or in a graph: it runs each time the list is executed or
+/// the graph replayed.
 #[derive(Clone, Copy)]
 pub(super) struct Recorded {
     /// The append that recorded it (every execution's record keeps its correlation ID and
     /// thread; the execute call is named by a PTI_VIEW_EXT_COMMAND_EXECUTION record).
     pub(super) submission: Submission,
-    /// The event that times it (libpti's, or the program's when it has kernel timestamps).
-    pub(super) event: ze_event_handle_t,
-    /// The program's event that a barrier signals after `event` (NULL if none).
-    pub(super) program: ze_event_handle_t,
-    /// `event` is libpti's (given back when the list is reset or destroyed).
-    pub(super) owned: bool,
+    /// How each execution is timed.
+    pub(super) source: Source,
+    /// The event the command signals (libpti's or the program's; NULL if none).
+    pub(super) signal: ze_event_handle_t,
     /// Host time of the append call.
     pub(super) appended: u64,
+    /// Its mutable command ID (0: none).
+    pub(super) id: u64,
 }
 
 // SAFETY: handles are opaque values passed back to the driver, which allows Level Zero objects
 // to be used from any thread.
 unsafe impl Send for Recorded {}
+
+/// What a regular list (or a capturing immediate list) has recorded.
+#[derive(Default)]
+pub(super) struct Recording {
+    pub(super) commands: Vec<Recorded>,
+    /// Events the list signals or resets in commands without a record of their own (resets,
+    /// signals): an execution changes them.
+    pub(super) touched: Vec<ze_event_handle_t>,
+    /// libpti's events and slots the recording holds (given back with it).
+    pub(super) events: Vec<ze_event_handle_t>,
+    pub(super) slots: Vec<usize>,
+    /// Mutable lists: the ID the driver gives the next command appended.
+    pub(super) next_id: Option<u64>,
+    /// An immediate list capturing a graph: its appends are recorded here, not run.
+    pub(super) capturing: bool,
+    /// The recording is another's (a clone's commands are its source's): it gives nothing back.
+    pub(super) borrowed: bool,
+}
+
+// SAFETY: as for `Recorded`.
+unsafe impl Send for Recording {}
+
+impl Recording {
+    /// Every event an execution of the recording signals or resets.
+    pub(super) fn changes(&self) -> impl Iterator<Item = ze_event_handle_t> + '_ {
+        self.commands
+            .iter()
+            .map(|r| r.signal)
+            .chain(self.touched.iter().copied())
+            .filter(|e| !e.is_null())
+    }
+}
 
 /// A command list.
 pub(super) struct List {
@@ -44,21 +78,30 @@ pub(super) struct List {
     pub(super) context: ze_context_handle_t,
     pub(super) device: ze_device_handle_t,
     pub(super) immediate: bool,
+    /// In order (`ZE_COMMAND_LIST_FLAG_IN_ORDER`, or an immediate list's
+    /// `ZE_COMMAND_QUEUE_FLAG_IN_ORDER`): its commands complete in the order appended.
+    pub(super) in_order: bool,
     /// An immediate list's engine (its descriptor's ordinal and index); 0, 0 for a regular list,
     /// whose commands run on the engine of the queue that executes it.
     pub(super) engine: Engine,
     /// An immediate list in synchronous mode: its commands have completed when the append
     /// returns.
     pub(super) synchronous: bool,
-    /// Commands of a regular list, in order.
-    recorded: Mutex<Vec<Recorded>>,
+    recording: Mutex<Recording>,
 }
 
 impl List {
-    /// The commands recorded on a regular list. Never held while calling the driver or tool
-    /// code; nothing panics while holding it, and a poisoned lock is used as it is.
-    pub(super) fn recorded(&self) -> MutexGuard<'_, Vec<Recorded>> {
-        self.recorded.lock().unwrap_or_else(PoisonError::into_inner)
+    /// What the list recorded. Never held while calling the driver or tool code; nothing panics
+    /// while holding it, and a poisoned lock is used as it is.
+    pub(super) fn recording(&self) -> MutexGuard<'_, Recording> {
+        self.recording
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether its appends are recorded (a regular list, or an immediate list capturing).
+    pub(super) fn records(&self) -> bool {
+        !self.immediate || self.recording().capturing
     }
 }
 
@@ -66,6 +109,37 @@ impl List {
 unsafe impl Send for List {}
 // SAFETY: as above.
 unsafe impl Sync for List {}
+
+/// An event pool as the program created it, and as libpti made it.
+#[derive(Clone, Copy)]
+pub(super) struct Pool {
+    pub(super) context: usize,
+    /// The flags the program asked for (what `zeEventPoolGetFlags` answers).
+    pub(super) program_flags: ze_event_pool_flags_t,
+    /// Its events have kernel timestamps (the program's, or libpti's upgrade).
+    pub(super) timestamps: bool,
+    /// libpti added the timestamps.
+    pub(super) upgraded: bool,
+    /// Counter-based (its descriptor first in `pNext`).
+    pub(super) counter_based: bool,
+}
+
+/// An event of the program's.
+#[derive(Clone, Copy)]
+pub(super) struct Event {
+    pub(super) context: usize,
+    /// A counter-based event's device (0 for an event of a pool).
+    pub(super) device: usize,
+    /// It has kernel timestamps the host can read.
+    pub(super) timestamps: bool,
+    /// libpti added them: the program's queries of them answer as without.
+    pub(super) upgraded: bool,
+    /// Counter-based (explicitly).
+    pub(super) counter_based: bool,
+}
+
+/// A graph's recorded commands (shared by the graph and its executable instances).
+pub(super) type GraphCommands = Arc<Mutex<Recording>>;
 
 #[derive(Default)]
 struct Registry {
@@ -75,10 +149,11 @@ struct Registry {
     lists: HashMap<usize, Arc<List>>,
     /// Queue -> (context, device, engine).
     queues: HashMap<usize, (usize, usize, Engine)>,
-    /// Pools whose events the host can read kernel timestamps from.
-    timestamp_pools: HashMap<usize, bool>,
-    /// Events of those pools.
-    timestamp_events: HashMap<usize, bool>,
+    pools: HashMap<usize, Pool>,
+    events: HashMap<usize, Event>,
+    /// Graphs and executable graphs -> their recorded commands.
+    graphs: HashMap<usize, GraphCommands>,
+    executables: HashMap<usize, GraphCommands>,
 }
 
 static REGISTRY: WriterLock<Option<Registry>> = WriterLock::new(None);
@@ -91,6 +166,8 @@ fn with<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
 pub(super) fn fork_lock() -> &'static dyn ForkLock {
     &REGISTRY
 }
+
+// === kernels ===
 
 /// A kernel was created with `name`.
 pub(super) fn kernel_created(kernel: ze_kernel_handle_t, name: &CStr) {
@@ -106,7 +183,6 @@ pub(super) fn kernel_destroyed(kernel: ze_kernel_handle_t) {
     });
 }
 
-/// The name of `kernel`: learnt at its creation, or asked of the driver.
 /// The program set `kernel`'s group size.
 pub(super) fn group_size_set(kernel: ze_kernel_handle_t, size: [u32; 3]) {
     with(|r| r.group_sizes.insert(kernel as usize, size));
@@ -117,6 +193,7 @@ pub(super) fn group_size(kernel: ze_kernel_handle_t) -> [u32; 3] {
     with(|r| r.group_sizes.get(&(kernel as usize)).copied()).unwrap_or_default()
 }
 
+/// The name of `kernel`: learnt at its creation, or asked of the driver.
 pub(super) fn kernel_name(kernel: ze_kernel_handle_t) -> Option<&'static CStr> {
     if kernel.is_null() {
         return None;
@@ -142,25 +219,32 @@ pub(super) fn kernel_name(kernel: ze_kernel_handle_t) -> Option<&'static CStr> {
     with(|r| r.kernels.get(&(kernel as usize)).copied())
 }
 
-/// A command list was created (`immediate`, and then `synchronous` or not).
-pub(super) fn list_created(
-    handle: ze_command_list_handle_t,
-    context: ze_context_handle_t,
-    device: ze_device_handle_t,
-    immediate: bool,
-    engine: Engine,
-    synchronous: bool,
-) {
+// === lists and queues ===
+
+/// What a list creation tells.
+pub(super) struct NewList {
+    pub(super) handle: ze_command_list_handle_t,
+    pub(super) context: ze_context_handle_t,
+    pub(super) device: ze_device_handle_t,
+    pub(super) immediate: bool,
+    pub(super) in_order: bool,
+    pub(super) engine: Engine,
+    pub(super) synchronous: bool,
+}
+
+/// A command list was created; `recording` is what it starts with (a clone's).
+pub(super) fn list_created(new: NewList, recording: Recording) {
     let list = Arc::new(List {
-        handle,
-        context,
-        device,
-        immediate,
-        engine,
-        synchronous,
-        recorded: Mutex::new(Vec::new()),
+        handle: new.handle,
+        context: new.context,
+        device: new.device,
+        immediate: new.immediate,
+        in_order: new.in_order,
+        engine: new.engine,
+        synchronous: new.synchronous,
+        recording: Mutex::new(recording),
     });
-    with(|r| r.lists.insert(handle as usize, list));
+    with(|r| r.lists.insert(new.handle as usize, list));
 }
 
 /// The list `handle`, if its creation was seen.
@@ -202,9 +286,19 @@ pub(super) fn queue_created(
     });
 }
 
+/// The device and engine of queue `handle` (NULL and 0, 0 if its creation was not seen).
+pub(super) fn queue(handle: ze_command_queue_handle_t) -> (ze_device_handle_t, Engine) {
+    with(|r| {
+        r.queues
+            .get(&(handle as usize))
+            .map(|q| (q.1 as ze_device_handle_t, q.2))
+    })
+    .unwrap_or((core::ptr::null_mut(), Engine::default()))
+}
+
 /// The engine of queue `handle` (0, 0 if its creation was not seen).
 pub(super) fn queue_engine(handle: ze_command_queue_handle_t) -> Engine {
-    with(|r| r.queues.get(&(handle as usize)).map(|q| q.2)).unwrap_or_default()
+    queue(handle).1
 }
 
 /// The engine of immediate list `handle` (0, 0 if its creation was not seen).
@@ -223,48 +317,86 @@ pub(super) fn queue_destroyed(handle: ze_command_queue_handle_t) {
     with(|r| r.queues.remove(&(handle as usize)));
 }
 
-/// Whether events of a pool with `flags` give the host kernel timestamps.
-pub(super) fn timed_flags(flags: ze_event_pool_flags_t) -> bool {
-    let needed = ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
-    flags & needed == needed
+// === event pools and events ===
+
+/// An event pool was created.
+pub(super) fn pool_created(pool: ze_event_pool_handle_t, info: Pool) {
+    with(|r| r.pools.insert(pool as usize, info));
 }
 
-/// An event pool was created with `flags`.
-pub(super) fn pool_created(pool: ze_event_pool_handle_t, flags: ze_event_pool_flags_t) {
-    let timestamps = timed_flags(flags);
-    with(|r| r.timestamp_pools.insert(pool as usize, timestamps));
+/// The pool `handle`, if its creation was seen.
+pub(super) fn pool(handle: ze_event_pool_handle_t) -> Option<Pool> {
+    with(|r| r.pools.get(&(handle as usize)).copied())
 }
 
 /// An event pool is being destroyed.
 pub(super) fn pool_destroyed(pool: ze_event_pool_handle_t) {
-    with(|r| r.timestamp_pools.remove(&(pool as usize)));
+    with(|r| r.pools.remove(&(pool as usize)));
 }
 
 /// An event was created from `pool`.
-pub(super) fn event_created(event: ze_event_handle_t, pool: ze_event_pool_handle_t) {
+pub(super) fn pool_event_created(event: ze_event_handle_t, pool: ze_event_pool_handle_t) {
     with(|r| {
-        let timestamps = r
-            .timestamp_pools
-            .get(&(pool as usize))
-            .copied()
-            .unwrap_or(false);
-        r.timestamp_events.insert(event as usize, timestamps);
+        if let Some(p) = r.pools.get(&(pool as usize)).copied() {
+            r.events.insert(
+                event as usize,
+                Event {
+                    context: p.context,
+                    device: 0,
+                    timestamps: p.timestamps,
+                    upgraded: p.upgraded,
+                    counter_based: p.counter_based,
+                },
+            );
+        }
     });
+}
+
+/// A counter-based event of no pool was created.
+pub(super) fn event_created(event: ze_event_handle_t, info: Event) {
+    with(|r| r.events.insert(event as usize, info));
+}
+
+/// The program's event `handle`, if its creation was seen.
+pub(super) fn event(handle: ze_event_handle_t) -> Option<Event> {
+    with(|r| r.events.get(&(handle as usize)).copied())
 }
 
 /// An event is being destroyed.
 pub(super) fn event_destroyed(event: ze_event_handle_t) {
-    with(|r| r.timestamp_events.remove(&(event as usize)));
+    with(|r| r.events.remove(&(event as usize)));
 }
 
-/// Whether the program's `event` comes from a host-visible pool with kernel timestamps.
-pub(super) fn event_has_timestamps(event: ze_event_handle_t) -> bool {
+// === graphs ===
+
+/// A graph holds `commands`, captured.
+pub(super) fn graph_captured(graph: *mut c_void, commands: Recording) {
     with(|r| {
-        r.timestamp_events
-            .get(&(event as usize))
-            .copied()
-            .unwrap_or(false)
-    })
+        r.graphs
+            .insert(graph as usize, Arc::new(Mutex::new(commands)))
+    });
+}
+
+/// An executable graph was instantiated from `graph`: it runs the graph's commands.
+pub(super) fn graph_instantiated(graph: *mut c_void, executable: *mut c_void) {
+    with(|r| {
+        if let Some(commands) = r.graphs.get(&(graph as usize)).cloned() {
+            r.executables.insert(executable as usize, commands);
+        }
+    });
+}
+
+/// The commands an executable graph runs.
+pub(super) fn executable(executable: *mut c_void) -> Option<GraphCommands> {
+    with(|r| r.executables.get(&(executable as usize)).cloned())
+}
+
+/// A graph or an executable graph is being destroyed.
+pub(super) fn graph_destroyed(handle: *mut c_void) {
+    with(|r| {
+        r.graphs.remove(&(handle as usize));
+        r.executables.remove(&(handle as usize));
+    });
 }
 
 /// In the child after `fork()`: the parent's objects are not the child's to use.

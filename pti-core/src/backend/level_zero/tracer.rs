@@ -49,6 +49,16 @@ pub(super) struct Loader {
     pub(super) zeEventQueryKernelTimestamp: zeEventQueryKernelTimestamp_t,
     pub(super) zeCommandListAppendBarrier: zeCommandListAppendBarrier_t,
     pub(super) zeCommandListAppendEventReset: zeCommandListAppendEventReset_t,
+    pub(super) zeCommandListAppendQueryKernelTimestamps: zeCommandListAppendQueryKernelTimestamps_t,
+    pub(super) zeCommandListAppendMemoryCopy: zeCommandListAppendMemoryCopy_t,
+    pub(super) zeCommandListCreate: zeCommandListCreate_t,
+    pub(super) zeCommandListClose: zeCommandListClose_t,
+    pub(super) zeCommandListDestroy: zeCommandListDestroy_t,
+    pub(super) zeCommandQueueExecuteCommandLists: zeCommandQueueExecuteCommandLists_t,
+    pub(super) zeDeviceGetCommandQueueGroupProperties: zeDeviceGetCommandQueueGroupProperties_t,
+    pub(super) zeDriverGetExtensionFunctionAddress: zeDriverGetExtensionFunctionAddress_t,
+    pub(super) zeMemAllocHost: zeMemAllocHost_t,
+    pub(super) zeMemFree: zeMemFree_t,
     pub(super) zeMemGetAllocProperties: zeMemGetAllocProperties_t,
     pub(super) zeKernelGetName: zeKernelGetName_t,
 }
@@ -175,8 +185,7 @@ fn try_attach() -> Attachment {
             "the Level Zero loader lacks zeInit or the tracer functions".into(),
         );
     };
-    // SAFETY: zeInit may be called any number of times; 0 asks for every driver type.
-    let status = unsafe { init(0) };
+    let status = initialise(handle, init);
     if status != ZE_RESULT_SUCCESS {
         return Attachment::Absent(format!("zeInit found no Level Zero driver (0x{status:x})"));
     }
@@ -253,6 +262,29 @@ fn try_attach() -> Attachment {
         zeEventQueryKernelTimestamp: function(handle, c"zeEventQueryKernelTimestamp").flatten(),
         zeCommandListAppendBarrier: function(handle, c"zeCommandListAppendBarrier").flatten(),
         zeCommandListAppendEventReset: function(handle, c"zeCommandListAppendEventReset").flatten(),
+        zeCommandListAppendQueryKernelTimestamps: function(
+            handle,
+            c"zeCommandListAppendQueryKernelTimestamps",
+        )
+        .flatten(),
+        zeCommandListAppendMemoryCopy: function(handle, c"zeCommandListAppendMemoryCopy").flatten(),
+        zeCommandListCreate: function(handle, c"zeCommandListCreate").flatten(),
+        zeCommandListClose: function(handle, c"zeCommandListClose").flatten(),
+        zeCommandListDestroy: function(handle, c"zeCommandListDestroy").flatten(),
+        zeCommandQueueExecuteCommandLists: function(handle, c"zeCommandQueueExecuteCommandLists")
+            .flatten(),
+        zeDeviceGetCommandQueueGroupProperties: function(
+            handle,
+            c"zeDeviceGetCommandQueueGroupProperties",
+        )
+        .flatten(),
+        zeDriverGetExtensionFunctionAddress: function(
+            handle,
+            c"zeDriverGetExtensionFunctionAddress",
+        )
+        .flatten(),
+        zeMemAllocHost: function(handle, c"zeMemAllocHost").flatten(),
+        zeMemFree: function(handle, c"zeMemFree").flatten(),
         zeMemGetAllocProperties: function(handle, c"zeMemGetAllocProperties").flatten(),
         zeKernelGetName: function(handle, c"zeKernelGetName").flatten(),
     });
@@ -262,6 +294,41 @@ fn try_attach() -> Attachment {
         return Attachment::Failed(format!("zelTracerSetEnabled returned 0x{status:x}"));
     }
     Attachment::Attached { functions }
+}
+
+/// Initialises the loader for libpti's own use without deciding which drivers the program sees.
+///
+/// A modern loader runs `zeInit` once per process, with the first caller's flags (its
+/// `ze_lib::context->Init` and the drivers' init under one `call_once`): a `zeInit(0)` of
+/// libpti's before the program's `zeInit(ZE_INIT_FLAG_GPU_ONLY)` would leave the program seeing
+/// every type of device. Those loaders (1.19 and later) have `zeInitDrivers`, whose own
+/// initialisation is separate and which filters drivers per call: libpti uses it, asking for the
+/// count only, which leaves `zeInit` to the program. Older loaders (Debian's 1.8.12) call every
+/// driver's init again at each `zeInit`, with that call's flags: there `zeInit(0)` decides nothing
+/// for the program's later call.
+fn initialise(
+    handle: *mut c_void,
+    init: unsafe extern "C" fn(ze_init_flags_t) -> ze_result_t,
+) -> ze_result_t {
+    if let Some(init_drivers) = function::<zeInitDrivers_t>(handle, c"zeInitDrivers").flatten() {
+        let mut desc = ze_init_driver_type_desc_t {
+            stype: ZE_STRUCTURE_TYPE_INIT_DRIVER_TYPE_DESC,
+            pNext: core::ptr::null(),
+            flags: ZE_INIT_DRIVER_TYPE_FLAG_GPU | ZE_INIT_DRIVER_TYPE_FLAG_NPU,
+        };
+        let mut count = 0u32;
+        // SAFETY: a count query (no handles asked for) with a valid descriptor.
+        let status = unsafe { init_drivers(&mut count, core::ptr::null_mut(), &mut desc) };
+        if status == ZE_RESULT_SUCCESS {
+            return if count > 0 {
+                ZE_RESULT_SUCCESS
+            } else {
+                ZE_RESULT_ERROR_UNINITIALIZED
+            };
+        }
+    }
+    // SAFETY: zeInit may be called any number of times; 0 asks for every driver type.
+    unsafe { init(0) }
 }
 
 /// Whether the loader `handle` has the tracing layer's register function of `function`.

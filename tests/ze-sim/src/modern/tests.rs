@@ -1,6 +1,7 @@
-//! The extension route, counter-based events, host functions and `ZE_SIM_MINIMAL`'s parsing,
-//! called directly (the loader's route to them is tested by `tests/level_zero.rs`). They assume
-//! `ZE_SIM_MINIMAL` unset, as `cargo test` runs them.
+//! The driver's behaviours, called directly (the loader's route to them is tested by
+//! `tests/level_zero.rs`): asynchronous execution, the three kinds of event behaviour, copies
+//! of timestamps, copy engines, graph capture, mutable lists and clones, and the extension
+//! route. They assume the default settings (`ZE_SIM_*` unset), as `cargo test` runs them.
 
 use core::ffi::c_void;
 use core::ptr::null_mut;
@@ -8,45 +9,180 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::*;
 use crate::api::*;
+use crate::graph::*;
+use crate::mutable::*;
 
-/// An immediate or a regular list.
-fn list(immediate: bool) -> ze_command_list_handle_t {
-    let mut h = null_mut();
-    // SAFETY: a writable handle; the fixture ignores the other arguments.
+/// Waits for ever (a Level Zero timeout).
+const FOREVER: u64 = u64::MAX;
+
+fn kernel(name: &core::ffi::CStr) -> ze_kernel_handle_t {
+    let mut module = null_mut();
+    let mut k = null_mut();
+    let desc = ze_kernel_desc_t {
+        stype: ZE_STRUCTURE_TYPE_KERNEL_DESC,
+        pNext: core::ptr::null(),
+        flags: 0,
+        pKernelName: name.as_ptr(),
+    };
+    // SAFETY: writable handles; the driver ignores the other arguments.
     unsafe {
-        if immediate {
-            zeCommandListCreateImmediate(null_mut(), null_mut(), core::ptr::null(), &mut h);
-        } else {
-            zeCommandListCreate(null_mut(), null_mut(), core::ptr::null(), &mut h);
-        }
+        assert_eq!(
+            crate::memory::zeModuleCreate(
+                null_mut(),
+                null_mut(),
+                core::ptr::null(),
+                &mut module,
+                null_mut()
+            ),
+            OK
+        );
+        assert_eq!(crate::memory::zeKernelCreate(module, &desc, &mut k), OK);
     }
-    h
+    k
 }
 
-/// A counter-based event created the standard way with `flags`.
-fn ze_event(flags: u32) -> ze_event_handle_t {
-    let desc = ze_event_counter_based_desc_t {
-        stype: ZE_STRUCTURE_TYPE_EVENT_COUNTER_BASED_DESC,
+/// A kernel that spins for `us` microseconds.
+fn spin(us: u32) -> ze_kernel_handle_t {
+    let k = kernel(c"spin");
+    // SAFETY: a kernel of this driver and its one 4-byte argument.
+    unsafe {
+        assert_eq!(
+            crate::memory::zeKernelSetArgumentValue(k, 0, 4, (&raw const us).cast()),
+            OK
+        );
+    }
+    k
+}
+
+/// An immediate list (in order or not, on queue group `ordinal`).
+fn immediate(in_order: bool, ordinal: u32) -> ze_command_list_handle_t {
+    let desc = ze_command_queue_desc_t {
+        stype: ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
         pNext: core::ptr::null(),
-        flags,
-        signal: ZE_EVENT_SCOPE_FLAG_HOST,
-        wait: ZE_EVENT_SCOPE_FLAG_HOST,
+        ordinal,
+        index: 0,
+        flags: if in_order {
+            ZE_COMMAND_QUEUE_FLAG_IN_ORDER
+        } else {
+            0
+        },
+        mode: ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+        priority: ZE_COMMAND_QUEUE_PRIORITY_NORMAL,
     };
     let mut h = null_mut();
-    // SAFETY: a descriptor and a writable handle.
-    let r = unsafe { zeEventCounterBasedCreate(null_mut(), null_mut(), &desc, &mut h) };
-    assert_eq!(r, OK);
+    assert_eq!(
+        // SAFETY: a descriptor and a writable handle.
+        unsafe { zeCommandListCreateImmediate(null_mut(), null_mut(), &desc, &mut h) },
+        OK
+    );
     h
 }
 
-/// A counter-based event created Intel's way with `flags`.
+/// A regular list with `flags` and, when `next` is not NULL, that descriptor chained.
+fn regular(flags: u32, next: *const c_void) -> ze_command_list_handle_t {
+    let desc = ze_command_list_desc_t {
+        stype: ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC,
+        pNext: next,
+        commandQueueGroupOrdinal: 0,
+        flags,
+    };
+    let mut h = null_mut();
+    assert_eq!(
+        // SAFETY: a descriptor and a writable handle.
+        unsafe { zeCommandListCreate(null_mut(), null_mut(), &desc, &mut h) },
+        OK
+    );
+    h
+}
+
+fn queue() -> ze_command_queue_handle_t {
+    let mut h = null_mut();
+    assert_eq!(
+        // SAFETY: a writable handle; no descriptor: ordinal 0, asynchronous.
+        unsafe { zeCommandQueueCreate(null_mut(), null_mut(), core::ptr::null(), &mut h) },
+        OK
+    );
+    h
+}
+
+/// An event of a new pool with `flags` (and a counter-based descriptor when `cb` is Some).
+fn pool_event(flags: u32, cb: Option<u32>) -> ze_event_handle_t {
+    let cb_desc = ze_event_pool_counter_based_exp_desc_t {
+        stype: ZE_STRUCTURE_TYPE_COUNTER_BASED_EVENT_POOL_EXP_DESC,
+        pNext: core::ptr::null(),
+        flags: cb.unwrap_or(0),
+    };
+    let desc = ze_event_pool_desc_t {
+        stype: ZE_STRUCTURE_TYPE_EVENT_POOL_DESC,
+        pNext: if cb.is_some() {
+            (&raw const cb_desc).cast()
+        } else {
+            core::ptr::null()
+        },
+        flags,
+        count: 1,
+    };
+    let (mut pool, mut event) = (null_mut(), null_mut());
+    // SAFETY: descriptors and writable handles.
+    unsafe {
+        assert_eq!(
+            zeEventPoolCreate(null_mut(), &desc, 0, null_mut(), &mut pool),
+            OK
+        );
+        assert_eq!(zeEventCreate(pool, core::ptr::null(), &mut event), OK);
+    }
+    event
+}
+
+const TIMED: u32 = ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
+
+fn launch(list: ze_command_list_handle_t, k: ze_kernel_handle_t, signal: ze_event_handle_t) {
+    let groups = ze_group_count_t {
+        groupCountX: 1,
+        groupCountY: 1,
+        groupCountZ: 1,
+    };
+    // SAFETY: a list, a kernel and an event of this driver.
+    let r = unsafe { zeCommandListAppendLaunchKernel(list, k, &groups, signal, 0, null_mut()) };
+    assert_eq!(r, OK);
+}
+
+fn done(event: ze_event_handle_t) -> bool {
+    // SAFETY: an event of this driver.
+    unsafe { zeEventQueryStatus(event) == OK }
+}
+
+fn wait(event: ze_event_handle_t) {
+    // SAFETY: an event of this driver.
+    assert_eq!(unsafe { zeEventHostSynchronize(event, FOREVER) }, OK);
+}
+
+/// `event`'s kernel timestamps (global start, end), or the error.
+fn timestamps(event: ze_event_handle_t) -> Result<(u64, u64), ze_result_t> {
+    // SAFETY: all-zero bytes are a valid result structure.
+    let mut t: ze_kernel_timestamp_result_t = unsafe { core::mem::zeroed() };
+    // SAFETY: an event of this driver and a writable result.
+    match unsafe { zeEventQueryKernelTimestamp(event, &mut t) } {
+        OK => Ok((t.global.kernelStart, t.global.kernelEnd)),
+        error => Err(error),
+    }
+}
+
 fn zex_event(flags: u32) -> ze_event_handle_t {
-    let desc = ZexCounterBasedEventDesc {
+    #[repr(C)]
+    struct Desc {
+        stype: u32,
+        p_next: *const c_void,
+        flags: u32,
+        signal_scope: u32,
+        wait_scope: u32,
+    }
+    let desc = Desc {
         stype: 0,
         p_next: core::ptr::null(),
         flags,
         signal_scope: ZE_EVENT_SCOPE_FLAG_HOST,
-        wait_scope: ZE_EVENT_SCOPE_FLAG_DEVICE,
+        wait_scope: 0,
     };
     let mut h = null_mut();
     // SAFETY: a descriptor of Intel's layout and a writable handle.
@@ -57,67 +193,316 @@ fn zex_event(flags: u32) -> ze_event_handle_t {
     h
 }
 
-/// Whether `event` has signalled (through a wait that does not wait).
-fn signalled(event: ze_event_handle_t) -> bool {
-    // SAFETY: an event of this fixture.
-    unsafe { zeEventHostSynchronize(event, 0) == OK }
+#[test]
+fn an_append_returns_before_its_command_ran() {
+    // Not in order: the event stays regular (see the next tests for counter-based ones, whose
+    // timestamp query polls until the command completes).
+    let list = immediate(false, 0);
+    let event = pool_event(TIMED, None);
+    launch(list, spin(2_000), event);
+    assert!(
+        !done(event),
+        "a 2 ms kernel has completed when its append returned"
+    );
+    assert_eq!(timestamps(event), Err(ZE_RESULT_NOT_READY));
+    wait(event);
+    let (start, end) = timestamps(event).unwrap();
+    // 2 ms at 19.2 MHz, within a tick's worth of slack for the spin loop.
+    assert!(end - start >= 38_000, "{start} {end}");
 }
 
-/// `event`'s kernel timestamps, or the error.
-fn timestamps(event: ze_event_handle_t) -> Result<(u64, u64), ze_result_t> {
-    // SAFETY: all-zero bytes are a valid result structure.
-    let mut t: ze_kernel_timestamp_result_t = unsafe { core::mem::zeroed() };
-    // SAFETY: an event of this fixture and a writable result.
-    match unsafe { zeEventQueryKernelTimestamp(event, &mut t) } {
-        OK => Ok((t.global.kernelStart, t.global.kernelEnd)),
-        error => Err(error),
+#[test]
+fn a_counter_based_event_follows_its_latest_append() {
+    let list = immediate(true, 0);
+    let event = zex_event(1 | 16); // immediate, kernel timestamps
+    assert!(done(event), "a new counter-based event reports completion");
+    launch(list, spin(200), event);
+    wait(event);
+    let first = timestamps(event).unwrap();
+    launch(list, spin(2_000), event);
+    // Re-armed: NOT_READY until the second command completes, whatever the first did.
+    assert!(!done(event));
+    wait(event);
+    let second = timestamps(event).unwrap();
+    assert!(second.0 > first.1, "{first:?} then {second:?}");
+    // The host may neither reset nor signal it; a list may not reset it.
+    // SAFETY: an event of this driver.
+    unsafe {
+        assert_eq!(zeEventHostReset(event), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        assert_eq!(
+            zeEventHostSignal(event),
+            ZE_RESULT_ERROR_UNSUPPORTED_FEATURE
+        );
+        assert_eq!(
+            zeCommandListAppendEventReset(list, event),
+            ZE_RESULT_ERROR_INVALID_ARGUMENT
+        );
     }
+    // Not on a list that is not in order.
+    let ooo = immediate(false, 0);
+    let groups = ze_group_count_t {
+        groupCountX: 1,
+        groupCountY: 1,
+        groupCountZ: 1,
+    };
+    // SAFETY: a list, a kernel and an event of this driver.
+    let r = unsafe { zeCommandListAppendLaunchKernel(ooo, spin(1), &groups, event, 0, null_mut()) };
+    assert_eq!(r, ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 
-unsafe extern "C" fn count_call(data: *mut c_void) {
-    // SAFETY: the test passes an AtomicU32 that outlives the call.
-    unsafe { &*data.cast::<AtomicU32>() }.fetch_add(1, Ordering::Relaxed);
+#[test]
+fn a_regular_event_signalled_again_without_a_reset_reports_the_old_completion() {
+    // Out of order: no implicit counter-based mode.
+    let list = immediate(false, 0);
+    let event = pool_event(TIMED, None);
+    launch(list, spin(100), event);
+    wait(event);
+    let first = timestamps(event).unwrap();
+    launch(list, spin(3_000), event);
+    // Still signalled, with the first command's timestamps, until the second overwrites them.
+    assert!(done(event));
+    assert_eq!(timestamps(event).unwrap(), first);
+    // SAFETY: a list of this driver.
+    assert_eq!(unsafe { zeCommandListHostSynchronize(list, FOREVER) }, OK);
+    assert_ne!(timestamps(event).unwrap(), first);
 }
 
-/// Appends a host function counting its calls in `calls`, signalling `signal`.
-fn append_host_function(
-    list: ze_command_list_handle_t,
-    calls: &AtomicU32,
-    signal: ze_event_handle_t,
-) {
-    let data = (calls as *const AtomicU32).cast_mut().cast();
-    // SAFETY: a list and an event of this fixture; `calls` outlives the list's executions.
+#[test]
+fn a_regular_event_on_an_in_order_immediate_list_is_counter_based_until_reset() {
+    let list = immediate(true, 0);
+    let event = pool_event(TIMED, None);
+    launch(list, spin(100), event);
+    wait(event);
+    // Implicitly counter-based: the next append re-arms it.
+    launch(list, spin(3_000), event);
+    assert!(!done(event));
+    wait(event);
+    // A reset in a list leaves the mode for good: signalled again, it keeps its old state.
+    // SAFETY: a list and an event of this driver.
+    unsafe {
+        assert_eq!(zeCommandListAppendEventReset(list, event), OK);
+        assert_eq!(zeCommandListHostSynchronize(list, FOREVER), OK);
+    }
+    assert!(!done(event));
+}
+
+#[test]
+fn a_copy_of_timestamps_waits_for_a_counter_based_event_only() {
+    let list = immediate(true, 0);
+    let event = zex_event(1 | 16);
+    let mut copied = [0u64; 4];
+    launch(list, spin(1_000), event);
+    let mut handle = event;
+    // SAFETY: an event of this driver, room for one result, and no wait list.
     let r = unsafe {
-        zeCommandListAppendHostFunction(
+        zeCommandListAppendQueryKernelTimestamps(
             list,
-            Some(count_call),
-            data,
+            1,
+            &mut handle,
+            copied.as_mut_ptr().cast(),
+            core::ptr::null(),
             null_mut(),
-            signal,
             0,
             null_mut(),
         )
     };
     assert_eq!(r, OK);
+    // SAFETY: a list of this driver.
+    assert_eq!(unsafe { zeCommandListHostSynchronize(list, FOREVER) }, OK);
+    let (start, end) = timestamps(event).unwrap();
+    // kernelStart and kernelEnd of `global`, as the driver wrote them.
+    assert_eq!((copied[0], copied[1]), (start, end));
+    // A copy engine runs no kernel, nor the copy of timestamps (a built-in kernel).
+    let copy = immediate(true, 1);
+    let groups = ze_group_count_t {
+        groupCountX: 1,
+        groupCountY: 1,
+        groupCountZ: 1,
+    };
+    // SAFETY: a list and a kernel of this driver.
+    let r = unsafe {
+        zeCommandListAppendLaunchKernel(copy, spin(1), &groups, null_mut(), 0, null_mut())
+    };
+    assert_eq!(r, ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 
-fn destroy_all(lists: &[ze_command_list_handle_t], events: &[ze_event_handle_t]) {
-    for &l in lists {
-        // SAFETY: a list of this fixture, not used again.
-        assert_eq!(unsafe { zeCommandListDestroy(l) }, OK);
+#[test]
+fn a_regular_list_runs_at_each_execution_and_re_arms_counter_based_events() {
+    let list = regular(ZE_COMMAND_LIST_FLAG_IN_ORDER, core::ptr::null());
+    let event = pool_event(TIMED, Some(crate::event::CB_NON_IMMEDIATE));
+    launch(list, spin(1_000), event);
+    // SAFETY: a list and a queue of this driver.
+    unsafe {
+        assert_eq!(zeCommandListClose(list), OK);
+        let q = queue();
+        let mut l = list;
+        assert_eq!(
+            zeCommandQueueExecuteCommandLists(q, 1, &mut l, null_mut()),
+            OK
+        );
+        assert!(!done(event));
+        assert_eq!(zeCommandQueueSynchronize(q, FOREVER), OK);
+        let first = timestamps(event).unwrap();
+        assert_eq!(
+            zeCommandQueueExecuteCommandLists(q, 1, &mut l, null_mut()),
+            OK
+        );
+        // Re-armed; the former timestamps stay readable until overwritten.
+        assert!(!done(event));
+        assert_eq!(zeCommandQueueSynchronize(q, FOREVER), OK);
+        assert!(timestamps(event).unwrap().0 > first.1);
     }
-    for &e in events {
-        // SAFETY: an event of this fixture, not used again.
-        assert_eq!(unsafe { zeEventDestroy(e) }, OK);
+    // An IMMEDIATE-only counter-based event may not signal on a regular list.
+    let other = regular(ZE_COMMAND_LIST_FLAG_IN_ORDER, core::ptr::null());
+    let only_immediate = pool_event(TIMED, Some(crate::event::CB_IMMEDIATE));
+    let groups = ze_group_count_t {
+        groupCountX: 1,
+        groupCountY: 1,
+        groupCountZ: 1,
+    };
+    // SAFETY: a list, a kernel and an event of this driver.
+    let r = unsafe {
+        zeCommandListAppendLaunchKernel(other, spin(1), &groups, only_immediate, 0, null_mut())
+    };
+    assert_eq!(r, ZE_RESULT_ERROR_INVALID_ARGUMENT);
+}
+
+static CALLS: AtomicU32 = AtomicU32::new(0);
+
+unsafe extern "C" fn count_call(_: *mut c_void) {
+    CALLS.fetch_add(1, Ordering::Relaxed);
+}
+
+#[test]
+fn a_captured_graph_runs_only_when_replayed() {
+    let list = immediate(true, 0);
+    let event = zex_event(3 | 16);
+    // SAFETY: lists, events and graphs of this driver, and writable handles.
+    unsafe {
+        assert_eq!(zeCommandListBeginGraphCaptureExp(list, null_mut()), OK);
+        assert_eq!(
+            zeCommandListIsGraphCaptureEnabledExt(list),
+            ZE_RESULT_QUERY_TRUE
+        );
+        let r = zeCommandListAppendHostFunction(
+            list,
+            Some(count_call),
+            null_mut(),
+            core::ptr::null(),
+            event,
+            0,
+            null_mut(),
+        );
+        assert_eq!(r, OK);
+        assert_eq!(
+            zeCommandListHostSynchronize(list, FOREVER),
+            ZE_RESULT_ERROR_GRAPH_CAPTURE_UNSUPPORTED
+        );
+        let mut graph = null_mut();
+        assert_eq!(
+            zeCommandListEndGraphCaptureExp(list, &mut graph, null_mut()),
+            OK
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        assert_eq!(CALLS.load(Ordering::Relaxed), 0, "a captured command ran");
+        let mut exec = null_mut();
+        assert_eq!(
+            zeCommandListInstantiateGraphExp(graph, &mut exec, null_mut()),
+            OK
+        );
+        for run in 1..=2 {
+            assert_eq!(
+                zeCommandListAppendGraphExp(list, exec, null_mut(), null_mut(), 0, null_mut()),
+                OK
+            );
+            assert_eq!(zeCommandListHostSynchronize(list, FOREVER), OK);
+            assert_eq!(CALLS.load(Ordering::Relaxed), run);
+            assert!(done(event));
+        }
+        assert_eq!(zeExecutableGraphDestroyExt(exec), OK);
+        assert_eq!(zeGraphDestroyExt(graph), OK);
     }
 }
 
 #[test]
-fn minimal_parses_known_words_and_returns_the_others() {
-    let (m, unknown) = Minimal::parse(" query-status,,kernel-timestamps ,bogus");
-    assert!(m.query_status && m.kernel_timestamps && !m.global_timestamps);
-    assert_eq!(unknown, ["bogus"]);
-    assert_eq!(Minimal::parse(""), (Minimal::default(), vec![]));
+fn a_mutable_list_changes_a_numbered_command_and_a_clone_keeps_the_commands() {
+    let mutable_desc = ze_mutable_command_list_exp_desc_t {
+        stype: ZE_STRUCTURE_TYPE_MUTABLE_COMMAND_LIST_EXP_DESC,
+        pNext: core::ptr::null(),
+        flags: 0,
+    };
+    let list = regular(
+        ZE_COMMAND_LIST_FLAG_IN_ORDER | ZE_COMMAND_LIST_FLAG_EXP_CLONEABLE,
+        (&raw const mutable_desc).cast(),
+    );
+    let event = pool_event(TIMED, None);
+    // SAFETY: lists, kernels, events and queues of this driver, and writable answers.
+    unsafe {
+        let mut id = 0;
+        let id_desc = ze_mutable_command_id_exp_desc_t {
+            stype: ZE_STRUCTURE_TYPE_MUTABLE_COMMAND_ID_EXP_DESC,
+            pNext: core::ptr::null(),
+            flags: 0,
+        };
+        assert_eq!(
+            zeCommandListGetNextCommandIdExp(list, &id_desc, &mut id),
+            OK
+        );
+        launch(list, spin(100), event);
+        assert_eq!(zeCommandListClose(list), OK);
+        // A longer spin, through an argument update.
+        let us: u32 = 3_000;
+        let arg = ze_mutable_kernel_argument_exp_desc_t {
+            stype: ZE_STRUCTURE_TYPE_MUTABLE_KERNEL_ARGUMENT_EXP_DESC,
+            pNext: core::ptr::null(),
+            commandId: id,
+            argIndex: 0,
+            argSize: 4,
+            pArgValue: (&raw const us).cast(),
+        };
+        let update = ze_mutable_commands_exp_desc_t {
+            stype: ZE_STRUCTURE_TYPE_MUTABLE_COMMANDS_EXP_DESC,
+            pNext: (&raw const arg).cast(),
+            flags: 0,
+        };
+        assert_eq!(zeCommandListUpdateMutableCommandsExp(list, &update), OK);
+        let mut clone = null_mut();
+        assert_eq!(zeCommandListCreateCloneExp(list, &mut clone), OK);
+        let q = queue();
+        let mut l = clone;
+        assert_eq!(
+            zeCommandQueueExecuteCommandLists(q, 1, &mut l, null_mut()),
+            OK
+        );
+        assert_eq!(zeCommandQueueSynchronize(q, FOREVER), OK);
+        let (start, end) = timestamps(event).unwrap();
+        assert!(end - start >= 3 * 19_000, "{start} {end}");
+        // Another command ID than one handed out: refused.
+        let none = zeCommandListUpdateMutableCommandSignalEventExp(list, id + 7, null_mut());
+        assert_eq!(none, ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    }
+}
+
+#[test]
+fn counter_based_creation_checks_its_flags() {
+    let mut h = null_mut();
+    for (flags, want) in [
+        (1 | 16 | 32, ZE_RESULT_ERROR_INVALID_ARGUMENT), // both kinds of timestamps
+        (1 | 8 | 16, ZE_RESULT_ERROR_INVALID_ARGUMENT),  // IPC with timestamps
+        (1 << 12, ZE_RESULT_ERROR_INVALID_ENUMERATION),  // unknown
+        (1 | 4 | 16, OK),
+    ] {
+        let desc = ze_event_counter_based_desc_t {
+            stype: ZE_STRUCTURE_TYPE_EVENT_COUNTER_BASED_DESC,
+            pNext: core::ptr::null(),
+            flags,
+            signal: ZE_EVENT_SCOPE_FLAG_HOST,
+            wait: 0,
+        };
+        // SAFETY: a descriptor and a writable handle.
+        let r = unsafe { zeEventCounterBasedCreate(null_mut(), null_mut(), &desc, &mut h) };
+        assert_eq!(r, want, "flags {flags:#x}");
+    }
 }
 
 #[test]
@@ -126,186 +511,52 @@ fn the_extension_route_serves_its_names_and_nothing_else() {
         c"zeEventCounterBasedCreate",
         c"zexCounterBasedEventCreate2",
         c"zeCommandListAppendHostFunction",
-        c"zeCommandListAppendLaunchKernelWithParameters",
-        c"zeCommandListAppendMemoryCopyWithParameters",
-        c"zeCommandListAppendMemoryFillWithParameters",
         c"zeCommandListImmediateAppendCommandListsExp",
-        c"zeCommandListImmediateAppendCommandListsWithParameters",
         c"zeCommandListHostSynchronize",
+        c"zeEventPoolGetFlags",
+        c"zeCommandListBeginGraphCaptureExp",
+        c"zeCommandListBeginGraphCaptureExt",
+        c"zeGraphDestroyExp",
+        c"zeCommandListUpdateMutableCommandsExp",
+        c"zeCommandListCreateCloneExp",
     ] {
         let mut f = null_mut();
         // SAFETY: a NUL-terminated name and a writable pointer.
         let r = unsafe { zeDriverGetExtensionFunctionAddress(null_mut(), name.as_ptr(), &mut f) };
         assert_eq!((r, f.is_null()), (OK, false), "{name:?}");
     }
-    let mut f = core::ptr::dangling_mut::<c_void>();
+    let mut f = std::ptr::dangling_mut::<c_void>();
     // SAFETY: as above.
     let r = unsafe {
-        zeDriverGetExtensionFunctionAddress(null_mut(), c"zeNoSuchFunction".as_ptr(), &mut f)
+        zeDriverGetExtensionFunctionAddress(null_mut(), c"zeNoSuchThing".as_ptr(), &mut f)
     };
-    assert_eq!((r, f), (ZE_RESULT_ERROR_INVALID_ARGUMENT, null_mut()));
+    assert_eq!((r, f.is_null()), (ZE_RESULT_ERROR_INVALID_ARGUMENT, true));
 }
 
 #[test]
-fn a_host_function_signals_a_counter_based_event_with_timestamps() {
-    let (immediate, calls) = (list(true), AtomicU32::new(0));
-    let event = ze_event(
-        ZE_EVENT_COUNTER_BASED_FLAG_IMMEDIATE | ZE_EVENT_COUNTER_BASED_FLAG_DEVICE_TIMESTAMP,
-    );
-    assert!(!signalled(event));
-    assert_eq!(timestamps(event), Err(ZE_RESULT_NOT_READY));
-    append_host_function(immediate, &calls, event);
-    assert_eq!(calls.load(Ordering::Relaxed), 1);
-    assert!(signalled(event));
-    assert!(timestamps(event).is_ok());
-    let (start, end) = event_span(event);
-    assert!(start <= end, "{start} {end}");
-    // The host must neither reset nor signal a counter-based event.
-    // SAFETY: an event of this fixture.
-    unsafe {
-        assert_eq!(zeEventHostReset(event), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-        assert_eq!(zeEventHostSignal(event), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-        assert_eq!(
-            zeCommandListAppendEventReset(immediate, event),
-            ZE_RESULT_ERROR_INVALID_ARGUMENT
-        );
-    }
-    assert!(signalled(event));
-    destroy_all(&[immediate], &[event]);
-}
-
-#[test]
-fn timestamps_only_with_a_timestamp_flag() {
-    let immediate = list(true);
-    let calls = AtomicU32::new(0);
-    let plain = ze_event(ZE_EVENT_COUNTER_BASED_FLAG_IMMEDIATE);
-    let zex_plain = zex_event(1 | 4);
-    let zex_timed = zex_event(1 | ZEX_KERNEL_TIMESTAMP);
-    let zex_mapped = zex_event(1 | ZEX_KERNEL_MAPPED_TIMESTAMP);
-    for event in [plain, zex_plain, zex_timed, zex_mapped] {
-        append_host_function(immediate, &calls, event);
-        assert!(signalled(event));
-    }
-    assert_eq!(timestamps(plain), Err(ZE_RESULT_ERROR_INVALID_ARGUMENT));
-    assert_eq!(timestamps(zex_plain), Err(ZE_RESULT_ERROR_INVALID_ARGUMENT));
-    assert!(timestamps(zex_timed).is_ok());
-    assert!(timestamps(zex_mapped).is_ok());
-    destroy_all(&[immediate], &[plain, zex_plain, zex_timed, zex_mapped]);
-}
-
-#[test]
-fn regular_lists_run_on_an_immediate_list_re_arm_their_events() {
-    let (immediate, regular, calls) = (list(true), list(false), AtomicU32::new(0));
-    let flags = ZE_EVENT_COUNTER_BASED_FLAG_DEVICE_TIMESTAMP;
-    let (inner, whole) = (ze_event(flags), ze_event(flags));
-    append_host_function(immediate, &calls, inner);
-    assert!(signalled(inner));
-    // Appended to a regular list, the event follows that command: pending until it runs.
-    append_host_function(regular, &calls, inner);
-    assert!(!signalled(inner));
-    append_host_function(regular, &calls, null_mut());
-    // SAFETY: a regular list of this fixture.
-    assert_eq!(unsafe { zeCommandListClose(regular) }, OK);
-    let mut lists = [regular];
-    // Only an immediate list runs lists.
-    // SAFETY: lists of this fixture.
-    let r = unsafe {
-        zeCommandListImmediateAppendCommandListsExp(
-            regular,
-            1,
-            lists.as_mut_ptr(),
-            whole,
-            0,
-            null_mut(),
-        )
+fn pool_flags_are_the_programs_and_timestamp_kinds_do_not_mix() {
+    let desc = ze_event_pool_desc_t {
+        stype: ZE_STRUCTURE_TYPE_EVENT_POOL_DESC,
+        pNext: core::ptr::null(),
+        flags: ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_KERNEL_MAPPED_TIMESTAMP,
+        count: 1,
     };
+    let mut pool = null_mut();
+    // SAFETY: a descriptor and a writable handle.
+    let r = unsafe { zeEventPoolCreate(null_mut(), &desc, 0, null_mut(), &mut pool) };
     assert_eq!(r, ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    assert_eq!(calls.load(Ordering::Relaxed), 1);
-    for run in 0..2 {
-        let mut waits = [inner];
-        // SAFETY: lists and events of this fixture.
-        let r = unsafe {
-            if run == 0 {
-                zeCommandListImmediateAppendCommandListsExp(
-                    immediate,
-                    1,
-                    lists.as_mut_ptr(),
-                    whole,
-                    0,
-                    null_mut(),
-                )
-            } else {
-                zeCommandListImmediateAppendCommandListsWithParameters(
-                    immediate,
-                    1,
-                    lists.as_mut_ptr(),
-                    core::ptr::null(),
-                    whole,
-                    1,
-                    waits.as_mut_ptr(),
-                )
-            }
-        };
-        assert_eq!(r, OK);
-        assert_eq!(calls.load(Ordering::Relaxed), 3 + 2 * run);
-        assert!(signalled(inner) && signalled(whole));
-        // The whole run's span holds its commands' (full-width ticks: no wrap in between).
-        let (i, w) = (event_span(inner), event_span(whole));
-        assert!(w.0 <= i.0 && i.1 <= w.1, "{w:?} does not hold {i:?}");
-    }
-    // SAFETY: lists of this fixture (NULL handles are refused).
+    let desc = ze_event_pool_desc_t {
+        flags: ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
+        ..desc
+    };
+    let mut flags = 0;
+    // SAFETY: as above, and a writable answer.
     unsafe {
-        assert_eq!(zeCommandListHostSynchronize(immediate, u64::MAX), OK);
         assert_eq!(
-            zeCommandListHostSynchronize(null_mut(), 0),
-            ZE_RESULT_ERROR_INVALID_NULL_HANDLE
+            zeEventPoolCreate(null_mut(), &desc, 0, null_mut(), &mut pool),
+            OK
         );
+        assert_eq!(zeEventPoolGetFlags(pool, &mut flags), OK);
     }
-    destroy_all(&[regular, immediate], &[inner, whole]);
-}
-
-/// The full-width device ticks of the last command that signalled `event`.
-fn event_span(event: ze_event_handle_t) -> (u64, u64) {
-    // SAFETY: an event of this fixture.
-    unsafe { object::<Event, _>(event) }
-        .span
-        .lock()
-        .unwrap()
-        .unwrap()
-}
-
-#[test]
-fn with_parameters_copies_and_fills_as_the_plain_forms() {
-    let immediate = list(true);
-    let (src, mut dst) = ([1u8, 2, 3, 4, 5, 6, 7, 8], [0u8; 8]);
-    let pattern = [0xABu8, 0xCD];
-    // SAFETY: a list of this fixture and buffers of the sizes given.
-    unsafe {
-        let r = zeCommandListAppendMemoryCopyWithParameters(
-            immediate,
-            dst.as_mut_ptr().cast(),
-            src.as_ptr().cast(),
-            8,
-            core::ptr::null(),
-            null_mut(),
-            0,
-            null_mut(),
-        );
-        assert_eq!(r, OK);
-        assert_eq!(dst, src);
-        let r = zeCommandListAppendMemoryFillWithParameters(
-            immediate,
-            dst.as_mut_ptr().cast(),
-            pattern.as_ptr().cast(),
-            2,
-            6,
-            core::ptr::null(),
-            null_mut(),
-            0,
-            null_mut(),
-        );
-        assert_eq!(r, OK);
-    }
-    assert_eq!(dst, [0xAB, 0xCD, 0xAB, 0xCD, 0xAB, 0xCD, 7, 8]);
-    destroy_all(&[immediate], &[]);
+    assert_eq!(flags, ZE_EVENT_POOL_FLAG_HOST_VISIBLE);
 }
