@@ -35,6 +35,12 @@ const MAX_ERROR_NS: u64 = 1_000;
 /// of the command the driver ran (two device ticks of 52 ns, and the conversion's rounding).
 const OWN_ERROR_NS: u64 = 200;
 
+/// How far apart two runs may time the same short command of Intel's PTI (its bridge, which
+/// signals the program's event after the program's kernel): a command of the simulated device
+/// runs for host time, which a loaded host stretches by microseconds. The kernel it follows runs
+/// 80 µs: a duration within this of the bridge's is the bridge's.
+const BRIDGE_SPREAD_NS: u64 = 10_000;
+
 /// The random delay before each command (ns), in every run here.
 const JITTER_NS: &str = "20000";
 
@@ -867,7 +873,11 @@ fn intel_pti_and_libpti_in_one_process() {
         let name = format!("two tracers, seed {seed}");
         // The program computes the same; its own event's timestamps are what Intel's PTI makes
         // them (it signals the program's event by a command of its own after the kernel), as
-        // with Intel's alone: libpti changes nothing more.
+        // with Intel's alone: libpti changes nothing more. The program's event times Intel's
+        // short bridge command, not the 80 µs kernel, as alone (how long that command runs on
+        // the simulated device follows the host's load, so it is not compared exactly). The
+        // device runs more than with Intel's alone: Intel's PTI also bridges the events libpti
+        // put in the commands the program gave none (a wait and a signal each).
         assert_eq!(
             plain.results(),
             both.results(),
@@ -875,7 +885,7 @@ fn intel_pti_and_libpti_in_one_process() {
         );
         for ((label, ns), (_, alone_ns)) in both.own().iter().zip(alone.own()) {
             assert!(
-                ns.abs_diff(alone_ns) <= OWN_ERROR_NS,
+                ns.abs_diff(alone_ns) <= BRIDGE_SPREAD_NS,
                 "{name}: the program's event {label} reports {ns} ns, {alone_ns} with Intel's \
                  PTI alone"
             );

@@ -198,10 +198,17 @@ fn cases() -> Vec<Case> {
             ("ZE_SIM_DEVICE_TYPE", device.to_string()),
             ("PTI_LEVEL_ZERO_KEEP_EVENT_POOLS", keep.to_string()),
         ];
+        // Keeping the program's pools, libpti cannot time the 3 commands that signal events
+        // without host-readable timestamps: counted, said once (tests/level_zero.rs).
+        let (dropped, criticals) = if keep == "1" {
+            ("T DROPPED 3", "T CRITICALS 1")
+        } else {
+            ("T DROPPED 0", "T CRITICALS 0")
+        };
         case.expect = vec![
             "T PENDING 0",
-            "T DROPPED 0",
-            "T CRITICALS 0",
+            dropped,
+            criticals,
             "T CBOVERFLOW 0",
             "T PROBLEMS 0",
             "W RESULT",

@@ -23,7 +23,8 @@
 //!   only).
 //! - **Devices** (`device`): a root device with `ZE_SIM_TILES` tiles exposed as
 //!   `ZE_FLAT_DEVICE_HIERARCHY` says; a second driver with an NPU (this library copied to
-//!   `libze_sim_npu.so`); `zeInit`'s flags honoured by each driver.
+//!   `libze_sim_npu.so`); `zeInit`'s flags and `zeInitDrivers`' driver types honoured by each
+//!   driver (compute-runtime's `L0::init` and `initDrivers`).
 //! - **Graphs** (`graph`): capture and replay, through the `…Ext` functions and the older
 //!   `…Exp` ones; **mutable command lists** and **list clones** (`mutable`).
 //! - Kernels (`memory`): `vadd`, `scale`, `spin` (a module's binary is ignored); memory of every
