@@ -529,31 +529,21 @@ fn compare_with_truth(records: &[DeviceRecord], truth: &Truth, unrecorded: usize
             }
         }
     }
-    pairs.sort();
-    let (mut record_done, mut truth_done) = (
-        vec![false; records.len()],
-        vec![false; truth.commands.len()],
-    );
-    let mut worst = 0;
+    let made = pti_tests::pair_closest(pairs, records.len())
+        .unwrap_or_else(|i| panic!("{:?} matches no command the driver ran", records[i]));
+    let mut truth_done = vec![false; truth.commands.len()];
     let mut after_wrap = 0;
-    for (error, i, j) in pairs {
-        if record_done[i] || truth_done[j] {
-            continue;
-        }
-        record_done[i] = true;
-        truth_done[j] = true;
+    for &(error, i, j) in &made {
         assert!(
             error <= MAX_ERROR_NS,
             "{:?} is {error} ns from the driver's ground truth {:?} (the closest command left)",
             records[i],
             truth.commands[j]
         );
-        worst = worst.max(error);
+        truth_done[j] = true;
         after_wrap += usize::from(truth.commands[j].3 >= truth.wrap);
     }
-    if let Some(i) = record_done.iter().position(|d| !d) {
-        panic!("{:?} matches no command the driver ran", records[i]);
-    }
+    let worst = pti_tests::worst_error(&made);
     // Every command of the program has its record but the `unrecorded` ones (counted lost);
     // barriers need none (the synchronisation view is not checked here).
     let without: Vec<_> = truth_done
@@ -1307,21 +1297,9 @@ fn modern_truth_error(device: &[ModernRecord], truth: &Truth) -> u64 {
             }
         }
     }
-    pairs.sort();
-    let (mut record_done, mut truth_done) =
-        (vec![false; device.len()], vec![false; truth.commands.len()]);
-    let mut worst = 0;
-    for (error, i, j) in pairs {
-        if !record_done[i] && !truth_done[j] {
-            record_done[i] = true;
-            truth_done[j] = true;
-            worst = worst.max(error);
-        }
-    }
-    if let Some(i) = record_done.iter().position(|d| !d) {
-        panic!("{:?} matches no command the driver ran", device[i]);
-    }
-    worst
+    let made = pti_tests::pair_closest(pairs, device.len())
+        .unwrap_or_else(|i| panic!("{:?} matches no command the driver ran", device[i]));
+    pti_tests::worst_error(&made)
 }
 
 /// Runs the modern paths with `env` and checks them exactly; returns the critical events. With a

@@ -330,19 +330,9 @@ fn check_truth(name: &str, run: &Run) {
             }
         }
     }
-    pairs.sort();
-    let (mut record_done, mut ran_done) = (vec![false; records.len()], vec![false; ran.len()]);
-    let mut worst = 0;
-    for (error, i, j) in pairs {
-        if !record_done[i] && !ran_done[j] {
-            record_done[i] = true;
-            ran_done[j] = true;
-            worst = worst.max(error);
-        }
-    }
-    if let Some(i) = record_done.iter().position(|d| !d) {
-        panic!("{name}: {:?} matches no command the driver ran", records[i]);
-    }
+    let made = pti_tests::pair_closest(pairs, records.len())
+        .unwrap_or_else(|i| panic!("{name}: {:?} matches no command the driver ran", records[i]));
+    let worst = pti_tests::worst_error(&made);
     assert!(
         worst <= MAX_ERROR_NS,
         "{name}: a record is {worst} ns from the command the driver ran"

@@ -326,6 +326,36 @@ pub fn every_command_accounted(what: &str, stdout: &str) -> Vec<String> {
     covered
 }
 
+/// Pairs records with the commands the driver ran, closest first, each command and each record
+/// once. `candidates` are `(error in ns, record, command)` for every pair that may match (same
+/// kind, same name); `records` counts the records. Returns the pairs made, or the index of the
+/// first record that no command matches.
+pub fn pair_closest(
+    mut candidates: Vec<(u64, usize, usize)>,
+    records: usize,
+) -> Result<Vec<(u64, usize, usize)>, usize> {
+    candidates.sort_unstable();
+    let mut record_done = vec![false; records];
+    let mut command_done = std::collections::HashSet::new();
+    let mut made = Vec::new();
+    for (error, record, command) in candidates {
+        if !record_done[record] && !command_done.contains(&command) {
+            record_done[record] = true;
+            command_done.insert(command);
+            made.push((error, record, command));
+        }
+    }
+    match record_done.iter().position(|done| !done) {
+        Some(unmatched) => Err(unmatched),
+        None => Ok(made),
+    }
+}
+
+/// The largest error of `pairs` ([`pair_closest`]'s), 0 for none.
+pub fn worst_error(pairs: &[(u64, usize, usize)]) -> u64 {
+    pairs.iter().map(|p| p.0).max().unwrap_or(0)
+}
+
 /// The kinds of commands the simulated driver counts as executed (its report's `EXECUTED` line).
 pub const SIM_EXECUTED_KINDS: [&str; 10] = [
     "KERNEL", "COPY", "FILL", "BARRIER", "HOSTFN", "SIGNAL", "WAIT", "RESET", "QUERYTS", "WRITETS",
