@@ -168,6 +168,9 @@ def main():
                    "without one (the simulated driver; sycl)")
     p.add_argument("--modes", help="comma-separated labels of the modes to run (default: all)")
     p.add_argument("--variant", action="append", default=[], metavar="LABEL:VAR=VALUE,...")
+    p.add_argument("--smoke", action="store_true",
+                   help="check that every mode runs and records what the loop did; print no times "
+                        "(one short round says nothing of the cost)")
     args = p.parse_args()
     args.variants = {}
     for v in args.variant:
@@ -204,6 +207,14 @@ def main():
             ratios[mode].append(times[mode][-1] / base)
 
     loop = ("burst" if args.loop == "burst" else "workload") if args.backend == "sycl" else args.loop
+    if args.smoke:
+        # Times of one short round mean nothing (a debug build, a few iterations, a noisy host):
+        # say what was checked instead.
+        print(f"\n{args.label or args.backend}, {loop} loop, smoke run: {len(modes)} modes ran "
+              f"{args.n} iterations each; every traced mode recorded at least one call or record "
+              f"per iteration and lost none ({', '.join(m for _, m, _ in modes)}). No times: "
+              f"`cargo xtask bench` measures them.")
+        return
     print(f"\n{args.label or args.backend}, {loop} loop: {args.n} iterations after {args.warm} of warm-up, "
           f"{args.rounds} rounds, modes interleaved")
     # Against the floor, per round too: (mode / untraced) / (floor / untraced) of the same round.

@@ -24,6 +24,8 @@ lib=$(cd "$lib" && pwd)
 
 if [ "${1:-}" = quick ]; then
   rounds=1 launches=2000 warm=200 copies=200 copy_warm=20
+  # A smoke run checks that every mode runs and records what the loop did, not what it costs.
+  smoke=--smoke
 else
   rounds=${PTI_BENCH_ROUNDS:-7} launches=200000 warm=20000 copies=5000 copy_warm=500
 fi
@@ -33,6 +35,7 @@ fi
 only_launch=""
 memory=--memory
 [ "${1:-}" = launch ] && only_launch=1 memory=""
+smoke=${smoke:-}
 variants=""
 for v in ${PTI_BENCH_VARIANTS:-}; do variants="$variants --variant $v"; done
 [ -z "${PTI_BENCH_MODES:-}" ] || variants="$variants --modes $PTI_BENCH_MODES"
@@ -61,7 +64,7 @@ fi
 export PTI_TEST_PLATFORM="$platform"
 echo "overhead.sh: $(date -u +%Y-%m-%dT%H:%MZ), $(uname -n), OpenCL platform matching '$platform', libpti from $lib"
 
-py="python3 $root/benches/overhead.py"
+py="python3 $root/benches/overhead.py $smoke"
 $py opencl --program "$out/cl_loop" --lib-dir "$lib" --tool "$out/bench_tool.so" --label "OpenCL ($platform)" \
   --loop launch --n $launches --warm $warm --rounds $rounds $memory $variants
 [ -n "$only_launch" ] ||

@@ -3,13 +3,20 @@
 //! runs before the program's first OpenCL or SYCL call.
 //!
 //! Where `libpti.so` is found, in order: the directory `PTI_LIB_DIR` names; `pkg-config pti`
-//! (an installed libpti, `cargo xtask install`); the build directory of the workspace this crate
-//! sits in. In the last case cargo may link this crate's programs before it has built
-//! `libpti.so` (a cdylib of another package, which no dependency can order), so they link
-//! against a stub: a shared object with the SONAME `libpti.so.0` that defines the functions
-//! `src/ffi.rs` declares, and nothing else. At run time the dynamic linker loads the real
-//! `libpti.so.0` instead, from the run path set here (this package's tests and examples) or
-//! from the library path.
+//! (an installed libpti, `cargo xtask install`); the checkout this crate sits in:
+//! - built inside that checkout's workspace (its `target/`), the build directory of this very
+//!   build. cargo may link this crate's programs before it has built `libpti.so` (a cdylib of
+//!   another package, which no dependency can order), so they link against a stub: a shared
+//!   object with the SONAME `libpti.so.0` that defines the functions `src/ffi.rs` declares, and
+//!   nothing else. At run time the dynamic linker loads the real `libpti.so.0` instead;
+//! - built as a path dependency of a program elsewhere, the checkout's own build
+//!   (`target/<profile>`, else `target/debug` or `target/release`): never a stub, which would
+//!   leave that program without a library to run with; none built is an error that says what
+//!   to run.
+//!
+//! The directory is `lib_dir` to the build scripts of dependents (`DEP_PTI_LIB_DIR`): cargo
+//! passes no link arguments to them, so a program's one-line build script sets its run path
+//! from it (the README's Rust quick start). This package's own tests and examples get it here.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -19,21 +26,45 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let dir = match std::env::var_os("PTI_LIB_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => pkg_config_libdir().unwrap_or_else(|| {
-            // target/<profile>/build/libpti-<hash>/out -> target/<profile>
-            let build_dir = out
-                .ancestors()
-                .nth(3)
-                .expect("OUT_DIR's layout")
-                .to_path_buf();
-            link_stub(&out);
-            build_dir
-        }),
+        None => pkg_config_libdir().unwrap_or_else(|| checkout_build(&out)),
     };
     println!("cargo:rustc-link-search=native={}", dir.display());
     println!("cargo:rustc-link-lib=dylib=pti");
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
     println!("cargo:lib_dir={}", dir.display());
+}
+
+/// The directory of `libpti.so` in the checkout this crate sits in (see the module docs).
+fn checkout_build(out: &Path) -> PathBuf {
+    // target/<profile>/build/libpti-<hash>/out -> target/<profile>
+    let build_dir = out
+        .ancestors()
+        .nth(3)
+        .expect("OUT_DIR's layout")
+        .to_path_buf();
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let checkout = manifest.parent().expect("the crate sits in the checkout");
+    let target = checkout.join("target");
+    if build_dir.starts_with(&target) {
+        link_stub(out);
+        return build_dir;
+    }
+    let profile = build_dir.file_name().map(PathBuf::from).unwrap_or_default();
+    [
+        target.join(&profile),
+        target.join("debug"),
+        target.join("release"),
+    ]
+    .into_iter()
+    .find(|d| d.join("libpti.so.0").exists())
+    .unwrap_or_else(|| {
+        panic!(
+            "libpti.so is not built in {}: run `cargo build -p pti-capi` there (or install \
+                 it with `cargo xtask install` and put its lib/pkgconfig on PKG_CONFIG_PATH, or \
+                 point PTI_LIB_DIR at a directory holding libpti.so)",
+            checkout.display()
+        )
+    })
 }
 
 /// `pkg-config --variable=libdir pti`, if pkg-config knows libpti.

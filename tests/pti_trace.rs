@@ -981,7 +981,9 @@ fn peak_memory_under_pti_trace(launches: u64) -> (u64, u64) {
         .parse()
         .unwrap();
     let file = &timelines(&String::from_utf8_lossy(&out.stderr))[0];
-    (hwm, std::fs::metadata(file).unwrap().len())
+    let size = std::fs::metadata(file).unwrap().len();
+    let _ = std::fs::remove_dir_all(&dir);
+    (hwm, size)
 }
 
 #[test]
@@ -1806,4 +1808,50 @@ fn four_mpi_ranks_on_pocl_merge_into_one_timeline() {
         |r| r.get(0),
     );
     assert_eq!(counts, [12, 12]);
+}
+
+/// `pti-trace check` (issue 35): what would keep a run from GPU records, found before a run. Over
+/// the simulated Level Zero driver it finds a driver and a device; with a variable that switches
+/// tracing off it names it as a problem and exits with 1.
+#[test]
+fn check_says_what_keeps_records_away() {
+    let sim = lib_dir().join("libze_sim.so");
+    assert!(
+        sim.exists(),
+        "{} is missing: build it with `cargo build -p ze-sim`",
+        sim.display()
+    );
+    let check = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new(pti_trace());
+        cmd.arg("check")
+            .env("ZE_ENABLE_ALT_DRIVERS", &sim)
+            .env_remove("PTI_LEVEL_ZERO")
+            .env_remove("ZE_ENABLE_TRACING_LAYER")
+            .env_remove("XPTI_SUBSCRIBERS")
+            .env_remove("PTI_TRACE_VIEWS");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().expect("run pti-trace check")
+    };
+    let fine = check(&[]);
+    let text = String::from_utf8_lossy(&fine.stdout);
+    assert!(fine.status.success(), "{text}");
+    for want in [
+        "libpti: ok: ",
+        "OpenCL: ok: platform \"Portable Computing Language\"",
+        "Level Zero: ok: 1 driver(s), 1 device(s)",
+        "pti-trace check: nothing found that keeps records away",
+    ] {
+        assert!(text.contains(want), "no {want:?} in:\n{text}");
+    }
+    assert!(!text.contains("PROBLEM"), "{text}");
+    let off = check(&[("PTI_LEVEL_ZERO", "0"), ("ZE_ENABLE_TRACING_LAYER", "0")]);
+    let text = String::from_utf8_lossy(&off.stdout);
+    assert_eq!(off.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("environment: PROBLEM: PTI_LEVEL_ZERO=0")
+            && text.contains("environment: PROBLEM: ZE_ENABLE_TRACING_LAYER=0"),
+        "{text}"
+    );
 }

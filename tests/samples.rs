@@ -188,43 +188,6 @@ fn assert_calls(exe: &Path, symbol: &str) {
     );
 }
 
-/// The README's C quick start, as written: its program, built by its command line after a plain
-/// `cargo build -p pti-capi` (no `cargo xtask`: the build leaves the `libpti.so.0` link), starts
-/// and runs. The command runs in a directory where `include` and `target` are the checkout's.
-#[test]
-fn the_readme_c_quick_start_builds_and_runs_as_written() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let section = readme
-        .split("## C quick start")
-        .nth(1)
-        .expect("README has a C quick start");
-    let program = section
-        .split("```c\n")
-        .nth(1)
-        .and_then(|s| s.split("```").next())
-        .expect("the quick start's program");
-    let command = section
-        .split("Build it against the checkout: `")
-        .nth(1)
-        .and_then(|s| s.split('`').next())
-        .expect("the quick start's command line");
-    assert!(
-        lib_dir().join("libpti.so.0").exists(),
-        "cargo build left no libpti.so.0 link"
-    );
-    let dir = out_dir().join(format!("readme-quick-start-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("quick.c"), program).unwrap();
-    for name in ["include", "target"] {
-        std::os::unix::fs::symlink(root().join(name), dir.join(name)).unwrap();
-    }
-    run_ok(Command::new("sh").arg("-c").arg(command).current_dir(&dir));
-    let run = run_ok(Command::new(dir.join("a.out")).env_remove("LD_LIBRARY_PATH"));
-    assert!(run.status.success());
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
 #[test]
 fn samples_build_from_an_installed_tree() {
     let prefix = out_dir().join(format!("installed-{}", std::process::id()));
@@ -319,4 +282,7 @@ fn samples_build_from_an_installed_tree() {
         !refused.status.success(),
         "find_package(Pti 1.0) accepted 0.1"
     );
+    // The installed tree and the project are 400 MB: gone once checked.
+    let _ = std::fs::remove_dir_all(&prefix);
+    let _ = std::fs::remove_dir_all(&project);
 }

@@ -20,6 +20,7 @@
 //! what the program's own caller would.
 
 mod capture;
+mod check;
 mod export;
 mod merge;
 mod reports;
@@ -32,13 +33,15 @@ const USAGE: &str = "\
 usage: pti-trace [options] -- program [args...]
        pti-trace export --sqlite OUT.db TRACE.pftrace...
        pti-trace merge -o OUT.pftrace TRACE.pftrace...
+       pti-trace check
 
 Runs program with libpti injected; each process of it writes its timeline (a Perfetto trace,
 streamed as records arrive: open it in https://ui.perfetto.dev) and, at exit, prints a summary
 on pti-trace's stderr. `export` turns Perfetto traces it wrote into an SQLite database (tables
 api_call, device_op, annotation, counter, critical_event, thread, process; views api_summary,
 device_summary). `merge` combines the traces of several processes (the ranks of an MPI job)
-into one on one clock and prints a summary across them.
+into one on one clock and prints a summary across them. `check` says what on this machine would
+keep a run from showing GPU records (runtimes, tracing layer, device permissions, variables).
 
 options:
   -o, --output PATH      timeline file of each process; %p becomes its process ID, %r its MPI
@@ -406,6 +409,13 @@ fn main() -> ExitCode {
     }
     if all.first().is_some_and(|a| a == "merge") {
         return merge_command(all.split_off(1));
+    }
+    if all.first().is_some_and(|a| a == "check") {
+        return if check::run(lib_dir()) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
     }
     let parsed = match parse(all) {
         Ok(p) => p,

@@ -66,13 +66,65 @@ pub(crate) fn gather(dir: &Path) {
             eprint!("{text}");
         }
     }
-    let quiet = std::fs::read_to_string(quiet_list(dir)).map_or(0, |t| t.lines().count());
+    let quiet = std::fs::read_to_string(quiet_list(dir)).unwrap_or_default();
     let _ = std::fs::remove_dir_all(dir);
-    if quiet > 0 {
-        eprintln!(
-            "pti-trace: {quiet} process{} recorded no GPU-runtime call or device work (no \
-             summary, no timeline)",
-            if quiet == 1 { "" } else { "es" }
+    if let Some(line) = quiet_line(&quiet) {
+        eprintln!("{line}");
+    }
+}
+
+/// The summary's line for the processes that recorded nothing (`list`: one "<pid> <command>"
+/// line each, as the collector notes them), naming their commands: they are mostly helpers the
+/// program or its runtime started (PoCL's compiler and linker, a shell), which a reader of a
+/// one-program run would not expect. `None` when there were none.
+fn quiet_line(list: &str) -> Option<String> {
+    let mut commands = std::collections::BTreeMap::<&str, usize>::new();
+    for line in list.lines() {
+        let command = line.split_once(' ').map_or("?", |(_, c)| c.trim());
+        *commands.entry(command).or_default() += 1;
+    }
+    let quiet: usize = commands.values().sum();
+    if quiet == 0 {
+        return None;
+    }
+    let named: Vec<String> = commands
+        .iter()
+        .map(|(c, n)| {
+            if *n == 1 {
+                c.to_string()
+            } else {
+                format!("{c} ×{n}")
+            }
+        })
+        .collect();
+    Some(format!(
+        "pti-trace: {quiet} process{} recorded no GPU-runtime call or device work ({}: helpers \
+         the program or its runtime started, such as a compiler; no summary, no timeline for \
+         them)",
+        if quiet == 1 { "" } else { "es" },
+        named.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quiet_line;
+
+    #[test]
+    fn quiet_processes_are_counted_and_named_by_command() {
+        assert_eq!(quiet_line(""), None);
+        let line = quiet_line("12 ld\n13 clang\n14 ld\n15\n").unwrap();
+        assert!(
+            line.starts_with("pti-trace: 4 processes recorded no GPU-runtime call or device work"),
+            "{line}"
+        );
+        assert!(line.contains("(?, clang, ld ×2: helpers"), "{line}");
+        let one = quiet_line("7 sh\n").unwrap();
+        assert!(
+            one.starts_with(
+                "pti-trace: 1 process recorded no GPU-runtime call or device work (sh: "
+            ),
+            "{one}"
         );
     }
 }

@@ -50,12 +50,27 @@ const SHIPPED: [&str; 8] = [
 /// build script links the SONAMEs (`libpti.so.0`, `libpti_view.so.1`) so programs linked there
 /// run.
 pub fn build(release: bool) -> Result<PathBuf, String> {
+    build_packages(release, &SHIPPED)
+}
+
+/// What the demo runs: libpti and pti-trace with its collector (not Intel's ABI, `pti-view`).
+const DEMO_BUILT: [&str; 6] = [
+    "-p",
+    "pti-capi",
+    "-p",
+    "pti-trace",
+    "-p",
+    "pti-trace-collector",
+];
+
+/// Builds `packages` (`-p` arguments), `--release` or debug; returns the build directory.
+fn build_packages(release: bool, packages: &[&str]) -> Result<PathBuf, String> {
     let root = workspace_root();
     let mut args = vec!["build"];
     if release {
         args.push("--release");
     }
-    args.extend(SHIPPED);
+    args.extend(packages);
     step(
         &format!(
             "build libpti and pti-trace ({})",
@@ -105,6 +120,20 @@ fn build_libpti(root: &Path) -> Result<PathBuf, String> {
     Ok(lib)
 }
 
+/// An empty PoCL kernel cache for the tests (`target/pocl-cache`, emptied at each run): every
+/// run of the tests sees PoCL as a fresh machine does, compiling each kernel in processes of its
+/// own, which a preloaded tool also runs in (issue 35).
+fn cold_pocl_cache(root: &Path) -> Result<PathBuf, String> {
+    let dir = root.join("target/pocl-cache");
+    match std::fs::remove_dir_all(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot empty {}: {e}", dir.display())),
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
 /// Set up, build `libpti.so`, then lint and run every test of the workspace.
 pub fn test() -> Result<(), String> {
     let root = workspace_root();
@@ -130,11 +159,14 @@ pub fn test() -> Result<(), String> {
             ],
         ),
     )?;
+    // The tests find libpti in target/debug, as `lib` is; PTI_LIB_DIR is left as the build
+    // steps had it, since a change of it reruns the libpti crate's build script and relinks
+    // everything built on it.
     step(
         "tests",
         cargo(&root, &["test", "--workspace"])
-            .env("PTI_LIB_DIR", &lib)
-            .env("PTI_FAULT_LIB_DIR", &fault_lib),
+            .env("PTI_FAULT_LIB_DIR", &fault_lib)
+            .env("POCL_CACHE_DIR", cold_pocl_cache(&root)?),
     )?;
     python_tests(&root, &lib)?;
     step(
@@ -211,8 +243,8 @@ pub fn bench(quick: bool) -> Result<(), String> {
 /// (`samples/c/vector_add.c`, the first real OpenCL device it finds: a GPU if there is one).
 pub fn demo() -> Result<(), String> {
     let root = workspace_root();
-    setup::all(&root)?;
-    let lib = build(false)?;
+    setup::demo()?;
+    let lib = build_packages(false, &DEMO_BUILT)?;
     let out = root.join("target/samples");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
     let exe = out.join("vector_add");

@@ -76,6 +76,17 @@ const PACKAGES: &[(&str, &str)] = &[
     ),
 ];
 
+/// What the demo (`cargo xtask demo`: pti-trace on the OpenCL sample) needs of [`PACKAGES`]: a
+/// C compiler, the OpenCL loader and headers, and PoCL to run on where the machine has no GPU.
+/// Nothing else: the Level Zero and SYCL set-up is for the tests.
+const DEMO_PACKAGES: &[&str] = &[
+    "gcc",
+    "ocl-icd-libopencl1",
+    "ocl-icd-opencl-dev",
+    "opencl-c-headers",
+    "pocl-opencl-icd",
+];
+
 /// The PyPI packages of `.venv`, pinned: `(requirement, why)`.
 const PYTHON_PACKAGES: &[(&str, &str)] = &[
     (
@@ -135,7 +146,7 @@ fn installed(package: &str) -> bool {
         .unwrap_or(false)
 }
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
@@ -164,11 +175,12 @@ fn apt_get(args: &[&str]) -> Result<(), String> {
 
 /// Installs whichever of the project's Debian packages are missing.
 pub fn system_packages() -> Result<(), String> {
-    let missing: Vec<&str> = PACKAGES
-        .iter()
-        .map(|(p, _)| *p)
-        .filter(|p| !installed(p))
-        .collect();
+    install_missing(PACKAGES.iter().map(|(p, _)| *p))
+}
+
+/// Installs whichever of `packages` are missing.
+fn install_missing<'a>(packages: impl Iterator<Item = &'a str>) -> Result<(), String> {
+    let missing: Vec<&str> = packages.filter(|p| !installed(p)).collect();
     if missing.is_empty() {
         return Ok(());
     }
@@ -238,6 +250,11 @@ pub fn python_venv(root: &Path) -> Result<(), String> {
     }
 }
 
+/// What the demo needs: [`DEMO_PACKAGES`].
+pub fn demo() -> Result<(), String> {
+    install_missing(DEMO_PACKAGES.iter().copied())
+}
+
 /// Everything: Debian packages, the newest Level Zero headers (`.cache/level-zero`), the
 /// virtual environment, the Python tests' packages (`.cache/python-wheels`), then Intel's PTI as a reference (`.cache/intel-pti`).
 pub fn all(root: &Path) -> Result<(), String> {
@@ -246,4 +263,19 @@ pub fn all(root: &Path) -> Result<(), String> {
     python_venv(root)?;
     crate::wheel::fetch_test_packages(root)?;
     crate::intel_pti::fetch(root).map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DEMO_PACKAGES, PACKAGES};
+
+    #[test]
+    fn the_demo_installs_only_packages_the_project_lists() {
+        for p in DEMO_PACKAGES {
+            assert!(
+                PACKAGES.iter().any(|(q, _)| q == p),
+                "{p} is not in PACKAGES"
+            );
+        }
+    }
 }

@@ -384,10 +384,19 @@ extern "C" fn finish() {
 }
 
 /// Notes this process in pti-trace's list of processes that recorded nothing (instead of an
-/// empty summary); false when there is no list (the collector preloaded without pti-trace).
+/// empty summary), as "<pid> <command name>"; false when there is no list (the collector
+/// preloaded without pti-trace).
 fn note_quiet() -> bool {
-    std::env::var_os("PTI_TRACE_QUIET_LIST")
-        .is_some_and(|list| report::append(&list.into(), &format!("{}\n", std::process::id())))
+    // The kernel's name of the command (at most 15 bytes), which names a compiler or a shell a
+    // runtime started well enough for the summary's line.
+    let name = std::fs::read_to_string("/proc/self/comm").unwrap_or_default();
+    let name = name.trim();
+    let line = format!(
+        "{} {}\n",
+        std::process::id(),
+        if name.is_empty() { "?" } else { name }
+    );
+    std::env::var_os("PTI_TRACE_QUIET_LIST").is_some_and(|list| report::append(&list.into(), &line))
 }
 
 /// At unload: reports records that came after the exit work (they are in neither the timeline

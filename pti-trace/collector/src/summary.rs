@@ -319,6 +319,14 @@ pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
             );
         }
     }
+    if t.api_calls > 0 && t.device_ops == 0 && c.filtered_kernels == 0 {
+        let _ = writeln!(
+            out,
+            "no device work recorded: if the program submitted GPU work, `pti-trace check` says \
+             what on this machine may keep its records away (docs/pti-trace.md, \"When a run \
+             shows no GPU records\")"
+        );
+    }
     if !t.annotations.is_empty() {
         section(
             &mut out,
