@@ -30,6 +30,11 @@ pub(crate) fn step(name: &str, cmd: &mut Command) -> Result<(), String> {
 pub(crate) fn cargo(root: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root).args(args);
+    // Incremental compilation's caches (1.5 GB after the tests) serve only the next edit of a
+    // workspace crate; xtask's builds run once over a checkout. A user's own setting wins.
+    if std::env::var_os("CARGO_INCREMENTAL").is_none() {
+        cmd.env("CARGO_INCREMENTAL", "0");
+    }
     cmd
 }
 
@@ -223,7 +228,17 @@ fn python_tests(root: &Path, lib: &Path) -> Result<(), String> {
             // wheel's own libpti (its native module finds it by RUNPATH): the wheel's tests test
             // the wheel's library.
             .env_remove("LD_LIBRARY_PATH"),
-    )
+    )?;
+    // The tests' virtual environment (1.7 GB) is made afresh by each run: kept only where a
+    // test failed, to look into.
+    let venv = root.join("target/python-tests");
+    std::fs::remove_dir_all(&venv).or_else(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Ok(())
+        } else {
+            Err(format!("cannot remove {}: {e}", venv.display()))
+        }
+    })
 }
 
 /// Builds libpti (release) and runs the overhead benchmark, `benches/overhead.sh` (one short
