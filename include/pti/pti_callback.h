@@ -28,6 +28,7 @@ typedef enum _pti_callback_domain {
    * Events inside libpti that lose or corrupt data or stop collection.
    */
   PTI_DOMAIN_PTI_CRITICAL_EVENT = 3,
+  PTI_CALLBACK_DOMAIN_FORCE_UINT32 = 2147483647,
 } pti_callback_domain;
 
 /**
@@ -42,6 +43,7 @@ typedef enum _pti_callback_site {
    * After the traced function returned.
    */
   PTI_SITE_EXIT = 1,
+  PTI_CALLBACK_SITE_FORCE_UINT32 = 2147483647,
 } pti_callback_site;
 
 /**

@@ -4,6 +4,7 @@
 #define PTI_DRIVER_LEVELZERO_API_IDS_H_
 
 typedef enum _pti_api_id_driver_levelzero {
+  reserved_driver_levelzero_id = 0,
   zeInit_id = 1,
   zeDriverGet_id = 2,
   zeDriverGetApiVersion_id = 3,

@@ -4,6 +4,7 @@
 #define PTI_DRIVER_OPENCL_API_IDS_H_
 
 typedef enum _pti_api_id_driver_opencl {
+  reserved_driver_opencl_id = 0,
   clGetPlatformIDs_id = 1,
   clGetPlatformInfo_id = 2,
   clGetDeviceIDs_id = 3,

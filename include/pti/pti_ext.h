@@ -24,6 +24,7 @@ typedef enum _pti_view_memory_operation {
    * Memory was released.
    */
   PTI_VIEW_MEMORY_OPERATION_RELEASE = 2,
+  PTI_VIEW_MEMORY_OPERATION_FORCE_UINT32 = 2147483647,
 } pti_view_memory_operation;
 
 /**
@@ -58,6 +59,7 @@ typedef enum _pti_view_loss_reason {
    * critical event PTI_ERROR_COMMANDS_NOT_RECORDED.
    */
   PTI_VIEW_LOSS_NO_RECORD_KIND = 4,
+  PTI_VIEW_LOSS_REASON_FORCE_UINT32 = 2147483647,
 } pti_view_loss_reason;
 
 /**
@@ -90,6 +92,7 @@ typedef enum _pti_view_annotation_type {
    * A legacy event (`__itt_event_start` to `__itt_event_end`), in the domain "ITT event".
    */
   PTI_VIEW_ANNOTATION_TYPE_EVENT = 5,
+  PTI_VIEW_ANNOTATION_TYPE_FORCE_UINT32 = 2147483647,
 } pti_view_annotation_type;
 
 /**

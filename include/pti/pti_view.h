@@ -111,6 +111,7 @@ typedef enum _pti_view_kind {
    * or per marker.
    */
   PTI_VIEW_EXT_ANNOTATION = 65541,
+  PTI_VIEW_KIND_FORCE_UINT32 = 2147483647,
 } pti_view_kind;
 
 /**
@@ -141,6 +142,7 @@ typedef enum _pti_view_external_kind {
    * Tool-defined 3.
    */
   PTI_VIEW_EXTERNAL_KIND_CUSTOM_3 = 5,
+  PTI_VIEW_EXTERNAL_KIND_FORCE_UINT32 = 2147483647,
 } pti_view_external_kind;
 
 /**
@@ -235,6 +237,7 @@ typedef enum _pti_view_synchronization_type {
    * The host waited for a device.
    */
   PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_DEVICE = 7,
+  PTI_VIEW_SYNCHRONIZATION_TYPE_FORCE_UINT32 = 2147483647,
 } pti_view_synchronization_type;
 
 /**
@@ -257,6 +260,7 @@ typedef enum _pti_view_memory_type {
    * USM shared memory.
    */
   PTI_VIEW_MEMORY_TYPE_SHARED = 3,
+  PTI_VIEW_MEMORY_TYPE_FORCE_UINT32 = 2147483647,
 } pti_view_memory_type;
 
 /**
@@ -328,6 +332,7 @@ typedef enum _pti_view_memcpy_type {
    * Shared to shared.
    */
   PTI_VIEW_MEMCPY_TYPE_S2S = 15,
+  PTI_VIEW_MEMCPY_TYPE_FORCE_UINT32 = 2147483647,
 } pti_view_memcpy_type;
 
 /**
@@ -358,6 +363,7 @@ typedef enum _pti_view_overhead_kind {
    * Time spent in libpti around traced calls (callbacks included).
    */
   PTI_VIEW_OVERHEAD_KIND_TIME = 5,
+  PTI_VIEW_OVERHEAD_KIND_FORCE_UINT32 = 2147483647,
 } pti_view_overhead_kind;
 
 /**
@@ -1456,6 +1462,9 @@ pti_result ptiViewSetTimestampCallback(pti_fptr_get_timestamp fptr_timestampRequ
  *
  * # Safety
  * `name` must be NULL or point to writable storage for one `const char*`.
+ *
+ * Called from code built for Intel's PTI, this name of `libpti.so` behaves as Intel's function
+ * (Intel's Level Zero numbers; `crate::caller`).
  */
 pti_result ptiViewGetApiIdName(pti_api_group_id type, uint32_t unique_id, const char **name) PTI_SYMBOL(libpti_ptiViewGetApiIdName);
 
@@ -1467,6 +1476,9 @@ pti_result ptiViewGetApiIdName(pti_api_group_id type, uint32_t unique_id, const 
  * call turns every function of the group off and then applies its change, so
  * `ptiViewEnableDriverApi(1, group, id)` records only `id` (and what later calls add).
  * PTI_ERROR_BAD_ARGUMENT for another group, PTI_ERROR_BAD_API_ID for an unknown ID.
+ *
+ * Called from code built for Intel's PTI, this name of `libpti.so` behaves as Intel's function
+ * (Intel's Level Zero numbers; `crate::caller`).
  */
 pti_result ptiViewEnableDriverApi(uint32_t enable, pti_api_group_id api_group_id, uint32_t api_id) PTI_SYMBOL(libpti_ptiViewEnableDriverApi);
 

@@ -1,14 +1,15 @@
 //! The C names both faces export, and which face a call to one of them was written for.
 //!
 //! `libpti.so` exports the proposal's API under its C names; `libpti_view.so.1` exports Intel
-//! PTI 1.2's under the same names, twelve of them with other behaviour or other arguments
+//! PTI 1.2's under the same names, fourteen of them with other behaviour or other arguments
 //! (`ptiCallbackSubscribe`'s callback takes 7 arguments, `ptiCallbackEnableDomain` takes two
-//! phase flags, `ptiViewSetCallbacks` sets Intel's clock...). The dynamic linker binds a tool's
+//! phase flags, `ptiViewSetCallbacks` sets Intel's clock, `ptiViewGetApiIdName` and
+//! `ptiViewEnableDriverApi` take Intel's Level Zero numbers...). The dynamic linker binds a tool's
 //! plain reference to the first library of the process that defines the name. When `libpti.so`
 //! is preloaded (pti-trace does), that is `libpti.so` even for a tool built against Intel's
 //! headers and linked to `libpti_view.so.1`.
 //!
-//! So those twelve names of `libpti.so` are trampolines ([`pass_caller!`], naked functions that
+//! So those fourteen names of `libpti.so` are trampolines ([`pass_caller!`], naked functions that
 //! add the caller's return address as one more argument) into the dispatchers here, which ask
 //! which object the call came from: an object that links `libpti_view.so.1` (its `DT_NEEDED`)
 //! was built for Intel's PTI and gets the Intel face (`crate::intel`); any other caller (a tool
@@ -23,7 +24,7 @@ use std::sync::Mutex;
 
 use crate::pti::pti_result;
 use crate::raw::{
-    RawDomain, RawIntelDomain, RawMemoryType, RawOverheadKind, RawResult, RawViewKind,
+    RawApiGroup, RawDomain, RawIntelDomain, RawMemoryType, RawOverheadKind, RawResult, RawViewKind,
 };
 use crate::version::pti_version;
 use crate::view::{pti_fptr_buffer_completed, pti_fptr_buffer_requested, pti_fptr_get_timestamp};
@@ -209,6 +210,34 @@ pub(crate) extern "C" fn view_enable(kind: RawViewKind, caller: usize) -> pti_re
     match from_intel_tool(caller) {
         true => intel::view::libpti_intel_ptiViewEnable(kind),
         false => view::own_ptiViewEnable(kind),
+    }
+}
+
+pub(crate) extern "C" fn view_get_api_id_name(
+    group: RawApiGroup,
+    id: u32,
+    name: *mut *const c_char,
+    caller: usize,
+) -> pti_result {
+    // SAFETY: the tool's arguments, passed on unchanged: both functions have the caller's
+    // contract of `ptiViewGetApiIdName`.
+    unsafe {
+        match from_intel_tool(caller) {
+            true => intel::view::libpti_intel_ptiViewGetApiIdName(group, id, name),
+            false => view::own_ptiViewGetApiIdName(group, id, name),
+        }
+    }
+}
+
+pub(crate) extern "C" fn view_enable_driver_api(
+    enable: u32,
+    group: RawApiGroup,
+    id: u32,
+    caller: usize,
+) -> pti_result {
+    match from_intel_tool(caller) {
+        true => intel::view::libpti_intel_ptiViewEnableDriverApi(enable, group, id),
+        false => view::own_ptiViewEnableDriverApi(enable, group, id),
     }
 }
 

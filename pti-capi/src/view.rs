@@ -373,8 +373,24 @@ pub(crate) extern "C" fn own_ptiViewSetTimestampCallback(
 ///
 /// # Safety
 /// `name` must be NULL or point to writable storage for one `const char*`.
+///
+/// Called from code built for Intel's PTI, this name of `libpti.so` behaves as Intel's function
+/// (Intel's Level Zero numbers; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ptiViewGetApiIdName(
+    r#type: RawApiGroup,
+    unique_id: u32,
+    name: *mut *const c_char,
+) -> pti_result {
+    crate::caller::pass_caller!(3, crate::caller::view_get_api_id_name)
+}
+
+/// libpti's `ptiViewGetApiIdName`, documented above.
+///
+/// # Safety
+/// As [`ptiViewGetApiIdName`].
+pub(crate) unsafe extern "C" fn own_ptiViewGetApiIdName(
     r#type: RawApiGroup,
     unique_id: u32,
     name: *mut *const c_char,
@@ -408,8 +424,21 @@ fn class_from_raw(raw: RawApiClass) -> Result<pti_api_class, Error> {
 /// call turns every function of the group off and then applies its change, so
 /// `ptiViewEnableDriverApi(1, group, id)` records only `id` (and what later calls add).
 /// PTI_ERROR_BAD_ARGUMENT for another group, PTI_ERROR_BAD_API_ID for an unknown ID.
+///
+/// Called from code built for Intel's PTI, this name of `libpti.so` behaves as Intel's function
+/// (Intel's Level Zero numbers; `crate::caller`).
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewEnableDriverApi(
+    enable: u32,
+    api_group_id: RawApiGroup,
+    api_id: u32,
+) -> pti_result {
+    crate::caller::pass_caller!(3, crate::caller::view_enable_driver_api)
+}
+
+/// libpti's `ptiViewEnableDriverApi`, documented above.
+pub(crate) extern "C" fn own_ptiViewEnableDriverApi(
     enable: u32,
     api_group_id: RawApiGroup,
     api_id: u32,

@@ -48,6 +48,21 @@ fn parse(path: &Path) -> BTreeMap<u32, String> {
         .collect()
 }
 
+/// The function an entry names, as `ptiViewGetApiIdName` answers for its ID: `f_v2` (the
+/// enumerator of a function the API numbered again) is `f` where the table has `f` too.
+fn function_name<'a>(name: &'a str, table: &BTreeMap<u32, String>) -> &'a str {
+    match name.rsplit_once("_v") {
+        Some((base, n))
+            if !n.is_empty()
+                && n.chars().all(|c| c.is_ascii_digit())
+                && table.values().any(|other| other == base) =>
+        {
+            base
+        }
+        _ => name,
+    }
+}
+
 #[test]
 fn released_snapshots_are_untouched() {
     for (version, stem, digest) in RELEASED {
@@ -100,8 +115,8 @@ fn released_pairs_survive_in_the_data_and_the_compiled_tables() {
             );
             let compiled = ids::name(group, *id).map(|n| n.to_str().unwrap().to_owned());
             assert_eq!(
-                compiled.as_ref(),
-                Some(name),
+                compiled.as_deref(),
+                Some(function_name(name, &current)),
                 "{stem}: released id {id} ({name}) differs in the compiled table"
             );
         }
@@ -116,7 +131,11 @@ fn compiled_tables_equal_the_data_files() {
         let compiled: BTreeMap<u32, String> = ids::iter(group)
             .map(|(id, n)| (id, n.to_str().unwrap().to_owned()))
             .collect();
-        assert_eq!(compiled, current, "{stem}: run `cargo xtask gen`");
+        let expected: BTreeMap<u32, String> = current
+            .iter()
+            .map(|(id, name)| (*id, function_name(name, &current).to_owned()))
+            .collect();
+        assert_eq!(compiled, expected, "{stem}: run `cargo xtask gen`");
     }
 }
 

@@ -13,6 +13,8 @@
  *   T DEV <kind> <op id> <corr> <name>  one line per kernel, copy and fill record
  *   T STATS <enters> <exits> <bad instance data> <bad user data> <bad phase> <internal events>
  *   T NAMES <domain 1023 name> <phase 2 name>
+ * With $PTI_TEST_COMPLETED_FLAGS="<enter>,<exit>", the GPU_OPERATION_COMPLETED domain is enabled
+ * with those flags (else 1, 1).
  * It is built against libpti's Intel-compatible headers, calls the plain C names and links
  * against libpti_view.so.1, Intel's library name. */
 
@@ -174,6 +176,14 @@ static void finish(void) {
           ptiCallbackPhaseTypeToString(PHASE_API_EXIT));
   fclose(out);
   out = NULL;
+  /* $PTI_TEST_QUICK_EXIT (set for Intel PTI's runs): end here, before the libraries'
+   * destructors, in which Intel PTI 1.2 deadlocks when it still tracks commands (see
+   * tests/c/view_tool.c). */
+  if (getenv("PTI_TEST_QUICK_EXIT")) {
+    fflush(stdout);
+    fflush(stderr);
+    _exit(0);
+  }
 }
 
 __attribute__((constructor)) static void start(void) {
@@ -189,6 +199,15 @@ __attribute__((constructor)) static void start(void) {
   if (ptiViewEnable(PTI_VIEW_DEVICE_GPU_MEM_COPY) != PTI_SUCCESS) abort();
   if (ptiViewEnable(PTI_VIEW_DEVICE_GPU_MEM_FILL) != PTI_SUCCESS) abort();
   if (ptiCallbackSubscribe(&subscriber, on_callback, &user_magic) != PTI_SUCCESS) abort();
-  for (size_t i = 0; i < sizeof asked / sizeof asked[0]; ++i) answers[i] = ptiCallbackEnableDomain(subscriber, asked[i], 1, 1);
+  /* $PTI_TEST_COMPLETED_FLAGS="<enter>,<exit>": the GPU_OPERATION_COMPLETED domain enabled with
+   * those flags instead of (1, 1). */
+  unsigned completed_enter = 1, completed_exit = 1;
+  const char* flags = getenv("PTI_TEST_COMPLETED_FLAGS");
+  if (flags && sscanf(flags, "%u,%u", &completed_enter, &completed_exit) != 2) abort();
+  for (size_t i = 0; i < sizeof asked / sizeof asked[0]; ++i) {
+    int completed = asked[i] == DOMAIN_GPU_OPERATION_COMPLETED;
+    answers[i] = ptiCallbackEnableDomain(subscriber, asked[i], completed ? completed_enter : 1,
+                                         completed ? completed_exit : 1);
+  }
   atexit(finish);
 }

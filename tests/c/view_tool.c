@@ -119,9 +119,14 @@ __attribute__((constructor)) static void start(void) {
   if (ptiViewSetCallbacks(requested, completed) != PTI_SUCCESS) failures++;
   fprintf(out, "T NOW %llu\n", (unsigned long long)ptiViewGetTimestamp());
   fprintf(out, "T VERSION %s\n", ptiVersionString());
-  /* Kernels on CPU devices (PoCL, Intel's CPU runtime): where the library records them. */
-  pti_result cpu = ptiViewEnable(PTI_VIEW_DEVICE_CPU_KERNEL);
-  fprintf(out, "T CPU_KERNEL_VIEW %s\n", ptiResultTypeToString(cpu));
+  /* Kernels on CPU devices (PoCL, Intel's CPU runtime): where the library records them. With
+   * $PTI_TEST_GPU_KERNELS_ONLY, the GPU kernel view alone (what a GPU profiler enables). */
+  if (getenv("PTI_TEST_GPU_KERNELS_ONLY")) {
+    fprintf(out, "T CPU_KERNEL_VIEW NOT_ENABLED\n");
+  } else {
+    pti_result cpu = ptiViewEnable(PTI_VIEW_DEVICE_CPU_KERNEL);
+    fprintf(out, "T CPU_KERNEL_VIEW %s\n", ptiResultTypeToString(cpu));
+  }
   for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) {
     pti_result r = ptiViewEnable(views[i]);
     if (r != PTI_SUCCESS) {

@@ -435,6 +435,27 @@ fn string_constants(root: &Path, header: &Header) -> String {
     out
 }
 
+/// The member that keeps a C enum 4 bytes wide whatever its values, `<NAME>_FORCE_UINT32 =
+/// 0x7fffffff`, as Intel's headers name it, for an enum `body` that has none (neither that nor
+/// a member of 0x7fffffff or more, such as Intel's `*_MAX`); empty otherwise. The Rust side
+/// takes the values as `uint32_t` and checks them, so the member needs no Rust variant.
+fn force_uint32(name: &str, body: &str) -> String {
+    let wide = body.lines().any(|l| {
+        let l = l.trim();
+        l.contains("_FORCE_UINT32")
+            || l.split('=')
+                .nth(1)
+                .map(|v| v.trim().trim_end_matches(','))
+                .and_then(|v| v.parse::<u64>().ok())
+                .is_some_and(|v| v >= 0x7fff_ffff)
+    });
+    if wide {
+        String::new()
+    } else {
+        format!("  {}_FORCE_UINT32 = 2147483647,\n", name.to_uppercase())
+    }
+}
+
 /// Rewrites cbindgen's enums (`enum x : uint32_t {..}` in C++ and C23, `typedef uint32_t x` in
 /// older C) as Intel's headers declare them, `typedef enum _x {..} x;` in every language: a
 /// plain enum that C++ code can name as `x::VALUE`, pass to `std::to_string` and tag as
@@ -466,6 +487,7 @@ pub fn c_enums(text: &str) -> String {
         out.push_str(&rest[..at]);
         out.push_str(&format!("\ntypedef enum _{name} {{\n"));
         out.push_str(&body[..end]);
+        out.push_str(&force_uint32(name, &body[..end]));
         out.push_str(&format!("}} {name};\n"));
         rest = &body[end + typedefs.len()..];
     }

@@ -199,11 +199,13 @@ typedef struct _pti_gpu_op_details {
    */
   uint64_t _operation_id;
   /**
-   * For a kernel, the kernel object's address (as KERNEL_CREATED gives it); else 0.
+   * For a kernel, the kernel object's address (as KERNEL_CREATED gives it); else 0, and 0 at
+   * an append's ENTER.
    */
   uint64_t _kernel_handle;
   /**
-   * The kernel's name, or the function's with memory kinds (as the view record names it).
+   * The kernel's name, or the function's with memory kinds (as the view record names it); ""
+   * at an append's ENTER (as Intel's library).
    */
   const char *_name;
 } pti_gpu_op_details;
@@ -393,8 +395,11 @@ pti_result ptiCallbackUnsubscribe(pti_callback_subscriber_handle subscriber);
 
 /**
  * Intel's `ptiCallbackEnableDomain`: callbacks of `domain` at ENTER when `enter_cb` != 0, at
- * EXIT when `exit_cb` != 0. GPU_OPERATION_COMPLETED has only EXIT and INTERNAL_EVENT one
- * phase: any flags enable them, even none (as Intel's library does for COMPLETED).
+ * EXIT when `exit_cb` != 0. INTERNAL_EVENT has one phase: any flags enable it, even none.
+ * GPU_OPERATION_COMPLETED (EXIT only) is delivered only when enabled with both flags set:
+ * Intel's 1.2.0 library answers success to the other three pairs and delivers nothing for
+ * them (measured: `completions_are_delivered_for_the_enable_flags_intel_delivers_them_for`,
+ * tests/beside_intel_pti.rs).
  *
  * Returns PTI_ERROR_BAD_ARGUMENT for a bad handle, an unknown domain, or no phase for
  * GPU_OPERATION_APPENDED, KERNEL_CREATED or KERNEL_DESTROYED (as Intel's library does), and

@@ -11,13 +11,14 @@
 //! | `DRIVER_API` (1023) | every Level Zero and OpenCL call; `cb_data` is a [`pti_callback_driver_api_data`] |
 //! | `INTERNAL_EVENT` (1025) | libpti's critical events; `cb_data` is a [`pti_internal_callback_data`] |
 //! | `GPU_OPERATION_APPENDED` (4) | ENTER and EXIT of each Level Zero append and OpenCL enqueue whose device view is enabled; one operation each; `cb_data` is a [`pti_callback_gpu_op_data`] |
-//! | `GPU_OPERATION_COMPLETED` (6) | EXIT only, on the thread that found the operation completed, right after its record was written; one operation each |
+//! | `GPU_OPERATION_COMPLETED` (6) | EXIT only, on the thread that found the operation completed, right after its record was written; one operation each; only when enabled with both flags (as Intel's library) |
 //! | `KERNEL_CREATED` (8), `KERNEL_DESTROYED` (9) | ENTER and EXIT of `zeKernelCreate`/`zeKernelDestroy`, `clCreateKernel`/`clCreateKernelsInProgram`/`clCloneKernel` and the `clReleaseKernel` that drops the last reference; `cb_data` is a [`pti_callback_kernel_data`] |
 //! | the other declared domains | `PTI_ERROR_NOT_IMPLEMENTED`, as Intel's library answers |
 //!
 //! An operation's `_operation_id` is the `_kernel_id` or `_mem_op_id` of its view record, and
 //! its `_kernel_handle` the kernel object's address, the `_kernel_handle` of the kernel's
-//! KERNEL_CREATED callback (Intel's library leaves both handles 0). `instance_user_data` points
+//! KERNEL_CREATED callback (Intel's library leaves both handles 0); at an append's ENTER, as
+//! Intel's library, the name is "" and the kernel handle 0. `instance_user_data` points
 //! at a word kept from ENTER to EXIT for DRIVER_API only; for the other domains it is a fresh
 //! NULL word each time (pair ENTER and EXIT by `_correlation_id`).
 //!
@@ -150,9 +151,11 @@ pub struct pti_gpu_op_details {
     pub _operation_kind: pti_gpu_operation_kind,
     /// Unique in the process: the `_kernel_id` or `_mem_op_id` of the operation's view record.
     pub _operation_id: u64,
-    /// For a kernel, the kernel object's address (as KERNEL_CREATED gives it); else 0.
+    /// For a kernel, the kernel object's address (as KERNEL_CREATED gives it); else 0, and 0 at
+    /// an append's ENTER.
     pub _kernel_handle: u64,
-    /// The kernel's name, or the function's with memory kinds (as the view record names it).
+    /// The kernel's name, or the function's with memory kinds (as the view record names it); ""
+    /// at an append's ENTER (as Intel's library).
     pub _name: *const c_char,
 }
 
@@ -346,7 +349,7 @@ impl Tool {
                     (self.function)(
                         pti_cb_domain::PTI_CB_DOMAIN_DRIVER_API,
                         group.into(),
-                        api_id,
+                        pti_core::ids::to_intel(group, api_id),
                         context,
                         &mut cb as *mut _ as *mut c_void,
                         self.user_data,
@@ -401,7 +404,7 @@ impl Tool {
             (self.function)(
                 domain,
                 group.into(),
-                api_id,
+                pti_core::ids::to_intel(group, api_id),
                 context,
                 cb_data,
                 self.user_data,
@@ -428,7 +431,7 @@ impl Tool {
         for chunk in ops.operations.chunks(DETAILS_PER_CALL) {
             let mut details = [EMPTY_DETAILS; DETAILS_PER_CALL];
             for (d, op) in details.iter_mut().zip(chunk) {
-                *d = op_details(op);
+                *d = op_details(op, phase as u32 == PHASE_ENTER as u32);
             }
             let mut cb = pti_callback_gpu_op_data {
                 _domain: domain,
@@ -491,7 +494,16 @@ const EMPTY_DETAILS: pti_gpu_op_details = pti_gpu_op_details {
     _name: core::ptr::null(),
 };
 
-fn op_details(op: &GpuOperation) -> pti_gpu_op_details {
+/// Intel's details of `op`; at an append's ENTER (`at_enter`) with an empty name and no kernel
+/// handle, as Intel's library gives them before the append ran.
+fn op_details(op: &GpuOperation, at_enter: bool) -> pti_gpu_op_details {
+    if at_enter {
+        return pti_gpu_op_details {
+            _kernel_handle: 0,
+            _name: c"".as_ptr(),
+            ..op_details(op, false)
+        };
+    }
     pti_gpu_op_details {
         _operation_kind: match op.kind {
             OperationKind::Kernel => pti_gpu_operation_kind::PTI_GPU_OPERATION_KIND_KERNEL,
@@ -561,6 +573,8 @@ pub unsafe extern "C" fn libpti_intel_ptiCallbackSubscribe(
     guard(|| {
         let out = out_ptr(subscriber, "subscriber must not be NULL")?;
         let function = callback.ok_or(Error::BadArgument("callback must not be NULL"))?;
+        // The operations' names, as the records', are Intel's.
+        crate::intel::view::adopt_intel_habits();
         let tool = Arc::new(Tool {
             function,
             user_data,
@@ -613,8 +627,11 @@ fn set_phases(subscriber: pti_callback_subscriber_handle, domain: u32, wanted: u
 }
 
 /// Intel's `ptiCallbackEnableDomain`: callbacks of `domain` at ENTER when `enter_cb` != 0, at
-/// EXIT when `exit_cb` != 0. GPU_OPERATION_COMPLETED has only EXIT and INTERNAL_EVENT one
-/// phase: any flags enable them, even none (as Intel's library does for COMPLETED).
+/// EXIT when `exit_cb` != 0. INTERNAL_EVENT has one phase: any flags enable it, even none.
+/// GPU_OPERATION_COMPLETED (EXIT only) is delivered only when enabled with both flags set:
+/// Intel's 1.2.0 library answers success to the other three pairs and delivers nothing for
+/// them (measured: `completions_are_delivered_for_the_enable_flags_intel_delivers_them_for`,
+/// tests/beside_intel_pti.rs).
 ///
 /// Returns PTI_ERROR_BAD_ARGUMENT for a bad handle, an unknown domain, or no phase for
 /// GPU_OPERATION_APPENDED, KERNEL_CREATED or KERNEL_DESTROYED (as Intel's library does), and
@@ -629,7 +646,9 @@ pub extern "C" fn libpti_intel_ptiCallbackEnableDomain(
     let domain = domain.0;
     let wanted = u32::from(enter_cb != 0) * ENTER + u32::from(exit_cb != 0) * EXIT;
     match domain {
-        6 | 1025 => set_phases(subscriber, domain, ENTER | EXIT),
+        6 if wanted == ENTER | EXIT => set_phases(subscriber, domain, ENTER | EXIT),
+        6 => set_phases(subscriber, domain, 0),
+        1025 => set_phases(subscriber, domain, ENTER | EXIT),
         4 | 8 | 9 if wanted == 0 => guard_status(|| {
             tool_of(subscriber)?;
             Err(Error::BadArgument(

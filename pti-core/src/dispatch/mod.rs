@@ -403,7 +403,7 @@ impl TracedCall {
                 state,
                 left,
                 self.start.saturating_sub(entered) + left.saturating_sub(end),
-                self.api_id,
+                crate::ids::as_written(self.group, self.api_id),
             );
         }
     }

@@ -9,6 +9,8 @@
 //!   4096 up, libpti's own numbers for functions Intel had not numbered (the rest of the 1.32
 //!   headers, then Intel's extensions: `zexCounterBasedEventCreate2`, the older `…Exp` graph
 //!   functions), append-only like the rest.
+//!   Intel PTI later numbered 32 of those (its 219-250): libpti's Intel face writes and accepts
+//!   Intel's numbers for them ([`to_intel`], [`from_intel`], `intel_level_zero.tsv`).
 //! - OpenCL: 1..=149 in the order of the Khronos ICD dispatch table (`struct _cl_icd_dispatch`),
 //!   then the extension functions reached through `clGetExtensionFunctionAddress[ForPlatform]`,
 //!   the `cl_intel_unified_shared_memory` functions first.
@@ -16,6 +18,7 @@
 //!   are IDs that UR retired.
 
 use core::ffi::CStr;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::api::{ApiClass, ApiGroup, ApiId};
 
@@ -23,11 +26,62 @@ use crate::api::{ApiClass, ApiGroup, ApiId};
 #[rustfmt::skip]
 mod classes;
 #[rustfmt::skip]
+mod intel_level_zero;
+#[rustfmt::skip]
 pub mod level_zero;
 #[rustfmt::skip]
 pub mod opencl;
 #[rustfmt::skip]
 pub mod sycl;
+
+/// Whether records carry Intel PTI's Level Zero numbers ([`write_level_zero_ids_as_intel`]).
+static INTEL_NUMBERS: AtomicBool = AtomicBool::new(false);
+
+/// From now on, records carry Intel PTI's number for the Level Zero functions Intel numbers
+/// otherwise than libpti (the Intel face asks for it with the rest of Intel's habits; records
+/// are the process's, as its one clock is).
+pub fn write_level_zero_ids_as_intel() {
+    INTEL_NUMBERS.store(true, Ordering::Relaxed);
+}
+
+/// The ID a record carries for function `id` of `group`: Intel PTI's number once the Intel
+/// face asked for it, else libpti's.
+#[inline]
+pub(crate) fn as_written(group: ApiGroup, id: ApiId) -> ApiId {
+    // Only libpti's own Level Zero IDs (from 4096) are ever renumbered: one compare on the
+    // common path.
+    if id >= 4096 && group == ApiGroup::LevelZero && INTEL_NUMBERS.load(Ordering::Relaxed) {
+        to_intel(group, id)
+    } else {
+        id
+    }
+}
+
+/// Intel PTI's number for function `id` of `group` (libpti's number where Intel numbers it the
+/// same or not at all).
+pub fn to_intel(group: ApiGroup, id: ApiId) -> ApiId {
+    if group != ApiGroup::LevelZero {
+        return id;
+    }
+    intel_level_zero::RENUMBERED
+        .binary_search_by_key(&id, |(ours, _)| *ours)
+        .map_or(id, |i| intel_level_zero::RENUMBERED[i].1)
+}
+
+/// libpti's number for Intel PTI's ID `id` of `group`, or `None` where `id` names no function
+/// on Intel's numbering (libpti's own number of a function Intel numbers otherwise included).
+pub fn from_intel(group: ApiGroup, id: ApiId) -> Option<ApiId> {
+    if group == ApiGroup::LevelZero {
+        let renumbered = &intel_level_zero::RENUMBERED;
+        if let Some((ours, _)) = renumbered.iter().find(|(_, intel)| *intel == id) {
+            return Some(*ours);
+        }
+        if renumbered.iter().any(|(ours, _)| *ours == id) {
+            return None;
+        }
+    }
+    is_valid(group, id).then_some(id)
+}
 
 fn names(group: ApiGroup) -> &'static [Option<&'static CStr>] {
     match group {

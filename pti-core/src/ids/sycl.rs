@@ -7,11 +7,11 @@ use core::ffi::CStr;
 use crate::api::ApiId;
 
 /// The highest ID of the table.
-pub const MAX_ID: ApiId = 313;
+pub const MAX_ID: ApiId = 326;
 
 /// `NAMES[id]` is the function of `id`; `None` for ID 0, retired IDs and unused ones.
-pub(crate) static NAMES: [Option<&CStr>; 314] = {
-    let mut names: [Option<&CStr>; 314] = [None; 314];
+pub(crate) static NAMES: [Option<&CStr>; 327] = {
+    let mut names: [Option<&CStr>; 327] = [None; 327];
     names[1] = Some(c"urContextCreate");
     names[2] = Some(c"urContextRetain");
     names[3] = Some(c"urContextRelease");
@@ -208,17 +208,17 @@ pub(crate) static NAMES: [Option<&CStr>; 314] = {
     names[228] = Some(c"urEnqueueNativeCommandExp");
     names[229] = Some(c"urLoaderConfigSetMockingEnabled");
     names[230] = Some(c"urBindlessImagesReleaseExternalMemoryExp");
-    names[231] = Some(c"urCommandBufferAppendUSMMemcpyExp_v2");
-    names[232] = Some(c"urCommandBufferAppendUSMFillExp_v2");
-    names[233] = Some(c"urCommandBufferAppendMemBufferCopyExp_v2");
-    names[234] = Some(c"urCommandBufferAppendMemBufferWriteExp_v2");
-    names[235] = Some(c"urCommandBufferAppendMemBufferReadExp_v2");
-    names[236] = Some(c"urCommandBufferAppendMemBufferCopyRectExp_v2");
-    names[237] = Some(c"urCommandBufferAppendMemBufferWriteRectExp_v2");
-    names[238] = Some(c"urCommandBufferAppendMemBufferReadRectExp_v2");
-    names[239] = Some(c"urCommandBufferAppendMemBufferFillExp_v2");
-    names[240] = Some(c"urCommandBufferAppendUSMPrefetchExp_v2");
-    names[241] = Some(c"urCommandBufferAppendUSMAdviseExp_v2");
+    names[231] = Some(c"urCommandBufferAppendUSMMemcpyExp");
+    names[232] = Some(c"urCommandBufferAppendUSMFillExp");
+    names[233] = Some(c"urCommandBufferAppendMemBufferCopyExp");
+    names[234] = Some(c"urCommandBufferAppendMemBufferWriteExp");
+    names[235] = Some(c"urCommandBufferAppendMemBufferReadExp");
+    names[236] = Some(c"urCommandBufferAppendMemBufferCopyRectExp");
+    names[237] = Some(c"urCommandBufferAppendMemBufferWriteRectExp");
+    names[238] = Some(c"urCommandBufferAppendMemBufferReadRectExp");
+    names[239] = Some(c"urCommandBufferAppendMemBufferFillExp");
+    names[240] = Some(c"urCommandBufferAppendUSMPrefetchExp");
+    names[241] = Some(c"urCommandBufferAppendUSMAdviseExp");
     names[242] = Some(c"urEnqueueCommandBufferExp");
     names[243] = Some(c"urCommandBufferUpdateSignalEventExp");
     names[244] = Some(c"urCommandBufferUpdateWaitEventsExp");
@@ -277,6 +277,19 @@ pub(crate) static NAMES: [Option<&CStr>; 314] = {
     names[311] = Some(c"urKernelGetSuggestedLocalWorkSizeWithArgs");
     names[312] = Some(c"urUSMHostAllocRegisterExp");
     names[313] = Some(c"urUSMHostAllocUnregisterExp");
+    names[314] = Some(c"urQueueGetGraphExp");
+    names[315] = Some(c"urGraphSetDestructionCallbackExp");
+    names[316] = Some(c"urIPCGetPhysMemHandleExp");
+    names[317] = Some(c"urIPCPutPhysMemHandleExp");
+    names[318] = Some(c"urIPCOpenPhysMemHandleExp");
+    names[319] = Some(c"urIPCClosePhysMemHandleExp");
+    names[320] = Some(c"urGraphGetNativeHandleExp");
+    names[321] = Some(c"urGraphExecutableGraphGetNativeHandleExp");
+    names[322] = Some(c"urEventCreateExp");
+    names[323] = Some(c"urIPCGetEventHandleExp");
+    names[324] = Some(c"urIPCPutEventHandleExp");
+    names[325] = Some(c"urIPCOpenEventHandleExp");
+    names[326] = Some(c"urGraphGetIdExp");
     names
 };
 
@@ -1074,3 +1087,42 @@ pub const urUSMHostAllocRegisterExp: ApiId = 312;
 
 /// `urUSMHostAllocUnregisterExp`.
 pub const urUSMHostAllocUnregisterExp: ApiId = 313;
+
+/// `urQueueGetGraphExp`.
+pub const urQueueGetGraphExp: ApiId = 314;
+
+/// `urGraphSetDestructionCallbackExp`.
+pub const urGraphSetDestructionCallbackExp: ApiId = 315;
+
+/// `urIPCGetPhysMemHandleExp`.
+pub const urIPCGetPhysMemHandleExp: ApiId = 316;
+
+/// `urIPCPutPhysMemHandleExp`.
+pub const urIPCPutPhysMemHandleExp: ApiId = 317;
+
+/// `urIPCOpenPhysMemHandleExp`.
+pub const urIPCOpenPhysMemHandleExp: ApiId = 318;
+
+/// `urIPCClosePhysMemHandleExp`.
+pub const urIPCClosePhysMemHandleExp: ApiId = 319;
+
+/// `urGraphGetNativeHandleExp`.
+pub const urGraphGetNativeHandleExp: ApiId = 320;
+
+/// `urGraphExecutableGraphGetNativeHandleExp`.
+pub const urGraphExecutableGraphGetNativeHandleExp: ApiId = 321;
+
+/// `urEventCreateExp`.
+pub const urEventCreateExp: ApiId = 322;
+
+/// `urIPCGetEventHandleExp`.
+pub const urIPCGetEventHandleExp: ApiId = 323;
+
+/// `urIPCPutEventHandleExp`.
+pub const urIPCPutEventHandleExp: ApiId = 324;
+
+/// `urIPCOpenEventHandleExp`.
+pub const urIPCOpenEventHandleExp: ApiId = 325;
+
+/// `urGraphGetIdExp`.
+pub const urGraphGetIdExp: ApiId = 326;

@@ -161,9 +161,42 @@ pub(crate) fn callbacks_set() -> bool {
     !CALLBACKS.load(Ordering::Relaxed).is_null()
 }
 
-/// Sets the tool's buffer callbacks.
+/// Sets the tool's buffer callbacks, with libpti's habits: a buffer is asked for when a record
+/// needs one, and a flush hands back the buffers that hold records.
 pub(super) fn set_callbacks(callbacks: Arc<dyn BufferCallbacks>) {
+    EMPTY_AT_FLUSH.store(false, Ordering::Relaxed);
     CALLBACKS.store(Box::into_raw(Box::new(callbacks)), Ordering::Release);
+}
+
+/// Whether a flush hands back every thread's buffer, empty ones too (Intel PTI's habit).
+static EMPTY_AT_FLUSH: AtomicBool = AtomicBool::new(false);
+
+/// Intel PTI's buffer habits, for the callbacks just set (measured on its 1.2.0 library,
+/// `tests/beside_intel_pti.rs`): a buffer is asked for at once for the calling thread, and a flush
+/// hands back every thread's buffer, empty ones too (valid size 0); a thread asks again when it
+/// next writes a record. Process-wide until callbacks are set again.
+pub(super) fn lend_as_intel() {
+    EMPTY_AT_FLUSH.store(true, Ordering::Relaxed);
+    if EXITED.load(Ordering::Relaxed) {
+        return;
+    }
+    // Any size: a buffer too small for the first record is handed back unused then.
+    let Ok(fresh) = request(0) else {
+        return;
+    };
+    let mut fresh = Some(fresh);
+    // SAFETY: the section writes the calling thread's own buffer and runs no tool code.
+    thread::with(|s| unsafe {
+        s.record().buffer.write(|slot| {
+            if slot.is_none() {
+                *slot = fresh.take();
+            }
+        })
+    });
+    // The thread had a buffer already, or is being torn down: give this one back.
+    if let Some(unused) = fresh {
+        hand_back_unused(unused.buffer);
+    }
 }
 
 /// Records dropped per kind, indexed by the kind's value.
@@ -507,10 +540,11 @@ fn collect(include_empty: bool) -> Result<Vec<FilledBuffer>, Error> {
 
 /// Hands every finished record of every thread (exited ones included) to the tool's
 /// `complete` before returning: the buffers it takes, and those other threads are handing back
-/// meanwhile. Buffers without records stay with their threads. Called from inside a callback, it
+/// meanwhile. Buffers without records stay with their threads (are handed back too after
+/// [`lend_as_intel`]). Called from inside a callback, it
 /// does not wait for other threads' hand-backs (their `complete` could be waiting for this one).
 pub(super) fn flush() -> Result<(), Error> {
-    let taken = collect(false)?;
+    let taken = collect(EMPTY_AT_FLUSH.load(Ordering::Relaxed))?;
     for filled in taken {
         hand_back(filled);
     }

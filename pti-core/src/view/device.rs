@@ -12,6 +12,36 @@ use super::{is_configured, is_enabled};
 use crate::api::{ApiGroup, ApiId};
 use crate::thread::ThreadState;
 
+static LEVEL_ZERO_CPU_AS_GPU: core::sync::atomic::AtomicBool =
+    core::sync::atomic::AtomicBool::new(false);
+
+/// From now on, kernels run on a Level Zero device of type CPU are recorded as GPU kernels
+/// (`PTI_VIEW_DEVICE_GPU_KERNEL`), as Intel PTI's Level Zero collector records every Level Zero
+/// kernel; the Intel face asks for it when its tool sets buffer callbacks. Process-wide, like the
+/// faces' one clock. OpenCL's CPU devices keep their kind.
+pub fn level_zero_cpu_kernels_as_gpu() {
+    LEVEL_ZERO_CPU_AS_GPU.store(true, core::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether the kernels of a Level Zero device of type CPU (`is_cpu`) are recorded as CPU kernels.
+pub(crate) fn level_zero_records_as_cpu(is_cpu: bool) -> bool {
+    is_cpu && !LEVEL_ZERO_CPU_AS_GPU.load(core::sync::atomic::Ordering::Relaxed)
+}
+
+static FILLS_AS_INTEL: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// From now on, fills are named as Intel PTI names them, from a pattern in memory to the
+/// destination (`zeCommandListAppendMemoryFill(M2D)`), instead of by the destination alone
+/// (`…(D)`); the Intel face asks for it with the rest of Intel's habits. Process-wide.
+pub fn name_fills_as_intel() {
+    FILLS_AS_INTEL.store(true, core::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether fills are named as Intel PTI names them ([`name_fills_as_intel`]).
+pub(crate) fn fills_named_as_intel() -> bool {
+    FILLS_AS_INTEL.load(core::sync::atomic::Ordering::Relaxed)
+}
+
 /// The device a command ran on, as records name it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DeviceIdentity {
@@ -269,7 +299,7 @@ pub(crate) fn synchronization(state: &ThreadState, s: &Synchronization) {
             _correlation_id: s.correlation_id,
             _number_wait_events: s.wait_events,
             _return_code: s.status,
-            _api_id: s.api_id,
+            _api_id: crate::ids::as_written(s.group, s.api_id),
             _api_group: s.group.into(),
         },
     );

@@ -38,7 +38,7 @@ pub(crate) fn api_record(state: &ThreadState, call: &ApiCall) {
             _start_timestamp: call.start,
             _end_timestamp: call.end.max(call.start),
             _api_group: call.group.into(),
-            _api_id: call.api_id,
+            _api_id: crate::ids::as_written(call.group, call.api_id),
             _process_id: crate::thread::process_id(),
             _thread_id: state.thread_id(),
             _correlation_id: call.correlation_id,

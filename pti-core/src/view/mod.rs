@@ -75,6 +75,8 @@ pub(crate) use buffer::ThreadBuffer;
 pub use buffer::{Buffer, BufferCallbacks, FilledBuffer, dropped_count, emitted_count};
 pub(crate) use buffer::{count_lost, count_lost_because, hand_back_at_exit};
 pub use demangle::demangle_kernel_names;
+pub(crate) use device::fills_named_as_intel;
+pub use device::{level_zero_cpu_kernels_as_gpu, name_fills_as_intel};
 pub use emit::overhead_per_call;
 pub use external::{pop_external_correlation_id, push_external_correlation_id};
 pub use loss::unrecorded_count;
@@ -268,6 +270,13 @@ fn refresh_device_interest() {
 pub(crate) fn set_callbacks(callbacks: std::sync::Arc<dyn BufferCallbacks>) {
     crate::sync::barrier::init();
     buffer::set_callbacks(callbacks);
+}
+
+/// Intel PTI's buffer habits for the callbacks just set (the Intel face's
+/// `ptiViewSetCallbacks`): a buffer is asked for at once, and flushes hand back empty buffers
+/// too. Setting callbacks again brings back libpti's habits.
+pub fn lend_buffers_as_intel() {
+    buffer::lend_as_intel();
 }
 
 fn check_kind(kind: pti_view_kind) -> Result<(), Error> {

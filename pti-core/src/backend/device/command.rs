@@ -87,14 +87,17 @@ impl Work {
     }
 
     /// The record's name: the kernel's, or the API function's with the memory kinds, such as
-    /// `clEnqueueReadBuffer(D2M)` or `zeCommandListAppendMemoryFill(D)`. Asked for every command
+    /// `clEnqueueReadBuffer(D2M)` or `zeCommandListAppendMemoryFill(D)` (`…(M2D)` once the Intel
+    /// face asked for Intel's names, [`view::name_fills_as_intel`]). Asked for every command
     /// (at its submission and at its record), so the names built from the function are
     /// remembered per thread ([`NAMES`]) instead of formatted and interned each time.
     pub(crate) fn name(&self, group: ApiGroup, api_id: ApiId) -> &'static CStr {
         let key = match self {
             Work::Kernel { name, .. } => return name,
             Work::Copy { src, dst, .. } => (*src as u32) << 8 | *dst as u32,
-            Work::Fill { memory, .. } => 1 << 16 | *memory as u32,
+            Work::Fill { memory, .. } => {
+                1 << 16 | u32::from(view::fills_named_as_intel()) << 12 | *memory as u32
+            }
             Work::Barrier { .. } => 2 << 16,
         };
         let key = (group as u64) << 56 | u64::from(api_id) << 24 | u64::from(key);
@@ -117,7 +120,13 @@ impl Work {
                 intern_str(&format!("{function}({short})"))
             }
             Work::Fill { memory, .. } => {
-                intern_str(&format!("{function}({})", memory_letter(*memory)))
+                // Intel PTI names the pattern's side too, as a copy from memory.
+                let from = if view::fills_named_as_intel() {
+                    "M2"
+                } else {
+                    ""
+                };
+                intern_str(&format!("{function}({from}{})", memory_letter(*memory)))
             }
             Work::Barrier { .. } => intern_str(&function),
         }

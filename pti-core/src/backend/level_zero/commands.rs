@@ -218,7 +218,10 @@ impl PendingCommand for ZeCommand {
                 let Source::Untimed(why) = self.source else {
                     return;
                 };
-                untimed(self.submission.view(self.device.is_cpu), why);
+                untimed(
+                    self.submission.view(devices::records_as_cpu(&self.device)),
+                    why,
+                );
                 give_back.give(context);
                 return;
             }
@@ -231,8 +234,11 @@ impl PendingCommand for ZeCommand {
                     ),
                     _ => format!("the Level Zero driver gave no kernel timestamps (0x{code:x})"),
                 };
-                self.submission
-                    .lost(self.device.is_cpu, ResultCode::ErrorRecordsDropped, &why);
+                self.submission.lost(
+                    devices::records_as_cpu(&self.device),
+                    ResultCode::ErrorRecordsDropped,
+                    &why,
+                );
                 give_back.give(context);
                 return;
             }
@@ -242,7 +248,7 @@ impl PendingCommand for ZeCommand {
             queue: self.list.cast(),
             context: self.context.cast(),
             device: &self.device.identity,
-            device_is_cpu: self.device.is_cpu,
+            device_is_cpu: devices::records_as_cpu(&self.device),
             engine: self.engine,
             event: match self.source {
                 Source::Borrowed(e) => e.cast(),
@@ -263,7 +269,7 @@ impl PendingCommand for ZeCommand {
     }
 
     fn view(&self) -> pti_view_kind {
-        self.submission.view(self.device.is_cpu)
+        self.submission.view(devices::records_as_cpu(&self.device))
     }
 
     fn in_order_stream(&self) -> Option<usize> {
@@ -459,7 +465,7 @@ pub(super) fn prepare(
     if device.info.npu {
         return npu_work(api_id);
     }
-    let view = work.view(device.is_cpu);
+    let view = work.view(devices::records_as_cpu(&device));
     // An immediate list's command runs now: recorded if collection runs now. A recorded one runs
     // at each execution: prepared whenever the tool enabled the view, even while paused, and
     // recorded for the executions made while collection runs (`executions`).

@@ -51,6 +51,12 @@ pub(super) type Device = registry::Device<ZeDevice>;
 /// The backend's devices (their locks are the fork handlers' too).
 pub(super) static DEVICES: DeviceRegistry<ZeDevice> = DeviceRegistry::new();
 
+/// Whether `device`'s kernels are recorded as CPU kernels: a device of type CPU, unless the
+/// Intel face asked for Intel PTI's filing (`view::level_zero_cpu_kernels_as_gpu`).
+pub(super) fn records_as_cpu(device: &Device) -> bool {
+    crate::view::device::level_zero_records_as_cpu(device.is_cpu)
+}
+
 /// The device `handle` (looked up, or probed on first use).
 pub(super) fn get(handle: ze_device_handle_t) -> Arc<Device> {
     DEVICES.get(handle.cast(), || probe(handle))

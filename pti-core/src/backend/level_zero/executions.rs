@@ -401,7 +401,7 @@ pub(super) fn after(batches: Vec<Batch>, token: usize, entered: u64, by: &Execut
         if batch.times > 1 && !batch.commands.is_empty() {
             for r in &batch.commands {
                 for _ in 1..batch.times {
-                    view::count_lost(r.submission.view(device.is_cpu));
+                    view::count_lost(r.submission.view(devices::records_as_cpu(&device)));
                 }
             }
             critical::raise(

@@ -66,13 +66,14 @@ fn take_start(token: usize) -> Option<u64> {
 // Objects
 
 /// What kernel-object callbacks hear of `zeKernelCreate` (`created`) or `zeKernelDestroy` at
-/// `site`; NULL `kernel` at the ENTER of a creation.
+/// `site`; NULL `kernel` at the ENTER of a creation, where `desc_name` is the name the program
+/// asks for (as Intel PTI gives it at that ENTER).
 fn kernel_object(
     created: bool,
     site: Site,
     token: usize,
-    kernel: ze_kernel_handle_t,
-    module: ze_module_handle_t,
+    (kernel, module): (ze_kernel_handle_t, ze_module_handle_t),
+    desc_name: Option<&CStr>,
     result: Option<ze_result_t>,
 ) {
     if is_internal() || !callbacks::listening(Domain::KernelObjects) {
@@ -92,16 +93,25 @@ fn kernel_object(
     event.return_code = result.map(|r| r as i32);
     event.kernel = kernel.cast();
     event.module = module.cast();
-    event.name = (created && !kernel.is_null())
-        .then(|| objects::kernel_name(kernel))
-        .flatten();
+    event.name = match desc_name {
+        Some(name) => Some(crate::intern::intern(name)),
+        None => (created && !kernel.is_null())
+            .then(|| objects::kernel_name(kernel))
+            .flatten(),
+    };
     callbacks::kernel_object(&event);
 }
 
 pub(super) fn before_zeKernelCreate(p: &mut ze_kernel_create_params_t, token: usize) {
-    // SAFETY: the field points at the call's argument.
-    let module = unsafe { *p.phModule };
-    kernel_object(true, Site::Enter, token, null_mut(), module, None);
+    // SAFETY: the fields point at the call's arguments; the descriptor, where not NULL, names
+    // the kernel with a NUL-terminated string that lives for the call.
+    let (module, name) = unsafe {
+        let desc = *p.pdesc;
+        let name = (!desc.is_null() && !(*desc).pKernelName.is_null())
+            .then(|| CStr::from_ptr((*desc).pKernelName));
+        (*p.phModule, name)
+    };
+    kernel_object(true, Site::Enter, token, (null_mut(), module), name, None);
 }
 
 pub(super) fn after_zeKernelCreate(
@@ -128,13 +138,20 @@ pub(super) fn after_zeKernelCreate(
         };
         (kernel, *p.phModule)
     };
-    kernel_object(true, Site::Exit, token, kernel, module, Some(result));
+    kernel_object(
+        true,
+        Site::Exit,
+        token,
+        (kernel, module),
+        None,
+        Some(result),
+    );
 }
 
 pub(super) fn before_zeKernelDestroy(p: &mut ze_kernel_destroy_params_t, token: usize) {
     // SAFETY: the field points at the call's argument.
     let kernel = unsafe { *p.phKernel };
-    kernel_object(false, Site::Enter, token, kernel, null_mut(), None);
+    kernel_object(false, Site::Enter, token, (kernel, null_mut()), None, None);
     objects::kernel_destroyed(kernel);
 }
 
@@ -145,7 +162,14 @@ pub(super) fn after_zeKernelDestroy(
 ) {
     // SAFETY: the field points at the call's argument.
     let kernel = unsafe { *p.phKernel };
-    kernel_object(false, Site::Exit, token, kernel, null_mut(), Some(result));
+    kernel_object(
+        false,
+        Site::Exit,
+        token,
+        (kernel, null_mut()),
+        None,
+        Some(result),
+    );
 }
 
 pub(super) fn after_zeCommandListCreate(
