@@ -22,6 +22,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+#[path = "beside_intel_pti/measured.rs"]
+mod measured;
+
 use pti_tests::{
     Adapter, INTEL_TOOL, SHARED, compile, compile_c_with, lib_dir, out_dir, root,
     run_with_watchdog, sycl_over_level_zero, sycl_venv, sycl_workload,
@@ -53,7 +56,24 @@ enum Library {
     /// libpti's, with `libpti.so` preloaded before the tool (as pti-trace runs a program): the
     /// tool's plain names bind to `libpti.so`, which must answer as Intel's face.
     LibptiPreloaded,
-    IntelPti,
+    /// Intel's `libpti_view.so.1` of this release (`.cache/intel-pti/<version>`).
+    Intel(&'static str),
+}
+
+/// Intel PTI 1.2, the release libpti's Intel face implements.
+#[allow(non_upper_case_globals)]
+const IntelPti: Library = Library::Intel(xtask::intel_pti::VERSION);
+
+/// The directory of Intel's libraries of `version`, which `cargo xtask setup` fetches.
+fn intel_dir(version: &str) -> PathBuf {
+    let dir = xtask::intel_pti::lib_dir_of(&root(), version);
+    assert!(
+        dir.join("libpti_view.so.1").exists() && dir.join("pti/libpti.so").exists(),
+        "Intel's PTI {version} is missing from {}: run `cargo xtask setup`, which fetches it from \
+         PyPI (intel-pti) as the tests' reference",
+        dir.display()
+    );
+    dir
 }
 
 /// The view tool and the `zesInit` stub, compiled once; the directory of Intel's library.
@@ -61,7 +81,6 @@ struct Tools {
     view_tool: PathBuf,
     callback_tool: PathBuf,
     zes_stub: PathBuf,
-    intel: PathBuf,
     libpti_as_view: PathBuf,
     /// The plain Level Zero program.
     ze_plain: PathBuf,
@@ -72,14 +91,7 @@ struct Tools {
 fn tools() -> &'static Tools {
     static TOOLS: OnceLock<Tools> = OnceLock::new();
     TOOLS.get_or_init(|| {
-        let intel = xtask::intel_pti::lib_dir(&root());
-        assert!(
-            intel.join("libpti_view.so.1").exists() && intel.join("pti/libpti.so").exists(),
-            "Intel's PTI {} is missing from {}: run `cargo xtask setup`, which fetches it from \
-             PyPI (intel-pti) as the tests' reference",
-            xtask::intel_pti::VERSION,
-            intel.display()
-        );
+        let intel = intel_dir(xtask::intel_pti::VERSION);
         // Linked against Intel's library for its name (no run path: LD_LIBRARY_PATH chooses).
         let view_tool = compile(
             out_dir().join("libview_tool.so"),
@@ -130,7 +142,6 @@ fn tools() -> &'static Tools {
             view_tool,
             callback_tool,
             zes_stub,
-            intel,
             libpti_as_view,
         }
     })
@@ -229,13 +240,13 @@ fn run_tool_with(
                 tool.display()
             ),
         ),
-        Library::IntelPti => {
+        Library::Intel(version) => {
             // Intel's library deadlocks in its destructors where it still tracks commands at
             // exit (tests/c/view_tool.c): the tool ends the process once its records are out.
             cmd.env("ZE_ENABLE_TRACING_LAYER", "1")
                 .env("PTI_TEST_QUICK_EXIT", "1");
             (
-                &tools.intel,
+                &intel_dir(version),
                 format!("{}:{}", tools.zes_stub.display(), tool.display()),
             )
         }
@@ -486,10 +497,10 @@ fn check_device_times(r: &Recorded, before: u64, after: u64) {
 fn compare(adapter: Adapter) {
     let before = epoch_now();
     let ours = record(adapter, Library::Libpti);
-    let intel = record(adapter, Library::IntelPti);
+    let intel = record(adapter, IntelPti);
     let after = epoch_now();
     check_epoch_clock(&ours, Library::Libpti, before, after);
-    check_epoch_clock(&intel, Library::IntelPti, before, after);
+    check_epoch_clock(&intel, IntelPti, before, after);
     check_device_times(&ours, before, after);
     let offsets: Vec<f64> = intel
         .device_times
@@ -528,7 +539,7 @@ fn compare(adapter: Adapter) {
     let origins = device_origins(&ours, Library::Libpti);
     assert_eq!(
         origins,
-        device_origins(&intel, Library::IntelPti),
+        device_origins(&intel, IntelPti),
         "{adapter:?}: the device records, or the UR calls their correlation IDs name, differ"
     );
     assert!(!origins.is_empty(), "{adapter:?}: no device records");
@@ -634,12 +645,12 @@ fn run_program(program: &Path, library: Library) -> String {
     let mut cmd = Command::new(program);
     sycl_over_level_zero(&mut cmd, Adapter::V2);
     let view_dir = match library {
-        Library::IntelPti => {
+        Library::Intel(version) => {
             cmd.env("ZE_ENABLE_TRACING_LAYER", "1")
                 .env("LD_PRELOAD", &tools.zes_stub);
-            &tools.intel
+            intel_dir(version)
         }
-        Library::Libpti | Library::LibptiPreloaded => &tools.libpti_as_view,
+        Library::Libpti | Library::LibptiPreloaded => tools.libpti_as_view.clone(),
     };
     cmd.env(
         "LD_LIBRARY_PATH",
@@ -665,17 +676,9 @@ fn run_program(program: &Path, library: Library) -> String {
 /// record (valid size 0); the second has nothing to hand back. The Intel face does the same.
 #[test]
 fn buffers_are_asked_for_and_handed_back_when_intel_does() {
-    let intel = xtask::intel_pti::lib_dir(&root());
-    let program = compile(
-        out_dir().join("intel_buffers"),
-        INTEL_TOOL,
-        &["tests/c/intel_buffers.c"],
-        &[&format!("-L{}", intel.display()), "-l:libpti_view.so.1"],
-        &[],
-    );
     let (theirs, ours) = (
-        run_program(&program, Library::IntelPti),
-        run_program(&program, Library::Libpti),
+        measured::program_text("intel_buffers", IntelPti),
+        measured::program_text("intel_buffers", Library::Libpti),
     );
     println!("Intel's library:\n{theirs}libpti:\n{ours}");
     assert!(
@@ -695,21 +698,13 @@ fn buffers_are_asked_for_and_handed_back_when_intel_does() {
 /// IDs, from 4096, and functions Intel's release does not know yet) is printed.
 #[test]
 fn api_ids_name_the_functions_intel_names_them() {
-    let intel = xtask::intel_pti::lib_dir(&root());
-    let program = compile(
-        out_dir().join("intel_api_ids"),
-        INTEL_TOOL,
-        &["tests/c/intel_api_ids.c"],
-        &[&format!("-L{}", intel.display()), "-l:libpti_view.so.1"],
-        &[],
-    );
     let lines = |library| -> BTreeSet<String> {
-        run_program(&program, library)
+        measured::program_text("intel_api_ids", library)
             .lines()
             .map(String::from)
             .collect()
     };
-    let (theirs, ours) = (lines(Library::IntelPti), lines(Library::Libpti));
+    let (theirs, ours) = (lines(IntelPti), lines(Library::Libpti));
     let named = |set: &BTreeSet<String>| set.iter().filter(|l| l.starts_with("I ")).count();
     let missing: Vec<&String> = theirs.difference(&ours).collect();
     let extra: Vec<&String> = ours.difference(&theirs).collect();
@@ -760,13 +755,7 @@ fn api_ids_name_the_functions_intel_names_them() {
 /// as shapes that do not depend on the run: `OP <domain> <phase> <kind> <name> <kernel handle
 /// set?>`, `KERNEL <domain> <phase> <name>` ("-" for NULL), `DEV <kind> <name>`, each once.
 fn callback_shapes(library: Library) -> BTreeSet<String> {
-    let (_, _, text) = run_tool_with(
-        &tools().callback_tool,
-        On::PlainLevelZero,
-        library,
-        "T STATS ",
-        &[],
-    );
+    let text = measured::callbacks_text(library, "1,1");
     let mut shapes = BTreeSet::new();
     for line in text.lines() {
         let w: Vec<&str> = line.splitn(12, ' ').collect();
@@ -823,7 +812,7 @@ fn explain_shape(shape: &str) -> Option<(usize, Option<String>)> {
 /// that are libpti's choices ([`KNOWN_SHAPE_DIFFERENCES`]) are printed, not compared.
 #[test]
 fn operations_and_kernels_carry_the_names_and_handles_intel_gives_them() {
-    let theirs = callback_shapes(Library::IntelPti);
+    let theirs = callback_shapes(IntelPti);
     let ours = callback_shapes(Library::Libpti);
     println!(
         "Intel's library and libpti: {} and {} shapes",
@@ -892,21 +881,16 @@ fn operations_and_kernels_carry_the_names_and_handles_intel_gives_them() {
 #[test]
 fn completions_are_delivered_for_the_enable_flags_intel_delivers_them_for() {
     let completions = |library, flags: &str| {
-        let env = [("PTI_TEST_COMPLETED_FLAGS", flags)];
-        let (_, _, text) = run_tool_with(
-            &tools().callback_tool,
-            On::PlainLevelZero,
-            library,
-            "T STATS ",
-            &env,
-        );
         // "T OP <domain> ...": domain 6 is GPU_OPERATION_COMPLETED.
-        text.lines().filter(|l| l.starts_with("T OP 6 ")).count()
+        measured::callbacks_text(library, flags)
+            .lines()
+            .filter(|l| l.starts_with("T OP 6 "))
+            .count()
     };
     let measured: Vec<(&str, usize, usize)> = ["1,1", "1,0", "0,1", "0,0"]
         .into_iter()
         .map(|flags| {
-            let intel = completions(Library::IntelPti, flags);
+            let intel = completions(IntelPti, flags);
             (flags, intel, completions(Library::Libpti, flags))
         })
         .collect();
@@ -928,21 +912,8 @@ fn completions_are_delivered_for_the_enable_flags_intel_delivers_them_for() {
 /// from run to run, are left out of the comparison: at least those, on both).
 #[test]
 fn level_zero_kernels_of_a_cpu_device_are_gpu_kernels_as_intel_records_them() {
-    let env = [
-        ("ZE_SIM_DEVICE_TYPE", "cpu"),
-        ("PTI_TEST_GPU_KERNELS_ONLY", "1"),
-    ];
-    let kernels = |library| {
-        let (stdout, _, text) =
-            run_tool_with(&tools().view_tool, On::PlainLevelZero, library, "T ", &env);
-        let expected = stdout
-            .lines()
-            .filter(|l| l.starts_with("W EXPECT KERNEL"))
-            .count();
-        let recorded = text.lines().filter(|l| l.starts_with("T KERNEL ")).count();
-        (expected, recorded)
-    };
-    let ((expected, intel), (_, ours)) = (kernels(Library::IntelPti), kernels(Library::Libpti));
+    let kernels = measured::cpu_kernels;
+    let ((expected, intel), (_, ours)) = (kernels(IntelPti), kernels(Library::Libpti));
     println!(
         "kernel records, GPU kernel view only, CPU-type device: the program ran {expected}, \
          Intel recorded {intel}, libpti {ours}"
@@ -968,7 +939,7 @@ fn level_zero_kernels_of_a_cpu_device_are_gpu_kernels_as_intel_records_them() {
 #[test]
 fn a_plain_level_zero_program_beside_intel_pti() {
     let ours = record_on(On::PlainLevelZero, Library::Libpti, "T DRIVER ");
-    let intel = record_on(On::PlainLevelZero, Library::IntelPti, "T DRIVER ");
+    let intel = record_on(On::PlainLevelZero, IntelPti, "T DRIVER ");
     // The program's output (its two threads interleave: compared as a multiset), but for its
     // own measurement of a kernel through its event, which differs (below).
     let own_time = |r: &Recorded| -> String {
@@ -1312,7 +1283,7 @@ fn callback_tool_on_libpti(adapter: On, library: Library) {
         );
         return;
     }
-    let intel = callbacks(adapter, Library::IntelPti);
+    let intel = callbacks(adapter, IntelPti);
     let intel_count = |domain| intel.ops.iter().filter(|o| o.domain == domain).count();
     println!(
         "{adapter:?}: device domains on libpti: {appended} operations appended (ENTER and EXIT), \
