@@ -122,7 +122,12 @@ fn api_ids(header: &str) -> HashMap<String, u32> {
     text.lines()
         .filter_map(|l| {
             let (name, value) = l.trim().trim_end_matches(',').split_once(" = ")?;
-            Some((name.strip_suffix("_id")?.to_string(), value.parse().ok()?))
+            let value: u32 = value.parse().ok()?;
+            // ID 0 is `reserved_*_id`, which names no function.
+            if value == 0 {
+                return None;
+            }
+            Some((name.strip_suffix("_id")?.to_string(), value))
         })
         .collect()
 }
