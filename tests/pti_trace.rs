@@ -5,6 +5,11 @@
 //! the summary's counts must equal the timeline's records. Also: exit codes and signals passed
 //! on, and relative paths that hold when the program changes directory.
 
+#[path = "pti_trace/files.rs"]
+mod files;
+#[path = "pti_trace/hostile.rs"]
+mod hostile;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
@@ -26,6 +31,16 @@ fn pti_trace() -> PathBuf {
         exe.display()
     );
     exe
+}
+
+/// libpti and the collector, as pti-trace preloads them (for tests that load the collector
+/// without pti-trace).
+fn lib_dir_of_trace() -> (PathBuf, PathBuf) {
+    pti_trace();
+    (
+        lib_dir().join("libpti.so.0"),
+        lib_dir().join("libpti_trace_collector.so"),
+    )
 }
 
 fn opencl_program() -> &'static PathBuf {

@@ -36,24 +36,36 @@ fn pack(pid: u32, fd: i32) -> u64 {
     (u64::from(pid) << 32) | u64::from(fd as u32)
 }
 
-/// Opens the log of process `pid`, or gives [`NONE`].
+/// Opens the log of process `pid`, or gives [`NONE`]: created 0600, never through a symbolic
+/// link, never a FIFO or device (the program must not block in its first traced call), never
+/// another user's file (`pti_files::append`). The name is taken as bytes: a name that is not
+/// UTF-8 is the file's name as given.
 fn open(pid: u32) -> i32 {
+    use std::os::fd::IntoRawFd;
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
     let Some(name) = std::env::var_os(ENV).filter(|n| !n.is_empty()) else {
         return NONE;
     };
-    let name = name.to_string_lossy().replace("%p", &pid.to_string());
-    let Ok(path) = std::ffi::CString::new(name) else {
-        return NONE;
-    };
-    // SAFETY: a NUL-terminated path; the flags create or append, and close on exec.
-    let fd = unsafe {
-        libc::open(
-            path.as_ptr(),
-            libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC,
-            0o644,
-        )
-    };
-    if fd < 0 { NONE } else { fd }
+    let name = replace_pid(name.as_bytes(), pid);
+    let path = std::path::PathBuf::from(std::ffi::OsString::from_vec(name));
+    match pti_files::append(&path) {
+        Ok(file) => file.into_raw_fd(),
+        Err(_) => NONE,
+    }
+}
+
+/// `name` with every `%p` replaced by `pid`.
+fn replace_pid(name: &[u8], pid: u32) -> Vec<u8> {
+    let pid = pid.to_string();
+    let mut out = Vec::with_capacity(name.len() + 8);
+    let mut rest = name;
+    while let Some(at) = rest.windows(2).position(|w| w == b"%p") {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(pid.as_bytes());
+        rest = &rest[at + 2..];
+    }
+    out.extend_from_slice(rest);
+    out
 }
 
 /// This process's log descriptor, opened the first time (again in a forked child).
@@ -118,9 +130,8 @@ pub(crate) fn critical(code: ResultCode, message: &fmt::Arguments<'_>) {
 /// At exit: one line per kind that lost records (emitted, dropped), and one per function whose
 /// commands had no record kind.
 pub(crate) fn exit_summary() {
-    if descriptor().is_none() {
-        return;
-    }
+    // Nothing lost: no line, and no file opened (a process that had nothing to say leaves no
+    // empty log behind).
     for kind in pti_view_kind::ALL
         .into_iter()
         .chain(pti_view_kind::EXTENSIONS)

@@ -14,48 +14,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 
-/// Signals that may toggle, by name (with or without `SIG`), besides numbers.
-const NAMES: [(&str, i32); 7] = [
-    ("URG", libc::SIGURG),
-    ("USR1", libc::SIGUSR1),
-    ("USR2", libc::SIGUSR2),
-    ("HUP", libc::SIGHUP),
-    ("ALRM", libc::SIGALRM),
-    ("WINCH", libc::SIGWINCH),
-    ("PROF", libc::SIGPROF),
-];
-
-/// The signal number `text` names (`USR2`, `SIGUSR2`, `12`); refuses the ones that cannot be
-/// handled and those pti-trace passes to the program untouched (INT, QUIT, TERM, CHLD, ...).
+/// The signal number `text` names, as `--toggle-signal` takes it (`pti_trace_options`, which
+/// the collector's check shares).
 pub(crate) fn signal(text: &str) -> Result<i32, String> {
-    let bare = text.strip_prefix("SIG").unwrap_or(text);
-    if let Some((_, n)) = NAMES
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case(bare))
-    {
-        return Ok(*n);
-    }
-    if let Some(offset) = bare
-        .strip_prefix("RTMIN+")
-        .and_then(|n| n.parse::<i32>().ok())
-    {
-        let n = libc::SIGRTMIN() + offset;
-        if (0..=libc::SIGRTMAX() - libc::SIGRTMIN()).contains(&offset) {
-            return Ok(n);
-        }
-    }
-    match bare.parse::<i32>() {
-        Ok(n)
-            if NAMES.iter().any(|(_, s)| *s == n)
-                || (libc::SIGRTMIN()..=libc::SIGRTMAX()).contains(&n) =>
-        {
-            Ok(n)
-        }
-        _ => Err(format!(
-            "--toggle-signal: {text:?} is not one of WINCH, URG, USR1, USR2, HUP, ALRM, PROF, RTMIN+N or a \
-             real-time signal number"
-        )),
-    }
+    pti_trace_options::toggle_signal(text).map_err(|e| format!("--toggle-signal: {e}"))
 }
 
 /// Seconds as given on the command line (`1.5`), in whole milliseconds.

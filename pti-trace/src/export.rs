@@ -308,9 +308,29 @@ pub(crate) fn in_memory(trace: &Path) -> Result<Connection, String> {
     Ok(db)
 }
 
-/// Writes the database `out` (replacing a file there) from the trace files.
+/// Whether `path` is an SQLite database (its header's magic string).
+pub(crate) fn is_sqlite(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| &magic == b"SQLite format 3\0")
+}
+
+/// Writes the database `out` from the trace files. A database there is kept as `out.old`;
+/// the new file is created 0600, never through a symbolic link (`pti_files`).
 pub(crate) fn sqlite(out: &Path, traces: &[std::path::PathBuf]) -> Result<(), String> {
-    let _ = std::fs::remove_file(out);
+    let created = pti_files::create(out, pti_files::IfExists::KeepOld { run_started: None })
+        .map_err(|e| e.to_string())?;
+    if let Some(old) = &created.kept_as {
+        eprintln!(
+            "pti-trace: the database that was at {} is kept as {}",
+            out.display(),
+            old.display()
+        );
+    }
+    // SQLite opens the file again by its name: the one just created, empty, ours.
+    drop(created.file);
     let mut db = Connection::open(out).map_err(|e| format!("{}: {e}", out.display()))?;
     db.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
     let tx = db.transaction().map_err(|e| e.to_string())?;

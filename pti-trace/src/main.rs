@@ -25,7 +25,7 @@ mod export;
 mod merge;
 mod reports;
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -53,6 +53,11 @@ options:
                          json when PATH ends in .json); json: Chrome trace-event JSON, written
                          at exit
       --csv PATH         also write each process's summary tables as CSV (%p: its process ID)
+      --force            replace output files already there (default: a file there is kept as
+                         NAME.old, as perf does; one written by another process of this run,
+                         or by the image a process exec'd from, is left alone and the process
+                         writes NAME.1.pftrace, NAME.2.pftrace...). Outputs are created 0600,
+                         never through a symbolic link, never a FIFO or device
       --raw-names        kernel names as the runtime gave them (default: C++ names, SYCL
                          kernels' among them, demangled)
       --flush-interval MS
@@ -91,11 +96,12 @@ capture control (each process; records only from the windows where collection ru
 /// What the command line asks for.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Args {
-    output: Option<String>,
+    /// As given (a file name need not be UTF-8).
+    output: Option<OsString>,
     format: Option<String>,
     flush_interval: Option<String>,
     raw_names: bool,
-    csv: Option<String>,
+    csv: Option<OsString>,
     summary_only: bool,
     backends: Option<String>,
     views: Option<String>,
@@ -108,6 +114,8 @@ struct Args {
     /// Milliseconds.
     duration: Option<String>,
     toggle_signal: Option<i32>,
+    /// Replace output files already there.
+    force: bool,
     program: Vec<OsString>,
 }
 
@@ -117,17 +125,19 @@ enum Parsed {
     Version,
 }
 
-/// Checks a comma list against `known`.
-fn checked_list(value: &str, known: &[&str], option: &str) -> Result<String, String> {
-    for item in value.split(',').map(str::trim).filter(|v| !v.is_empty()) {
-        if !known.contains(&item) {
-            return Err(format!(
-                "{option}: unknown item {item:?} (known: {})",
-                known.join(", ")
-            ));
-        }
-    }
+/// Checks a comma list with `check` (`pti_trace_options`, which the collector shares).
+fn checked_list(
+    value: &str,
+    check: fn(Option<&str>) -> Result<Vec<&'static str>, String>,
+    option: &str,
+) -> Result<String, String> {
+    check(Some(value)).map_err(|e| format!("{option}: {e}"))?;
     Ok(value.to_string())
+}
+
+/// An option's value as text (for values that are words and numbers, not file names).
+fn lossy(value: OsString) -> String {
+    value.to_string_lossy().into_owned()
 }
 
 fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
@@ -135,11 +145,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
     let mut out = Args::default();
     while let Some(arg) = args.next() {
         let text = arg.to_string_lossy().into_owned();
-        let mut value = |name: &str| {
-            args.next()
-                .map(|v| v.to_string_lossy().into_owned())
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
+        let mut value_os = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
         match text.as_str() {
             "--" => {
                 out.program = args.collect();
@@ -147,18 +153,19 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
             }
             "-h" | "--help" => return Ok(Parsed::Help),
             "-V" | "--version" => return Ok(Parsed::Version),
-            "-o" | "--output" => out.output = Some(value(&text)?),
+            "-o" | "--output" => out.output = Some(value_os(&text)?),
             "-f" | "--format" => {
-                let format = value(&text)?;
+                let format = lossy(value_os(&text)?);
                 if !["perfetto", "json"].contains(&format.as_str()) {
                     return Err(format!("{text}: {format:?} is not perfetto or json"));
                 }
                 out.format = Some(format);
             }
             "--raw-names" => out.raw_names = true,
-            "--csv" => out.csv = Some(value(&text)?),
+            "--force" => out.force = true,
+            "--csv" => out.csv = Some(value_os(&text)?),
             "--flush-interval" => {
-                let ms = value(&text)?;
+                let ms = lossy(value_os(&text)?);
                 if ms.parse::<u64>().is_err() {
                     return Err(format!("{text}: {ms:?} is not a number of milliseconds"));
                 }
@@ -167,25 +174,27 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
             "-s" | "--summary-only" => out.summary_only = true,
             "-b" | "--backends" => {
                 out.backends = Some(checked_list(
-                    &value(&text)?,
-                    &["opencl", "level-zero", "sycl"],
+                    &lossy(value_os(&text)?),
+                    pti_trace_options::backends,
                     &text,
                 )?)
             }
             "-v" | "--views" => {
                 out.views = Some(checked_list(
-                    &value(&text)?,
-                    &["api", "device", "memory", "annotations"],
+                    &lossy(value_os(&text)?),
+                    pti_trace_options::views,
                     &text,
                 )?)
             }
-            "-a" | "--api" => out.api = Some(value(&text)?),
-            "-k" | "--kernels" => out.kernels = Some(value(&text)?),
-            "--exclude-kernels" => out.exclude_kernels = Some(value(&text)?),
+            "-a" | "--api" => out.api = Some(lossy(value_os(&text)?)),
+            "-k" | "--kernels" => out.kernels = Some(lossy(value_os(&text)?)),
+            "--exclude-kernels" => out.exclude_kernels = Some(lossy(value_os(&text)?)),
             "--start-paused" => out.start_paused = true,
-            "--delay" => out.delay = Some(capture::millis(&text, &value(&text)?)?),
-            "--duration" => out.duration = Some(capture::millis(&text, &value(&text)?)?),
-            "--toggle-signal" => out.toggle_signal = Some(capture::signal(&value(&text)?)?),
+            "--delay" => out.delay = Some(capture::millis(&text, &lossy(value_os(&text)?))?),
+            "--duration" => out.duration = Some(capture::millis(&text, &lossy(value_os(&text)?))?),
+            "--toggle-signal" => {
+                out.toggle_signal = Some(capture::signal(&lossy(value_os(&text)?))?)
+            }
             other if other.starts_with('-') => return Err(format!("unknown option {other}")),
             _ => {
                 // The program without `--`.
@@ -244,10 +253,10 @@ fn lib_dir() -> Result<(PathBuf, PathBuf), String> {
 }
 
 /// `path` made absolute against the current directory (left as it is if that is unknown).
-fn absolute(path: &str) -> String {
+fn absolute(path: &OsStr) -> OsString {
     match std::env::current_dir() {
-        Ok(cwd) if !Path::new(path).is_absolute() => cwd.join(path).to_string_lossy().into_owned(),
-        _ => path.to_string(),
+        Ok(cwd) if !Path::new(path).is_absolute() => cwd.join(path).into_os_string(),
+        _ => path.to_os_string(),
     }
 }
 
@@ -264,6 +273,16 @@ fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
     }
     cmd.env("LD_PRELOAD", preload);
     itt_collector(&mut cmd, args, libpti);
+    // File names as given, bytes and all.
+    for (name, path) in [
+        ("PTI_TRACE_OUTPUT", &args.output),
+        ("PTI_TRACE_CSV", &args.csv),
+    ] {
+        match path {
+            Some(path) => cmd.env(name, absolute(path)),
+            None => cmd.env_remove(name),
+        };
+    }
     let mut set = |name: &str, value: &Option<String>| match value {
         Some(v) => {
             cmd.env(name, v);
@@ -273,14 +292,16 @@ fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
         }
     };
     set("PTI_TRACE_REPORT_FD", &reports::descriptor());
-    set("PTI_TRACE_OUTPUT", &args.output.as_deref().map(absolute));
+    // When the run began: an output file written since is this run's (another process sharing
+    // the output, or the image a process exec'd from) and is not replaced.
+    set("PTI_TRACE_STARTED", &Some(run_started().to_string()));
+    set("PTI_TRACE_FORCE", &args.force.then(|| "1".to_string()));
     set("PTI_TRACE_FORMAT", &args.format);
     set("PTI_TRACE_FLUSH_MS", &args.flush_interval);
     set(
         "PTI_TRACE_RAW_NAMES",
         &args.raw_names.then(|| "1".to_string()),
     );
-    set("PTI_TRACE_CSV", &args.csv.as_deref().map(absolute));
     set("PTI_TRACE_BACKENDS", &args.backends);
     set("PTI_TRACE_VIEWS", &args.views);
     set("PTI_TRACE_API", &args.api);
@@ -318,6 +339,16 @@ fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
         }
     }
     cmd
+}
+
+/// Now, in nanoseconds since the epoch, a little before: a file system's timestamps may be
+/// coarser than the clock (ext4: the kernel's tick), and a file written just after the run began
+/// must not look older than it.
+fn run_started() -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    (now.as_nanos() as u64).saturating_sub(20_000_000)
 }
 
 /// Makes libpti the program's ITT collector (`INTEL_LIBITTNOTIFY64`), so that its annotations
@@ -365,10 +396,18 @@ fn merge_command(args: Vec<OsString>) -> ExitCode {
         eprintln!("pti-trace: merge needs -o OUT.pftrace and trace files\n\n{USAGE}");
         return ExitCode::from(2);
     };
-    if traces.contains(&out) {
+    // Neither the output nor where a file there would be kept (`OUT.old`) may be an input.
+    let old = pti_files::with_suffix(&out, ".old");
+    if let Some(input) = traces
+        .iter()
+        .find(|t| pti_files::same_file(t, &out) || pti_files::same_file(t, &old))
+    {
         eprintln!(
-            "pti-trace: merge: {} is both an input and the output",
-            out.display()
+            "pti-trace: merge: the output {} (or {}, where a file there is kept) is the input \
+             {}: inputs are never written",
+            out.display(),
+            old.display(),
+            input.display()
         );
         return ExitCode::from(2);
     }
@@ -390,6 +429,31 @@ fn export_command(args: Vec<OsString>) -> ExitCode {
         eprintln!("pti-trace: export needs --sqlite OUT.db and trace files\n\n{USAGE}");
         return ExitCode::from(2);
     };
+    // Neither the output nor where a file there would be kept (`OUT.old`) may be an input.
+    let old = pti_files::with_suffix(&out, ".old");
+    if let Some(input) = traces
+        .iter()
+        .find(|t| pti_files::same_file(t, &out) || pti_files::same_file(t, &old))
+    {
+        eprintln!(
+            "pti-trace: export: the output {} (or {}, where a file there is kept) is the input \
+             {}: inputs are never written",
+            out.display(),
+            old.display(),
+            input.display()
+        );
+        return ExitCode::from(2);
+    }
+    // `export --sqlite r1.pftrace r2.pftrace`, the database's name forgotten: what is there is
+    // not a database, and stays.
+    if out.exists() && !export::is_sqlite(&out) {
+        eprintln!(
+            "pti-trace: export: {} exists and is not an SQLite database (a trace? the command is \
+             `export --sqlite OUT.db TRACE...`): not replaced",
+            out.display()
+        );
+        return ExitCode::from(2);
+    }
     match export::sqlite(&out, &traces) {
         Ok(()) => {
             eprintln!("pti-trace: wrote {}", out.display());
@@ -543,7 +607,7 @@ mod tests {
     #[test]
     fn options_then_program() {
         let a = run_args(&["-o", "t.%p.json", "-b", "opencl,sycl", "--", "prog", "-x"]).unwrap();
-        assert_eq!(a.output.as_deref(), Some("t.%p.json"));
+        assert_eq!(a.output.as_deref(), Some(OsStr::new("t.%p.json")));
         assert_eq!(a.backends.as_deref(), Some("opencl,sycl"));
         assert_eq!(a.program, ["prog", "-x"]);
         let a = run_args(&["-s", "prog", "--", "x"]).unwrap();
@@ -596,7 +660,7 @@ mod tests {
         assert_eq!(a.format.as_deref(), Some("json"));
         assert_eq!(a.flush_interval.as_deref(), Some("250"));
         let a = run_args(&["--csv", "s.%p.csv", "--raw-names", "p"]).unwrap();
-        assert_eq!(a.csv.as_deref(), Some("s.%p.csv"));
+        assert_eq!(a.csv.as_deref(), Some(OsStr::new("s.%p.csv")));
         assert!(a.raw_names);
     }
 }

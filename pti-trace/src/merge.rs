@@ -69,7 +69,17 @@ pub(crate) fn merge(out: &Path, traces: &[PathBuf]) -> Result<String, String> {
         inputs.push((anchor(&packets), packets));
     }
     let reference = inputs.iter().find_map(|(a, _)| a.clone());
-    let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    // Created 0600, never through a symbolic link; a trace there is kept as `out.old`.
+    let created = pti_files::create(out, pti_files::IfExists::KeepOld { run_started: None })
+        .map_err(|e| e.to_string())?;
+    if let Some(old) = &created.kept_as {
+        eprintln!(
+            "pti-trace: the file that was at {} is kept as {}",
+            out.display(),
+            old.display()
+        );
+    }
+    let file = created.file;
     let mut writer = std::io::BufWriter::new(file);
     // Process and thread IDs share one space (a main thread's ID is its process's).
     let mut taken: HashSet<i32> = HashSet::new();

@@ -2,7 +2,9 @@
  * forever (the program a test kills mid-run), or as many times as its argument says, then
  * prints its peak resident memory ("W HWM <kB>", from /proc/self/status) and returns; or, with a
  * second argument "abort" or "_exit", waits half a second and ends that way instead (no exit
- * handler runs). Prints "W ITER <n>" every 100 launches. */
+ * handler runs); with "exec" (and a third argument N, default 10), waits half a second and
+ * replaces its image with itself running N launches (same process ID). Prints "W ITER <n>"
+ * every 100 launches. */
 #define _POSIX_C_SOURCE 200809L
 #define CL_TARGET_OPENCL_VERSION 120
 #include "cl_pick.h"
@@ -60,6 +62,12 @@ int main(int argc, char **argv) {
         setrlimit(RLIMIT_CORE, &no_core);
         if (strcmp(argv[2], "abort") == 0) abort();
         if (strcmp(argv[2], "_exit") == 0) _exit(3);
+        if (strcmp(argv[2], "exec") == 0) {
+            char *next[] = {argv[0], argc > 3 ? argv[3] : "10", NULL};
+            execv(argv[0], next);
+            perror("execv");
+            return 1;
+        }
     }
     return 0;
 }

@@ -159,6 +159,8 @@ pub(crate) struct Collected {
     /// The Perfetto timeline being streamed (opened at the first record), or why it could not
     /// be opened.
     pub(crate) stream: Option<Result<crate::perfetto::Stream, String>>,
+    /// Where the file that was at the timeline's path went (`<path>.old`), to say so.
+    pub(crate) kept_as: Option<std::path::PathBuf>,
 }
 
 impl Collected {
@@ -370,10 +372,12 @@ fn open_stream(c: &mut Collected) {
     let Some(path) = options.output_path(pid) else {
         return;
     };
-    c.stream = Some(
-        crate::perfetto::Stream::create(&path, pid, &crate::process_name(), options.api)
-            .map_err(|e| format!("cannot write {}: {e}", path.display())),
-    );
+    let created = pti_files::create(&path, options.if_exists).and_then(|created| {
+        c.kept_as = created.kept_as.clone();
+        let name = crate::process_name();
+        crate::perfetto::Stream::create(created.file, &created.path, pid, &name, options.api)
+    });
+    c.stream = Some(created.map_err(|e| format!("cannot write {}: {e}", path.display())));
     if let Some(Ok(stream)) = c.stream.as_mut() {
         for (at, text) in &c.capture {
             stream.capture(*at, text);

@@ -298,6 +298,28 @@ fn critical_events() -> u64 {
 
 /// The exit work: flush, timeline, summary. Registered with `atexit` twice (when loaded, and at
 /// the first record buffer); the first call does the work.
+/// "the summary CSV went to <other name> / the file there was kept as <name>.old".
+fn placed(what: &str, asked: &std::path::Path, created: &pti_files::Created) -> String {
+    let mut text = String::new();
+    if created.path != asked {
+        text += &format!(
+            "pti-trace: {} was written by another process of this run: the {what} of process {} \
+             is in {}\n",
+            asked.display(),
+            std::process::id(),
+            created.path.display()
+        );
+    }
+    if let Some(old) = &created.kept_as {
+        text += &format!(
+            "pti-trace: the file that was at {} is kept as {}\n",
+            asked.display(),
+            old.display()
+        );
+    }
+    text
+}
+
 extern "C" fn finish() {
     static DONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if DONE.swap(true, Ordering::AcqRel) {
@@ -333,35 +355,57 @@ extern "C" fn finish() {
             }
             c.fill_in_devices();
             // The timeline first: a summary that cannot be printed must not cost the file.
-            let written = match options.format {
-                options::Format::Json => options.output_path(pid).map(|path| {
-                    let result = std::fs::File::create(&path).and_then(|f| {
-                        let mut out = std::io::BufWriter::new(f);
-                        let w = timeline::write(&mut out, c, &process)?;
-                        out.flush()?;
-                        Ok(w)
-                    });
-                    (path, result)
-                }),
-                // Streamed: finished here; no file if no call or device work was recorded.
-                options::Format::Perfetto => match c.stream.take() {
-                    Some(Ok(mut stream)) => {
-                        let path = stream.path().to_path_buf();
-                        Some((path, stream.finish(&c.names)))
-                    }
-                    Some(Err(e)) => {
-                        say(&format!("pti-trace: {e}\n"));
-                        None
-                    }
-                    None => None,
-                },
-            };
+            let written =
+                match options.format {
+                    options::Format::Json => options.output_path(pid).map(|path| {
+                        match pti_files::create(&path, options.if_exists) {
+                            Ok(created) => {
+                                c.kept_as = created.kept_as;
+                                let mut out = std::io::BufWriter::new(created.file);
+                                let result = timeline::write(&mut out, c, &process)
+                                    .and_then(|w| out.flush().map(|()| w));
+                                (created.path, result)
+                            }
+                            Err(e) => (path, Err(e)),
+                        }
+                    }),
+                    // Streamed: finished here; no file if no call or device work was recorded.
+                    options::Format::Perfetto => match c.stream.take() {
+                        Some(Ok(mut stream)) => {
+                            let path = stream.path().to_path_buf();
+                            Some((path, stream.finish(&c.names)))
+                        }
+                        Some(Err(e)) => {
+                            say(&format!("pti-trace: {e}\n"));
+                            None
+                        }
+                        None => None,
+                    },
+                };
             say(&summary::render(c, &process, &losses));
             if let Some(pattern) = &options.csv {
                 let path = options::expand(pattern, pid);
-                if let Err(e) = std::fs::write(&path, summary::csv(c)) {
-                    say(&format!("pti-trace: cannot write {path}: {e}\n"));
+                let written =
+                    pti_files::create(&path, options.if_exists).and_then(|mut created| {
+                        created.file.write_all(summary::csv(c).as_bytes())?;
+                        Ok(created)
+                    });
+                match written {
+                    Ok(created) if created.path != path || created.kept_as.is_some() => {
+                        say(&placed("summary CSV", &path, &created));
+                    }
+                    Ok(_) => {}
+                    Err(e) => say(&format!(
+                        "pti-trace: cannot write {}: {e}\n",
+                        path.display()
+                    )),
                 }
+            }
+            if let Some(old) = &c.kept_as {
+                say(&format!(
+                    "pti-trace: the file that was at this process's timeline path is kept as {}\n",
+                    old.display()
+                ));
             }
             match written {
                 Some((path, Ok(w))) => say(&format!(
@@ -396,7 +440,8 @@ fn note_quiet() -> bool {
         std::process::id(),
         if name.is_empty() { "?" } else { name }
     );
-    std::env::var_os("PTI_TRACE_QUIET_LIST").is_some_and(|list| report::append(&list.into(), &line))
+    std::env::var_os("PTI_TRACE_QUIET_LIST")
+        .is_some_and(|list| report::append(std::path::Path::new(&list), &line))
 }
 
 /// At unload: reports records that came after the exit work (they are in neither the timeline

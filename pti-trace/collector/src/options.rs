@@ -16,10 +16,14 @@
 //! | `PTI_TRACE_DELAY_MS` | start paused, resume this long after the process loaded the collector (`capture`) |
 //! | `PTI_TRACE_DURATION_MS` | pause this long after collection started (`capture`) |
 //! | `PTI_TRACE_TOGGLE_SIGNAL` | a signal number: each delivery pauses or resumes collection (`capture`) |
+//! | `PTI_TRACE_STARTED` | when the run began (nanoseconds since the epoch; pti-trace sets it): an output file written since was written by this run (another process sharing the output, or the image this one `exec`'d from) and is left alone, this process writing `<stem>.<n><ext>`; an older one is kept as `<name>.old` |
+//! | `PTI_TRACE_FORCE=1` | replace output files already there (the user's own regular files only) |
 //!
 //! Patterns match the name as the timeline shows it (demangled unless `PTI_TRACE_RAW_NAMES=1`)
 //! or as the runtime gave it.
 
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
 /// The timeline's format.
@@ -34,11 +38,11 @@ pub(crate) enum Format {
 /// The collector's settings.
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
-    /// The timeline's file name pattern (None: no timeline).
-    pub(crate) output: Option<String>,
+    /// The timeline's file name pattern (None: no timeline), as bytes: a name need not be UTF-8.
+    pub(crate) output: Option<OsString>,
     pub(crate) format: Format,
     /// The CSV summary's file name pattern, if asked for.
-    pub(crate) csv: Option<String>,
+    pub(crate) csv: Option<OsString>,
     /// How often to flush (None: only when buffers fill and at exit).
     pub(crate) flush_interval: Option<std::time::Duration>,
     pub(crate) opencl: bool,
@@ -60,12 +64,15 @@ pub(crate) struct Options {
     pub(crate) duration: Option<std::time::Duration>,
     /// The signal that toggles collection (`capture`).
     pub(crate) toggle_signal: Option<i32>,
+    /// What becomes of an output file already there.
+    pub(crate) if_exists: pti_files::IfExists,
 }
 
 impl Options {
     /// The settings of this process.
     pub(crate) fn from_env() -> Result<Options, String> {
         let get = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let get_os = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         let summary_only = get("PTI_TRACE_SUMMARY_ONLY").is_some_and(|v| v == "1");
         let format = match get("PTI_TRACE_FORMAT").as_deref() {
             Some("perfetto") => Format::Perfetto,
@@ -73,7 +80,11 @@ impl Options {
             Some(other) => {
                 return Err(format!("PTI_TRACE_FORMAT={other} is not perfetto or json"));
             }
-            None if get("PTI_TRACE_OUTPUT").is_some_and(|o| o.ends_with(".json")) => Format::Json,
+            None if get_os("PTI_TRACE_OUTPUT")
+                .is_some_and(|o| o.as_bytes().ends_with(b".json")) =>
+            {
+                Format::Json
+            }
             None => Format::Perfetto,
         };
         let flush_interval = match get("PTI_TRACE_FLUSH_MS").map(|v| v.parse::<u64>()) {
@@ -89,12 +100,11 @@ impl Options {
             (Format::Json, true) => "pti-trace.rank%r.%p.json",
         };
         let output = (!summary_only)
-            .then(|| get("PTI_TRACE_OUTPUT").unwrap_or_else(|| default_output.into()));
-        let backends = list(get("PTI_TRACE_BACKENDS"), &["opencl", "level-zero", "sycl"])?;
-        let views = list(
-            get("PTI_TRACE_VIEWS"),
-            &["api", "device", "memory", "annotations"],
-        )?;
+            .then(|| get_os("PTI_TRACE_OUTPUT").unwrap_or_else(|| default_output.into()));
+        let backends = pti_trace_options::backends(get("PTI_TRACE_BACKENDS").as_deref())
+            .map_err(|e| format!("PTI_TRACE_BACKENDS: {e}"))?;
+        let views = pti_trace_options::views(get("PTI_TRACE_VIEWS").as_deref())
+            .map_err(|e| format!("PTI_TRACE_VIEWS: {e}"))?;
         let patterns = |name: &str| -> Vec<String> {
             get(name)
                 .map(|v| {
@@ -116,18 +126,16 @@ impl Options {
                 .transpose()
         };
         let toggle_signal = get("PTI_TRACE_TOGGLE_SIGNAL")
-            .map(|v| match v.parse::<i32>() {
-                Ok(n) if (1..=64).contains(&n) && n != libc::SIGKILL && n != libc::SIGSTOP => Ok(n),
-                _ => Err(format!(
-                    "PTI_TRACE_TOGGLE_SIGNAL={v} is not a signal that can be handled"
-                )),
+            .map(|v| {
+                pti_trace_options::toggle_signal(&v)
+                    .map_err(|e| format!("PTI_TRACE_TOGGLE_SIGNAL: {e}"))
             })
             .transpose()?;
         Ok(Options {
             output,
             format,
             flush_interval,
-            csv: get("PTI_TRACE_CSV"),
+            csv: get_os("PTI_TRACE_CSV"),
             opencl: backends.contains(&"opencl"),
             level_zero: backends.contains(&"level-zero"),
             sycl: backends.contains(&"sycl"),
@@ -141,15 +149,14 @@ impl Options {
             delay: millis("PTI_TRACE_DELAY_MS")?,
             duration: millis("PTI_TRACE_DURATION_MS")?,
             toggle_signal,
+            if_exists: if_exists(get("PTI_TRACE_FORCE"), get("PTI_TRACE_STARTED"))?,
         })
     }
 
     /// The timeline file of process `pid` (`%p` is replaced at exit, so that a child forked
     /// without `exec` writes its own file).
     pub(crate) fn output_path(&self, pid: u32) -> Option<PathBuf> {
-        self.output
-            .as_ref()
-            .map(|pattern| PathBuf::from(expand(pattern, pid)))
+        self.output.as_ref().map(|pattern| expand(pattern, pid))
     }
 
     /// Whether the kernel named `shown` (as the timeline shows it) or `raw` (as the runtime gave
@@ -167,6 +174,25 @@ impl Options {
     pub(crate) fn records(&self, name: &str) -> bool {
         self.api_patterns.is_empty() || self.api_patterns.iter().any(|p| matches(p, name))
     }
+}
+
+/// What becomes of an output already there: replaced with `PTI_TRACE_FORCE=1`; else kept as
+/// `.old`, or left alone where this run (begun at `PTI_TRACE_STARTED`) wrote it.
+fn if_exists(
+    force: Option<String>,
+    started: Option<String>,
+) -> Result<pti_files::IfExists, String> {
+    if force.as_deref() == Some("1") {
+        return Ok(pti_files::IfExists::Replace);
+    }
+    let run_started = started
+        .map(|ns| {
+            ns.parse::<u64>()
+                .map(|ns| std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns))
+                .map_err(|_| format!("PTI_TRACE_STARTED={ns} is not nanoseconds since the epoch"))
+        })
+        .transpose()?;
+    Ok(pti_files::IfExists::KeepOld { run_started })
 }
 
 /// The MPI rank of this process, from the variables the usual launchers set: Open MPI
@@ -192,32 +218,32 @@ pub(crate) fn host_name() -> String {
 }
 
 /// A file name pattern with `%p` (the process ID `pid`), `%r` (the MPI rank, `norank` outside
-/// MPI) and `%h` (the host name) replaced.
-pub(crate) fn expand(pattern: &str, pid: u32) -> String {
+/// MPI) and `%h` (the host name) replaced; the rest of the name kept byte for byte.
+pub(crate) fn expand(pattern: &OsStr, pid: u32) -> PathBuf {
     let rank = mpi_rank().map_or_else(|| "norank".to_string(), |r| r.to_string());
-    pattern
-        .replace("%p", &pid.to_string())
-        .replace("%r", &rank)
-        .replace("%h", &host_name())
-}
-
-/// The items of a comma list, each one of `known` (all of them when the list is absent).
-fn list(value: Option<String>, known: &[&'static str]) -> Result<Vec<&'static str>, String> {
-    let Some(value) = value else {
-        return Ok(known.to_vec());
-    };
-    value
-        .split(',')
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .map(|v| {
-            known
-                .iter()
-                .find(|k| **k == v)
-                .copied()
-                .ok_or_else(|| format!("unknown item {v:?} (known: {})", known.join(", ")))
-        })
-        .collect()
+    let (pid, host) = (pid.to_string(), host_name());
+    let bytes = pattern.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    let mut i = 0;
+    while i < bytes.len() {
+        let with = match bytes.get(i..i + 2) {
+            Some(b"%p") => Some(pid.as_bytes()),
+            Some(b"%r") => Some(rank.as_bytes()),
+            Some(b"%h") => Some(host.as_bytes()),
+            _ => None,
+        };
+        match with {
+            Some(with) => {
+                out.extend_from_slice(with);
+                i += 2;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    PathBuf::from(OsString::from_vec(out))
 }
 
 /// Whether `name` matches `pattern`, where `*` matches any run of characters.
@@ -254,12 +280,5 @@ mod tests {
         assert!(!matches("ze*", "clFinish"));
         assert!(!matches("a*a", "a"));
         assert!(matches("*", ""));
-    }
-
-    #[test]
-    fn lists_accept_known_items_only() {
-        assert_eq!(list(None, &["a", "b"]).unwrap(), ["a", "b"]);
-        assert_eq!(list(Some("b, a".into()), &["a", "b"]).unwrap(), ["b", "a"]);
-        assert!(list(Some("c".into()), &["a", "b"]).is_err());
     }
 }

@@ -147,14 +147,14 @@ pub(crate) struct Stream {
 }
 
 impl Stream {
-    /// Creates the file (truncating one there).
+    /// Streams into `file`, created at `path` (`pti_files::create`).
     pub(crate) fn create(
+        file: File,
         path: &Path,
         pid: u32,
         process_name: &str,
         calls_recorded: bool,
     ) -> std::io::Result<Stream> {
-        let file = File::create(path)?;
         let mut stream = Stream {
             out: BufWriter::with_capacity(1 << 16, file),
             path: path.to_path_buf(),

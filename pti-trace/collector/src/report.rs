@@ -12,7 +12,7 @@
 //! Without the variables (the collector preloaded by hand), stderr.
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The reporting descriptor and the identity it must have.
 fn inherited() -> Option<(i32, u64, u64)> {
@@ -65,12 +65,10 @@ pub(crate) fn target() -> Result<i32, PathBuf> {
     }
 }
 
-/// Appends `text` to `path`; false if it cannot.
-pub(crate) fn append(path: &PathBuf, text: &str) -> bool {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
+/// Appends `text` to `path` (created 0600; never through a link, never a FIFO or another user's
+/// file: `pti_files::append`); false if it cannot.
+pub(crate) fn append(path: &Path, text: &str) -> bool {
+    pti_files::append(path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .is_ok()
 }

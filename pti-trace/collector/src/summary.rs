@@ -188,6 +188,7 @@ fn section(out: &mut String, title: &str, rows: &BTreeMap<String, Row>) {
     let mut sorted: Vec<(&String, &Row)> = rows.iter().collect();
     sorted.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(b.0)));
     for (name, r) in sorted {
+        let name = printable(name);
         let _ = writeln!(
             out,
             "  {name:<46} {:>8} {:>10} {:>10} {:>10} {:>10} {:>5.1}%",
@@ -232,13 +233,37 @@ impl Tally {
     }
 }
 
-/// A CSV field: quoted when it holds a comma, a quote or a line break.
+/// A CSV field: quoted when it holds a comma, a quote or a line break; one that a spreadsheet
+/// would take for a formula (beginning with `=`, `+`, `-`, `@`, a tab or a carriage return: a
+/// kernel or ITT name is the program's to choose) gets a leading `'`, as OWASP advises.
 fn csv_field(text: &str) -> String {
+    let text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{text}")
+    } else {
+        text.to_string()
+    };
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {
-        text.to_string()
+        text
     }
+}
+
+/// `text` safe to print on a terminal: every control character (escape sequences, line breaks,
+/// C1 controls; a kernel, ITT or program name is the program's to choose) written as `\u{..}`.
+pub(crate) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The summary's tables as CSV (`--csv`): one row per API function and per kind of device work,
@@ -282,8 +307,10 @@ pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
     let pid = std::process::id();
     let _ = writeln!(
         out,
-        "pti-trace: summary of process {pid} ({process}): {} API calls, {} device operations",
-        t.api_calls, t.device_ops
+        "pti-trace: summary of process {pid} ({}): {} API calls, {} device operations",
+        printable(process),
+        t.api_calls,
+        t.device_ops
     );
     let apis: BTreeMap<String, Row> = t
         .apis
@@ -308,7 +335,7 @@ pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
             let _ = writeln!(
                 out,
                 "{}: busy {:.3} ms of the {:.3} ms from its first command's start to its last one's end ({:.1}%)",
-                c.names.device(*dev),
+                printable(&c.names.device(*dev)),
                 b as f64 / 1e6,
                 span as f64 / 1e6,
                 if span == 0 {
@@ -350,7 +377,8 @@ pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
         for (name, (row, send, recv)) in &t.communication {
             let _ = writeln!(
                 out,
-                "  {name}: {} operations, {send} bytes sent, {recv} bytes received",
+                "  {}: {} operations, {send} bytes sent, {recv} bytes received",
+                printable(name),
                 row.count
             );
         }
@@ -467,5 +495,15 @@ mod tests {
             r.add(ns);
         }
         assert_eq!((r.count, r.total, r.min, r.max), (3, 15, 1, 9));
+    }
+
+    #[test]
+    fn names_are_printable_and_csv_cells_no_formulas() {
+        assert_eq!(printable("vadd"), "vadd");
+        assert_eq!(printable("a\x1b[2Jb\nc"), "a\\u{1b}[2Jb\\u{a}c");
+        assert_eq!(printable("\u{9b}31m"), "\\u{9b}31m");
+        assert_eq!(csv_field("=HYPERLINK(1)"), "'=HYPERLINK(1)");
+        assert_eq!(csv_field("-2+3,x"), "\"'-2+3,x\"");
+        assert_eq!(csv_field("vadd"), "vadd");
     }
 }

@@ -1,0 +1,98 @@
+//! pti-trace against hostile values (issue 36, findings 9, 11 and 13's lists): a toggle signal
+//! the kernel sends for a fault is refused by the collector as by pti-trace; an empty backend or
+//! view list is an error on both sides; names that carry terminal escapes reach the terminal as
+//! text; CSV cells never start a formula.
+
+use std::os::unix::ffi::OsStrExt;
+use std::process::Command;
+
+use super::{lib_dir_of_trace, on_pocl, opencl_program, pti_trace, run, scratch};
+
+/// Finding 9: `PTI_TRACE_TOGGLE_SIGNAL=11` reached the collector unchecked (pti-trace refuses
+/// it): a crashing program's SIGSEGV then paused and resumed collection for ever. The collector
+/// now refuses it with pti-trace's own check and records nothing in that process.
+#[test]
+fn the_collector_refuses_a_fault_signal_as_pti_trace_does() {
+    let dir = scratch("toggle");
+    let refused = Command::new(pti_trace())
+        .args(["--toggle-signal", "11", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    // The collector alone, as a launcher that sets its environment would load it.
+    let (libpti, collector) = lib_dir_of_trace();
+    let mut cmd = Command::new(opencl_program());
+    cmd.current_dir(&dir)
+        .env(
+            "LD_PRELOAD",
+            format!("{}:{}", libpti.display(), collector.display()),
+        )
+        .env("PTI_TRACE_TOGGLE_SIGNAL", "11")
+        .env("PTI_TEST_PLATFORM", "Portable")
+        .env_remove("OPENCL_LAYERS");
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("PTI_TRACE_TOGGLE_SIGNAL") && stderr.contains("nothing is recorded"),
+        "the collector took signal 11:\n{stderr}"
+    );
+}
+
+/// Finding 13: `-b ''` meant "no backend" to pti-trace and "every backend" to the collector;
+/// `-v ,,,` recorded nothing without a word. Both are errors now, on both sides.
+#[test]
+fn an_empty_list_is_an_error_on_both_sides() {
+    for (option, value) in [("-b", ""), ("-v", ",,,"), ("--backends", " , ")] {
+        let out = Command::new(pti_trace())
+            .args([option, value, "--", "true"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{option} {value:?}: {stderr}");
+        assert!(stderr.contains("names no"), "{option} {value:?}: {stderr}");
+    }
+    let (libpti, collector) = lib_dir_of_trace();
+    let out = Command::new(opencl_program())
+        .env(
+            "LD_PRELOAD",
+            format!("{}:{}", libpti.display(), collector.display()),
+        )
+        .env("PTI_TRACE_VIEWS", ",,,")
+        .env("PTI_TRACE_SUMMARY_ONLY", "1")
+        .env("PTI_TEST_PLATFORM", "Portable")
+        .env_remove("OPENCL_LAYERS")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("PTI_TRACE_VIEWS") && stderr.contains("names no view"),
+        "{stderr}"
+    );
+}
+
+/// Finding 11: a program named with a terminal escape (here its file name; ITT task names and
+/// command lines reach the same lines) shows in the summary as text, never as the escape. (CSV
+/// cells that would start a formula get a leading `'`: the collector's unit test
+/// `names_are_printable_and_csv_cells_no_formulas`, as no traced name starts with `=` here.)
+#[test]
+fn names_reach_the_terminal_as_text() {
+    let dir = scratch("escapes");
+    let name = std::ffi::OsStr::from_bytes(b"prog\x1b[2J\x1b]0;owned\x07");
+    let program = dir.join(name);
+    std::fs::copy(opencl_program(), &program).unwrap();
+    let mut cmd = Command::new(pti_trace());
+    cmd.arg("-s");
+    let out = run(on_pocl(&mut cmd, &program));
+    let stderr = &out.stderr;
+    assert!(
+        !stderr.contains(&0x1b) && !stderr.contains(&0x07),
+        "an escape reached the terminal:\n{}",
+        String::from_utf8_lossy(stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(stderr).contains("prog\\u{1b}[2J"),
+        "{}",
+        String::from_utf8_lossy(stderr)
+    );
+}
