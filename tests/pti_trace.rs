@@ -985,9 +985,23 @@ fn a_killed_run_leaves_a_trace_up_to_its_last_flush() {
 /// The peak resident memory (kB) of the looping OpenCL program run `launches` times under
 /// pti-trace writing a Perfetto trace, and the trace's size.
 fn peak_memory_under_pti_trace(launches: u64) -> (u64, u64) {
-    let dir = scratch(&format!("memory-{launches}"));
-    let out =
-        run(on_pocl(&mut pti_trace_into(&dir, &[]), looping_program()).arg(launches.to_string()));
+    peak_memory_with(launches, &[], &[]).0
+}
+
+/// The program's peak resident memory (kB) and the size of its timeline after `launches` under
+/// pti-trace with `options` and `env`, and pti-trace's stderr.
+fn peak_memory_with(launches: u64, options: &[&str], env: &[(&str, &str)]) -> ((u64, u64), String) {
+    let dir = scratch(&format!("memory-{launches}-{}", options.len()));
+    let mut cmd = Command::new(pti_trace());
+    cmd.args(options)
+        .arg("-o")
+        .arg(dir.join(if options.contains(&"json") {
+            "t.%p.json"
+        } else {
+            "t.%p.pftrace"
+        }))
+        .envs(env.iter().copied());
+    let out = run(on_pocl(&mut cmd, looping_program()).arg(launches.to_string()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let hwm = stdout
         .lines()
@@ -995,10 +1009,32 @@ fn peak_memory_under_pti_trace(launches: u64) -> (u64, u64) {
         .unwrap_or_else(|| panic!("no HWM line: {stdout}"))
         .parse()
         .unwrap();
-    let file = &timelines(&String::from_utf8_lossy(&out.stderr))[0];
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let file = &timelines(&stderr)[0];
     let size = std::fs::metadata(file).unwrap().len();
     let _ = std::fs::remove_dir_all(&dir);
-    (hwm, size)
+    ((hwm, size), stderr)
+}
+
+/// Issue 36, finding 14: a JSON timeline is written at exit, so its records are held until
+/// then; without a bound `-f json` grew the program's memory with the run (983 MB after 10 s).
+/// Past `PTI_TRACE_JSON_MAX_RECORDS` (here 5,000; default 1,000,000) later records are counted
+/// in the summary and let go: a run ten times longer costs no more memory.
+#[test]
+fn a_json_timeline_holds_a_bounded_number_of_records() {
+    let options = ["-f", "json"];
+    let env = [("PTI_TRACE_JSON_MAX_RECORDS", "5000")];
+    let ((short, _), _) = peak_memory_with(10_000, &options, &env);
+    let ((long, _), stderr) = peak_memory_with(100_000, &options, &env);
+    println!("peak memory with -f json: {short} kB for 10,000 launches, {long} kB for 100,000");
+    assert!(
+        stderr.contains("the JSON timeline keeps the first 5000 records"),
+        "nothing said of the records left out:\n{stderr}"
+    );
+    assert!(
+        long * 100 < short * 120,
+        "peak memory grew from {short} kB to {long} kB for a run ten times longer"
+    );
 }
 
 #[test]

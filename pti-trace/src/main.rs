@@ -24,6 +24,7 @@ mod check;
 mod export;
 mod merge;
 mod reports;
+mod stop;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -545,14 +546,10 @@ fn main() -> ExitCode {
             return ExitCode::from(127);
         }
     };
-    // The terminal's Ctrl-C and Ctrl-\ reach the program too; it decides what they do, and
-    // pti-trace waits for its verdict (and its timeline) instead of leaving first.
-    // SAFETY: setting two signals' dispositions to "ignore"; no handler runs.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
-    }
-    let status = match child.wait() {
+    stop::pass_on_to(child.id() as i32);
+    let status = child.wait();
+    stop::program_gone();
+    let status = match status {
         Ok(s) => s,
         Err(e) => {
             eprintln!("pti-trace: cannot wait for the program: {e}");

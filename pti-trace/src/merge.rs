@@ -238,13 +238,25 @@ impl Ids {
     }
 }
 
-/// `id` if no earlier input took it, else the first free one above it; taken now.
+/// `id` if no earlier input took it, else the first free one of `id + k * 2^22` (IDs stay
+/// recognisable: the low 22 bits are the original's); if all 1,024 of those are taken (a crafted
+/// input: before, this looped for ever), the next free positive ID. Taken now.
 fn free(taken: &mut HashSet<i32>, id: i32) -> i32 {
     let mut candidate = id;
-    while !taken.insert(candidate) {
+    for _ in 0..1u32 << 10 {
+        if taken.insert(candidate) {
+            return candidate;
+        }
         candidate = candidate.wrapping_add(1 << 22);
     }
-    candidate
+    // At most `taken.len()` IDs are taken, so a free one lies within that many steps.
+    let mut candidate = id;
+    loop {
+        candidate = candidate.wrapping_add(1);
+        if candidate > 0 && taken.insert(candidate) {
+            return candidate;
+        }
+    }
 }
 
 /// The figures of one trace, read with the SQLite export's reader into memory.
@@ -510,6 +522,18 @@ mod tests {
         for f in [a, b, a2, out] {
             let _ = std::fs::remove_file(f);
         }
+    }
+
+    #[test]
+    fn an_input_that_takes_every_id_of_a_residue_still_merges() {
+        // Issue 36, finding 12: 1,024 IDs equal modulo 2^22 are every ID the stride reaches.
+        let mut taken: HashSet<i32> = (0..1024).map(|k| 42i32.wrapping_add(k << 22)).collect();
+        let got = free(&mut taken, 42);
+        assert!(
+            got > 0 && !(0..1024).any(|k| got == 42i32.wrapping_add(k << 22)),
+            "{got}"
+        );
+        assert_eq!(taken.len(), 1025);
     }
 
     #[test]

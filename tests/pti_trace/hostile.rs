@@ -96,3 +96,98 @@ fn names_reach_the_terminal_as_text() {
         String::from_utf8_lossy(stderr)
     );
 }
+
+/// Finding 8: pti-trace told to stop (SIGTERM, SIGHUP, or a SIGINT sent to it alone) ends the
+/// program (SIGTERM, as `perf record` does), finishes its reports and leaves with the program's
+/// status. Before, SIGTERM ended pti-trace and left the program running, still tracing.
+#[test]
+fn pti_trace_told_to_stop_ends_the_program_first() {
+    use std::io::BufRead as _;
+    use std::os::unix::process::ExitStatusExt;
+    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+        let dir = scratch(&format!("stop{signal}"));
+        let mut cmd = Command::new(pti_trace());
+        cmd.arg("-o").arg(dir.join("t.%p.pftrace"));
+        let mut child = on_pocl(&mut cmd, super::looping_program())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        loop {
+            let line = lines.next().expect("the program stopped").unwrap();
+            if line.starts_with("W ITER ") {
+                break;
+            }
+        }
+        let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id()))
+            .expect("pti-trace's children");
+        let program: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
+        // SAFETY: kill(2) on pti-trace, our child.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                // SAFETY: kill(2) on processes this test started.
+                unsafe {
+                    libc::kill(program, libc::SIGKILL);
+                    libc::kill(child.id() as i32, libc::SIGKILL);
+                }
+                panic!("signal {signal}: pti-trace did not end within 30 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let program_alive = std::path::Path::new(&format!("/proc/{program}")).exists()
+            && !std::fs::read_to_string(format!("/proc/{program}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ");
+        if program_alive {
+            // SAFETY: kill(2) on the orphan this test left.
+            unsafe { libc::kill(program, libc::SIGKILL) };
+        }
+        assert!(
+            !program_alive,
+            "signal {signal}: the program still runs after pti-trace left"
+        );
+        assert_eq!(
+            status.signal(),
+            Some(libc::SIGTERM),
+            "signal {signal}: pti-trace's status is the program's (ended by SIGTERM): {status:?}"
+        );
+    }
+}
+
+/// Finding 10: with `ulimit -n` below 901 pti-trace cannot put its reporting descriptor out of
+/// the program's way (from 900 up): the summaries went into the program's own stderr, silently.
+/// They go through pti-trace's reports directory instead and reach pti-trace's stderr.
+#[test]
+fn a_low_descriptor_limit_keeps_summaries_out_of_the_programs_stderr() {
+    let dir = scratch("nofile");
+    let inner = dir.join("program-stderr.txt");
+    let script = format!(
+        "ulimit -n 256 && exec '{}' -s -- sh -c \"exec '{}' 2>'{}'\"",
+        pti_trace().display(),
+        opencl_program().display(),
+        inner.display()
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .env("PTI_TEST_PLATFORM", "Portable")
+        .env_remove("OPENCL_LAYERS")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let program_stderr = std::fs::read_to_string(&inner).unwrap_or_default();
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !program_stderr.contains("pti-trace: summary"),
+        "the summary went into the program's own stderr:\n{program_stderr}"
+    );
+    assert!(
+        stderr.contains("pti-trace: summary of process"),
+        "no summary:\n{stderr}"
+    );
+}

@@ -161,6 +161,8 @@ pub(crate) struct Collected {
     pub(crate) stream: Option<Result<crate::perfetto::Stream, String>>,
     /// Where the file that was at the timeline's path went (`<path>.old`), to say so.
     pub(crate) kept_as: Option<std::path::PathBuf>,
+    /// Records a JSON timeline did not keep (past `PTI_TRACE_JSON_MAX_RECORDS`).
+    pub(crate) json_left_out: u64,
 }
 
 impl Collected {
@@ -203,6 +205,13 @@ struct Counts {
     memory: usize,
     annotations: usize,
     communication: usize,
+}
+
+impl Counts {
+    /// Records of every kind.
+    fn total(&self) -> usize {
+        self.apis + self.device + self.memory + self.annotations + self.communication
+    }
 }
 
 /// The collected data, behind a spin lock (the collector's own code is the only user and never
@@ -318,10 +327,17 @@ pub(crate) fn deliver(records: Records<'_>) {
             c.tally.communication(op);
         }
         stream_new(c, &before);
-        let json = crate::OPTIONS
+        let json_max = crate::OPTIONS
             .get()
-            .is_some_and(|o| o.output.is_some() && o.format == crate::options::Format::Json);
-        if !json {
+            .filter(|o| o.output.is_some() && o.format == crate::options::Format::Json)
+            .map(|o| o.json_max_records);
+        // A JSON timeline holds its records until exit: past its bound, a batch is counted and
+        // let go (the summary says how many), so memory stays bounded.
+        let over = json_max.is_some_and(|max| c.counts().total() > max);
+        if over {
+            c.json_left_out += (c.counts().total() - before.total()) as u64;
+        }
+        if json_max.is_none() || over {
             c.apis.truncate(before.apis);
             c.device.truncate(before.device);
             c.memory.truncate(before.memory);

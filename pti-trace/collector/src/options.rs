@@ -18,6 +18,7 @@
 //! | `PTI_TRACE_TOGGLE_SIGNAL` | a signal number: each delivery pauses or resumes collection (`capture`) |
 //! | `PTI_TRACE_STARTED` | when the run began (nanoseconds since the epoch; pti-trace sets it): an output file written since was written by this run (another process sharing the output, or the image this one `exec`'d from) and is left alone, this process writing `<stem>.<n><ext>`; an older one is kept as `<name>.old` |
 //! | `PTI_TRACE_FORCE=1` | replace output files already there (the user's own regular files only) |
+//! | `PTI_TRACE_JSON_MAX_RECORDS` | the records a JSON timeline keeps at most (default 1,000,000); later ones are counted in the summary, not kept |
 //!
 //! Patterns match the name as the timeline shows it (demangled unless `PTI_TRACE_RAW_NAMES=1`)
 //! or as the runtime gave it.
@@ -66,6 +67,8 @@ pub(crate) struct Options {
     pub(crate) toggle_signal: Option<i32>,
     /// What becomes of an output file already there.
     pub(crate) if_exists: pti_files::IfExists,
+    /// The records a JSON timeline keeps at most (written at exit, so held in memory).
+    pub(crate) json_max_records: usize,
 }
 
 impl Options {
@@ -150,6 +153,13 @@ impl Options {
             duration: millis("PTI_TRACE_DURATION_MS")?,
             toggle_signal,
             if_exists: if_exists(get("PTI_TRACE_FORCE"), get("PTI_TRACE_STARTED"))?,
+            json_max_records: match get("PTI_TRACE_JSON_MAX_RECORDS").map(|v| v.parse::<usize>()) {
+                None => JSON_MAX_RECORDS,
+                Some(Ok(n)) => n,
+                Some(Err(_)) => {
+                    return Err("PTI_TRACE_JSON_MAX_RECORDS is not a number of records".into());
+                }
+            },
         })
     }
 
@@ -175,6 +185,11 @@ impl Options {
         self.api_patterns.is_empty() || self.api_patterns.iter().any(|p| matches(p, name))
     }
 }
+
+/// The records a JSON timeline keeps by default: about 200 MB of the collector's memory (a JSON
+/// timeline is written at exit, so its records are held until then; issue 36 measured 983 MB
+/// after 10 s without a bound). A Perfetto timeline streams and has no such bound.
+pub(crate) const JSON_MAX_RECORDS: usize = 1_000_000;
 
 /// What becomes of an output already there: replaced with `PTI_TRACE_FORCE=1`; else kept as
 /// `.old`, or left alone where this run (begun at `PTI_TRACE_STARTED`) wrote it.

@@ -9,6 +9,7 @@
 //! (`PTI_TRACE_REPORT_DIR`), which pti-trace prints on its stderr and removes when the program
 //! has ended; without that directory (pti-trace already gone), to `pti-trace.<pid>.report.txt`
 //! beside its timeline (or in the working directory), and only if that fails too, to its stderr.
+//! Where pti-trace could make no descriptor (a `ulimit -n` below 901), the reports directory.
 //! Without the variables (the collector preloaded by hand), stderr.
 
 use std::io::Write as _;
@@ -59,6 +60,9 @@ fn fallback_file() -> PathBuf {
 /// then stderr).
 pub(crate) fn target() -> Result<i32, PathBuf> {
     match inherited() {
+        // pti-trace could not make the descriptor (`ulimit -n` below 901): its reports
+        // directory, not the program's own stderr.
+        None if std::env::var_os("PTI_TRACE_REPORT_DIR").is_some() => Err(fallback_file()),
         None => Ok(2),
         Some((fd, dev, ino)) if is_file(fd, dev, ino) => Ok(fd),
         Some(_) => Err(fallback_file()),

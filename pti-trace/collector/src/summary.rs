@@ -416,6 +416,16 @@ pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
             functions.join(", ")
         );
     }
+    if c.json_left_out > 0 {
+        let _ = writeln!(
+            out,
+            "pti-trace: the JSON timeline keeps the first {} records; {} later ones are in this \
+             summary only (-f perfetto streams a long run whole; PTI_TRACE_JSON_MAX_RECORDS \
+             raises the bound)",
+            crate::OPTIONS.get().map_or(0, |o| o.json_max_records),
+            c.json_left_out
+        );
+    }
     if c.filtered_kernels > 0 {
         let _ = writeln!(
             out,
