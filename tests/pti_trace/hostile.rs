@@ -191,3 +191,52 @@ fn a_low_descriptor_limit_keeps_summaries_out_of_the_programs_stderr() {
         "no summary:\n{stderr}"
     );
 }
+
+/// Finding 16: in a JSON timeline every flow arrow runs forward (its tail, inside the submitting
+/// call, no later than its head, inside the device work: a blocking read's call lasts past its
+/// copy, and the tail at the call's middle ran backwards), and no argument is a raw handle.
+#[test]
+fn json_flows_run_forward_and_name_no_handles() {
+    let dir = scratch("json-flows");
+    let file = dir.join("t.json");
+    let mut cmd = Command::new(pti_trace());
+    cmd.arg("-o").arg(&file);
+    run(on_pocl(&mut cmd, opencl_program()));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let events = json["traceEvents"].as_array().unwrap();
+    let mut tails = std::collections::HashMap::new();
+    let mut heads = std::collections::HashMap::new();
+    for e in events {
+        match e["ph"].as_str() {
+            Some("s") => {
+                tails.insert(e["id"].as_u64().unwrap(), e["ts"].as_f64().unwrap());
+            }
+            Some("f") => {
+                heads.insert(e["id"].as_u64().unwrap(), e["ts"].as_f64().unwrap());
+            }
+            _ => {}
+        }
+        if let Some(args) = e["args"].as_object() {
+            for (key, value) in args {
+                assert!(
+                    !value.as_str().is_some_and(|v| v.starts_with("0x")),
+                    "a raw handle in {key}: {e}"
+                );
+            }
+        }
+    }
+    assert!(
+        !tails.is_empty() && tails.len() == heads.len(),
+        "{} {}",
+        tails.len(),
+        heads.len()
+    );
+    let backwards: Vec<_> = tails.iter().filter(|(id, t)| heads[*id] < **t).collect();
+    assert!(
+        backwards.is_empty(),
+        "{} of {} flow arrows run backwards",
+        backwards.len(),
+        tails.len()
+    );
+}

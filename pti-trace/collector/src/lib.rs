@@ -20,6 +20,7 @@ use pti_abi as abi;
 mod capture;
 mod collect;
 mod flusher;
+mod lanes;
 mod names;
 mod options;
 mod perfetto;

@@ -55,8 +55,12 @@ impl Names {
         shown
     }
 
-    /// Notes a device (and its PCI address, if `pci` is not empty) as it appears.
+    /// Notes a device (and its PCI address, if `pci` is not empty) as it appears. The null
+    /// handle (a record that names no device: a barrier's) gets no number: numbers have no gaps.
     pub(crate) fn see_device(&mut self, handle: u64, pci: &str) {
+        if handle == 0 {
+            return;
+        }
         let next = self.devices.len();
         let entry = self.devices.entry(handle).or_insert((next, String::new()));
         if entry.1.is_empty() && !pci.is_empty() {
@@ -115,5 +119,16 @@ mod tests {
         assert_eq!(n.device(0x40), "device 1 (PCI 0000:3b:00.0)");
         assert_eq!(n.device(0), "device ?");
         assert_eq!((n.queue(0x9), n.queue(0x7), n.queue(0x9)), (0, 1, 0));
+    }
+
+    #[test]
+    fn a_record_without_a_device_takes_no_number() {
+        // Issue 36, finding 18: "device 0", "device 2" in a dpctl trace.
+        let mut n = Names::default();
+        n.see_device(0x50, "");
+        n.see_device(0, "");
+        n.see_device(0x40, "");
+        assert_eq!(n.device(0x40), "device 1");
+        assert_eq!(n.device(0), "device ?");
     }
 }

@@ -117,8 +117,8 @@ pub(crate) struct Stream {
     next_uuid: u64,
     /// Interned event names.
     names: HashMap<String, u64>,
-    /// For each queue, where each of its lanes is free from (the latest end placed on it).
-    lanes: HashMap<u64, Vec<u64>>,
+    /// For each queue (and the overlapped tasks, communication), its lanes.
+    lanes: HashMap<u64, crate::lanes::Lanes>,
     /// The latest API calls (correlation ID → thread, start, end), oldest first in `recent_order`:
     /// a device operation's flow starts inside its call when the call is among them.
     recent: HashMap<u32, (u32, u64, u64)>,
@@ -417,15 +417,11 @@ impl Stream {
                 .or_insert((op.device, op.engine));
             place.1 = place.1.or(op.engine);
         }
-        let lanes = self.lanes.entry(op.queue).or_default();
-        let lane = match lanes.iter().position(|free| *free <= op.start) {
-            Some(l) => l,
-            None => {
-                lanes.push(0);
-                lanes.len() - 1
-            }
-        };
-        lanes[lane] = op.end.max(op.start);
+        let lane = self
+            .lanes
+            .entry(op.queue)
+            .or_default()
+            .place(op.start, op.end);
         let track = self.track(Track::Lane(op.queue, lane as u32), names);
         let flow = (u64::from(self.pid) << 32) | self.written.flows as u64;
         self.written.flows += 1;
@@ -491,18 +487,9 @@ impl Stream {
         self.written.events += 1;
     }
 
-    /// The first lane of `key`'s lanes free at `start`, now taken until `end`.
+    /// The first of `key`'s lanes where `[start, end)` overlaps nothing, now holding it.
     fn lane(&mut self, key: u64, start: u64, end: u64) -> u32 {
-        let lanes = self.lanes.entry(key).or_default();
-        let lane = match lanes.iter().position(|free| *free <= start) {
-            Some(l) => l,
-            None => {
-                lanes.push(0);
-                lanes.len() - 1
-            }
-        };
-        lanes[lane] = end.max(start);
-        lane as u32
+        self.lanes.entry(key).or_default().place(start, end) as u32
     }
 
     /// An ITT annotation: a slice (an instant for a marker) on its thread's track of its domain

@@ -417,9 +417,14 @@ pub(crate) fn write(
     for (i, op) in c.device.iter().enumerate() {
         let submitter = submitter(&by_correlation, op);
         let flow_id = submitter.map(|_| flows + 1);
+        // Queues and devices by the names the summary and the Perfetto timeline give them, not
+        // by handles (addresses of the runtime's, which mean nothing to a reader).
         let mut args = format!(
-            "\"correlation_id\":{},\"queue\":\"{:#x}\",\"device\":\"{:#x}\",\"thread\":{}",
-            op.correlation, op.queue, op.device, op.thread
+            "\"correlation_id\":{},\"queue\":{},\"device\":{},\"thread\":{}",
+            op.correlation,
+            quoted(&c.names.queue_label(op.queue)),
+            quoted(&c.names.device(op.device)),
+            op.thread
         );
         if op.bytes != 0 {
             let _ = write!(args, ",\"bytes\":{}", op.bytes);
@@ -443,9 +448,16 @@ pub(crate) fn write(
         }
         if let (Some(call), Some(id)) = (submitter, flow_id) {
             flows = id;
-            // Each end sits inside its slice (a flow binds to the slice around its time).
-            let from = call.start + (call.end.saturating_sub(call.start)) / 2;
+            // Each end sits inside its slice (a flow binds to the slice around its time), and the
+            // arrow runs forward: its tail at the append inside the call, never after the work
+            // started (a blocking read's call lasts past its copy: its middle came after the
+            // copy's, and the arrow ran backwards).
             let to = op.start + (op.end.saturating_sub(op.start)) / 2;
+            let from = op
+                .append
+                .clamp(call.start, call.end.max(call.start))
+                .min(op.start)
+                .max(call.start);
             events.push(format!(
                 "{{\"ph\":\"s\",\"pid\":{pid},\"tid\":{},\"ts\":{},\"id\":{id},\"name\":\"submission\",\"cat\":\"correlation\"}}",
                 call.thread,
