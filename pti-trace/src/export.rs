@@ -14,16 +14,15 @@
 //! | `annotation(id, pid, track, kind, name, start_ns, end_ns, duration_ns)` | ITT range or marker of the program (`kind` "annotation"; markers last 0 ns), or communication operation (`kind` "communication") |
 //!
 //! and the views `api_summary` and `device_summary` (per name: count, total, average, minimum
-//! and maximum duration). It reads only the trace files, as they are on disk: a trace cut short
-//! by a killed run gives the records of its whole packets.
+//! and maximum duration). It reads only the trace files, as they are on disk, packet by packet
+//! (`packets`, `records`: memory bounded whatever the trace's length): a trace cut short by a
+//! killed run gives the records of its whole packets.
 
-use std::collections::HashMap;
 use std::path::Path;
 
-use perfetto_protos::trace_packet::TracePacket;
-use perfetto_protos::track_event::track_event::Type;
-use protobuf::Message as _;
 use rusqlite::{Connection, params};
+
+use crate::records::Item;
 
 const SCHEMA: &str = "
 CREATE TABLE process(pid INTEGER PRIMARY KEY, name TEXT, file TEXT);
@@ -46,266 +45,112 @@ CREATE VIEW device_summary AS SELECT name, kind, COUNT(*) AS count,
     MAX(duration_ns) AS max_ns FROM device_op GROUP BY name, kind ORDER BY total_ns DESC;
 ";
 
-/// The whole packets of a trace file (a last packet cut short is left out).
-pub(crate) fn packets(bytes: &[u8]) -> Result<Vec<TracePacket>, String> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] != 0x0A {
-            return Err(format!("byte {at}: not a Trace.packet field"));
-        }
-        let (mut len, mut shift, mut i) = (0usize, 0u32, at + 1);
-        loop {
-            let Some(b) = bytes.get(i) else {
-                return Ok(out);
-            };
-            len |= usize::from(b & 0x7F).checked_shl(shift).unwrap_or(0);
-            shift += 7;
-            i += 1;
-            if b & 0x80 == 0 {
-                break;
-            }
-        }
-        let Some(body) = bytes.get(i..i.saturating_add(len)) else {
-            return Ok(out);
-        };
-        out.push(TracePacket::parse_from_bytes(body).map_err(|e| format!("byte {at}: {e}"))?);
-        at = i + len;
-    }
-    Ok(out)
-}
-
-/// What a track of the trace is.
-#[derive(Clone)]
-enum Track {
-    Process,
-    Thread(i64),
-    Device(String),
-    /// A queue lane: its queue's name and its device's.
-    Queue {
-        queue: String,
-        device: String,
-    },
-    Counter(String),
-    /// ITT annotations or communication: the track's name.
-    Annotation(String),
-}
-
-/// An open slice: its BEGIN's event.
-struct Begin {
-    ts: u64,
-    name: String,
-    category: String,
-    correlation: Option<u64>,
-    flow_in: Option<u64>,
-}
-
-/// Reads one trace file into `db`.
+/// Reads one trace file into `db`, record by record (`records`): memory stays bounded by the
+/// trace's names and tracks, whatever its length.
 fn load(db: &Connection, file: &Path) -> Result<(), String> {
-    let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let packets = packets(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
-    let mut pid = 0i64;
-    let mut tracks: HashMap<u64, Track> = HashMap::new();
-    // Each track's process (a merged trace holds several), and the names interned by each
-    // packet sequence (one per process in a merged trace), by (sequence, iid).
-    let mut track_pid: HashMap<u64, i64> = HashMap::new();
-    let mut names: HashMap<(u32, u64), String> = HashMap::new();
-    // Flow ID -> time of its start (the submit point).
-    let mut submits: HashMap<u64, u64> = HashMap::new();
-    let mut events: Vec<(u64, usize)> = Vec::new();
-    for (i, p) in packets.iter().enumerate() {
-        if let Some(interned) = p.interned_data.as_ref() {
-            for n in &interned.event_names {
-                names.insert(
-                    (p.trusted_packet_sequence_id(), n.iid()),
-                    n.name().to_string(),
-                );
-            }
-        }
-        if p.has_track_descriptor() {
-            let d = p.track_descriptor();
-            let owner = match (d.process.as_ref(), d.thread.as_ref()) {
-                (Some(process), _) => i64::from(process.pid()),
-                (None, Some(thread)) => i64::from(thread.pid()),
-                _ => track_pid.get(&d.parent_uuid()).copied().unwrap_or(pid),
-            };
-            track_pid.insert(d.uuid(), owner);
-            let track = if let Some(process) = d.process.as_ref() {
-                pid = i64::from(process.pid());
-                db.execute(
-                    "INSERT OR REPLACE INTO process VALUES (?1, ?2, ?3)",
-                    params![pid, process.process_name(), file.display().to_string()],
-                )
-                .map_err(|e| e.to_string())?;
-                Track::Process
-            } else if let Some(thread) = d.thread.as_ref() {
-                db.execute(
-                    "INSERT OR REPLACE INTO thread VALUES (?1, ?2, ?3)",
-                    params![owner, thread.tid(), thread.thread_name()],
-                )
-                .map_err(|e| e.to_string())?;
-                Track::Thread(i64::from(thread.tid()))
-            } else if d.counter.is_some() {
-                Track::Counter(d.name().to_string())
-            } else if d.name().starts_with("ITT ") || d.name().starts_with("communication") {
-                Track::Annotation(d.name().to_string())
-            } else if d.name().starts_with("device") {
-                Track::Device(d.name().to_string())
-            } else {
-                let device = match tracks.get(&d.parent_uuid()) {
-                    Some(Track::Device(name)) => name.clone(),
-                    _ => String::new(),
-                };
-                let queue = d
-                    .name()
-                    .split(" (overlapping")
-                    .next()
-                    .unwrap_or_default()
-                    .to_string();
-                Track::Queue { queue, device }
-            };
-            tracks.insert(d.uuid(), track);
-        }
-        if p.has_track_event() {
-            let e = p.track_event();
-            for f in &e.flow_ids {
-                submits.insert(*f, p.timestamp());
-            }
-            events.push((p.timestamp(), i));
-        }
-    }
-    // Slices: BEGIN and END matched per track in time order (stable, as trace processors do).
-    events.sort_by_key(|(ts, _)| *ts);
-    let mut open: HashMap<u64, Vec<Begin>> = HashMap::new();
-    for (ts, i) in events {
-        let p = &packets[i];
-        let e = p.track_event();
-        let track = tracks.get(&e.track_uuid()).cloned();
-        let pid = track_pid.get(&e.track_uuid()).copied().unwrap_or(pid);
-        let name_of = |iid: u64| {
-            names
-                .get(&(p.trusted_packet_sequence_id(), iid))
-                .cloned()
-                .unwrap_or_default()
-        };
-        match e.type_() {
-            Type::TYPE_SLICE_BEGIN => open.entry(e.track_uuid()).or_default().push(Begin {
-                ts,
-                name: name_of(e.name_iid()),
-                category: e.categories.first().cloned().unwrap_or_default(),
-                correlation: e
-                    .debug_annotations
-                    .iter()
-                    .find(|a| a.name() == "correlation_id")
-                    .map(|a| a.uint_value()),
-                flow_in: e.terminating_flow_ids.first().copied(),
-            }),
-            Type::TYPE_SLICE_END => {
-                let Some(b) = open.get_mut(&e.track_uuid()).and_then(Vec::pop) else {
-                    continue;
-                };
-                let duration = ts.saturating_sub(b.ts) as i64;
-                match track {
-                    Some(Track::Thread(tid)) => db.execute(
-                        "INSERT INTO api_call (pid, tid, name, api_group, correlation_id, \
-                         start_ns, end_ns, duration_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                        params![
-                            pid,
-                            tid,
-                            b.name,
-                            b.category,
-                            b.correlation.map(|c| c as i64),
-                            b.ts as i64,
-                            ts as i64,
-                            duration
-                        ],
-                    ),
-                    Some(Track::Queue { queue, device }) => db.execute(
-                        "INSERT INTO device_op (pid, device, queue, kind, name, correlation_id, \
-                         submit_ns, start_ns, end_ns, duration_ns) VALUES (?1, ?2, ?3, ?4, ?5, \
-                         ?6, ?7, ?8, ?9, ?10)",
-                        params![
-                            pid,
-                            device,
-                            queue,
-                            b.category,
-                            b.name,
-                            b.correlation.map(|c| c as i64),
-                            b.flow_in.and_then(|f| submits.get(&f)).map(|t| *t as i64),
-                            b.ts as i64,
-                            ts as i64,
-                            duration
-                        ],
-                    ),
-                    Some(Track::Annotation(name)) => {
-                        insert_annotation(db, pid, &name, (&b.category, &b.name), (b.ts, ts))
-                    }
-                    _ => Ok(0),
-                }
-                .map_err(|e| e.to_string())?;
-            }
-            Type::TYPE_COUNTER => {
-                if let Some(Track::Counter(name)) = track {
-                    db.execute(
-                        "INSERT INTO counter VALUES (?1, ?2, ?3, ?4)",
-                        params![pid, name, ts as i64, e.counter_value()],
-                    )
-                    .map_err(|e| e.to_string())?;
-                }
-            }
-            Type::TYPE_INSTANT => {
-                let name = name_of(e.name_iid());
-                if let Some(Track::Annotation(track)) = track {
-                    let kind = e.categories.first().cloned().unwrap_or_default();
-                    insert_annotation(db, pid, &track, (&kind, &name), (ts, ts))
-                        .map_err(|e| e.to_string())?;
-                    continue;
-                }
-                if let (Some(Track::Process), Some(message)) =
-                    (track, name.strip_prefix("critical event: "))
-                {
-                    db.execute(
-                        "INSERT INTO critical_event VALUES (?1, ?2, ?3)",
-                        params![pid, ts as i64, message],
-                    )
-                    .map_err(|e| e.to_string())?;
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(())
+    let file_name = file.display().to_string();
+    crate::records::each(file, |item| {
+        insert(db, &file_name, item).map_err(|e| format!("{}: {e}", file.display()))
+    })
 }
 
-/// One row of `annotation`.
-fn insert_annotation(
-    db: &Connection,
-    pid: i64,
-    track: &str,
-    (kind, name): (&str, &str),
-    (start, end): (u64, u64),
-) -> rusqlite::Result<usize> {
-    db.execute(
-        "INSERT INTO annotation (pid, track, kind, name, start_ns, end_ns, duration_ns) VALUES \
-         (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![
+/// One record's row (statements prepared once per database, `prepare_cached`).
+fn insert(db: &Connection, file: &str, item: Item) -> rusqlite::Result<()> {
+    let run = |sql: &str, values: &[&dyn rusqlite::ToSql]| -> rusqlite::Result<()> {
+        db.prepare_cached(sql)?.execute(values).map(drop)
+    };
+    let ns = |t: u64| t as i64;
+    match item {
+        Item::Process { pid, name } => run(
+            "INSERT OR REPLACE INTO process VALUES (?1, ?2, ?3)",
+            params![pid, name, file],
+        ),
+        Item::Thread { pid, tid, name } => run(
+            "INSERT OR REPLACE INTO thread VALUES (?1, ?2, ?3)",
+            params![pid, tid, name],
+        ),
+        Item::Api {
+            pid,
+            tid,
+            name,
+            group,
+            correlation,
+            start,
+            end,
+        } => run(
+            "INSERT INTO api_call (pid, tid, name, api_group, correlation_id, start_ns, end_ns, \
+             duration_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                pid,
+                tid,
+                name,
+                group,
+                correlation.map(|c| c as i64),
+                ns(start),
+                ns(end),
+                ns(end.saturating_sub(start))
+            ],
+        ),
+        Item::Device {
+            pid,
+            device,
+            queue,
+            kind,
+            name,
+            correlation,
+            submit,
+            start,
+            end,
+        } => run(
+            "INSERT INTO device_op (pid, device, queue, kind, name, correlation_id, submit_ns, \
+             start_ns, end_ns, duration_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                pid,
+                device,
+                queue,
+                kind,
+                name,
+                correlation.map(|c| c as i64),
+                submit.map(ns),
+                ns(start),
+                ns(end),
+                ns(end.saturating_sub(start))
+            ],
+        ),
+        Item::Counter {
+            pid,
+            name,
+            ts,
+            value,
+        } => run(
+            "INSERT INTO counter VALUES (?1, ?2, ?3, ?4)",
+            params![pid, name, ns(ts), value],
+        ),
+        Item::Critical { pid, ts, message } => run(
+            "INSERT INTO critical_event VALUES (?1, ?2, ?3)",
+            params![pid, ns(ts), message],
+        ),
+        Item::Annotation {
             pid,
             track,
             kind,
             name,
-            start as i64,
-            end as i64,
-            end.saturating_sub(start) as i64
-        ],
-    )
-}
-
-/// One trace file's records in an SQLite database in memory (for `merge`'s summary).
-pub(crate) fn in_memory(trace: &Path) -> Result<Connection, String> {
-    let db = Connection::open_in_memory().map_err(|e| e.to_string())?;
-    db.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
-    load(&db, trace)?;
-    Ok(db)
+            start,
+            end,
+        } => run(
+            "INSERT INTO annotation (pid, track, kind, name, start_ns, end_ns, duration_ns) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                pid,
+                track,
+                kind,
+                name,
+                ns(start),
+                ns(end),
+                ns(end.saturating_sub(start))
+            ],
+        ),
+    }
 }
 
 /// Whether `path` is an SQLite database (its header's magic string).

@@ -23,6 +23,8 @@ mod capture;
 mod check;
 mod export;
 mod merge;
+mod packets;
+mod records;
 mod reports;
 mod stop;
 

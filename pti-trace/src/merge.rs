@@ -25,8 +25,6 @@ use std::path::{Path, PathBuf};
 use perfetto_protos::trace_packet::TracePacket;
 use protobuf::Message as _;
 
-use crate::export;
-
 /// The clock anchor's event name (the collector's `perfetto::ANCHOR`).
 const ANCHOR: &str = "pti-trace clock anchor";
 
@@ -57,18 +55,60 @@ struct Figures {
     shift: i64,
 }
 
-/// Merges `traces` into `out` and returns the summary's text.
+/// What the first pass learns of one input: its clock anchor, the process and thread IDs of its
+/// track descriptors, and its figures.
+struct Survey {
+    anchor: Option<Anchor>,
+    /// (pid, tid) of each descriptor: `tid` None for a process's.
+    descriptors: Vec<(i32, Option<i32>)>,
+    figures: Figures,
+}
+
+/// Reads `trace` once, packet by packet: what [`Survey`] holds (bounded by the trace's tracks and
+/// kernel names, not its length).
+fn survey(trace: &Path) -> Result<Survey, String> {
+    let mut anchors = AnchorFinder::default();
+    let mut descriptors = Vec::new();
+    let mut figures = Figures::default();
+    let mut first_process = true;
+    let mut decoder = crate::records::Decoder::default();
+    for packet in crate::packets::open(trace)? {
+        let p = packet.map_err(|e| format!("{}: {e}", trace.display()))?;
+        anchors.see(&p);
+        if p.has_track_descriptor() {
+            let d = p.track_descriptor();
+            match (d.process.as_ref(), d.thread.as_ref()) {
+                (Some(process), _) => descriptors.push((process.pid(), None)),
+                (None, Some(thread)) => descriptors.push((thread.pid(), Some(thread.tid()))),
+                _ => {}
+            }
+        }
+        decoder.feed(&p, &mut |item| {
+            figures.add(item, &mut first_process);
+            Ok(())
+        })?;
+    }
+    if first_process {
+        return Err(format!("{}: no process in the trace", trace.display()));
+    }
+    Ok(Survey {
+        anchor: anchors.found,
+        descriptors,
+        figures,
+    })
+}
+
+/// Merges `traces` into `out` and returns the summary's text. Each input is read twice, packet
+/// by packet (a survey, then the rewriting): memory stays bounded whatever the traces' lengths.
 pub(crate) fn merge(out: &Path, traces: &[PathBuf]) -> Result<String, String> {
     if traces.len() > 255 {
         return Err("at most 255 traces can be merged into one".into());
     }
-    let mut inputs = Vec::new();
-    for trace in traces {
-        let bytes = std::fs::read(trace).map_err(|e| format!("{}: {e}", trace.display()))?;
-        let packets = export::packets(&bytes).map_err(|e| format!("{}: {e}", trace.display()))?;
-        inputs.push((anchor(&packets), packets));
-    }
-    let reference = inputs.iter().find_map(|(a, _)| a.clone());
+    let surveys = traces
+        .iter()
+        .map(|t| survey(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let reference = surveys.iter().find_map(|s| s.anchor.clone());
     // Created 0600, never through a symbolic link; a trace there is kept as `out.old`.
     let created = pti_files::create(out, pti_files::IfExists::KeepOld { run_started: None })
         .map_err(|e| e.to_string())?;
@@ -79,14 +119,14 @@ pub(crate) fn merge(out: &Path, traces: &[PathBuf]) -> Result<String, String> {
             old.display()
         );
     }
-    let file = created.file;
-    let mut writer = std::io::BufWriter::new(file);
+    let mut writer = std::io::BufWriter::with_capacity(1 << 20, created.file);
     // Process and thread IDs share one space (a main thread's ID is its process's).
     let mut taken: HashSet<i32> = HashSet::new();
+    let mut sequences = Sequences::default();
     let mut figures = Vec::new();
     let mut unanchored = Vec::new();
-    for (i, (anchor, packets)) in inputs.into_iter().enumerate() {
-        let shift = match (&anchor, &reference) {
+    for (i, survey) in surveys.into_iter().enumerate() {
+        let shift = match (&survey.anchor, &reference) {
             (Some(a), Some(r)) if a.host != r.host => {
                 (a.realtime as i64 - a.at as i64) - (r.realtime as i64 - r.at as i64)
             }
@@ -96,9 +136,10 @@ pub(crate) fn merge(out: &Path, traces: &[PathBuf]) -> Result<String, String> {
             }
             _ => 0,
         };
-        let ids = Ids::new(i, &mut taken, &packets);
-        for mut packet in packets {
-            ids.rewrite(&mut packet, shift);
+        let ids = Ids::new(i, &mut taken, &survey.descriptors);
+        for packet in crate::packets::open(&traces[i])? {
+            let mut packet = packet.map_err(|e| format!("{}: {e}", traces[i].display()))?;
+            ids.rewrite(&mut packet, shift, &mut sequences);
             let field = packet
                 .write_length_delimited_to_bytes()
                 .map_err(|e| e.to_string())?;
@@ -107,9 +148,9 @@ pub(crate) fn merge(out: &Path, traces: &[PathBuf]) -> Result<String, String> {
                 .and_then(|()| writer.write_all(&field))
                 .map_err(|e| format!("{}: {e}", out.display()))?;
         }
-        let mut f = figures_of(&traces[i])?;
+        let mut f = survey.figures;
         f.pid = i64::from(ids.pid(f.pid as i32));
-        f.host = anchor.map(|a| a.host).unwrap_or_default();
+        f.host = survey.anchor.map(|a| a.host).unwrap_or_default();
         f.shift = shift;
         figures.push(f);
     }
@@ -119,21 +160,48 @@ pub(crate) fn merge(out: &Path, traces: &[PathBuf]) -> Result<String, String> {
     Ok(render(out, &figures, &unanchored))
 }
 
-/// The clock anchor of a trace, if it has one.
-fn anchor(packets: &[TracePacket]) -> Option<Anchor> {
-    let mut names: HashMap<u64, String> = HashMap::new();
-    for p in packets {
+/// The output's packet sequences: one per (input, sequence of that input), so that a merged
+/// trace merged again keeps each of its processes' interned names apart (issue 36, finding 7:
+/// every input got one sequence, and kernels of a merged input were named `clGetDeviceIDs`).
+#[derive(Default)]
+struct Sequences {
+    of: HashMap<(u64, u32), u32>,
+}
+
+impl Sequences {
+    fn of(&mut self, tag: u64, sequence: u32) -> u32 {
+        let next = self.of.len() as u32 + 1;
+        *self.of.entry((tag, sequence)).or_insert(next)
+    }
+}
+
+/// Finds the clock anchor among a trace's first packets.
+#[derive(Default)]
+struct AnchorFinder {
+    names: HashMap<(u32, u64), String>,
+    found: Option<Anchor>,
+}
+
+impl AnchorFinder {
+    fn see(&mut self, p: &TracePacket) {
+        if self.found.is_some() {
+            return;
+        }
         if let Some(interned) = p.interned_data.as_ref() {
             for n in &interned.event_names {
-                names.insert(n.iid(), n.name().to_string());
+                self.names.insert(
+                    (p.trusted_packet_sequence_id(), n.iid()),
+                    n.name().to_string(),
+                );
             }
         }
         if !p.has_track_event() {
-            continue;
+            return;
         }
         let e = p.track_event();
-        if names.get(&e.name_iid()).map(String::as_str) != Some(ANCHOR) {
-            continue;
+        let key = (p.trusted_packet_sequence_id(), e.name_iid());
+        if self.names.get(&key).map(String::as_str) != Some(ANCHOR) {
+            return;
         }
         let mut anchor = Anchor {
             at: p.timestamp(),
@@ -146,9 +214,10 @@ fn anchor(packets: &[TracePacket]) -> Option<Anchor> {
                 _ => {}
             }
         }
-        return Some(anchor);
+        self.found = Some(anchor);
+        // The names are no longer needed.
+        self.names = HashMap::new();
     }
-    None
 }
 
 /// How one input's IDs are rewritten: its tag (its number in the top byte of track UUIDs and
@@ -163,29 +232,20 @@ struct Ids {
 impl Ids {
     /// The rewriting of input `i`, whose packets are `packets`; `taken` holds the process and
     /// thread IDs earlier inputs took (this one's are added).
-    fn new(i: usize, taken: &mut HashSet<i32>, packets: &[TracePacket]) -> Ids {
+    fn new(i: usize, taken: &mut HashSet<i32>, descriptors: &[(i32, Option<i32>)]) -> Ids {
         let mut ids = Ids {
             tag: (i as u64) << 56,
             pids: HashMap::new(),
             tids: HashMap::new(),
         };
-        let descriptors = || {
-            packets
-                .iter()
-                .filter(|p| p.has_track_descriptor())
-                .map(|p| p.track_descriptor())
-        };
-        for d in descriptors() {
-            let pid = match (d.process.as_ref(), d.thread.as_ref()) {
-                (Some(process), _) => process.pid(),
-                (None, Some(thread)) => thread.pid(),
-                _ => continue,
-            };
+        for &(pid, _) in descriptors {
             ids.pids.entry(pid).or_insert_with(|| free(taken, pid));
         }
-        for thread in descriptors().filter_map(|d| d.thread.as_ref()) {
-            let tid = thread.tid();
-            if tid == thread.pid() {
+        for &(pid, tid) in descriptors {
+            let Some(tid) = tid else {
+                continue;
+            };
+            if tid == pid {
                 ids.tids.insert(tid, ids.pid(tid));
             } else {
                 ids.tids.entry(tid).or_insert_with(|| free(taken, tid));
@@ -199,9 +259,8 @@ impl Ids {
     }
 
     /// Rewrites one packet of this input: its sequence, UUIDs, flow IDs, IDs, and time.
-    fn rewrite(&self, p: &mut TracePacket, shift: i64) {
-        let sequence = (self.tag >> 56) as u32 + 1;
-        p.set_trusted_packet_sequence_id(sequence);
+    fn rewrite(&self, p: &mut TracePacket, shift: i64, sequences: &mut Sequences) {
+        p.set_trusted_packet_sequence_id(sequences.of(self.tag, p.trusted_packet_sequence_id()));
         if p.has_timestamp() && shift != 0 {
             p.set_timestamp(p.timestamp().saturating_add_signed(shift));
         }
@@ -259,49 +318,43 @@ fn free(taken: &mut HashSet<i32>, id: i32) -> i32 {
     }
 }
 
-/// The figures of one trace, read with the SQLite export's reader into memory.
-fn figures_of(trace: &Path) -> Result<Figures, String> {
-    let db = export::in_memory(trace)?;
-    let one = |sql: &str| -> Result<i64, String> {
-        db.query_row(sql, [], |r| r.get::<_, Option<i64>>(0))
-            .map(|v| v.unwrap_or(0))
-            .map_err(|e| format!("{}: {e}", trace.display()))
-    };
-    let (pid, name): (i64, String) = db
-        .query_row("SELECT pid, name FROM process LIMIT 1", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .map_err(|e| format!("{}: no process in the trace ({e})", trace.display()))?;
-    let rank = name
-        .strip_prefix("rank ")
-        .and_then(|rest| rest.split(':').next())
-        .and_then(|r| r.parse().ok());
-    let mut per_kernel = BTreeMap::new();
-    let mut query = db
-        .prepare(
-            "SELECT name, COUNT(*), SUM(duration_ns) FROM device_op WHERE kind = 'kernel' \
-             GROUP BY name",
-        )
-        .map_err(|e| e.to_string())?;
-    let rows = query
-        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?)))
-        .map_err(|e| e.to_string())?;
-    for row in rows {
-        let (kernel, count, ns) = row.map_err(|e| e.to_string())?;
-        per_kernel.insert(kernel, (count, ns));
+impl Figures {
+    /// Counts one record of the input (its first process names the input).
+    fn add(&mut self, item: crate::records::Item, first_process: &mut bool) {
+        use crate::records::Item;
+        match item {
+            Item::Process { pid, name } if *first_process => {
+                *first_process = false;
+                self.pid = pid;
+                self.rank = name
+                    .strip_prefix("rank ")
+                    .and_then(|rest| rest.split(':').next())
+                    .and_then(|r| r.parse().ok());
+            }
+            Item::Api { .. } => self.api_calls += 1,
+            Item::Device {
+                kind,
+                name,
+                start,
+                end,
+                ..
+            } => {
+                if kind == "kernel" {
+                    let ns = end.saturating_sub(start) as i64;
+                    self.kernels += 1;
+                    self.kernel_ns += ns;
+                    let entry = self.per_kernel.entry(name).or_insert((0, 0));
+                    entry.0 += 1;
+                    entry.1 += ns;
+                } else {
+                    self.other_device_ops += 1;
+                }
+            }
+            Item::Annotation { kind, .. } if kind == "annotation" => self.annotations += 1,
+            Item::Annotation { kind, .. } if kind == "communication" => self.communication += 1,
+            _ => {}
+        }
     }
-    Ok(Figures {
-        rank,
-        pid,
-        api_calls: one("SELECT COUNT(*) FROM api_call")?,
-        kernels: one("SELECT COUNT(*) FROM device_op WHERE kind = 'kernel'")?,
-        kernel_ns: one("SELECT SUM(duration_ns) FROM device_op WHERE kind = 'kernel'")?,
-        other_device_ops: one("SELECT COUNT(*) FROM device_op WHERE kind != 'kernel'")?,
-        annotations: one("SELECT COUNT(*) FROM annotation WHERE kind = 'annotation'")?,
-        communication: one("SELECT COUNT(*) FROM annotation WHERE kind = 'communication'")?,
-        per_kernel,
-        ..Figures::default()
-    })
 }
 
 /// The summary across the inputs.
@@ -420,7 +473,8 @@ mod tests {
     use super::*;
 
     /// A one-process trace of `host` whose anchor says libpti's `at` is wall-clock `realtime`,
-    /// with one instant named "work" at `work`, written to a file of the temporary directory.
+    /// with one instant named "work <name>" at `work`, written to a file of the temporary
+    /// directory.
     fn trace(name: &str, host: &str, (at, realtime): (u64, u64), work: u64) -> PathBuf {
         use perfetto_protos::debug_annotation::DebugAnnotation;
         use perfetto_protos::interned_data::InternedData;
@@ -440,10 +494,10 @@ mod tests {
         p.set_trusted_packet_sequence_id(1);
         packets.push(p);
         let mut interned = InternedData::new();
-        for (iid, text) in [(1, ANCHOR), (2, "work")] {
+        for (iid, text) in [(1, ANCHOR.to_string()), (2, format!("work {name}"))] {
             let mut n = EventName::new();
             n.set_iid(iid);
-            n.set_name(text.to_string());
+            n.set_name(text);
             interned.event_names.push(n);
         }
         for (ts, iid) in [(at, 1), (work, 2)] {
@@ -480,6 +534,85 @@ mod tests {
         path
     }
 
+    /// The names of the instants of `trace`, per process, as its interned names give them.
+    fn instant_names(trace: &Path) -> Vec<(i32, String)> {
+        let mut names: HashMap<(u32, u64), String> = HashMap::new();
+        let mut pids: HashMap<u64, i32> = HashMap::new();
+        let mut out = Vec::new();
+        for p in crate::packets::open(trace).unwrap().map(Result::unwrap) {
+            if let Some(interned) = p.interned_data.as_ref() {
+                for n in &interned.event_names {
+                    names.insert((p.trusted_packet_sequence_id(), n.iid()), n.name().into());
+                }
+            }
+            if p.has_track_descriptor() {
+                let d = p.track_descriptor();
+                if let Some(process) = d.process.as_ref() {
+                    pids.insert(d.uuid(), process.pid());
+                }
+            }
+            if p.has_track_event() {
+                let e = p.track_event();
+                let name = names[&(p.trusted_packet_sequence_id(), e.name_iid())].clone();
+                out.push((pids[&e.track_uuid()], name));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_merged_trace_merged_again_keeps_its_names() {
+        // Issue 36, finding 7: each input got one packet sequence, so the processes of a merged
+        // input shared one, and their interned names collided.
+        let a = trace("ma", "a", (1_000, 1_000_000), 1_500);
+        let b = trace("mb", "a", (2_000, 1_001_000), 2_500);
+        let c = trace("mc", "a", (3_000, 1_002_000), 3_500);
+        let tmp =
+            |n: &str| std::env::temp_dir().join(format!("pti-merge-{}-{n}", std::process::id()));
+        let (ab, abc) = (tmp("ab.pftrace"), tmp("abc.pftrace"));
+        merge(&ab, &[a, b]).unwrap();
+        // In the first merge, b's names are interned with the same IDs as a's, on its own
+        // sequence; merged again, they must stay on a sequence apart from a's.
+        merge(&abc, &[ab, c]).unwrap();
+        let names = instant_names(&abc);
+        let mut work: Vec<&str> = names
+            .iter()
+            .map(|(_, n)| n.as_str())
+            .filter(|n| *n != ANCHOR)
+            .collect();
+        work.sort();
+        assert_eq!(work, ["work ma", "work mb", "work mc"], "{names:?}");
+        let pids: HashSet<i32> = names.iter().map(|(pid, _)| *pid).collect();
+        assert_eq!(pids.len(), 3, "{names:?}");
+        // Each process on a sequence of its own: a trace processor sorts packets by time, so
+        // two processes interning the same IDs on one sequence take each other's names.
+        let mut sequence_of: HashMap<u32, i32> = HashMap::new();
+        for p in crate::packets::open(&abc).unwrap().map(Result::unwrap) {
+            if p.has_track_event() {
+                let pid = names_pid_of(&abc, p.track_event().track_uuid());
+                let owner = *sequence_of
+                    .entry(p.trusted_packet_sequence_id())
+                    .or_insert(pid);
+                assert_eq!(
+                    owner,
+                    pid,
+                    "two processes share sequence {}",
+                    p.trusted_packet_sequence_id()
+                );
+            }
+        }
+    }
+
+    /// The process of track `uuid` in `trace`.
+    fn names_pid_of(trace: &Path, uuid: u64) -> i32 {
+        crate::packets::open(trace)
+            .unwrap()
+            .map(Result::unwrap)
+            .filter(|p| p.has_track_descriptor() && p.track_descriptor().uuid() == uuid)
+            .find_map(|p| p.track_descriptor().process.as_ref().map(|d| d.pid()))
+            .unwrap()
+    }
+
     #[test]
     fn another_hosts_trace_is_shifted_by_the_wall_clocks_difference() {
         // Host a: libpti's 1,000 is wall 1,000,000. Host b: libpti's 5,000 is wall 1,000,500,
@@ -495,7 +628,10 @@ mod tests {
             summary.contains("(1 shifted from other hosts' clocks)"),
             "{summary}"
         );
-        let packets = export::packets(&std::fs::read(&out).unwrap()).unwrap();
+        let packets: Vec<TracePacket> = crate::packets::open(&out)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
         let times: Vec<(u32, u64)> = packets
             .iter()
             .filter(|p| p.has_track_event())
