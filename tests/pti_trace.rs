@@ -1016,6 +1016,34 @@ fn peak_memory_with(launches: u64, options: &[&str], env: &[(&str, &str)]) -> ((
     ((hwm, size), stderr)
 }
 
+/// Issue 36, `--max-size`: a long run's Perfetto timeline stops growing at the size given; the
+/// records past it are counted in the summary, which says so, and the file holds whole packets.
+#[test]
+fn max_size_bounds_the_timeline_and_says_what_it_left_out() {
+    let dir = scratch("max-size");
+    let file = dir.join("t.pftrace");
+    let mut cmd = Command::new(pti_trace());
+    cmd.args(["--max-size", "1M", "--flush-interval", "20", "-o"])
+        .arg(&file);
+    let out = run(on_pocl(&mut cmd, looping_program()).arg("20000"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let size = std::fs::metadata(&file).unwrap().len();
+    let (packets, cut) = whole_packets(&std::fs::read(&file).unwrap());
+    println!("{size} bytes, {} packets", packets.len());
+    assert!(!cut, "the file ends inside a packet");
+    assert!(
+        (1 << 20..4 << 20).contains(&size),
+        "{size} bytes for --max-size 1M (a batch past it at most)"
+    );
+    let left_out: u64 = stderr
+        .lines()
+        .find_map(|l| l.split(" bytes): ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("nothing said of the records left out:\n{stderr}"));
+    assert!(left_out > 10_000, "{left_out} records left out\n{stderr}");
+}
+
 /// Issue 36, finding 14: a JSON timeline is written at exit, so its records are held until
 /// then; without a bound `-f json` grew the program's memory with the run (983 MB after 10 s).
 /// Past `PTI_TRACE_JSON_MAX_RECORDS` (here 5,000; default 1,000,000) later records are counted

@@ -56,6 +56,10 @@ options:
                          json when PATH ends in .json); json: Chrome trace-event JSON, written
                          at exit
       --csv PATH         also write each process's summary tables as CSV (%p: its process ID)
+      --max-size SIZE    stop writing each process's Perfetto timeline once it reaches SIZE
+                         (500M, 2G; K, M, G are powers of 1024): later records are counted in
+                         the summary, which says how many; the file ends with its last whole
+                         batch of records
       --force            replace output files already there (default: a file there is kept as
                          NAME.old, as perf does; one written by another process of this run,
                          or by the image a process exec'd from, is left alone and the process
@@ -119,6 +123,8 @@ struct Args {
     toggle_signal: Option<i32>,
     /// Replace output files already there.
     force: bool,
+    /// `--max-size`, as given (checked).
+    max_size: Option<String>,
     program: Vec<OsString>,
 }
 
@@ -166,6 +172,11 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
             }
             "--raw-names" => out.raw_names = true,
             "--force" => out.force = true,
+            "--max-size" => {
+                let size = lossy(value_os(&text)?);
+                pti_trace_options::size(&size).map_err(|e| format!("{text}: {e}"))?;
+                out.max_size = Some(size);
+            }
             "--csv" => out.csv = Some(value_os(&text)?),
             "--flush-interval" => {
                 let ms = lossy(value_os(&text)?);
@@ -299,6 +310,7 @@ fn command(args: &Args, libs: &Path, libpti: &Path) -> Command {
     // the output, or the image a process exec'd from) and is not replaced.
     set("PTI_TRACE_STARTED", &Some(run_started().to_string()));
     set("PTI_TRACE_FORCE", &args.force.then(|| "1".to_string()));
+    set("PTI_TRACE_MAX_SIZE", &args.max_size);
     set("PTI_TRACE_FORMAT", &args.format);
     set("PTI_TRACE_FLUSH_MS", &args.flush_interval);
     set(

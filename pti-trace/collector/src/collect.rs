@@ -163,6 +163,8 @@ pub(crate) struct Collected {
     pub(crate) kept_as: Option<std::path::PathBuf>,
     /// Records a JSON timeline did not keep (past `PTI_TRACE_JSON_MAX_RECORDS`).
     pub(crate) json_left_out: u64,
+    /// Records a Perfetto timeline did not take, past `--max-size`.
+    pub(crate) timeline_left_out: u64,
 }
 
 impl Collected {
@@ -354,9 +356,16 @@ fn stream_new(c: &mut Collected, before: &Counts) {
         return;
     }
     open_stream(c);
+    let max_size = crate::OPTIONS.get().and_then(|o| o.max_size);
     let Some(Ok(stream)) = c.stream.as_mut() else {
         return;
     };
+    // `--max-size`: past it, a batch is counted (the summary says how many records the timeline
+    // left out), not written; the file ends with its last whole batch.
+    if max_size.is_some_and(|max| stream.bytes() >= max) {
+        c.timeline_left_out += (c.counts().total() - before.total()) as u64;
+        return;
+    }
     for call in &c.apis[before.apis..] {
         stream.api(call, &c.names);
     }

@@ -18,6 +18,7 @@
 //! | `PTI_TRACE_TOGGLE_SIGNAL` | a signal number: each delivery pauses or resumes collection (`capture`) |
 //! | `PTI_TRACE_STARTED` | when the run began (nanoseconds since the epoch; pti-trace sets it): an output file written since was written by this run (another process sharing the output, or the image this one `exec`'d from) and is left alone, this process writing `<stem>.<n><ext>`; an older one is kept as `<name>.old` |
 //! | `PTI_TRACE_FORCE=1` | replace output files already there (the user's own regular files only) |
+//! | `PTI_TRACE_MAX_SIZE` | a size (`500M`, `2G`): once the Perfetto timeline has reached it, later records are counted in the summary, not written |
 //! | `PTI_TRACE_JSON_MAX_RECORDS` | the records a JSON timeline keeps at most (default 1,000,000); later ones are counted in the summary, not kept |
 //!
 //! Patterns match the name as the timeline shows it (demangled unless `PTI_TRACE_RAW_NAMES=1`)
@@ -69,6 +70,8 @@ pub(crate) struct Options {
     pub(crate) if_exists: pti_files::IfExists,
     /// The records a JSON timeline keeps at most (written at exit, so held in memory).
     pub(crate) json_max_records: usize,
+    /// The size past which a Perfetto timeline takes no more records (`--max-size`).
+    pub(crate) max_size: Option<u64>,
 }
 
 impl Options {
@@ -153,6 +156,11 @@ impl Options {
             duration: millis("PTI_TRACE_DURATION_MS")?,
             toggle_signal,
             if_exists: if_exists(get("PTI_TRACE_FORCE"), get("PTI_TRACE_STARTED"))?,
+            max_size: get("PTI_TRACE_MAX_SIZE")
+                .map(|v| {
+                    pti_trace_options::size(&v).map_err(|e| format!("PTI_TRACE_MAX_SIZE: {e}"))
+                })
+                .transpose()?,
             json_max_records: match get("PTI_TRACE_JSON_MAX_RECORDS").map(|v| v.parse::<usize>()) {
                 None => JSON_MAX_RECORDS,
                 Some(Ok(n)) => n,

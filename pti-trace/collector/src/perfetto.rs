@@ -144,6 +144,8 @@ pub(crate) struct Stream {
     written: Written,
     /// The first write error, after which nothing more is written.
     failed: Option<std::io::Error>,
+    /// Bytes written so far.
+    bytes: u64,
 }
 
 impl Stream {
@@ -177,6 +179,7 @@ impl Stream {
             first: true,
             written: Written::default(),
             failed: None,
+            bytes: 0,
         };
         stream.track(Track::Process, &Names::default());
         stream.anchor();
@@ -211,7 +214,9 @@ impl Stream {
             .map_err(std::io::Error::other)
             .and_then(|field| {
                 self.out.write_all(&[0x0A])?;
-                self.out.write_all(&field)
+                self.out.write_all(&field)?;
+                self.bytes += 1 + field.len() as u64;
+                Ok(())
             });
         if let Err(e) = result {
             self.failed = Some(e);
@@ -563,6 +568,11 @@ impl Stream {
     }
 
     /// Pushes what was written to the file (the end of a batch): from here it survives a crash.
+    /// Bytes written to the file so far.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
     pub(crate) fn flush(&mut self) {
         if self.failed.is_none()
             && let Err(e) = self.out.flush()

@@ -430,6 +430,15 @@ pub(crate) fn render(c: &Collected, process: &str, losses: &Losses) -> String {
             functions.join(", ")
         );
     }
+    if c.timeline_left_out > 0 {
+        let _ = writeln!(
+            out,
+            "pti-trace: the timeline reached --max-size ({} bytes): {} later records are in this \
+             summary only",
+            crate::OPTIONS.get().and_then(|o| o.max_size).unwrap_or(0),
+            c.timeline_left_out
+        );
+    }
     if c.json_left_out > 0 {
         let _ = writeln!(
             out,

@@ -8,6 +8,7 @@
 //!   ever in a crashing program; not the ones pti-trace passes on untouched; not KILL or STOP).
 //! - [`backends`], [`views`]: comma lists of known items; absent means all of them; a list that
 //!   names nothing (`''`, `,,,`) is an error, not a silent choice.
+//! - [`size`]: a size in bytes, with an optional K, M or G (powers of 1024), for `--max-size`.
 //!
 //! What this crate may touch: nothing but its arguments.
 
@@ -102,6 +103,35 @@ fn list(
     Ok(items)
 }
 
+/// A size in bytes: digits with an optional `K`, `M` or `G` (powers of 1024; `B` and `iB`
+/// suffixes accepted: `500M`, `2GiB`, `4096`). Zero and overflowing sizes are refused.
+pub fn size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => (&t[..i], &t[i..]),
+        None => (t, ""),
+    };
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return Err(format!("{text:?} is not a size (digits, then K, M or G)")),
+    };
+    match digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+    {
+        Some(n) if n > 0 => Ok(n),
+        _ => Err(format!("{text:?} is not a size (digits, then K, M or G)")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +146,17 @@ mod tests {
             "11", "SEGV", "7", "8", "4", "5", "6", "31", "2", "15", "9", "19", "0", "65", "x", "",
         ] {
             assert!(toggle_signal(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn sizes_take_binary_units() {
+        assert_eq!(size("4096"), Ok(4096));
+        assert_eq!(size("500M"), Ok(500 << 20));
+        assert_eq!(size("2GiB"), Ok(2 << 30));
+        assert_eq!(size("1k"), Ok(1024));
+        for bad in ["", "0", "M", "12T", "-1", "99999999999G"] {
+            assert!(size(bad).is_err(), "{bad:?} accepted");
         }
     }
 
