@@ -68,7 +68,7 @@ const IntelPti: Library = Library::Intel(xtask::intel_pti::VERSION);
 fn intel_dir(version: &str) -> PathBuf {
     let dir = xtask::intel_pti::lib_dir_of(&root(), version);
     assert!(
-        dir.join("libpti_view.so.1").exists() && dir.join("pti/libpti.so").exists(),
+        xtask::intel_pti::is_unpacked(&dir),
         "Intel's PTI {version} is missing from {}: run `cargo xtask setup`, which fetches it from \
          PyPI (intel-pti) as the tests' reference",
         dir.display()

@@ -1,6 +1,7 @@
 //! The compatibility table of docs/compatibility.md ("Measured beside Intel PTI"), made from
 //! what the differential tests measure: each behaviour issue 37 named, measured on every Intel
-//! PTI 1.x release (`xtask::intel_pti::RELEASES`) and on libpti's Intel face, over the plain
+//! PTI release fetched (`xtask::intel_pti::RELEASES`: the 0.x ones PyTorch pins, loaded under
+//! 1.x's library name, and every 1.x) and on libpti's Intel face, over the plain
 //! Level Zero program and the simulated GPU. The test fails when the document's table is not
 //! the one measured (`PTI_TEST_WRITE_DOCS=1` writes it), and when libpti differs from Intel
 //! PTI 1.2 where no reason is given ([`KNOWN`]), or agrees where one is.
@@ -405,7 +406,8 @@ const KNOWN: &[(&str, &str)] = &[
     ),
 ];
 
-/// The libraries of the table's columns: every Intel 1.x release, then libpti.
+/// The libraries of the table's columns: every Intel release fetched (0.16 and 0.17, which
+/// PyTorch's XPU wheels pin, loaded under 1.x's name; every 1.x), then libpti.
 fn columns() -> Vec<(String, Library)> {
     let mut columns: Vec<(String, Library)> = xtask::intel_pti::RELEASES
         .iter()

@@ -8,9 +8,11 @@
 //! They are not installed into `.venv`: there `libpti_view.so.1` would sit on the library path of
 //! every SYCL test, beside the link to libpti the drop-in tests make under the same name.
 //!
-//! The 0.x releases (0.10 to 0.17, which PyTorch's XPU wheels before 1.x pin) are another
-//! library, `libpti_view.so.0`: a tool built for them does not load `libpti_view.so.1`, Intel's or
-//! libpti's, so they are not fetched (docs/compatibility.md, "Intel PTI releases").
+//! The 0.x releases are another library name, `libpti_view.so.0` (with `libpti.so` beside it, no
+//! `pti/`): PyTorch's XPU wheels 2.11 to 2.13 pin 0.16.0 and 0.17.0. Those two are fetched too,
+//! and given a link `libpti_view.so.1 -> libpti_view.so.0` in their directory, so that the
+//! differential tests run the same tool binaries (built against 1.x's name) on them
+//! (docs/compatibility.md, "Intel PTI releases tools load").
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,7 +22,15 @@ pub const VERSION: &str = "1.2.0";
 
 /// Every `libpti_view.so.1` release the differential tests run against, oldest first, with its
 /// wheel's SHA-256 (the wheel is `intel_pti-<version>-py2.py3-none-manylinux_2_28_x86_64.whl`).
-pub const RELEASES: [(&str, &str); 4] = [
+pub const RELEASES: [(&str, &str); 6] = [
+    (
+        "0.16.0",
+        "452e44479a5720b3fe19f00fa01bdea29586a1a25a557278857ab0a3d11c7852",
+    ),
+    (
+        "0.17.0",
+        "1a3327b8683af72e60e1ea8f754160fb12ffb8a15e57941f7e3672bcc540e2fc",
+    ),
     (
         "1.0.0",
         "1788669cdc189414116ec1cb73b54013acc30678f1065cda9d3ad56a690dedb5",
@@ -59,9 +69,16 @@ pub fn fetch(root: &Path) -> Result<PathBuf, String> {
     Ok(lib_dir(root))
 }
 
+/// Whether `lib` holds a release's libraries: `libpti_view.so.1` (1.x's, or the link to 0.x's
+/// `libpti_view.so.0`) and the core library (`pti/libpti.so` in 1.x, `libpti.so` in 0.x).
+pub fn is_unpacked(lib: &Path) -> bool {
+    lib.join("libpti_view.so.1").exists()
+        && (lib.join("pti/libpti.so").exists() || lib.join("libpti.so").exists())
+}
+
 fn fetch_release(root: &Path, version: &str, sha256: &str) -> Result<PathBuf, String> {
     let lib = lib_dir_of(root, version);
-    if lib.join("libpti_view.so.1").exists() && lib.join("pti/libpti.so").exists() {
+    if is_unpacked(&lib) {
         return Ok(lib);
     }
     let downloads = root.join(".cache/intel-pti/downloads");
@@ -112,13 +129,16 @@ fn fetch_release(root: &Path, version: &str, sha256: &str) -> Result<PathBuf, St
     })?;
     let _ = std::fs::remove_dir_all(&unpacked);
     // Python's zipfile keeps no symbolic links: the wheel's libpti_view.so.1 is a file already.
-    match ["libpti_view.so.1", "pti/libpti.so"]
-        .iter()
-        .find(|f| !lib.join(f).exists())
-    {
-        Some(missing) => Err(format!(
-            "the intel-pti {version} wheel has no lib/{missing}: its layout changed"
-        )),
-        None => Ok(lib),
+    // A 0.x release's library is libpti_view.so.0: the tests load it under 1.x's name.
+    if version.starts_with("0.") && lib.join("libpti_view.so.0").exists() {
+        std::os::unix::fs::symlink("libpti_view.so.0", lib.join("libpti_view.so.1"))
+            .map_err(|e| format!("{}: {e}", lib.display()))?;
+    }
+    if is_unpacked(&lib) {
+        Ok(lib)
+    } else {
+        Err(format!(
+            "the intel-pti {version} wheel lacks libpti_view or libpti.so: its layout changed"
+        ))
     }
 }
