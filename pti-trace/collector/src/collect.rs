@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use libpti::{Record, Records};
 
 use crate::abi::*;
+use crate::output::{Batch, Output as _};
 
 /// An API call (driver or runtime view).
 #[derive(Debug, Clone)]
@@ -311,24 +312,31 @@ pub(crate) fn deliver(records: Records<'_>) {
                 take(c, record);
             }
         }
-        for call in &c.apis[before.apis..] {
-            c.tally.api(call);
-        }
         for op in &c.device[before.device..] {
             c.names.see_device(op.device, &op.pci);
             c.names.queue(op.queue);
-            c.tally.device(op);
         }
-        for m in &c.memory[before.memory..] {
-            c.tally.memory(m);
+        if c.counts() != before {
+            open_stream(c);
         }
-        for a in &c.annotations[before.annotations..] {
-            c.tally.annotation(a);
+        let batch = Batch {
+            apis: &c.apis[before.apis..],
+            device: &c.device[before.device..],
+            memory: &c.memory[before.memory..],
+            annotations: &c.annotations[before.annotations..],
+            communication: &c.communication[before.communication..],
+        };
+        c.tally.batch(&batch, &c.names);
+        // `--max-size`: past it, a batch is counted (the summary says how many records the
+        // timeline left out), not written; the file ends with its last whole batch.
+        let max_size = crate::OPTIONS.get().and_then(|o| o.max_size);
+        if let Some(Ok(stream)) = c.stream.as_mut() {
+            if max_size.is_some_and(|max| stream.bytes() >= max) {
+                c.timeline_left_out += batch.len() as u64;
+            } else if !batch.is_empty() {
+                stream.batch(&batch, &c.names);
+            }
         }
-        for op in &c.communication[before.communication..] {
-            c.tally.communication(op);
-        }
-        stream_new(c, &before);
         let json_max = crate::OPTIONS
             .get()
             .filter(|o| o.output.is_some() && o.format == crate::options::Format::Json)
@@ -347,41 +355,6 @@ pub(crate) fn deliver(records: Records<'_>) {
             c.communication.truncate(before.communication);
         }
     });
-}
-
-/// Appends what was taken since `before` (the records' counts then) to the Perfetto stream,
-/// opening it at the first, and flushes it: a batch reaches the file whole.
-fn stream_new(c: &mut Collected, before: &Counts) {
-    if c.counts() == *before {
-        return;
-    }
-    open_stream(c);
-    let max_size = crate::OPTIONS.get().and_then(|o| o.max_size);
-    let Some(Ok(stream)) = c.stream.as_mut() else {
-        return;
-    };
-    // `--max-size`: past it, a batch is counted (the summary says how many records the timeline
-    // left out), not written; the file ends with its last whole batch.
-    if max_size.is_some_and(|max| stream.bytes() >= max) {
-        c.timeline_left_out += (c.counts().total() - before.total()) as u64;
-        return;
-    }
-    for call in &c.apis[before.apis..] {
-        stream.api(call, &c.names);
-    }
-    for op in &c.device[before.device..] {
-        stream.device(op, &c.names);
-    }
-    for m in &c.memory[before.memory..] {
-        stream.memory(m);
-    }
-    for a in &c.annotations[before.annotations..] {
-        stream.annotation(a);
-    }
-    for op in &c.communication[before.communication..] {
-        stream.communication(op);
-    }
-    stream.flush();
 }
 
 /// Opens the Perfetto stream at the first record, when that format was asked (with the changes
@@ -470,6 +443,33 @@ fn engine(
 }
 
 /// Copies one record (kinds the collector does not use are skipped).
+/// A kernel, copy or fill record (`$r`; the three record types have the same fields under the
+/// same names) as the collector's device operation of `$kind`, named `$name`.
+macro_rules! device_op {
+    ($c:expr, $r:expr, $kind:expr, $name:expr, $bytes:expr) => {
+        DeviceOp {
+            kind: $kind,
+            name: $name,
+            pci: pci(&$r._pci_address),
+            queue: $r._queue_handle as u64,
+            device: $r._device_handle as u64,
+            engine: engine(
+                $c,
+                $r._device_handle as u64,
+                ($r._engine_ordinal, $r._engine_index),
+            ),
+            append: $r._append_timestamp,
+            start: $r._start_timestamp,
+            end: $r._end_timestamp,
+            thread: $r._thread_id,
+            correlation: $r._correlation_id,
+            bytes: $bytes,
+            sycl_queue: $r._sycl_queue_id,
+            api: None,
+        }
+    };
+}
+
 fn take(c: &mut Collected, record: Record<'_>) {
     let name = text(record.name());
     match record {
@@ -493,71 +493,17 @@ fn take(c: &mut Collected, record: Record<'_>) {
                 c.filtered_kernels += 1;
                 return;
             }
-            c.device.push(DeviceOp {
-                kind: DeviceKind::Kernel,
-                name: shown,
-                pci: pci(&k._pci_address),
-                queue: k._queue_handle as u64,
-                device: k._device_handle as u64,
-                engine: engine(
-                    c,
-                    k._device_handle as u64,
-                    (k._engine_ordinal, k._engine_index),
-                ),
-                append: k._append_timestamp,
-                start: k._start_timestamp,
-                end: k._end_timestamp,
-                thread: k._thread_id,
-                correlation: k._correlation_id,
-                bytes: 0,
-                sycl_queue: k._sycl_queue_id,
-                api: None,
-            });
+            let op = device_op!(c, k, DeviceKind::Kernel, shown, 0);
+            c.device.push(op);
         }
         Record::MemoryCopy(m) => {
             let kind = text(Some(libpti::view::memcpy_type_name(m._memcpy_type)));
-            c.device.push(DeviceOp {
-                kind: DeviceKind::Copy(kind),
-                name,
-                pci: pci(&m._pci_address),
-                queue: m._queue_handle as u64,
-                device: m._device_handle as u64,
-                engine: engine(
-                    c,
-                    m._device_handle as u64,
-                    (m._engine_ordinal, m._engine_index),
-                ),
-                append: m._append_timestamp,
-                start: m._start_timestamp,
-                end: m._end_timestamp,
-                thread: m._thread_id,
-                correlation: m._correlation_id,
-                bytes: m._bytes,
-                sycl_queue: m._sycl_queue_id,
-                api: None,
-            });
+            let op = device_op!(c, m, DeviceKind::Copy(kind), name, m._bytes);
+            c.device.push(op);
         }
         Record::MemoryFill(f) => {
-            c.device.push(DeviceOp {
-                kind: DeviceKind::Fill,
-                name,
-                pci: pci(&f._pci_address),
-                queue: f._queue_handle as u64,
-                device: f._device_handle as u64,
-                engine: engine(
-                    c,
-                    f._device_handle as u64,
-                    (f._engine_ordinal, f._engine_index),
-                ),
-                append: f._append_timestamp,
-                start: f._start_timestamp,
-                end: f._end_timestamp,
-                thread: f._thread_id,
-                correlation: f._correlation_id,
-                bytes: f._bytes,
-                sycl_queue: f._sycl_queue_id,
-                api: None,
-            });
+            let op = device_op!(c, f, DeviceKind::Fill, name, f._bytes);
+            c.device.push(op);
         }
         Record::Synchronization(s) => {
             use pti_view_synchronization_type::*;

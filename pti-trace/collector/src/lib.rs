@@ -23,6 +23,7 @@ mod flusher;
 mod lanes;
 mod names;
 mod options;
+mod output;
 mod perfetto;
 mod queues;
 mod report;

@@ -148,6 +148,28 @@ pub(crate) struct Stream {
     bytes: u64,
 }
 
+impl crate::output::Output for Stream {
+    /// Appends the batch to the file and flushes it: a batch reaches the file whole.
+    fn batch(&mut self, batch: &crate::output::Batch<'_>, names: &Names) {
+        for call in batch.apis {
+            self.api(call, names);
+        }
+        for op in batch.device {
+            self.device(op, names);
+        }
+        for m in batch.memory {
+            self.memory(m);
+        }
+        for a in batch.annotations {
+            self.annotation(a);
+        }
+        for op in batch.communication {
+            self.communication(op);
+        }
+        self.flush();
+    }
+}
+
 impl Stream {
     /// Streams into `file`, created at `path` (`pti_files::create`).
     pub(crate) fn create(

@@ -77,6 +77,19 @@ pub(crate) struct Tally {
     communication: BTreeMap<String, (Row, u64, u64)>,
 }
 
+impl crate::output::Output for Tally {
+    fn batch(&mut self, batch: &crate::output::Batch<'_>, _: &crate::names::Names) {
+        batch.apis.iter().for_each(|call| self.api(call));
+        batch.device.iter().for_each(|op| self.device(op));
+        batch.memory.iter().for_each(|m| self.memory(m));
+        batch.annotations.iter().for_each(|a| self.annotation(a));
+        batch
+            .communication
+            .iter()
+            .for_each(|op| self.communication(op));
+    }
+}
+
 impl Tally {
     /// Counts an API call.
     pub(crate) fn api(&mut self, call: &ApiCall) {

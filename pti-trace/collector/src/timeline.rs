@@ -285,7 +285,31 @@ pub(crate) fn write(
         quoted(&format!("{process} (pid {pid})"))
     ));
 
-    // Host threads and their API calls.
+    let threads = host_threads(c, pid, &mut events, &meta);
+    annotations(c, pid, &mut events, &meta);
+    let queue_track = queue_tracks(c, &mut events, &meta);
+    let submitter_track = submitter_tracks(c, &threads, &mut events, &meta);
+    let flows = device_work(c, pid, (&queue_track, &submitter_track), &mut events);
+
+    writeln!(out, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")?;
+    for (i, e) in events.iter().enumerate() {
+        let sep = if i + 1 == events.len() { "" } else { "," };
+        writeln!(out, "{e}{sep}")?;
+    }
+    writeln!(out, "]}}")?;
+    Ok(Written {
+        events: events.len(),
+        flows,
+    })
+}
+
+/// The host threads' tracks and their API calls; the threads, sorted.
+fn host_threads(
+    c: &Collected,
+    pid: u32,
+    events: &mut Vec<String>,
+    meta: &dyn Fn(u64, &str, String) -> String,
+) -> Vec<u32> {
     let mut threads: Vec<u32> = c
         .apis
         .iter()
@@ -324,9 +348,16 @@ pub(crate) fn write(
         ));
     }
 
-    annotations(c, pid, &mut events, &meta);
+    threads
+}
 
-    // Device work per queue (in order of first appearance), in lanes.
+/// The device work's tracks: per queue (in order of first appearance), in lanes; the track of
+/// each device operation.
+fn queue_tracks(
+    c: &Collected,
+    events: &mut Vec<String>,
+    meta: &dyn Fn(u64, &str, String) -> String,
+) -> Vec<u64> {
     let mut queues: Vec<(u64, u64, Option<crate::queues::Engine>)> = Vec::new();
     for op in &c.device {
         match queues.iter_mut().find(|q| q.0 == op.queue) {
@@ -371,9 +402,18 @@ pub(crate) fn write(
             queue_track[i] = QUEUE_TRACKS + qi as u64 * QUEUE_LANES + lane[k];
         }
     }
-    // The same work on its submitting thread's tracks.
+    queue_track
+}
+
+/// The same work on its submitting thread's tracks; the track of each device operation there.
+fn submitter_tracks(
+    c: &Collected,
+    threads: &[u32],
+    events: &mut Vec<String>,
+    meta: &dyn Fn(u64, &str, String) -> String,
+) -> Vec<u64> {
     let mut submitter_track = vec![0u64; c.device.len()];
-    for &t in &threads {
+    for &t in threads {
         let members: Vec<usize> = (0..c.device.len())
             .filter(|&i| c.device[i].thread == t)
             .collect();
@@ -405,6 +445,17 @@ pub(crate) fn write(
         }
     }
 
+    submitter_track
+}
+
+/// Each device operation on its queue's track and its submitting thread's, and its flow arrow
+/// from the API call that submitted it; the number of arrows.
+fn device_work(
+    c: &Collected,
+    pid: u32,
+    (queue_track, submitter_track): (&[u64], &[u64]),
+    events: &mut Vec<String>,
+) -> usize {
     // The API call of each correlation ID on each thread: the driver call where there is one.
     let mut by_correlation: HashMap<(u32, u32), Vec<&ApiCall>> = HashMap::new();
     for call in &c.apis {
@@ -452,10 +503,13 @@ pub(crate) fn write(
             // arrow runs forward: its tail at the append inside the call, never after the work
             // started (a blocking read's call lasts past its copy: its middle came after the
             // copy's, and the arrow ran backwards).
+            // (At most the call's middle: the call's end itself may read past the slice once
+            // both are written as microseconds.)
             let to = op.start + (op.end.saturating_sub(op.start)) / 2;
+            let middle = call.start + call.end.saturating_sub(call.start) / 2;
             let from = op
                 .append
-                .clamp(call.start, call.end.max(call.start))
+                .clamp(call.start, middle)
                 .min(op.start)
                 .max(call.start);
             events.push(format!(
@@ -471,16 +525,7 @@ pub(crate) fn write(
         }
     }
 
-    writeln!(out, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")?;
-    for (i, e) in events.iter().enumerate() {
-        let sep = if i + 1 == events.len() { "" } else { "," };
-        writeln!(out, "{e}{sep}")?;
-    }
-    writeln!(out, "]}}")?;
-    Ok(Written {
-        events: events.len(),
-        flows,
-    })
+    flows
 }
 
 #[cfg(test)]
