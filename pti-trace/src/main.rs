@@ -165,9 +165,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
             "-o" | "--output" => out.output = Some(value_os(&text)?),
             "-f" | "--format" => {
                 let format = lossy(value_os(&text)?);
-                if !["perfetto", "json"].contains(&format.as_str()) {
-                    return Err(format!("{text}: {format:?} is not perfetto or json"));
-                }
+                pti_trace_options::format(&format).map_err(|e| format!("{text}: {e}"))?;
                 out.format = Some(format);
             }
             "--raw-names" => out.raw_names = true,
@@ -180,9 +178,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
             "--csv" => out.csv = Some(value_os(&text)?),
             "--flush-interval" => {
                 let ms = lossy(value_os(&text)?);
-                if ms.parse::<u64>().is_err() {
-                    return Err(format!("{text}: {ms:?} is not a number of milliseconds"));
-                }
+                pti_trace_options::milliseconds(&ms).map_err(|e| format!("{text}: {e}"))?;
                 out.flush_interval = Some(ms);
             }
             "-s" | "--summary-only" => out.summary_only = true,

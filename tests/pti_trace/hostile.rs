@@ -240,3 +240,36 @@ fn json_flows_run_forward_and_name_no_handles() {
         tails.len()
     );
 }
+
+/// Finding 8, the terminal's side: a Ctrl-C typed at the terminal reaches the program once (the
+/// kernel sends it to the whole foreground process group; pti-trace does not pass it on again),
+/// and pti-trace leaves with the program's status. Run in a pseudo-terminal (Python's `pty`).
+#[test]
+fn a_terminal_ctrl_c_reaches_the_program_once() {
+    let counter = "import signal, time\n\
+                   n = 0\n\
+                   def h(s, f):\n    global n\n    n += 1\n\
+                   signal.signal(signal.SIGINT, h)\n\
+                   print('ready', flush=True)\n\
+                   end = time.time() + 2\n\
+                   while time.time() < end:\n    time.sleep(0.05)\n\
+                   print('SIGINTS', n, flush=True)\n";
+    let driver = format!(
+        "import os, pty, sys, time\n\
+         pid, fd = pty.fork()\n\
+         if pid == 0:\n    os.execv({pti:?}, [{pti:?}, '-s', '--', sys.executable, '-c', {counter:?}])\n\
+         out = b''\n\
+         while b'ready' not in out:\n    out += os.read(fd, 4096)\n\
+         os.write(fd, b'\\x03')\n\
+         while True:\n    try:\n        data = os.read(fd, 4096)\n    except OSError:\n        break\n    if not data:\n        break\n    out += data\n\
+         _, status = os.waitpid(pid, 0)\n\
+         print(out.decode(errors='replace'))\n\
+         print('STATUS', os.waitstatus_to_exitcode(status))\n",
+        pti = pti_trace().display().to_string(),
+    );
+    let out = Command::new("python3").args(["-c", &driver]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("SIGINTS 1"), "the program did not get the Ctrl-C once:\n{text}");
+    assert!(text.contains("STATUS 0"), "pti-trace's status is not the program's (0):\n{text}");
+}

@@ -81,11 +81,12 @@ impl Options {
         let get_os = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         let summary_only = get("PTI_TRACE_SUMMARY_ONLY").is_some_and(|v| v == "1");
         let format = match get("PTI_TRACE_FORMAT").as_deref() {
-            Some("perfetto") => Format::Perfetto,
-            Some("json") => Format::Json,
-            Some(other) => {
-                return Err(format!("PTI_TRACE_FORMAT={other} is not perfetto or json"));
-            }
+            Some(text) => match pti_trace_options::format(text)
+                .map_err(|e| format!("PTI_TRACE_FORMAT: {e}"))?
+            {
+                pti_trace_options::Format::Perfetto => Format::Perfetto,
+                pti_trace_options::Format::Json => Format::Json,
+            },
             None if get_os("PTI_TRACE_OUTPUT")
                 .is_some_and(|o| o.as_bytes().ends_with(b".json")) =>
             {
@@ -93,11 +94,14 @@ impl Options {
             }
             None => Format::Perfetto,
         };
-        let flush_interval = match get("PTI_TRACE_FLUSH_MS").map(|v| v.parse::<u64>()) {
+        let flush_interval = match get("PTI_TRACE_FLUSH_MS")
+            .map(|v| pti_trace_options::milliseconds(&v))
+            .transpose()
+            .map_err(|e| format!("PTI_TRACE_FLUSH_MS: {e}"))?
+        {
             None => Some(std::time::Duration::from_millis(1000)),
-            Some(Ok(0)) => None,
-            Some(Ok(ms)) => Some(std::time::Duration::from_millis(ms)),
-            Some(Err(_)) => return Err("PTI_TRACE_FLUSH_MS is not a number of milliseconds".into()),
+            Some(0) => None,
+            Some(ms) => Some(std::time::Duration::from_millis(ms)),
         };
         let default_output = match (format, mpi_rank().is_some()) {
             (Format::Perfetto, false) => "pti-trace.%p.pftrace",
@@ -125,9 +129,9 @@ impl Options {
         let millis = |name: &str| -> Result<Option<std::time::Duration>, String> {
             get(name)
                 .map(|v| {
-                    v.parse::<u64>()
+                    pti_trace_options::milliseconds(&v)
                         .map(std::time::Duration::from_millis)
-                        .map_err(|_| format!("{name}={v} is not a number of milliseconds"))
+                        .map_err(|e| format!("{name}: {e}"))
                 })
                 .transpose()
         };

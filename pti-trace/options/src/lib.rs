@@ -9,6 +9,9 @@
 //! - [`backends`], [`views`]: comma lists of known items; absent means all of them; a list that
 //!   names nothing (`''`, `,,,`) is an error, not a silent choice.
 //! - [`size`]: a size in bytes, with an optional K, M or G (powers of 1024), for `--max-size`.
+//! - [`format`]: the timeline's format, `perfetto` or `json`.
+//! - [`milliseconds`]: a number of milliseconds (`--flush-interval`, and the collector's
+//!   `PTI_TRACE_FLUSH_MS`, `PTI_TRACE_DELAY_MS`, `PTI_TRACE_DURATION_MS`).
 //!
 //! What this crate may touch: nothing but its arguments.
 
@@ -132,6 +135,31 @@ pub fn size(text: &str) -> Result<u64, String> {
     }
 }
 
+/// The timeline formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Native Perfetto protobuf, streamed as records arrive (`perfetto`).
+    Perfetto,
+    /// Chrome trace-event JSON, written at exit (`json`).
+    Json,
+}
+
+/// The timeline's format `text` names: `perfetto` or `json`.
+pub fn format(text: &str) -> Result<Format, String> {
+    match text.trim() {
+        "perfetto" => Ok(Format::Perfetto),
+        "json" => Ok(Format::Json),
+        _ => Err(format!("{text:?} is not perfetto or json")),
+    }
+}
+
+/// A number of milliseconds (digits only).
+pub fn milliseconds(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("{text:?} is not a number of milliseconds"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +175,14 @@ mod tests {
         ] {
             assert!(toggle_signal(bad).is_err(), "{bad:?} accepted");
         }
+    }
+
+    #[test]
+    fn formats_and_milliseconds() {
+        assert_eq!(format("json"), Ok(Format::Json));
+        assert!(format("JSON").is_err() && format("proto").is_err());
+        assert_eq!(milliseconds("250"), Ok(250));
+        assert!(milliseconds("1.5").is_err() && milliseconds("-1").is_err());
     }
 
     #[test]
