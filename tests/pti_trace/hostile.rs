@@ -267,9 +267,22 @@ fn a_terminal_ctrl_c_reaches_the_program_once() {
          print('STATUS', os.waitstatus_to_exitcode(status))\n",
         pti = pti_trace().display().to_string(),
     );
-    let out = Command::new("python3").args(["-c", &driver]).output().unwrap();
+    let out = Command::new("python3")
+        .args(["-c", &driver])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("SIGINTS 1"), "the program did not get the Ctrl-C once:\n{text}");
-    assert!(text.contains("STATUS 0"), "pti-trace's status is not the program's (0):\n{text}");
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("SIGINTS 1"),
+        "the program did not get the Ctrl-C once:\n{text}"
+    );
+    assert!(
+        text.contains("STATUS 0"),
+        "pti-trace's status is not the program's (0):\n{text}"
+    );
 }
