@@ -192,6 +192,15 @@ pub fn test() -> Result<(), String> {
         .env("RUSTFLAGS", "--cfg loom"),
     )?;
     crate::sanitizers::all(&root, false)?;
+    // The sanitizer and fuzzing builds (1.6 GB) are made afresh by each run on a fresh clone:
+    // removed once their checks passed (the fuzz corpus stays), so that the checkout stays
+    // under 8 GB.
+    for dir in [
+        "target/sanitizers/fuzz",
+        "target/sanitizers/x86_64-unknown-linux-gnu",
+    ] {
+        remove_build(&root.join(dir))?;
+    }
     step(
         "benchmarks, once each as tests",
         &mut cargo(&root, &["test", "-p", "pti-core", "--benches"]),
@@ -204,6 +213,17 @@ pub fn test() -> Result<(), String> {
     )?;
     eprintln!("xtask: all checks passed");
     Ok(())
+}
+
+/// Removes a build directory that a passing run no longer needs (absent already: fine).
+fn remove_build(dir: &Path) -> Result<(), String> {
+    std::fs::remove_dir_all(dir).or_else(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Ok(())
+        } else {
+            Err(format!("cannot remove {}: {e}", dir.display()))
+        }
+    })
 }
 
 /// Builds the Python wheel from the debug build in `lib` and runs the Python package's tests
@@ -231,14 +251,7 @@ fn python_tests(root: &Path, lib: &Path) -> Result<(), String> {
     )?;
     // The tests' virtual environment (1.7 GB) is made afresh by each run: kept only where a
     // test failed, to look into.
-    let venv = root.join("target/python-tests");
-    std::fs::remove_dir_all(&venv).or_else(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Ok(())
-        } else {
-            Err(format!("cannot remove {}: {e}", venv.display()))
-        }
-    })
+    remove_build(&root.join("target/python-tests"))
 }
 
 /// Builds libpti (release) and runs the overhead benchmark, `benches/overhead.sh` (one short
