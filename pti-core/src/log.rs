@@ -42,30 +42,14 @@ fn pack(pid: u32, fd: i32) -> u64 {
 /// UTF-8 is the file's name as given.
 fn open(pid: u32) -> i32 {
     use std::os::fd::IntoRawFd;
-    use std::os::unix::ffi::{OsStrExt, OsStringExt};
     let Some(name) = std::env::var_os(ENV).filter(|n| !n.is_empty()) else {
         return NONE;
     };
-    let name = replace_pid(name.as_bytes(), pid);
-    let path = std::path::PathBuf::from(std::ffi::OsString::from_vec(name));
+    let path = pti_files::expand(&name, &[("%p", &pid.to_string())]);
     match pti_files::append(&path) {
         Ok(file) => file.into_raw_fd(),
         Err(_) => NONE,
     }
-}
-
-/// `name` with every `%p` replaced by `pid`.
-fn replace_pid(name: &[u8], pid: u32) -> Vec<u8> {
-    let pid = pid.to_string();
-    let mut out = Vec::with_capacity(name.len() + 8);
-    let mut rest = name;
-    while let Some(at) = rest.windows(2).position(|w| w == b"%p") {
-        out.extend_from_slice(&rest[..at]);
-        out.extend_from_slice(pid.as_bytes());
-        rest = &rest[at + 2..];
-    }
-    out.extend_from_slice(rest);
-    out
 }
 
 /// This process's log descriptor, opened the first time (again in a forked child).

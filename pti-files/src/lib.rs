@@ -23,7 +23,7 @@ use std::ffi::CString;
 use std::fs::File;
 use std::io;
 use std::os::fd::FromRawFd;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -118,6 +118,31 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
         _ => false,
     }
+}
+
+/// The file name `pattern` with each of `with`'s escapes (`("%p", "1234")`) replaced by its
+/// value, left to right; every other byte kept as it is (a name need not be UTF-8). The
+/// patterns of `-o`, `--csv` and `PTI_LOG`.
+pub fn expand(pattern: &std::ffi::OsStr, with: &[(&str, &str)]) -> PathBuf {
+    let bytes = pattern.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    let mut i = 0;
+    while i < bytes.len() {
+        match with
+            .iter()
+            .find(|(escape, _)| bytes[i..].starts_with(escape.as_bytes()))
+        {
+            Some((escape, value)) => {
+                out.extend_from_slice(value.as_bytes());
+                i += escape.len();
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    PathBuf::from(std::ffi::OsString::from_vec(out))
 }
 
 /// `path` with `suffix` appended to its file name (`trace.pftrace` -> `trace.pftrace.old`).
@@ -332,6 +357,18 @@ mod tests {
         let mut c = create(&out, IfExists::Replace).unwrap();
         c.file.write_all(b"after").unwrap();
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "after");
+    }
+
+    #[test]
+    fn patterns_expand_byte_for_byte() {
+        use std::ffi::OsStr;
+        let name = OsStr::from_bytes(b"t.%p.%r\xff%%p.json");
+        let with = [("%p", "42"), ("%r", "norank")];
+        assert_eq!(
+            expand(name, &with).as_os_str().as_bytes(),
+            b"t.42.norank\xff%42.json"
+        );
+        assert_eq!(expand(OsStr::new("plain"), &with), PathBuf::from("plain"));
     }
 
     #[test]

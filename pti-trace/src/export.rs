@@ -165,17 +165,8 @@ pub(crate) fn is_sqlite(path: &Path) -> bool {
 /// Writes the database `out` from the trace files. A database there is kept as `out.old`;
 /// the new file is created 0600, never through a symbolic link (`pti_files`).
 pub(crate) fn sqlite(out: &Path, traces: &[std::path::PathBuf]) -> Result<(), String> {
-    let created = pti_files::create(out, pti_files::IfExists::KeepOld { run_started: None })
-        .map_err(|e| e.to_string())?;
-    if let Some(old) = &created.kept_as {
-        eprintln!(
-            "pti-trace: the database that was at {} is kept as {}",
-            out.display(),
-            old.display()
-        );
-    }
     // SQLite opens the file again by its name: the one just created, empty, ours.
-    drop(created.file);
+    drop(crate::outputs::create(out, "database")?);
     let mut db = Connection::open(out).map_err(|e| format!("{}: {e}", out.display()))?;
     db.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
     let tx = db.transaction().map_err(|e| e.to_string())?;

@@ -23,6 +23,7 @@ mod capture;
 mod check;
 mod export;
 mod merge;
+mod outputs;
 mod packets;
 mod records;
 mod reports;
@@ -407,19 +408,8 @@ fn merge_command(args: Vec<OsString>) -> ExitCode {
         eprintln!("pti-trace: merge needs -o OUT.pftrace and trace files\n\n{USAGE}");
         return ExitCode::from(2);
     };
-    // Neither the output nor where a file there would be kept (`OUT.old`) may be an input.
-    let old = pti_files::with_suffix(&out, ".old");
-    if let Some(input) = traces
-        .iter()
-        .find(|t| pti_files::same_file(t, &out) || pti_files::same_file(t, &old))
-    {
-        eprintln!(
-            "pti-trace: merge: the output {} (or {}, where a file there is kept) is the input \
-             {}: inputs are never written",
-            out.display(),
-            old.display(),
-            input.display()
-        );
+    if let Err(e) = outputs::check_not_an_input(&out, &traces) {
+        eprintln!("pti-trace: merge: {e}");
         return ExitCode::from(2);
     }
     match merge::merge(&out, &traces) {
@@ -440,19 +430,8 @@ fn export_command(args: Vec<OsString>) -> ExitCode {
         eprintln!("pti-trace: export needs --sqlite OUT.db and trace files\n\n{USAGE}");
         return ExitCode::from(2);
     };
-    // Neither the output nor where a file there would be kept (`OUT.old`) may be an input.
-    let old = pti_files::with_suffix(&out, ".old");
-    if let Some(input) = traces
-        .iter()
-        .find(|t| pti_files::same_file(t, &out) || pti_files::same_file(t, &old))
-    {
-        eprintln!(
-            "pti-trace: export: the output {} (or {}, where a file there is kept) is the input \
-             {}: inputs are never written",
-            out.display(),
-            old.display(),
-            input.display()
-        );
+    if let Err(e) = outputs::check_not_an_input(&out, &traces) {
+        eprintln!("pti-trace: export: {e}");
         return ExitCode::from(2);
     }
     // `export --sqlite r1.pftrace r2.pftrace`, the database's name forgotten: what is there is

@@ -109,17 +109,8 @@ pub(crate) fn merge(out: &Path, traces: &[PathBuf]) -> Result<String, String> {
         .map(|t| survey(t))
         .collect::<Result<Vec<_>, _>>()?;
     let reference = surveys.iter().find_map(|s| s.anchor.clone());
-    // Created 0600, never through a symbolic link; a trace there is kept as `out.old`.
-    let created = pti_files::create(out, pti_files::IfExists::KeepOld { run_started: None })
-        .map_err(|e| e.to_string())?;
-    if let Some(old) = &created.kept_as {
-        eprintln!(
-            "pti-trace: the file that was at {} is kept as {}",
-            out.display(),
-            old.display()
-        );
-    }
-    let mut writer = std::io::BufWriter::with_capacity(1 << 20, created.file);
+    let file = crate::outputs::create(out, "file")?;
+    let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
     // Process and thread IDs share one space (a main thread's ID is its process's).
     let mut taken: HashSet<i32> = HashSet::new();
     let mut sequences = Sequences::default();
@@ -586,31 +577,25 @@ mod tests {
         assert_eq!(pids.len(), 3, "{names:?}");
         // Each process on a sequence of its own: a trace processor sorts packets by time, so
         // two processes interning the same IDs on one sequence take each other's names.
-        let mut sequence_of: HashMap<u32, i32> = HashMap::new();
-        for p in crate::packets::open(&abc).unwrap().map(Result::unwrap) {
-            if p.has_track_event() {
-                let pid = names_pid_of(&abc, p.track_event().track_uuid());
-                let owner = *sequence_of
-                    .entry(p.trusted_packet_sequence_id())
-                    .or_insert(pid);
-                assert_eq!(
-                    owner,
-                    pid,
-                    "two processes share sequence {}",
-                    p.trusted_packet_sequence_id()
-                );
-            }
-        }
-    }
-
-    /// The process of track `uuid` in `trace`.
-    fn names_pid_of(trace: &Path, uuid: u64) -> i32 {
-        crate::packets::open(trace)
+        let packets: Vec<TracePacket> = crate::packets::open(&abc)
             .unwrap()
             .map(Result::unwrap)
-            .filter(|p| p.has_track_descriptor() && p.track_descriptor().uuid() == uuid)
-            .find_map(|p| p.track_descriptor().process.as_ref().map(|d| d.pid()))
-            .unwrap()
+            .collect();
+        let pid_of: HashMap<u64, i32> = packets
+            .iter()
+            .filter(|p| p.has_track_descriptor())
+            .filter_map(|p| {
+                let d = p.track_descriptor();
+                d.process.as_ref().map(|process| (d.uuid(), process.pid()))
+            })
+            .collect();
+        let mut sequence_of: HashMap<u32, i32> = HashMap::new();
+        for p in packets.iter().filter(|p| p.has_track_event()) {
+            let pid = pid_of[&p.track_event().track_uuid()];
+            let sequence = p.trusted_packet_sequence_id();
+            let owner = *sequence_of.entry(sequence).or_insert(pid);
+            assert_eq!(owner, pid, "two processes share sequence {sequence}");
+        }
     }
 
     #[test]

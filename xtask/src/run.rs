@@ -130,11 +130,7 @@ fn build_libpti(root: &Path) -> Result<PathBuf, String> {
 /// own, which a preloaded tool also runs in (issue 35).
 fn cold_pocl_cache(root: &Path) -> Result<PathBuf, String> {
     let dir = root.join("target/pocl-cache");
-    match std::fs::remove_dir_all(&dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("cannot empty {}: {e}", dir.display())),
-    }
+    remove_build(&dir)?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     Ok(dir)
 }
@@ -215,7 +211,7 @@ pub fn test() -> Result<(), String> {
     Ok(())
 }
 
-/// Removes a build directory that a passing run no longer needs (absent already: fine).
+/// Removes a directory of builds or caches that the run makes afresh (absent already: fine).
 fn remove_build(dir: &Path) -> Result<(), String> {
     std::fs::remove_dir_all(dir).or_else(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {

@@ -414,6 +414,7 @@ impl Tool {
     }
 
     fn operations(&self, ops: &GpuOperations<'_>) {
+        let at_enter = matches!(ops.moment, OperationMoment::Appended(Site::Enter));
         let (domain, phase, bit) = match ops.moment {
             OperationMoment::Appended(Site::Enter) => (APPENDED, PHASE_ENTER, ENTER),
             OperationMoment::Appended(Site::Exit) => (APPENDED, PHASE_EXIT, EXIT),
@@ -431,7 +432,7 @@ impl Tool {
         for chunk in ops.operations.chunks(DETAILS_PER_CALL) {
             let mut details = [EMPTY_DETAILS; DETAILS_PER_CALL];
             for (d, op) in details.iter_mut().zip(chunk) {
-                *d = op_details(op, phase as u32 == PHASE_ENTER as u32);
+                *d = op_details(op, at_enter);
             }
             let mut cb = pti_callback_gpu_op_data {
                 _domain: domain,

@@ -25,7 +25,7 @@
 //! or as the runtime gave it.
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 /// The timeline's format.
@@ -249,28 +249,7 @@ pub(crate) fn host_name() -> String {
 pub(crate) fn expand(pattern: &OsStr, pid: u32) -> PathBuf {
     let rank = mpi_rank().map_or_else(|| "norank".to_string(), |r| r.to_string());
     let (pid, host) = (pid.to_string(), host_name());
-    let bytes = pattern.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len() + 16);
-    let mut i = 0;
-    while i < bytes.len() {
-        let with = match bytes.get(i..i + 2) {
-            Some(b"%p") => Some(pid.as_bytes()),
-            Some(b"%r") => Some(rank.as_bytes()),
-            Some(b"%h") => Some(host.as_bytes()),
-            _ => None,
-        };
-        match with {
-            Some(with) => {
-                out.extend_from_slice(with);
-                i += 2;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    PathBuf::from(OsString::from_vec(out))
+    pti_files::expand(pattern, &[("%p", &pid), ("%r", &rank), ("%h", &host)])
 }
 
 /// Whether `name` matches `pattern`, where `*` matches any run of characters.
