@@ -147,6 +147,37 @@ fn launch(list: ze_command_list_handle_t, k: ze_kernel_handle_t, signal: ze_even
     assert_eq!(r, OK);
 }
 
+/// `launch`, with the command held back until `gate` is signalled.
+fn launch_after(
+    list: ze_command_list_handle_t,
+    k: ze_kernel_handle_t,
+    signal: ze_event_handle_t,
+    gate: ze_event_handle_t,
+) {
+    let groups = ze_group_count_t {
+        groupCountX: 1,
+        groupCountY: 1,
+        groupCountZ: 1,
+    };
+    let mut waits = [gate];
+    // SAFETY: a list, a kernel and events of this driver.
+    let r =
+        unsafe { zeCommandListAppendLaunchKernel(list, k, &groups, signal, 1, waits.as_mut_ptr()) };
+    assert_eq!(r, OK);
+}
+
+/// A host-signalled event that holds back the commands waiting on it, so that a test can look
+/// at them before they run however loaded the machine is. (A kernel spinning a few milliseconds
+/// is no such guarantee: in one CI run a 2 ms one completed before the test's next line.)
+fn gate() -> ze_event_handle_t {
+    pool_event(ZE_EVENT_POOL_FLAG_HOST_VISIBLE, None)
+}
+
+fn open(gate: ze_event_handle_t) {
+    // SAFETY: an event of this driver.
+    assert_eq!(unsafe { zeEventHostSignal(gate) }, OK);
+}
+
 fn done(event: ze_event_handle_t) -> bool {
     // SAFETY: an event of this driver.
     unsafe { zeEventQueryStatus(event) == OK }
@@ -199,13 +230,28 @@ fn an_append_returns_before_its_command_ran() {
     // timestamp query polls until the command completes).
     let list = immediate(false, 0);
     let event = pool_event(TIMED, None);
-    launch(list, spin(2_000), event);
+    let held = gate();
+    // A driver that ran commands in the append would wait on the gate there; this thread opens
+    // it after 10 s so that such a driver fails the assertion below instead of hanging.
+    let opened = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchdog = {
+        let (opened, held) = (opened.clone(), held as usize);
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(10));
+            opened.store(true, Ordering::SeqCst);
+            open(held as ze_event_handle_t);
+        })
+    };
+    launch_after(list, spin(2_000), event, held);
     assert!(
-        !done(event),
-        "a 2 ms kernel has completed when its append returned"
+        !opened.load(Ordering::SeqCst),
+        "the append returned only after its command could run"
     );
+    assert!(!done(event), "a command held back has completed");
     assert_eq!(timestamps(event), Err(ZE_RESULT_NOT_READY));
+    open(held);
     wait(event);
+    drop(watchdog);
     let (start, end) = timestamps(event).unwrap();
     // 2 ms at 19.2 MHz, within a tick's worth of slack for the spin loop.
     assert!(end - start >= 38_000, "{start} {end}");
@@ -219,9 +265,11 @@ fn a_counter_based_event_follows_its_latest_append() {
     launch(list, spin(200), event);
     wait(event);
     let first = timestamps(event).unwrap();
-    launch(list, spin(2_000), event);
+    let held = gate();
+    launch_after(list, spin(200), event, held);
     // Re-armed: NOT_READY until the second command completes, whatever the first did.
     assert!(!done(event));
+    open(held);
     wait(event);
     let second = timestamps(event).unwrap();
     assert!(second.0 > first.1, "{first:?} then {second:?}");
@@ -258,10 +306,12 @@ fn a_regular_event_signalled_again_without_a_reset_reports_the_old_completion() 
     launch(list, spin(100), event);
     wait(event);
     let first = timestamps(event).unwrap();
-    launch(list, spin(3_000), event);
+    let held = gate();
+    launch_after(list, spin(100), event, held);
     // Still signalled, with the first command's timestamps, until the second overwrites them.
     assert!(done(event));
     assert_eq!(timestamps(event).unwrap(), first);
+    open(held);
     // SAFETY: a list of this driver.
     assert_eq!(unsafe { zeCommandListHostSynchronize(list, FOREVER) }, OK);
     assert_ne!(timestamps(event).unwrap(), first);
@@ -274,8 +324,10 @@ fn a_regular_event_on_an_in_order_immediate_list_is_counter_based_until_reset() 
     launch(list, spin(100), event);
     wait(event);
     // Implicitly counter-based: the next append re-arms it.
-    launch(list, spin(3_000), event);
+    let held = gate();
+    launch_after(list, spin(100), event, held);
     assert!(!done(event));
+    open(held);
     wait(event);
     // A reset in a list leaves the mode for good: signalled again, it keeps its old state.
     // SAFETY: a list and an event of this driver.
