@@ -11,9 +11,10 @@
 
 use core::ffi::{CStr, c_char, c_void};
 
+use pti_core::callback::critical;
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::view::{self, abi::pti_view_kind};
-use pti_core::{Error, ResultCode, critical, session};
+use pti_core::{Error, ResultCode, session};
 
 use crate::boundary::{guard, out_ptr};
 use crate::pti::pti_result;

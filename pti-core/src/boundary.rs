@@ -32,7 +32,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use std::any::Any;
 
 use crate::api::ApiGroup;
-use crate::critical;
+use crate::callback::critical;
 use crate::result::ResultCode;
 
 /// A place where code that is not libpti's enters libpti's Rust code.

@@ -8,7 +8,7 @@
 //!    - [`callback`]: subscribers, their enables, and delivery;
 //!    - [`dispatch`]: the entry every backend wrapper calls around a traced function;
 //!    - [`view`]: buffered records in the published PTI layouts (`pti-abi`);
-//!    - [`clock`], [`critical`], [`boundary`]: timestamps, critical events, panic boundaries;
+//!    - [`clock`], [`callback::critical`], [`boundary`]: timestamps, critical events, panic boundaries;
 //!    - [`annotation`]: the program's ITT annotations and oneCCL's communication, as records;
 //!    - internals: `interest` (the one byte per function the fast path reads), `thread`
 //!      (per-thread state), `correlation` (correlation IDs), `runtime_task` (the SYCL task a
@@ -33,13 +33,13 @@ pub mod boundary;
 pub mod callback;
 pub mod clock;
 mod correlation;
-pub mod critical;
 pub mod dispatch;
 pub mod fault;
 mod fork;
 pub mod ids;
 mod interest;
 mod intern;
+mod lent;
 mod linker;
 mod log;
 mod recent;

@@ -1,5 +1,6 @@
 //! The user's log: a file named by the environment variable `PTI_LOG` that receives every
-//! critical event as one line and, at exit, the totals of what was lost.
+//! critical event as one line and, at exit, the totals of what was lost (which `view::loss`
+//! writes through [`line`]).
 //!
 //! Why: a tool that never subscribes to critical events (every tool written for Intel's View API
 //! alone: it cannot) leaves its user no way to learn that records were dropped or that commands
@@ -19,8 +20,7 @@ use core::fmt::{self, Write as _};
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::result::ResultCode;
-use crate::view::abi::pti_view_kind;
-use crate::{clock, ids, thread, view};
+use crate::{clock, thread};
 
 /// The environment variable that names the log file.
 const ENV: &str = "PTI_LOG";
@@ -83,7 +83,7 @@ fn descriptor() -> Option<i32> {
 }
 
 /// Writes one line (the newline added) to the log, if there is one.
-fn line(args: fmt::Arguments<'_>) {
+pub(crate) fn line(args: fmt::Arguments<'_>) {
     let Some(fd) = descriptor() else {
         return;
     };
@@ -106,35 +106,7 @@ fn line(args: fmt::Arguments<'_>) {
     }
 }
 
-/// Logs a critical event (`crate::critical` calls it for every event raised).
+/// Logs a critical event (`crate::callback::critical` calls it for every event raised).
 pub(crate) fn critical(code: ResultCode, message: &fmt::Arguments<'_>) {
     line(format_args!("{}: {message}", code.name().to_string_lossy()));
-}
-
-/// At exit: one line per kind that lost records (emitted, dropped), and one per function whose
-/// commands had no record kind.
-pub(crate) fn exit_summary() {
-    // Nothing lost: no line, and no file opened (a process that had nothing to say leaves no
-    // empty log behind).
-    for kind in pti_view_kind::ALL
-        .into_iter()
-        .chain(pti_view_kind::EXTENSIONS)
-    {
-        if kind.record_size().is_none() {
-            continue;
-        }
-        let dropped = view::dropped_count(kind);
-        if dropped > 0 {
-            line(format_args!(
-                "at exit: {dropped} {kind:?} records lost of {} emitted",
-                view::emitted_count(kind)
-            ));
-        }
-    }
-    for (group, id, n) in view::loss::unrecorded_functions() {
-        let name = ids::name(group, id).map_or("?".into(), |n| n.to_string_lossy());
-        line(format_args!(
-            "at exit: {n} commands of {name} had no record kind (counted, not recorded)"
-        ));
-    }
 }

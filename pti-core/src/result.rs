@@ -145,11 +145,11 @@ pub enum Error {
         id: u32,
     },
     /// Every subscriber slot is taken.
-    #[error(
-        "at most {} subscribers can exist at once",
-        crate::callback::MAX_SUBSCRIBERS
-    )]
-    TooManySubscribers,
+    #[error("at most {max} subscribers can exist at once")]
+    TooManySubscribers {
+        /// How many subscribers can exist at once.
+        max: usize,
+    },
     /// A view was enabled before the buffer callbacks were set.
     #[error("set the buffer callbacks before enabling a view")]
     NoCallbacksSet,
@@ -174,7 +174,7 @@ impl Error {
         match self {
             Error::BadArgument(_) => ResultCode::ErrorBadArgument,
             Error::BadApiId { .. } => ResultCode::ErrorBadApiId,
-            Error::TooManySubscribers => ResultCode::ErrorTooManySubscribers,
+            Error::TooManySubscribers { .. } => ResultCode::ErrorTooManySubscribers,
             Error::NoCallbacksSet => ResultCode::ErrorNoCallbacksSet,
             Error::ExternalIdQueueEmpty => ResultCode::ErrorExternalIdQueueEmpty,
             Error::TracingNotInitialized(_) => ResultCode::ErrorTracingNotInitialized,

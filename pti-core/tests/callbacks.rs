@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 
+use pti_core::callback::critical;
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::{level_zero, opencl, sycl};
-use pti_core::{ApiGroup, ApiId, Domain, Event, ResultCode, Site, Subscriber, critical};
+use pti_core::{ApiGroup, ApiId, Domain, Event, ResultCode, Site, Subscriber};
 
 /// One API callback as a test saw it.
 #[derive(Clone, Debug, PartialEq)]

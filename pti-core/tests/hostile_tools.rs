@@ -9,12 +9,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
+use pti_core::callback::critical;
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::opencl;
 use pti_core::session;
 use pti_core::view::abi::*;
 use pti_core::view::{self, Buffer, BufferCallbacks, FilledBuffer, Record};
-use pti_core::{ApiGroup, Domain, Event, ResultCode, Subscriber, critical};
+use pti_core::{ApiGroup, Domain, Event, ResultCode, Subscriber};
 
 const THREADS: u64 = 8;
 const CALLS: u64 = 4_000;

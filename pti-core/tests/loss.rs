@@ -7,12 +7,13 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use pti_core::callback::critical;
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::opencl;
 use pti_core::session;
 use pti_core::view::abi::*;
 use pti_core::view::{self, Buffer, BufferCallbacks, FilledBuffer, Record};
-use pti_core::{ApiGroup, ResultCode, critical};
+use pti_core::{ApiGroup, ResultCode};
 
 #[derive(Default)]
 struct Tool {

@@ -6,12 +6,13 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use pti_core::callback::critical;
 use pti_core::dispatch::{self, CallInfo};
 use pti_core::ids::{level_zero, opencl, sycl};
 use pti_core::session;
 use pti_core::view::abi::*;
 use pti_core::view::{self, ApiView, Buffer, BufferCallbacks, FilledBuffer, Record};
-use pti_core::{ApiGroup, ApiId, Domain, Event, ResultCode, Site, Subscriber, critical};
+use pti_core::{ApiGroup, ApiId, Domain, Event, ResultCode, Site, Subscriber};
 
 /// A tool that keeps copies of the records it receives.
 struct Tool {

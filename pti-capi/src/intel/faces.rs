@@ -5,7 +5,8 @@
 
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use pti_core::{ResultCode, critical};
+use pti_core::ResultCode;
+use pti_core::callback::critical;
 
 /// A face of libpti.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,7 +24,8 @@
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use pti_core::{ResultCode, critical};
+use pti_core::ResultCode;
+use pti_core::callback::critical;
 
 use crate::pti::pti_result;
 

@@ -5,7 +5,12 @@
 //! checks or reports Y"). A backend reaches the rest of libpti through the engine (the dispatch
 //! entry, the view's record writers, critical events, the runtime task) and the shared device
 //! plumbing (`backend::device`), never through another backend.
+//!
+//! The session never names `backend::device` either: what it needs of that plumbing at a flush,
+//! at `fork()` and at exit is [`SharedPlumbing`] ([`SHARED`]), here beside the trait, each step
+//! saying where it comes among the backends' (`pti-core/tests/layering.rs` checks both).
 
+use super::device::{harvester, pending};
 use crate::api::{ApiGroup, ApiId};
 use crate::result::Error;
 use crate::sync::writer_lock::ForkLock;
@@ -45,6 +50,13 @@ pub(crate) trait Backend: Sync {
     /// The API group whose calls it intercepts.
     fn group(&self) -> ApiGroup;
 
+    /// Whether it can start tracing at any moment of the run, also after the program began using
+    /// its API (Level Zero: whether the loader loads its tracing layer at run time, what Intel's
+    /// PTI calls local collection). Answers by looking, without attaching.
+    fn attaches_at_run_time(&self) -> bool {
+        true
+    }
+
     /// Its functions that submit or wait for device work: traced while a device view is enabled,
     /// so that device records carry their calls' correlation IDs.
     fn device_work(&self) -> &'static [ApiId] {
@@ -61,8 +73,8 @@ pub(crate) trait Backend: Sync {
     fn activate(&self, why: Activation) -> Result<(), Error>;
 
     /// Writes the records of every command that has completed, without waiting for any other
-    /// (for a flush; the session then waits for the harvests of other threads, which are
-    /// `backend::device::pending`'s).
+    /// (for a flush; the session then waits for the harvests of other threads,
+    /// [`SharedPlumbing::wait_for_other_harvests`]).
     fn harvest(&self) {}
 
     /// The process exits (or the runtime's loader shuts down): what can no longer be recorded is
@@ -78,4 +90,42 @@ pub(crate) trait Backend: Sync {
 
     /// What it can tell of itself now.
     fn counts(&self) -> Counts;
+}
+
+/// What the driver backends share (`backend::device`: libpti's harvest thread and the lists of
+/// commands awaiting records), as the session needs it around the backends' own steps.
+pub(crate) struct SharedPlumbing;
+
+/// The one [`SharedPlumbing`].
+pub(crate) const SHARED: SharedPlumbing = SharedPlumbing;
+
+impl SharedPlumbing {
+    /// The harvest thread's locks, taken at `fork()` before every backend's.
+    pub(crate) fn fork_locks(&self) -> Vec<&'static dyn ForkLock> {
+        harvester::fork_locks().to_vec()
+    }
+
+    /// A flush, after every backend harvested: waits until the harvests that other threads have
+    /// under way wrote their records (from tool code, for nobody).
+    pub(crate) fn wait_for_other_harvests(&self) {
+        pending::wait_for_other_harvests();
+    }
+
+    /// In the child after `fork()`, before the backends forget theirs: the parent's harvest
+    /// thread does not exist here.
+    pub(crate) fn forget_thread_in_child(&self) {
+        harvester::forget_in_child();
+    }
+
+    /// In the child, after the backends forgot their commands: harvests that other threads of
+    /// the parent had under way do not exist here.
+    pub(crate) fn forget_harvests_in_child(&self) {
+        pending::reset_in_child();
+    }
+
+    /// At exit, before the backends count what they can no longer record: the harvest thread
+    /// stops, so that nothing of libpti calls a runtime from it afterwards.
+    pub(crate) fn stop_at_exit(&self) {
+        harvester::stop();
+    }
 }

@@ -22,13 +22,14 @@ use core::panic::AssertUnwindSafe;
 use core::sync::atomic::Ordering;
 use std::ffi::CString;
 
+use super::critical;
 use super::registry::{ACTIVE, FLAG_LISTENERS, SLOTS};
 use super::{ApiCallbackData, CriticalEventData, Event, MAX_SUBSCRIBERS};
 use crate::api::{ApiGroup, ApiId, Domain};
+use crate::fault;
 use crate::result::ResultCode;
 use crate::sync::barrier;
 use crate::thread::ThreadState;
-use crate::{critical, fault};
 
 /// Calls the subscriber in slot `k` with `event` if it is still the one with `serial`.
 /// Returns whether it was called.

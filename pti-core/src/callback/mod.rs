@@ -65,6 +65,7 @@ use core::mem::offset_of;
 use crate::api::{ApiGroup, ApiId, Domain, Site};
 use crate::result::ResultCode;
 
+pub mod critical;
 pub(crate) mod deliver;
 pub(crate) mod device;
 mod registry;

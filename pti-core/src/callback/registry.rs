@@ -29,6 +29,7 @@ use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::panic::AssertUnwindSafe;
 use std::ptr;
 
+use super::critical;
 use super::{Handler, MAX_SUBSCRIBERS, SubscriberId};
 use crate::api::{ApiGroup, ApiId, Domain};
 use crate::interest::{self, CALLBACKS, CELLS};
@@ -36,7 +37,7 @@ use crate::result::{Error, ResultCode};
 use crate::sync::backoff::Backoff;
 use crate::sync::barrier;
 use crate::sync::writer_lock::{WriterGuard, WriterLock};
-use crate::{critical, fault, ids, thread};
+use crate::{fault, ids, thread};
 
 const ENABLE_WORDS: usize = CELLS.div_ceil(64);
 
@@ -261,7 +262,9 @@ pub(crate) fn subscribe(handler: Handler) -> Result<SubscriberId, Error> {
             .states
             .iter()
             .position(|s| *s == SlotState::Free)
-            .ok_or(Error::TooManySubscribers)?;
+            .ok_or(Error::TooManySubscribers {
+                max: MAX_SUBSCRIBERS,
+            })?;
         reg.last_serial += 1;
         let serial = reg.last_serial;
         let slot = &SLOTS[k];

@@ -114,7 +114,7 @@ pub fn end<C: ReturnCode>(token: usize, code: C, context: *mut c_void) {
         return;
     };
     if skipped > 0 {
-        crate::critical::raise(
+        crate::callback::critical::raise(
             crate::result::ResultCode::ErrorRecordsDropped,
             format_args!(
                 "{skipped} traced call(s) opened inside another never ended (their runtime did \

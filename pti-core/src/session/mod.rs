@@ -30,8 +30,7 @@ mod process;
 mod subscriber;
 
 use crate::api::{ApiGroup, ApiId};
-use crate::backend::contract::{Activation, Backend};
-use crate::backend::device::pending;
+use crate::backend::contract::{Activation, Backend, SHARED};
 use crate::backend::{level_zero::LevelZero, opencl::OpenCl, sycl::Sycl};
 use crate::interest;
 use crate::result::Error;
@@ -190,7 +189,7 @@ pub fn flush() -> Result<(), Error> {
     for b in BACKENDS {
         b.harvest();
     }
-    pending::wait_for_other_harvests();
+    SHARED.wait_for_other_harvests();
     for b in BACKENDS {
         let in_use = in_use(b.group());
         // A flush is never refused for what a backend reports.
@@ -205,7 +204,7 @@ pub fn flush() -> Result<(), Error> {
 /// `ZE_ENABLE_TRACING_LAYER=1` was set before the program's first `zeInit` (libpti sets it when it
 /// is loaded first), and this answers `Error::L0LocalProfilingNotSupported`.
 pub fn gpu_local_available() -> Result<(), Error> {
-    if crate::backend::level_zero::tracer::attaches_at_run_time() {
+    if backend(ApiGroup::LevelZero).attaches_at_run_time() {
         Ok(())
     } else {
         Err(Error::L0LocalProfilingNotSupported)

@@ -12,7 +12,7 @@
 use std::sync::{Once, OnceLock};
 
 use super::BACKENDS;
-use crate::backend::device::{harvester, pending};
+use crate::backend::contract::SHARED;
 use crate::sync::writer_lock::ForkLock;
 use crate::{fork, view};
 
@@ -22,7 +22,8 @@ static BACKEND_LOCKS: OnceLock<Vec<&'static dyn ForkLock>> = OnceLock::new();
 
 fn backend_locks() -> &'static [&'static dyn ForkLock] {
     BACKEND_LOCKS.get_or_init(|| {
-        harvester::fork_locks()
+        SHARED
+            .fork_locks()
             .into_iter()
             .chain(BACKENDS.iter().flat_map(|b| b.fork_locks()))
             .collect()
@@ -75,11 +76,11 @@ extern "C" fn in_child() {
     view::loss::fork_child();
     // SAFETY: as in `in_parent`; in the child the forking thread is the only thread.
     unsafe { fork::release_all(backend_locks()) };
-    harvester::forget_in_child();
+    SHARED.forget_thread_in_child();
     for b in BACKENDS {
         b.forget_in_child();
     }
-    pending::reset_in_child();
+    SHARED.forget_harvests_in_child();
     fork::child();
 }
 
@@ -98,12 +99,12 @@ pub(super) fn install_exit_hook() {
 /// the tool, and the user's log (if any) gets the totals of what was lost.
 extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| {
-        harvester::stop();
+        SHARED.stop_at_exit();
         for b in BACKENDS {
             b.exit();
         }
         view::write_loss_records();
         view::hand_back_at_exit();
-        crate::log::exit_summary();
+        crate::view::loss::log_exit_summary();
     });
 }

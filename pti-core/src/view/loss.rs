@@ -12,8 +12,8 @@
 //! of each function raises the critical event `PTI_ERROR_COMMANDS_NOT_RECORDED`, which also
 //! reaches the user's log (`crate::log`).
 //!
-//! May touch: the buffers (appending loss records), critical events, the clock. Never called
-//! with a writer's section open.
+//! May touch: the buffers (appending loss records), critical events, the clock, the user's log
+//! (the totals at exit). Never called with a writer's section open.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -21,11 +21,12 @@ use std::sync::OnceLock;
 use super::abi::*;
 use super::buffer::append;
 use crate::api::{ApiGroup, ApiId};
+use crate::callback::critical;
 use crate::interest::{self, CELLS};
 use crate::result::ResultCode;
 use crate::sync::writer_lock::WriterLock;
 use crate::thread::ThreadState;
-use crate::{clock, critical, ids};
+use crate::{clock, ids, log};
 
 /// What one loss record sums up.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -205,5 +206,33 @@ pub(crate) fn fork_child() {
     TABLE.lock().clear();
     for c in &UNRECORDED {
         c.store(0, Ordering::Relaxed);
+    }
+}
+
+/// At exit, in the user's log (`crate::log`): one line per kind that lost records (emitted,
+/// dropped), and one per function whose commands had no record kind.
+pub(crate) fn log_exit_summary() {
+    // Nothing lost: no line, and no file opened (a process that had nothing to say leaves no
+    // empty log behind).
+    for kind in pti_view_kind::ALL
+        .into_iter()
+        .chain(pti_view_kind::EXTENSIONS)
+    {
+        if kind.record_size().is_none() {
+            continue;
+        }
+        let dropped = super::dropped_count(kind);
+        if dropped > 0 {
+            log::line(format_args!(
+                "at exit: {dropped} {kind:?} records lost of {} emitted",
+                super::emitted_count(kind)
+            ));
+        }
+    }
+    for (group, id, n) in unrecorded_functions() {
+        let name = ids::name(group, id).map_or("?".into(), |n| n.to_string_lossy());
+        log::line(format_args!(
+            "at exit: {n} commands of {name} had no record kind (counted, not recorded)"
+        ));
     }
 }

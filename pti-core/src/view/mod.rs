@@ -70,9 +70,9 @@ mod external;
 pub(crate) mod loss;
 mod records;
 
+pub use crate::lent::{Buffer, FilledBuffer};
 use abi::{pti_api_class, pti_api_group_id, pti_view_kind, pti_view_overhead_kind};
-pub(crate) use buffer::ThreadBuffer;
-pub use buffer::{Buffer, BufferCallbacks, FilledBuffer, dropped_count, emitted_count};
+pub use buffer::{BufferCallbacks, dropped_count, emitted_count};
 pub(crate) use buffer::{count_lost, count_lost_because, hand_back_at_exit};
 pub use demangle::demangle_kernel_names;
 pub(crate) use device::fills_named_as_intel;

@@ -13,17 +13,19 @@ use core::ptr::null_mut;
 
 use crate::api::{ApiGroup, ApiId, Domain};
 use crate::callback::OperationMoment;
+use crate::callback::critical;
 use crate::callback::device::{self as callbacks, GpuOperation, GpuOperations, OperationKind};
 use crate::intern::intern_str;
 use crate::recent::{self, Recent};
 use crate::result::ResultCode;
+use crate::runtime_task::SyclTag;
 use crate::view::abi::{
     pti_view_kind, pti_view_memcpy_type, pti_view_memory_type, pti_view_synchronization_type,
 };
 use crate::view::device::{
-    self, Command, DeviceIdentity, Engine, Launch, SyclTag, Synchronization, kernel_view,
+    self, Command, DeviceIdentity, Engine, Launch, Synchronization, kernel_view,
 };
-use crate::{critical, ids, runtime_task, thread, view};
+use crate::{ids, runtime_task, thread, view};
 
 /// What a command does, as its record needs to know.
 #[derive(Clone, Copy, Debug)]

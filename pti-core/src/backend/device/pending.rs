@@ -20,11 +20,12 @@ use core::cell::Cell;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::{harvester, switches};
+use crate::callback::critical;
 use crate::result::ResultCode;
 use crate::sync::backoff::Backoff;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
+use crate::view;
 use crate::view::abi::{pti_view_kind, pti_view_loss_reason};
-use crate::{critical, view};
 
 /// A backend's command awaiting its record.
 pub(crate) trait PendingCommand: Send + Sized {

@@ -35,6 +35,7 @@ use super::{events, guards};
 use crate::api::{ApiGroup, ApiId};
 use crate::backend::device::command::{Appending, Finished, Submission, Work};
 use crate::backend::device::pending::{self, Pending, PendingCommand};
+use crate::callback::critical;
 use crate::callback::device::next_operation_id;
 use crate::dispatch::open;
 use crate::result::ResultCode;
@@ -42,7 +43,7 @@ use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
 use crate::view::device::{self as records, Engine, Execution};
-use crate::{Site, clock, critical, fault, thread, view};
+use crate::{Site, clock, fault, thread, view};
 
 /// libpti's resources a pending command gives back when it is recorded (or lost).
 #[derive(Default)]

@@ -33,10 +33,11 @@ use super::tracer::{internal, loader};
 use super::{devices, events};
 use crate::api::ApiId;
 use crate::backend::device::pending::PendingCommand;
+use crate::callback::critical;
 use crate::dispatch::open;
 use crate::result::ResultCode;
 use crate::view::device::{Engine, Execution};
-use crate::{critical, runtime_task, thread, view};
+use crate::{runtime_task, thread, view};
 
 /// Recorded commands about to run.
 pub(super) struct Batch {

@@ -19,7 +19,7 @@ use core::ffi::{CStr, c_void};
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use super::callbacks;
-use crate::critical;
+use crate::callback::critical;
 use crate::result::ResultCode;
 
 /// Wrapper copies per function (the generator's `SLOTS`, which emits `::<0>` to `::<3>`).

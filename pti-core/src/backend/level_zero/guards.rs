@@ -29,9 +29,10 @@ use super::objects::List;
 use super::source::Source;
 use super::tracer::{internal, loader};
 use crate::backend::device::pending::PendingCommand;
+use crate::callback::critical;
 use crate::result::ResultCode;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
-use crate::{critical, view};
+use crate::view;
 
 /// The program's events pending commands read, with how many read each: an append that changes
 /// an event no pending command reads costs one look-up, not a walk of the pending commands.

@@ -139,6 +139,10 @@ impl Backend for LevelZero {
         ApiGroup::LevelZero
     }
 
+    fn attaches_at_run_time(&self) -> bool {
+        tracer::attaches_at_run_time()
+    }
+
     fn device_work(&self) -> &'static [ApiId] {
         DEVICE_WORK
     }

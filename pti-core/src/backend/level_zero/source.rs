@@ -25,8 +25,8 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use pti_sys::level_zero::*;
 
 use super::tracer::{internal, loader};
+use crate::callback::critical;
 use crate::clock;
-use crate::critical;
 use crate::result::ResultCode;
 
 /// How a command's device timestamps are read.

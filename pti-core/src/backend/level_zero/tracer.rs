@@ -30,9 +30,10 @@ use pti_sys::level_zero::*;
 use super::callbacks;
 use crate::api::{ApiGroup, ApiId};
 use crate::boundary::{self, Entry};
+use crate::callback::critical;
 use crate::dispatch::{CallInfo, open};
+use crate::fault;
 use crate::result::ResultCode;
-use crate::{critical, fault};
 
 /// The loader functions libpti calls itself.
 pub(super) struct Loader {

@@ -16,12 +16,13 @@ use super::{next, retained};
 use crate::api::{ApiGroup, ApiId};
 pub(super) use crate::backend::device::command::Work;
 use crate::backend::device::command::{Appending, Submission};
+use crate::callback::critical;
 use crate::callback::device::next_operation_id;
 use crate::dispatch::{CallResult, CallScope};
 use crate::result::ResultCode;
 use crate::view;
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
-use crate::{Site, clock, critical};
+use crate::{Site, clock};
 
 /// Memory of an OpenCL memory object (buffer or image).
 pub(super) const OBJECT: pti_view_memory_type = pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_DEVICE;

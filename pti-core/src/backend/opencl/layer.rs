@@ -20,8 +20,9 @@ use pti_sys::opencl::cl_layer::{
 use pti_sys::opencl::{CL_INVALID_OPERATION, CL_INVALID_VALUE, CL_SUCCESS, cl_int, cl_uint};
 
 use super::{next, pending, wrappers};
+use crate::callback::critical;
 use crate::result::ResultCode;
-use crate::{critical, fault, linker};
+use crate::{fault, linker};
 
 /// The name the layer gives in `clGetLayerInfo(CL_LAYER_NAME)`.
 pub const LAYER_NAME: &CStr = c"libpti: tracing and profiling layer";

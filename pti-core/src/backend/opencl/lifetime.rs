@@ -25,8 +25,9 @@ use std::os::unix::fs::MetadataExt;
 use pti_sys::opencl::cl_icd::cl_icd_dispatch;
 
 use crate::backend::contract::Activation;
+use crate::callback::critical;
+use crate::linker;
 use crate::result::{Error, ResultCode};
-use crate::{critical, linker};
 
 /// Makes every object that an entry of `table` (its first `entries` words) points into
 /// undeletable; returns how many objects it pinned.

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use pti_sys::opencl::cl_icd::cl_icd_dispatch;
 
 use crate::api::ApiId;
-use crate::critical;
+use crate::callback::critical;
 use crate::result::ResultCode;
 
 /// Number of pointer-sized entries of `cl_icd_dispatch`.

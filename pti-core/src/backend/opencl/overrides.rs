@@ -32,12 +32,13 @@ use super::pending::PENDING;
 use super::{errcode, extensions, kernels, query, queues, retained};
 use crate::api::{ApiGroup, Site};
 use crate::backend::device::command;
+use crate::callback::critical;
 use crate::dispatch::CallScope;
 use crate::ids::opencl as ids;
 use crate::result::ResultCode;
 use crate::view::abi::{pti_view_memory_type, pti_view_synchronization_type};
 use crate::view::device::{Launch, Synchronization};
-use crate::{clock, critical, view};
+use crate::{clock, view};
 
 const MEMORY: pti_view_memory_type = pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_MEMORY;
 

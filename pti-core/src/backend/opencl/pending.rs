@@ -12,10 +12,11 @@ use crate::backend::device::command::{Finished, Submission, Work};
 use crate::backend::device::pending::{Pending, PendingCommand};
 use crate::backend::device::switches;
 use crate::backend::device::timing::DeviceTimes;
+use crate::callback::critical;
 use crate::result::ResultCode;
+use crate::view;
 use crate::view::abi::pti_view_kind;
 use crate::view::device::Engine;
-use crate::{critical, view};
 
 /// A command awaiting its record.
 pub(super) struct ClCommand {

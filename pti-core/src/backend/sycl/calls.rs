@@ -16,7 +16,7 @@ use pti_sys::xpti::function_with_args_t;
 
 use super::{memory, tasks};
 use crate::api::{ApiGroup, ApiId};
-use crate::critical;
+use crate::callback::critical;
 use crate::dispatch::{CallInfo, open};
 use crate::ids;
 use crate::result::ResultCode;

@@ -32,10 +32,11 @@ use pti_sys::xpti::{XPTI_RESULT_SUCCESS, function_with_args_t, trace_event_data_
 use crate::api::ApiGroup;
 use crate::backend::contract::{Activation, Backend, Counts};
 use crate::boundary::{self, Entry};
+use crate::callback::critical;
 use crate::result::{Error, ResultCode};
 use crate::sync::writer_lock::ForkLock;
 use crate::view::abi::pti_view_memory_operation;
-use crate::{critical, fault, linker};
+use crate::{fault, linker};
 
 /// The streams libpti subscribes to, and the trace point types of each. (Not the `.debug`
 /// streams: subscribing to one moves the runtime's events there.)

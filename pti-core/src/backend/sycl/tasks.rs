@@ -13,10 +13,10 @@ use pti_sys::xpti::trace_event_data_t;
 
 use super::framework::{self, Value};
 use crate::intern::intern;
+use crate::runtime_task::SyclTag;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::view::abi::PTI_INVALID_QUEUE_ID;
-use crate::view::device::SyclTag;
 use crate::{clock, runtime_task, view};
 
 /// SYCL queue IDs by the Unified Runtime handle of their queue (queues come and go, and a

@@ -18,7 +18,7 @@
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::callback::deliver;
+use super::deliver;
 use crate::result::ResultCode;
 use crate::thread::{self, ThreadState};
 
