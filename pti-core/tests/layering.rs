@@ -272,7 +272,7 @@ fn the_check_sees_what_it_must() {
     let (top, _) = named("// crate::session in a comment\n");
     assert!(top.is_empty() || strip_comments("// crate::session").is_empty());
     assert_eq!(layer("backend/device/pending.rs"), "shared");
-    assert_eq!(layer("backend/opencl/overrides.rs"), "backend:opencl");
+    assert_eq!(layer("backend/opencl/overrides/queue.rs"), "backend:opencl");
     assert_eq!(layer("view/mod.rs"), "engine");
 }
 

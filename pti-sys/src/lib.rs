@@ -16,7 +16,6 @@
 pub use opencl_sys as opencl;
 pub mod opencl_extra;
 // bindgen's output: its bitfield accessors have no SAFETY comments, and its names are C's.
-#[rustfmt::skip]
 #[allow(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 pub mod level_zero;
 pub mod level_zero_intel;

@@ -465,8 +465,11 @@ fn hook_names(root: &Path) -> Result<std::collections::BTreeSet<String>, String>
             syn::Item::Fn(f) => {
                 names.insert(f.sig.ident.to_string());
             }
-            // `append_hooks!(before_x, after_x, ...)` defines the two hooks it names first.
-            syn::Item::Macro(m) if m.mac.path.is_ident("append_hooks") => {
+            // `append_hooks!(before_x, after_x, ...)` and `wait_hooks!(before_x, after_x, ...)`
+            // define the two hooks they name first.
+            syn::Item::Macro(m)
+                if m.mac.path.is_ident("append_hooks") || m.mac.path.is_ident("wait_hooks") =>
+            {
                 for token in m.mac.tokens.clone().into_iter().take(3) {
                     if let proc_macro2::TokenTree::Ident(i) = token {
                         names.insert(i.to_string());

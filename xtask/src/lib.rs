@@ -54,7 +54,45 @@ pub fn generate() -> Result<Vec<GeneratedFile>, String> {
     files.extend(opencl::generate(&root)?);
     files.extend(level_zero::generate(&root)?);
     files.extend(headers::generate(&root)?);
+    for file in &mut files {
+        if file.path.extension().is_some_and(|e| e == "rs") {
+            file.contents = rustfmt(&file.contents)
+                .map_err(|e| format!("formatting {}: {e}", file.path.display()))?;
+        }
+    }
     Ok(files)
+}
+
+/// `code` as `cargo fmt` leaves it (rustfmt of the toolchain, reading standard input), so that
+/// generated Rust reads like the rest and `cargo fmt --check` holds on it too.
+fn rustfmt(code: &str) -> Result<String, String> {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new("rustfmt")
+        .args(["--edition", "2024", "--emit", "stdout"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run rustfmt: {e}"))?;
+    let mut stdin = child.stdin.take().ok_or("rustfmt has no standard input")?;
+    let input = code.to_string();
+    // Written from another thread: rustfmt may fill its output pipe before it read all input.
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("rustfmt: {e}"))?;
+    writer
+        .join()
+        .map_err(|_| "writing to rustfmt panicked".to_string())?
+        .map_err(|e| format!("writing to rustfmt: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "rustfmt failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|e| format!("rustfmt wrote no UTF-8: {e}"))
 }
 
 /// The generated files whose committed contents differ from what the generators produce now.

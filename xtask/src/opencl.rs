@@ -3,13 +3,16 @@
 //! Inputs: the function-pointer types of `opencl-sys` (`pub type clX_t = Option<unsafe extern "C"
 //! fn(..)>`) and of `pti-sys/src/opencl_extra.rs`, the ICD dispatch table's field order
 //! (`opencl-sys`'s `cl_icd.rs`), the OpenCL ID table (`pti-core/api-ids/opencl.tsv`) and the names
-//! of the hand-written overrides (`pti-core/src/backend/opencl/overrides.rs`). Outputs:
+//! of the hand-written overrides (the files of `pti-core/src/backend/opencl/overrides/`, and the
+//! lines of `enqueues.rs` there beside it). Outputs:
 //!
 //! - `pti-core/src/backend/opencl/wrappers.rs`: one `extern "C"` wrapper per traced function,
 //!   the layer's dispatch table, and the table of extension functions handed out by
 //!   `clGetExtensionFunctionAddress[ForPlatform]`;
 //! - `pti-core/src/backend/opencl/params.rs` and `include/pti/pti_cl_params.h`: one parameter
-//!   struct per function (`_args` of the callback data), each field pointing at one argument.
+//!   struct per function (`_args` of the callback data), each field pointing at one argument;
+//! - `pti-core/src/backend/opencl/args.rs`: the arguments by value of each enqueue function
+//!   that `enqueues.rs` describes, which its wrapper hands to that line's override.
 //!
 //! Dispatch-table functions take IDs 1 to 149 in table order, which the generator checks against
 //! the ID table; every ID above them is an extension function.
@@ -168,7 +171,7 @@ enum Status {
 }
 
 /// One traced function.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Function {
     name: String,
     id: u32,
@@ -180,7 +183,19 @@ struct Function {
     c_guard: Option<&'static str>,
     /// Reached through `clGetExtensionFunctionAddress[ForPlatform]`, not the dispatch table.
     extension: bool,
-    overridden: bool,
+    /// How its wrapper makes the call: itself, or through an override.
+    overridden: Override,
+}
+
+/// Who makes a function's real call.
+#[derive(Clone, Debug, PartialEq)]
+enum Override {
+    /// The wrapper, unchanged arguments to the next layer.
+    None,
+    /// A hand-written override in `overrides/<module>.rs`.
+    In(String),
+    /// Its line in `enqueues.rs`, given the arguments by value and the real call.
+    Enqueue,
 }
 
 impl Function {
@@ -524,20 +539,45 @@ fn dispatch_order(cl_icd: &syn::File) -> Result<Vec<String>, String> {
     Err("cl_icd.rs has no _cl_icd_dispatch".into())
 }
 
-/// Names of the functions in `overrides.rs`: those wrappers call the override, which makes the
-/// real call itself, instead of the next layer.
-fn override_names(root: &Path) -> Result<BTreeSet<String>, String> {
-    let file = parse_file(&root.join("pti-core/src/backend/opencl/overrides.rs"))?;
-    Ok(file
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            syn::Item::Fn(f) if f.sig.ident.to_string().starts_with("cl") => {
-                Some(f.sig.ident.to_string())
+/// The hand-written overrides: the `cl*` functions of each file of `overrides/` (by module), and
+/// the functions `enqueues.rs` names (the first `cl*` name of each `enqueue!` line).
+fn override_names(root: &Path) -> Result<HashMap<String, Override>, String> {
+    let dir = root.join("pti-core/src/backend/opencl");
+    let mut out = HashMap::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("overrides"))
+        .map_err(|e| format!("cannot read {}: {e}", dir.join("overrides").display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    files.sort();
+    for path in files {
+        let module = path.file_stem().unwrap().to_string_lossy().into_owned();
+        for item in parse_file(&path)?.items {
+            if let syn::Item::Fn(f) = item
+                && f.sig.ident.to_string().starts_with("cl")
+            {
+                out.insert(f.sig.ident.to_string(), Override::In(module.clone()));
+            }
+        }
+    }
+    for item in parse_file(&dir.join("enqueues.rs"))?.items {
+        let syn::Item::Macro(m) = item else { continue };
+        if !m.mac.path.is_ident("enqueue") {
+            continue;
+        }
+        let name = m.mac.tokens.clone().into_iter().find_map(|t| match t {
+            proc_macro2::TokenTree::Ident(i) if i.to_string().starts_with("cl") => {
+                Some(i.to_string())
             }
             _ => None,
-        })
-        .collect())
+        });
+        let name = name.ok_or("an enqueue! line of enqueues.rs names no cl* function")?;
+        if out.insert(name.clone(), Override::Enqueue).is_some() {
+            return Err(format!("{name} has an override and an enqueue line"));
+        }
+    }
+    Ok(out)
 }
 
 /// Reads every input and returns the traced functions in ID order.
@@ -591,7 +631,7 @@ fn functions(root: &Path) -> Result<Vec<Function>, String> {
             return Err(format!("extension function {name} needs a C_GUARDS entry"));
         }
         out.push(Function {
-            overridden: overrides.contains(&name),
+            overridden: overrides.get(&name).cloned().unwrap_or(Override::None),
             windows_only: WINDOWS_ONLY_FILES.contains(&origin.as_str()),
             name,
             id,
@@ -602,11 +642,11 @@ fn functions(root: &Path) -> Result<Vec<Function>, String> {
         });
     }
     if let Some(h) = overrides
-        .iter()
+        .keys()
         .find(|h| !out.iter().any(|f| f.name == **h))
     {
         return Err(format!(
-            "overrides.rs has {h}, which is not a traced function"
+            "an override names {h}, which is not a traced function"
         ));
     }
     Ok(out)
@@ -623,6 +663,10 @@ pub fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
         GeneratedFile {
             path: "pti-core/src/backend/opencl/params.rs".into(),
             contents: render_params(&functions),
+        },
+        GeneratedFile {
+            path: "pti-core/src/backend/opencl/args.rs".into(),
+            contents: render_args(&functions),
         },
         GeneratedFile {
             path: "include/pti/pti_cl_params.h".into(),
@@ -688,6 +732,33 @@ fn render_params(functions: &[Function]) -> String {
     out
 }
 
+fn render_args(functions: &[Function]) -> String {
+    let enqueues: Vec<Function> = functions
+        .iter()
+        .filter(|f| f.overridden == Override::Enqueue)
+        .cloned()
+        .collect();
+    let mut out = String::from(RUST_BANNER);
+    out.push_str(
+        "//! The arguments of each enqueue function that `enqueues.rs` describes, by value, with the\n\
+         //! API's parameter names: what its wrapper hands to that line's override.\n\n\
+         #![allow(non_camel_case_types, dead_code, unused_imports)]\n\n",
+    );
+    out.push_str(&imports(&enqueues));
+    for f in &enqueues {
+        let _ = writeln!(
+            out,
+            "\n/// The arguments of `{}` (OpenCL API ID {}).\n#[derive(Clone, Copy)]\npub(super) struct {} {{",
+            f.name, f.id, f.name
+        );
+        for (name, ty) in &f.params {
+            let _ = writeln!(out, "    pub(super) {name}: {},", ty.rust());
+        }
+        out.push_str("}\n");
+    }
+    out
+}
+
 fn render_c_params(functions: &[Function]) -> String {
     let mut out = String::from(
         "/* GENERATED by `cargo xtask gen` (xtask/src/opencl.rs) from the function types of opencl-sys\n \
@@ -733,8 +804,8 @@ fn render_wrappers(functions: &[Function]) -> String {
         "//! One `extern \"C\"` wrapper per traced OpenCL function. Each finds the next layer's entry\n\
          //! (the dispatch table below libpti, or for an extension function the runtime's own\n\
          //! address), builds the parameter struct, and runs the call through the dispatch entry;\n\
-         //! functions with an override in `overrides.rs` call it (behind the dispatch's panic\n\
-         //! boundary, `run_override`), and it makes the real call itself.\n\
+         //! functions with an override (in `overrides/`, or a line of `enqueues.rs`) call it\n\
+         //! (behind the dispatch's panic boundary, `run_override`), and it makes the real call.\n\
          //! Also here: the layer's dispatch table and the table of wrapped extension functions.\n\n\
          #![allow(non_snake_case, non_camel_case_types, clippy::too_many_arguments, clippy::let_unit_value, unused_variables)]\n\n\
          use core::ffi::CStr;\n\n",
@@ -743,7 +814,7 @@ fn render_wrappers(functions: &[Function]) -> String {
     out.push_str(
         "use pti_sys::opencl::cl_icd::cl_icd_dispatch;\n\
          use pti_sys::opencl_extra::*;\n\n\
-         use super::{errcode, extensions, kernels, next, overrides, params, queues};\n\
+         use super::{args, enqueues, errcode, extensions, kernels, next, overrides, params, queues};\n\
          use crate::api::ApiGroup;\n\
          use crate::dispatch::{CallInfo, NoReturnCode, run_override, trace_call};\n\
          use crate::ids::opencl as ids;\n",
@@ -788,7 +859,11 @@ fn render_wrapper(out: &mut String, f: &Function) {
         out,
         "\n/// `{name}` (OpenCL API ID {}): {kind}{}.{slot_doc}\npub(super) unsafe extern \"C\" fn {name}{generics}({}){ret} {{\n",
         f.id,
-        if f.overridden { ", overridden" } else { "" },
+        if f.overridden == Override::None {
+            ""
+        } else {
+            ", overridden"
+        },
         params.join(", ")
     );
     // The next layer's entry, or what the function returns when there is none.
@@ -847,19 +922,28 @@ fn render_wrapper(out: &mut String, f: &Function) {
     let call_args: Vec<String> = f.param_names().iter().map(|n| n.to_string()).collect();
     let plain = format!("next_fn({})", call_args.join(", "));
     let plain_safety = "// SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.";
-    let (call, safety) = if f.overridden {
-        let mut override_args = call_args.clone();
-        override_args.insert(0, "next_fn".into());
-        override_args.insert(0, "scope".into());
-        (
-            format!(
-                "run_override(\n                scope,\n                {plain_safety}\n                || unsafe {{ {plain} }},\n                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the\n                // override, which passes them on to the next layer's entry for this function.\n                |scope| unsafe {{ overrides::{name}({}) }},\n            )",
-                override_args.join(", ")
-            ),
-            "",
+    let through = |call: String| {
+        format!(
+            "run_override(\n                scope,\n                {plain_safety}\n                || unsafe {{ {plain} }},\n                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the\n                // override, which passes them on to the next layer's entry for this function.\n                |scope| unsafe {{ {call} }},\n            )"
         )
-    } else {
-        (format!("unsafe {{ {plain} }}"), plain_safety)
+    };
+    let (call, safety) = match &f.overridden {
+        Override::None => (format!("unsafe {{ {plain} }}"), plain_safety),
+        Override::In(module) => {
+            let mut override_args = call_args.clone();
+            override_args.insert(0, "next_fn".into());
+            override_args.insert(0, "scope".into());
+            let call = format!("overrides::{module}::{name}({})", override_args.join(", "));
+            (through(call), "")
+        }
+        Override::Enqueue => {
+            // The real call, with the event pointer the line's override passes.
+            let call = format!(
+                "enqueues::{name}(scope, args::{name} {{ {} }}, |event| {plain})",
+                call_args.join(", ")
+            );
+            (through(call), "")
+        }
     };
     let safety = if safety.is_empty() {
         String::new()

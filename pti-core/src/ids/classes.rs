@@ -7,18 +7,18 @@ use crate::api::{ApiClass, ApiGroup, ApiId};
 pub(crate) fn members(group: ApiGroup, class: ApiClass) -> &'static [ApiId] {
     match (group, class) {
         (ApiGroup::LevelZero, ApiClass::GpuOperationCore) => &[
-            41, // zeCommandListAppendMemoryCopy
-            42, // zeCommandListAppendMemoryFill
-            43, // zeCommandListAppendMemoryCopyRegion
-            44, // zeCommandListAppendMemoryCopyFromContext
-            45, // zeCommandListAppendImageCopy
-            46, // zeCommandListAppendImageCopyRegion
-            47, // zeCommandListAppendImageCopyToMemory
-            48, // zeCommandListAppendImageCopyFromMemory
-            55, // zeCommandListAppendLaunchKernel
-            56, // zeCommandListAppendLaunchCooperativeKernel
-            57, // zeCommandListAppendLaunchKernelIndirect
-            58, // zeCommandListAppendLaunchMultipleKernelsIndirect
+            41,  // zeCommandListAppendMemoryCopy
+            42,  // zeCommandListAppendMemoryFill
+            43,  // zeCommandListAppendMemoryCopyRegion
+            44,  // zeCommandListAppendMemoryCopyFromContext
+            45,  // zeCommandListAppendImageCopy
+            46,  // zeCommandListAppendImageCopyRegion
+            47,  // zeCommandListAppendImageCopyToMemory
+            48,  // zeCommandListAppendImageCopyFromMemory
+            55,  // zeCommandListAppendLaunchKernel
+            56,  // zeCommandListAppendLaunchCooperativeKernel
+            57,  // zeCommandListAppendLaunchKernelIndirect
+            58,  // zeCommandListAppendLaunchMultipleKernelsIndirect
             148, // zeCommandListAppendImageCopyToMemoryExt
             149, // zeCommandListAppendImageCopyFromMemoryExt
             157, // zeCommandListImmediateAppendCommandListsExp
@@ -26,30 +26,30 @@ pub(crate) fn members(group: ApiGroup, class: ApiClass) -> &'static [ApiId] {
             209, // zeCommandListAppendLaunchKernelWithArguments
         ],
         (ApiGroup::LevelZero, ApiClass::HostOperationSynchronization) => &[
-            32, // zeCommandQueueSynchronize
-            73, // zeFenceHostSynchronize
-            84, // zeEventHostSynchronize
+            32,  // zeCommandQueueSynchronize
+            73,  // zeFenceHostSynchronize
+            84,  // zeEventHostSynchronize
             150, // zeCommandListHostSynchronize
             206, // zeDeviceSynchronize
         ],
         (ApiGroup::OpenCl, ApiClass::GpuOperationCore) => &[
-            49, // clEnqueueReadBuffer
-            50, // clEnqueueWriteBuffer
-            51, // clEnqueueCopyBuffer
-            52, // clEnqueueReadImage
-            53, // clEnqueueWriteImage
-            54, // clEnqueueCopyImage
-            55, // clEnqueueCopyImageToBuffer
-            56, // clEnqueueCopyBufferToImage
-            57, // clEnqueueMapBuffer
-            58, // clEnqueueMapImage
-            59, // clEnqueueUnmapMemObject
-            60, // clEnqueueNDRangeKernel
-            61, // clEnqueueTask
-            62, // clEnqueueNativeKernel
-            87, // clEnqueueReadBufferRect
-            88, // clEnqueueWriteBufferRect
-            89, // clEnqueueCopyBufferRect
+            49,  // clEnqueueReadBuffer
+            50,  // clEnqueueWriteBuffer
+            51,  // clEnqueueCopyBuffer
+            52,  // clEnqueueReadImage
+            53,  // clEnqueueWriteImage
+            54,  // clEnqueueCopyImage
+            55,  // clEnqueueCopyImageToBuffer
+            56,  // clEnqueueCopyBufferToImage
+            57,  // clEnqueueMapBuffer
+            58,  // clEnqueueMapImage
+            59,  // clEnqueueUnmapMemObject
+            60,  // clEnqueueNDRangeKernel
+            61,  // clEnqueueTask
+            62,  // clEnqueueNativeKernel
+            87,  // clEnqueueReadBufferRect
+            88,  // clEnqueueWriteBufferRect
+            89,  // clEnqueueCopyBufferRect
             103, // clEnqueueFillBuffer
             104, // clEnqueueFillImage
             105, // clEnqueueMigrateMemObjects
@@ -65,28 +65,28 @@ pub(crate) fn members(group: ApiGroup, class: ApiClass) -> &'static [ApiId] {
             174, // clEnqueueCommandBufferKHR
         ],
         (ApiGroup::OpenCl, ApiClass::HostOperationSynchronization) => &[
-            42, // clWaitForEvents
-            48, // clFinish
+            42,  // clWaitForEvents
+            48,  // clFinish
             154, // clMemBlockingFreeINTEL
         ],
         (ApiGroup::Sycl, ApiClass::GpuOperationCore) => &[
-            17, // urEnqueueKernelLaunch
-            20, // urEnqueueMemBufferRead
-            21, // urEnqueueMemBufferWrite
-            22, // urEnqueueMemBufferReadRect
-            23, // urEnqueueMemBufferWriteRect
-            24, // urEnqueueMemBufferCopy
-            25, // urEnqueueMemBufferCopyRect
-            26, // urEnqueueMemBufferFill
-            27, // urEnqueueMemImageRead
-            28, // urEnqueueMemImageWrite
-            29, // urEnqueueMemImageCopy
-            30, // urEnqueueMemBufferMap
-            31, // urEnqueueMemUnmap
-            32, // urEnqueueUSMFill
-            33, // urEnqueueUSMMemcpy
-            38, // urEnqueueDeviceGlobalVariableWrite
-            39, // urEnqueueDeviceGlobalVariableRead
+            17,  // urEnqueueKernelLaunch
+            20,  // urEnqueueMemBufferRead
+            21,  // urEnqueueMemBufferWrite
+            22,  // urEnqueueMemBufferReadRect
+            23,  // urEnqueueMemBufferWriteRect
+            24,  // urEnqueueMemBufferCopy
+            25,  // urEnqueueMemBufferCopyRect
+            26,  // urEnqueueMemBufferFill
+            27,  // urEnqueueMemImageRead
+            28,  // urEnqueueMemImageWrite
+            29,  // urEnqueueMemImageCopy
+            30,  // urEnqueueMemBufferMap
+            31,  // urEnqueueMemUnmap
+            32,  // urEnqueueUSMFill
+            33,  // urEnqueueUSMMemcpy
+            38,  // urEnqueueDeviceGlobalVariableWrite
+            39,  // urEnqueueDeviceGlobalVariableRead
             151, // urEnqueueUSMFill2D
             152, // urEnqueueUSMMemcpy2D
             214, // urEnqueueCooperativeKernelLaunchExp

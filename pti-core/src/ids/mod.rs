@@ -22,16 +22,11 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::api::{ApiClass, ApiGroup, ApiId};
 
-// Generated modules: `cargo xtask gen` owns their formatting.
-#[rustfmt::skip]
+// Generated modules (`cargo xtask gen`, which formats them as `cargo fmt` does).
 mod classes;
-#[rustfmt::skip]
 mod intel_level_zero;
-#[rustfmt::skip]
 pub mod level_zero;
-#[rustfmt::skip]
 pub mod opencl;
-#[rustfmt::skip]
 pub mod sycl;
 
 /// Whether records carry Intel PTI's Level Zero numbers ([`write_level_zero_ids_as_intel`]).

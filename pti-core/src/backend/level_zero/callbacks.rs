@@ -9,7 +9,12 @@
 //! obtain through `zeDriverGetExtensionFunctionAddress` also get a wrapper per slot of
 //! `extension`, which runs the same prologue and epilogue around the driver's function.
 
-#![allow(non_snake_case, unused_variables, clippy::let_unit_value, clippy::let_and_return)]
+#![allow(
+    non_snake_case,
+    unused_variables,
+    clippy::let_unit_value,
+    clippy::let_and_return
+)]
 
 use core::ffi::{CStr, c_void};
 
@@ -21,7 +26,12 @@ use super::{extension, hooks, objects, tracer};
 use crate::ids::level_zero as ids;
 
 /// `zeInit` (Level Zero API ID 1), before the call.
-unsafe extern "C" fn zeInit_prologue(params: *mut ze_init_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeInit_prologue(
+    params: *mut ze_init_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
@@ -31,7 +41,12 @@ unsafe extern "C" fn zeInit_prologue(params: *mut ze_init_params_t, _result: ze_
 }
 
 /// `zeInit` (Level Zero API ID 1), after the call.
-unsafe extern "C" fn zeInit_epilogue(params: *mut ze_init_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeInit_epilogue(
+    params: *mut ze_init_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -40,17 +55,29 @@ unsafe extern "C" fn zeInit_epilogue(params: *mut ze_init_params_t, result: ze_r
 }
 
 /// `zeDriverGet` (Level Zero API ID 2), before the call.
-unsafe extern "C" fn zeDriverGet_prologue(params: *mut ze_driver_get_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGet_prologue(
+    params: *mut ze_driver_get_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDriverGet, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(ids::zeDriverGet, params.cast(), core::ptr::null_mut, || {
+            None
+        });
         token
     });
 }
 
 /// `zeDriverGet` (Level Zero API ID 2), after the call.
-unsafe extern "C" fn zeDriverGet_epilogue(params: *mut ze_driver_get_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGet_epilogue(
+    params: *mut ze_driver_get_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -60,17 +87,32 @@ unsafe extern "C" fn zeDriverGet_epilogue(params: *mut ze_driver_get_params_t, r
 }
 
 /// `zeDriverGetApiVersion` (Level Zero API ID 3), before the call.
-unsafe extern "C" fn zeDriverGetApiVersion_prologue(params: *mut ze_driver_get_api_version_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetApiVersion_prologue(
+    params: *mut ze_driver_get_api_version_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDriverGetApiVersion, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDriverGetApiVersion,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDriverGetApiVersion` (Level Zero API ID 3), after the call.
-unsafe extern "C" fn zeDriverGetApiVersion_epilogue(params: *mut ze_driver_get_api_version_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetApiVersion_epilogue(
+    params: *mut ze_driver_get_api_version_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -79,17 +121,32 @@ unsafe extern "C" fn zeDriverGetApiVersion_epilogue(params: *mut ze_driver_get_a
 }
 
 /// `zeDriverGetProperties` (Level Zero API ID 4), before the call.
-unsafe extern "C" fn zeDriverGetProperties_prologue(params: *mut ze_driver_get_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetProperties_prologue(
+    params: *mut ze_driver_get_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDriverGetProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDriverGetProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDriverGetProperties` (Level Zero API ID 4), after the call.
-unsafe extern "C" fn zeDriverGetProperties_epilogue(params: *mut ze_driver_get_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetProperties_epilogue(
+    params: *mut ze_driver_get_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -98,17 +155,32 @@ unsafe extern "C" fn zeDriverGetProperties_epilogue(params: *mut ze_driver_get_p
 }
 
 /// `zeDriverGetIpcProperties` (Level Zero API ID 5), before the call.
-unsafe extern "C" fn zeDriverGetIpcProperties_prologue(params: *mut ze_driver_get_ipc_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetIpcProperties_prologue(
+    params: *mut ze_driver_get_ipc_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDriverGetIpcProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDriverGetIpcProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDriverGetIpcProperties` (Level Zero API ID 5), after the call.
-unsafe extern "C" fn zeDriverGetIpcProperties_epilogue(params: *mut ze_driver_get_ipc_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetIpcProperties_epilogue(
+    params: *mut ze_driver_get_ipc_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -117,17 +189,32 @@ unsafe extern "C" fn zeDriverGetIpcProperties_epilogue(params: *mut ze_driver_ge
 }
 
 /// `zeDriverGetExtensionProperties` (Level Zero API ID 6), before the call.
-unsafe extern "C" fn zeDriverGetExtensionProperties_prologue(params: *mut ze_driver_get_extension_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetExtensionProperties_prologue(
+    params: *mut ze_driver_get_extension_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDriverGetExtensionProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDriverGetExtensionProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDriverGetExtensionProperties` (Level Zero API ID 6), after the call.
-unsafe extern "C" fn zeDriverGetExtensionProperties_epilogue(params: *mut ze_driver_get_extension_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetExtensionProperties_epilogue(
+    params: *mut ze_driver_get_extension_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -136,17 +223,29 @@ unsafe extern "C" fn zeDriverGetExtensionProperties_epilogue(params: *mut ze_dri
 }
 
 /// `zeDeviceGet` (Level Zero API ID 7), before the call.
-unsafe extern "C" fn zeDeviceGet_prologue(params: *mut ze_device_get_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGet_prologue(
+    params: *mut ze_device_get_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGet, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(ids::zeDeviceGet, params.cast(), core::ptr::null_mut, || {
+            None
+        });
         token
     });
 }
 
 /// `zeDeviceGet` (Level Zero API ID 7), after the call.
-unsafe extern "C" fn zeDeviceGet_epilogue(params: *mut ze_device_get_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGet_epilogue(
+    params: *mut ze_device_get_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -155,17 +254,32 @@ unsafe extern "C" fn zeDeviceGet_epilogue(params: *mut ze_device_get_params_t, r
 }
 
 /// `zeDeviceGetSubDevices` (Level Zero API ID 8), before the call.
-unsafe extern "C" fn zeDeviceGetSubDevices_prologue(params: *mut ze_device_get_sub_devices_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetSubDevices_prologue(
+    params: *mut ze_device_get_sub_devices_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetSubDevices, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetSubDevices,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetSubDevices` (Level Zero API ID 8), after the call.
-unsafe extern "C" fn zeDeviceGetSubDevices_epilogue(params: *mut ze_device_get_sub_devices_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetSubDevices_epilogue(
+    params: *mut ze_device_get_sub_devices_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -174,17 +288,32 @@ unsafe extern "C" fn zeDeviceGetSubDevices_epilogue(params: *mut ze_device_get_s
 }
 
 /// `zeDeviceGetProperties` (Level Zero API ID 9), before the call.
-unsafe extern "C" fn zeDeviceGetProperties_prologue(params: *mut ze_device_get_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetProperties_prologue(
+    params: *mut ze_device_get_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetProperties` (Level Zero API ID 9), after the call.
-unsafe extern "C" fn zeDeviceGetProperties_epilogue(params: *mut ze_device_get_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetProperties_epilogue(
+    params: *mut ze_device_get_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -193,17 +322,32 @@ unsafe extern "C" fn zeDeviceGetProperties_epilogue(params: *mut ze_device_get_p
 }
 
 /// `zeDeviceGetComputeProperties` (Level Zero API ID 10), before the call.
-unsafe extern "C" fn zeDeviceGetComputeProperties_prologue(params: *mut ze_device_get_compute_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetComputeProperties_prologue(
+    params: *mut ze_device_get_compute_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetComputeProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetComputeProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetComputeProperties` (Level Zero API ID 10), after the call.
-unsafe extern "C" fn zeDeviceGetComputeProperties_epilogue(params: *mut ze_device_get_compute_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetComputeProperties_epilogue(
+    params: *mut ze_device_get_compute_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -212,17 +356,32 @@ unsafe extern "C" fn zeDeviceGetComputeProperties_epilogue(params: *mut ze_devic
 }
 
 /// `zeDeviceGetModuleProperties` (Level Zero API ID 11), before the call.
-unsafe extern "C" fn zeDeviceGetModuleProperties_prologue(params: *mut ze_device_get_module_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetModuleProperties_prologue(
+    params: *mut ze_device_get_module_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetModuleProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetModuleProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetModuleProperties` (Level Zero API ID 11), after the call.
-unsafe extern "C" fn zeDeviceGetModuleProperties_epilogue(params: *mut ze_device_get_module_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetModuleProperties_epilogue(
+    params: *mut ze_device_get_module_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -231,17 +390,32 @@ unsafe extern "C" fn zeDeviceGetModuleProperties_epilogue(params: *mut ze_device
 }
 
 /// `zeDeviceGetCommandQueueGroupProperties` (Level Zero API ID 12), before the call.
-unsafe extern "C" fn zeDeviceGetCommandQueueGroupProperties_prologue(params: *mut ze_device_get_command_queue_group_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetCommandQueueGroupProperties_prologue(
+    params: *mut ze_device_get_command_queue_group_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetCommandQueueGroupProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetCommandQueueGroupProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetCommandQueueGroupProperties` (Level Zero API ID 12), after the call.
-unsafe extern "C" fn zeDeviceGetCommandQueueGroupProperties_epilogue(params: *mut ze_device_get_command_queue_group_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetCommandQueueGroupProperties_epilogue(
+    params: *mut ze_device_get_command_queue_group_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -250,17 +424,32 @@ unsafe extern "C" fn zeDeviceGetCommandQueueGroupProperties_epilogue(params: *mu
 }
 
 /// `zeDeviceGetMemoryProperties` (Level Zero API ID 13), before the call.
-unsafe extern "C" fn zeDeviceGetMemoryProperties_prologue(params: *mut ze_device_get_memory_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetMemoryProperties_prologue(
+    params: *mut ze_device_get_memory_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetMemoryProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetMemoryProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetMemoryProperties` (Level Zero API ID 13), after the call.
-unsafe extern "C" fn zeDeviceGetMemoryProperties_epilogue(params: *mut ze_device_get_memory_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetMemoryProperties_epilogue(
+    params: *mut ze_device_get_memory_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -269,17 +458,32 @@ unsafe extern "C" fn zeDeviceGetMemoryProperties_epilogue(params: *mut ze_device
 }
 
 /// `zeDeviceGetMemoryAccessProperties` (Level Zero API ID 14), before the call.
-unsafe extern "C" fn zeDeviceGetMemoryAccessProperties_prologue(params: *mut ze_device_get_memory_access_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetMemoryAccessProperties_prologue(
+    params: *mut ze_device_get_memory_access_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetMemoryAccessProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetMemoryAccessProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetMemoryAccessProperties` (Level Zero API ID 14), after the call.
-unsafe extern "C" fn zeDeviceGetMemoryAccessProperties_epilogue(params: *mut ze_device_get_memory_access_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetMemoryAccessProperties_epilogue(
+    params: *mut ze_device_get_memory_access_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -288,17 +492,32 @@ unsafe extern "C" fn zeDeviceGetMemoryAccessProperties_epilogue(params: *mut ze_
 }
 
 /// `zeDeviceGetCacheProperties` (Level Zero API ID 15), before the call.
-unsafe extern "C" fn zeDeviceGetCacheProperties_prologue(params: *mut ze_device_get_cache_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetCacheProperties_prologue(
+    params: *mut ze_device_get_cache_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetCacheProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetCacheProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetCacheProperties` (Level Zero API ID 15), after the call.
-unsafe extern "C" fn zeDeviceGetCacheProperties_epilogue(params: *mut ze_device_get_cache_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetCacheProperties_epilogue(
+    params: *mut ze_device_get_cache_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -307,17 +526,32 @@ unsafe extern "C" fn zeDeviceGetCacheProperties_epilogue(params: *mut ze_device_
 }
 
 /// `zeDeviceGetImageProperties` (Level Zero API ID 16), before the call.
-unsafe extern "C" fn zeDeviceGetImageProperties_prologue(params: *mut ze_device_get_image_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetImageProperties_prologue(
+    params: *mut ze_device_get_image_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetImageProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetImageProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetImageProperties` (Level Zero API ID 16), after the call.
-unsafe extern "C" fn zeDeviceGetImageProperties_epilogue(params: *mut ze_device_get_image_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetImageProperties_epilogue(
+    params: *mut ze_device_get_image_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -326,17 +560,32 @@ unsafe extern "C" fn zeDeviceGetImageProperties_epilogue(params: *mut ze_device_
 }
 
 /// `zeDeviceGetExternalMemoryProperties` (Level Zero API ID 17), before the call.
-unsafe extern "C" fn zeDeviceGetExternalMemoryProperties_prologue(params: *mut ze_device_get_external_memory_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetExternalMemoryProperties_prologue(
+    params: *mut ze_device_get_external_memory_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetExternalMemoryProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetExternalMemoryProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetExternalMemoryProperties` (Level Zero API ID 17), after the call.
-unsafe extern "C" fn zeDeviceGetExternalMemoryProperties_epilogue(params: *mut ze_device_get_external_memory_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetExternalMemoryProperties_epilogue(
+    params: *mut ze_device_get_external_memory_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -345,17 +594,32 @@ unsafe extern "C" fn zeDeviceGetExternalMemoryProperties_epilogue(params: *mut z
 }
 
 /// `zeDeviceGetP2PProperties` (Level Zero API ID 18), before the call.
-unsafe extern "C" fn zeDeviceGetP2PProperties_prologue(params: *mut ze_device_get_p2_p_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetP2PProperties_prologue(
+    params: *mut ze_device_get_p2_p_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetP2PProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetP2PProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetP2PProperties` (Level Zero API ID 18), after the call.
-unsafe extern "C" fn zeDeviceGetP2PProperties_epilogue(params: *mut ze_device_get_p2_p_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetP2PProperties_epilogue(
+    params: *mut ze_device_get_p2_p_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -364,17 +628,32 @@ unsafe extern "C" fn zeDeviceGetP2PProperties_epilogue(params: *mut ze_device_ge
 }
 
 /// `zeDeviceCanAccessPeer` (Level Zero API ID 19), before the call.
-unsafe extern "C" fn zeDeviceCanAccessPeer_prologue(params: *mut ze_device_can_access_peer_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceCanAccessPeer_prologue(
+    params: *mut ze_device_can_access_peer_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceCanAccessPeer, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceCanAccessPeer,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceCanAccessPeer` (Level Zero API ID 19), after the call.
-unsafe extern "C" fn zeDeviceCanAccessPeer_epilogue(params: *mut ze_device_can_access_peer_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceCanAccessPeer_epilogue(
+    params: *mut ze_device_can_access_peer_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -383,17 +662,32 @@ unsafe extern "C" fn zeDeviceCanAccessPeer_epilogue(params: *mut ze_device_can_a
 }
 
 /// `zeDeviceGetStatus` (Level Zero API ID 20), before the call.
-unsafe extern "C" fn zeDeviceGetStatus_prologue(params: *mut ze_device_get_status_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetStatus_prologue(
+    params: *mut ze_device_get_status_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetStatus, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetStatus,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetStatus` (Level Zero API ID 20), after the call.
-unsafe extern "C" fn zeDeviceGetStatus_epilogue(params: *mut ze_device_get_status_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetStatus_epilogue(
+    params: *mut ze_device_get_status_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -402,17 +696,32 @@ unsafe extern "C" fn zeDeviceGetStatus_epilogue(params: *mut ze_device_get_statu
 }
 
 /// `zeContextCreate` (Level Zero API ID 21), before the call.
-unsafe extern "C" fn zeContextCreate_prologue(params: *mut ze_context_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextCreate_prologue(
+    params: *mut ze_context_create_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeContextCreate, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeContextCreate,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeContextCreate` (Level Zero API ID 21), after the call.
-unsafe extern "C" fn zeContextCreate_epilogue(params: *mut ze_context_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextCreate_epilogue(
+    params: *mut ze_context_create_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -421,982 +730,1552 @@ unsafe extern "C" fn zeContextCreate_epilogue(params: *mut ze_context_create_par
 }
 
 /// `zeContextDestroy` (Level Zero API ID 22), before the call.
-unsafe extern "C" fn zeContextDestroy_prologue(params: *mut ze_context_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextDestroy_prologue(
+    params: *mut ze_context_destroy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeContextDestroy, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeContextDestroy,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         hooks::before_zeContextDestroy(p, token);
         token
     });
 }
 
 /// `zeContextDestroy` (Level Zero API ID 22), after the call.
-unsafe extern "C" fn zeContextDestroy_epilogue(params: *mut ze_context_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextDestroy_epilogue(
+    params: *mut ze_context_destroy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeContextGetStatus` (Level Zero API ID 23), before the call.
-unsafe extern "C" fn zeContextGetStatus_prologue(params: *mut ze_context_get_status_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextGetStatus_prologue(
+    params: *mut ze_context_get_status_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeContextGetStatus, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeContextGetStatus,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeContextGetStatus` (Level Zero API ID 23), after the call.
-unsafe extern "C" fn zeContextGetStatus_epilogue(params: *mut ze_context_get_status_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextGetStatus_epilogue(
+    params: *mut ze_context_get_status_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeContextSystemBarrier` (Level Zero API ID 24), before the call.
-unsafe extern "C" fn zeContextSystemBarrier_prologue(params: *mut ze_context_system_barrier_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextSystemBarrier_prologue(
+    params: *mut ze_context_system_barrier_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeContextSystemBarrier, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeContextSystemBarrier,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeContextSystemBarrier` (Level Zero API ID 24), after the call.
-unsafe extern "C" fn zeContextSystemBarrier_epilogue(params: *mut ze_context_system_barrier_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextSystemBarrier_epilogue(
+    params: *mut ze_context_system_barrier_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeContextMakeMemoryResident` (Level Zero API ID 25), before the call.
-unsafe extern "C" fn zeContextMakeMemoryResident_prologue(params: *mut ze_context_make_memory_resident_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextMakeMemoryResident_prologue(
+    params: *mut ze_context_make_memory_resident_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeContextMakeMemoryResident, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeContextMakeMemoryResident,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeContextMakeMemoryResident` (Level Zero API ID 25), after the call.
-unsafe extern "C" fn zeContextMakeMemoryResident_epilogue(params: *mut ze_context_make_memory_resident_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextMakeMemoryResident_epilogue(
+    params: *mut ze_context_make_memory_resident_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeContextEvictMemory` (Level Zero API ID 26), before the call.
-unsafe extern "C" fn zeContextEvictMemory_prologue(params: *mut ze_context_evict_memory_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextEvictMemory_prologue(
+    params: *mut ze_context_evict_memory_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeContextEvictMemory, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeContextEvictMemory,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeContextEvictMemory` (Level Zero API ID 26), after the call.
-unsafe extern "C" fn zeContextEvictMemory_epilogue(params: *mut ze_context_evict_memory_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextEvictMemory_epilogue(
+    params: *mut ze_context_evict_memory_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeContextMakeImageResident` (Level Zero API ID 27), before the call.
-unsafe extern "C" fn zeContextMakeImageResident_prologue(params: *mut ze_context_make_image_resident_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextMakeImageResident_prologue(
+    params: *mut ze_context_make_image_resident_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeContextMakeImageResident, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeContextMakeImageResident,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeContextMakeImageResident` (Level Zero API ID 27), after the call.
-unsafe extern "C" fn zeContextMakeImageResident_epilogue(params: *mut ze_context_make_image_resident_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextMakeImageResident_epilogue(
+    params: *mut ze_context_make_image_resident_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeContextEvictImage` (Level Zero API ID 28), before the call.
-unsafe extern "C" fn zeContextEvictImage_prologue(params: *mut ze_context_evict_image_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextEvictImage_prologue(
+    params: *mut ze_context_evict_image_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeContextEvictImage, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeContextEvictImage,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeContextEvictImage` (Level Zero API ID 28), after the call.
-unsafe extern "C" fn zeContextEvictImage_epilogue(params: *mut ze_context_evict_image_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextEvictImage_epilogue(
+    params: *mut ze_context_evict_image_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeCommandQueueCreate` (Level Zero API ID 29), before the call.
-unsafe extern "C" fn zeCommandQueueCreate_prologue(params: *mut ze_command_queue_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueCreate_prologue(
+    params: *mut ze_command_queue_create_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandQueueCreate, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandQueueCreate,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandQueueCreate` (Level Zero API ID 29), after the call.
-unsafe extern "C" fn zeCommandQueueCreate_epilogue(params: *mut ze_command_queue_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueCreate_epilogue(
+    params: *mut ze_command_queue_create_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandQueueCreate(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeCommandQueueDestroy` (Level Zero API ID 30), before the call.
-unsafe extern "C" fn zeCommandQueueDestroy_prologue(params: *mut ze_command_queue_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueDestroy_prologue(
+    params: *mut ze_command_queue_destroy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandQueueDestroy, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::queue_context(*p.phCommandQueue) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandQueueDestroy,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::queue_context(*p.phCommandQueue) }
+            },
+            || None,
+        );
         hooks::before_zeCommandQueueDestroy(p, token);
         token
     });
 }
 
 /// `zeCommandQueueDestroy` (Level Zero API ID 30), after the call.
-unsafe extern "C" fn zeCommandQueueDestroy_epilogue(params: *mut ze_command_queue_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueDestroy_epilogue(
+    params: *mut ze_command_queue_destroy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::queue_context(*p.phCommandQueue) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::queue_context(*p.phCommandQueue) }
+        });
     });
 }
 
 /// `zeCommandQueueExecuteCommandLists` (Level Zero API ID 31), before the call.
-unsafe extern "C" fn zeCommandQueueExecuteCommandLists_prologue(params: *mut ze_command_queue_execute_command_lists_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueExecuteCommandLists_prologue(
+    params: *mut ze_command_queue_execute_command_lists_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandQueueExecuteCommandLists, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::queue_context(*p.phCommandQueue) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandQueueExecuteCommandLists,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::queue_context(*p.phCommandQueue) }
+            },
+            || None,
+        );
         hooks::before_zeCommandQueueExecuteCommandLists(p, token);
         token
     });
 }
 
 /// `zeCommandQueueExecuteCommandLists` (Level Zero API ID 31), after the call.
-unsafe extern "C" fn zeCommandQueueExecuteCommandLists_epilogue(params: *mut ze_command_queue_execute_command_lists_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueExecuteCommandLists_epilogue(
+    params: *mut ze_command_queue_execute_command_lists_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandQueueExecuteCommandLists(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::queue_context(*p.phCommandQueue) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::queue_context(*p.phCommandQueue) }
+        });
     });
 }
 
 /// `zeCommandQueueSynchronize` (Level Zero API ID 32), before the call.
-unsafe extern "C" fn zeCommandQueueSynchronize_prologue(params: *mut ze_command_queue_synchronize_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueSynchronize_prologue(
+    params: *mut ze_command_queue_synchronize_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandQueueSynchronize, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::queue_context(*p.phCommandQueue) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandQueueSynchronize,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::queue_context(*p.phCommandQueue) }
+            },
+            || None,
+        );
         hooks::before_zeCommandQueueSynchronize(p, token);
         token
     });
 }
 
 /// `zeCommandQueueSynchronize` (Level Zero API ID 32), after the call.
-unsafe extern "C" fn zeCommandQueueSynchronize_epilogue(params: *mut ze_command_queue_synchronize_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueSynchronize_epilogue(
+    params: *mut ze_command_queue_synchronize_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandQueueSynchronize(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::queue_context(*p.phCommandQueue) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::queue_context(*p.phCommandQueue) }
+        });
     });
 }
 
 /// `zeCommandListCreate` (Level Zero API ID 33), before the call.
-unsafe extern "C" fn zeCommandListCreate_prologue(params: *mut ze_command_list_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListCreate_prologue(
+    params: *mut ze_command_list_create_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListCreate, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListCreate,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListCreate` (Level Zero API ID 33), after the call.
-unsafe extern "C" fn zeCommandListCreate_epilogue(params: *mut ze_command_list_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListCreate_epilogue(
+    params: *mut ze_command_list_create_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListCreate(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeCommandListCreateImmediate` (Level Zero API ID 34), before the call.
-unsafe extern "C" fn zeCommandListCreateImmediate_prologue(params: *mut ze_command_list_create_immediate_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListCreateImmediate_prologue(
+    params: *mut ze_command_list_create_immediate_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListCreateImmediate, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListCreateImmediate,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListCreateImmediate` (Level Zero API ID 34), after the call.
-unsafe extern "C" fn zeCommandListCreateImmediate_epilogue(params: *mut ze_command_list_create_immediate_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListCreateImmediate_epilogue(
+    params: *mut ze_command_list_create_immediate_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListCreateImmediate(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeCommandListDestroy` (Level Zero API ID 35), before the call.
-unsafe extern "C" fn zeCommandListDestroy_prologue(params: *mut ze_command_list_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListDestroy_prologue(
+    params: *mut ze_command_list_destroy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListDestroy, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListDestroy,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListDestroy(p, token);
         token
     });
 }
 
 /// `zeCommandListDestroy` (Level Zero API ID 35), after the call.
-unsafe extern "C" fn zeCommandListDestroy_epilogue(params: *mut ze_command_list_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListDestroy_epilogue(
+    params: *mut ze_command_list_destroy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListClose` (Level Zero API ID 36), before the call.
-unsafe extern "C" fn zeCommandListClose_prologue(params: *mut ze_command_list_close_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListClose_prologue(
+    params: *mut ze_command_list_close_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListClose, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListClose,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListClose` (Level Zero API ID 36), after the call.
-unsafe extern "C" fn zeCommandListClose_epilogue(params: *mut ze_command_list_close_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListClose_epilogue(
+    params: *mut ze_command_list_close_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListReset` (Level Zero API ID 37), before the call.
-unsafe extern "C" fn zeCommandListReset_prologue(params: *mut ze_command_list_reset_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListReset_prologue(
+    params: *mut ze_command_list_reset_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListReset, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListReset,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListReset(p, token);
         token
     });
 }
 
 /// `zeCommandListReset` (Level Zero API ID 37), after the call.
-unsafe extern "C" fn zeCommandListReset_epilogue(params: *mut ze_command_list_reset_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListReset_epilogue(
+    params: *mut ze_command_list_reset_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendWriteGlobalTimestamp` (Level Zero API ID 38), before the call.
-unsafe extern "C" fn zeCommandListAppendWriteGlobalTimestamp_prologue(params: *mut ze_command_list_append_write_global_timestamp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendWriteGlobalTimestamp_prologue(
+    params: *mut ze_command_list_append_write_global_timestamp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendWriteGlobalTimestamp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendWriteGlobalTimestamp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendWriteGlobalTimestamp` (Level Zero API ID 38), after the call.
-unsafe extern "C" fn zeCommandListAppendWriteGlobalTimestamp_epilogue(params: *mut ze_command_list_append_write_global_timestamp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendWriteGlobalTimestamp_epilogue(
+    params: *mut ze_command_list_append_write_global_timestamp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendBarrier` (Level Zero API ID 39), before the call.
-unsafe extern "C" fn zeCommandListAppendBarrier_prologue(params: *mut ze_command_list_append_barrier_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendBarrier_prologue(
+    params: *mut ze_command_list_append_barrier_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendBarrier, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendBarrier,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListAppendBarrier(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendBarrier` (Level Zero API ID 39), after the call.
-unsafe extern "C" fn zeCommandListAppendBarrier_epilogue(params: *mut ze_command_list_append_barrier_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendBarrier_epilogue(
+    params: *mut ze_command_list_append_barrier_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendBarrier(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendMemoryRangesBarrier` (Level Zero API ID 40), before the call.
-unsafe extern "C" fn zeCommandListAppendMemoryRangesBarrier_prologue(params: *mut ze_command_list_append_memory_ranges_barrier_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryRangesBarrier_prologue(
+    params: *mut ze_command_list_append_memory_ranges_barrier_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendMemoryRangesBarrier, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendMemoryRangesBarrier,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListAppendMemoryRangesBarrier(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendMemoryRangesBarrier` (Level Zero API ID 40), after the call.
-unsafe extern "C" fn zeCommandListAppendMemoryRangesBarrier_epilogue(params: *mut ze_command_list_append_memory_ranges_barrier_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryRangesBarrier_epilogue(
+    params: *mut ze_command_list_append_memory_ranges_barrier_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendMemoryRangesBarrier(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendMemoryCopy` (Level Zero API ID 41), before the call.
-unsafe extern "C" fn zeCommandListAppendMemoryCopy_prologue(params: *mut ze_command_list_append_memory_copy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryCopy_prologue(
+    params: *mut ze_command_list_append_memory_copy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendMemoryCopy, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendMemoryCopy,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListAppendMemoryCopy(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendMemoryCopy` (Level Zero API ID 41), after the call.
-unsafe extern "C" fn zeCommandListAppendMemoryCopy_epilogue(params: *mut ze_command_list_append_memory_copy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryCopy_epilogue(
+    params: *mut ze_command_list_append_memory_copy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendMemoryCopy(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendMemoryFill` (Level Zero API ID 42), before the call.
-unsafe extern "C" fn zeCommandListAppendMemoryFill_prologue(params: *mut ze_command_list_append_memory_fill_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryFill_prologue(
+    params: *mut ze_command_list_append_memory_fill_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendMemoryFill, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendMemoryFill,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListAppendMemoryFill(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendMemoryFill` (Level Zero API ID 42), after the call.
-unsafe extern "C" fn zeCommandListAppendMemoryFill_epilogue(params: *mut ze_command_list_append_memory_fill_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryFill_epilogue(
+    params: *mut ze_command_list_append_memory_fill_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendMemoryFill(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendMemoryCopyRegion` (Level Zero API ID 43), before the call.
-unsafe extern "C" fn zeCommandListAppendMemoryCopyRegion_prologue(params: *mut ze_command_list_append_memory_copy_region_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryCopyRegion_prologue(
+    params: *mut ze_command_list_append_memory_copy_region_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendMemoryCopyRegion, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendMemoryCopyRegion,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListAppendMemoryCopyRegion(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendMemoryCopyRegion` (Level Zero API ID 43), after the call.
-unsafe extern "C" fn zeCommandListAppendMemoryCopyRegion_epilogue(params: *mut ze_command_list_append_memory_copy_region_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryCopyRegion_epilogue(
+    params: *mut ze_command_list_append_memory_copy_region_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendMemoryCopyRegion(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendMemoryCopyFromContext` (Level Zero API ID 44), before the call.
-unsafe extern "C" fn zeCommandListAppendMemoryCopyFromContext_prologue(params: *mut ze_command_list_append_memory_copy_from_context_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryCopyFromContext_prologue(
+    params: *mut ze_command_list_append_memory_copy_from_context_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendMemoryCopyFromContext, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendMemoryCopyFromContext,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListAppendMemoryCopyFromContext(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendMemoryCopyFromContext` (Level Zero API ID 44), after the call.
-unsafe extern "C" fn zeCommandListAppendMemoryCopyFromContext_epilogue(params: *mut ze_command_list_append_memory_copy_from_context_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryCopyFromContext_epilogue(
+    params: *mut ze_command_list_append_memory_copy_from_context_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendMemoryCopyFromContext(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendImageCopy` (Level Zero API ID 45), before the call.
-unsafe extern "C" fn zeCommandListAppendImageCopy_prologue(params: *mut ze_command_list_append_image_copy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendImageCopy_prologue(
+    params: *mut ze_command_list_append_image_copy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendImageCopy, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendImageCopy,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendImageCopy` (Level Zero API ID 45), after the call.
-unsafe extern "C" fn zeCommandListAppendImageCopy_epilogue(params: *mut ze_command_list_append_image_copy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendImageCopy_epilogue(
+    params: *mut ze_command_list_append_image_copy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendImageCopyRegion` (Level Zero API ID 46), before the call.
-unsafe extern "C" fn zeCommandListAppendImageCopyRegion_prologue(params: *mut ze_command_list_append_image_copy_region_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendImageCopyRegion_prologue(
+    params: *mut ze_command_list_append_image_copy_region_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendImageCopyRegion, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendImageCopyRegion,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendImageCopyRegion` (Level Zero API ID 46), after the call.
-unsafe extern "C" fn zeCommandListAppendImageCopyRegion_epilogue(params: *mut ze_command_list_append_image_copy_region_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendImageCopyRegion_epilogue(
+    params: *mut ze_command_list_append_image_copy_region_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendImageCopyToMemory` (Level Zero API ID 47), before the call.
-unsafe extern "C" fn zeCommandListAppendImageCopyToMemory_prologue(params: *mut ze_command_list_append_image_copy_to_memory_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendImageCopyToMemory_prologue(
+    params: *mut ze_command_list_append_image_copy_to_memory_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendImageCopyToMemory, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendImageCopyToMemory,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendImageCopyToMemory` (Level Zero API ID 47), after the call.
-unsafe extern "C" fn zeCommandListAppendImageCopyToMemory_epilogue(params: *mut ze_command_list_append_image_copy_to_memory_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendImageCopyToMemory_epilogue(
+    params: *mut ze_command_list_append_image_copy_to_memory_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendImageCopyFromMemory` (Level Zero API ID 48), before the call.
-unsafe extern "C" fn zeCommandListAppendImageCopyFromMemory_prologue(params: *mut ze_command_list_append_image_copy_from_memory_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendImageCopyFromMemory_prologue(
+    params: *mut ze_command_list_append_image_copy_from_memory_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendImageCopyFromMemory, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendImageCopyFromMemory,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendImageCopyFromMemory` (Level Zero API ID 48), after the call.
-unsafe extern "C" fn zeCommandListAppendImageCopyFromMemory_epilogue(params: *mut ze_command_list_append_image_copy_from_memory_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendImageCopyFromMemory_epilogue(
+    params: *mut ze_command_list_append_image_copy_from_memory_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendMemoryPrefetch` (Level Zero API ID 49), before the call.
-unsafe extern "C" fn zeCommandListAppendMemoryPrefetch_prologue(params: *mut ze_command_list_append_memory_prefetch_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryPrefetch_prologue(
+    params: *mut ze_command_list_append_memory_prefetch_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendMemoryPrefetch, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendMemoryPrefetch,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendMemoryPrefetch` (Level Zero API ID 49), after the call.
-unsafe extern "C" fn zeCommandListAppendMemoryPrefetch_epilogue(params: *mut ze_command_list_append_memory_prefetch_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryPrefetch_epilogue(
+    params: *mut ze_command_list_append_memory_prefetch_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendMemAdvise` (Level Zero API ID 50), before the call.
-unsafe extern "C" fn zeCommandListAppendMemAdvise_prologue(params: *mut ze_command_list_append_mem_advise_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemAdvise_prologue(
+    params: *mut ze_command_list_append_mem_advise_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendMemAdvise, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendMemAdvise,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendMemAdvise` (Level Zero API ID 50), after the call.
-unsafe extern "C" fn zeCommandListAppendMemAdvise_epilogue(params: *mut ze_command_list_append_mem_advise_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemAdvise_epilogue(
+    params: *mut ze_command_list_append_mem_advise_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendSignalEvent` (Level Zero API ID 51), before the call.
-unsafe extern "C" fn zeCommandListAppendSignalEvent_prologue(params: *mut ze_command_list_append_signal_event_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendSignalEvent_prologue(
+    params: *mut ze_command_list_append_signal_event_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendSignalEvent, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendSignalEvent,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListAppendSignalEvent(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendSignalEvent` (Level Zero API ID 51), after the call.
-unsafe extern "C" fn zeCommandListAppendSignalEvent_epilogue(params: *mut ze_command_list_append_signal_event_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendSignalEvent_epilogue(
+    params: *mut ze_command_list_append_signal_event_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendWaitOnEvents` (Level Zero API ID 52), before the call.
-unsafe extern "C" fn zeCommandListAppendWaitOnEvents_prologue(params: *mut ze_command_list_append_wait_on_events_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendWaitOnEvents_prologue(
+    params: *mut ze_command_list_append_wait_on_events_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendWaitOnEvents, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendWaitOnEvents,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendWaitOnEvents` (Level Zero API ID 52), after the call.
-unsafe extern "C" fn zeCommandListAppendWaitOnEvents_epilogue(params: *mut ze_command_list_append_wait_on_events_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendWaitOnEvents_epilogue(
+    params: *mut ze_command_list_append_wait_on_events_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendEventReset` (Level Zero API ID 53), before the call.
-unsafe extern "C" fn zeCommandListAppendEventReset_prologue(params: *mut ze_command_list_append_event_reset_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendEventReset_prologue(
+    params: *mut ze_command_list_append_event_reset_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendEventReset, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendEventReset,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListAppendEventReset(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendEventReset` (Level Zero API ID 53), after the call.
-unsafe extern "C" fn zeCommandListAppendEventReset_epilogue(params: *mut ze_command_list_append_event_reset_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendEventReset_epilogue(
+    params: *mut ze_command_list_append_event_reset_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendQueryKernelTimestamps` (Level Zero API ID 54), before the call.
-unsafe extern "C" fn zeCommandListAppendQueryKernelTimestamps_prologue(params: *mut ze_command_list_append_query_kernel_timestamps_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendQueryKernelTimestamps_prologue(
+    params: *mut ze_command_list_append_query_kernel_timestamps_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendQueryKernelTimestamps, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendQueryKernelTimestamps,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendQueryKernelTimestamps` (Level Zero API ID 54), after the call.
-unsafe extern "C" fn zeCommandListAppendQueryKernelTimestamps_epilogue(params: *mut ze_command_list_append_query_kernel_timestamps_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendQueryKernelTimestamps_epilogue(
+    params: *mut ze_command_list_append_query_kernel_timestamps_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendLaunchKernel` (Level Zero API ID 55), before the call.
-unsafe extern "C" fn zeCommandListAppendLaunchKernel_prologue(params: *mut ze_command_list_append_launch_kernel_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendLaunchKernel_prologue(
+    params: *mut ze_command_list_append_launch_kernel_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendLaunchKernel, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::kernel_name(*p.phKernel) }
-    });
+        let token = tracer::begin(
+            ids::zeCommandListAppendLaunchKernel,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::kernel_name(*p.phKernel) }
+            },
+        );
         hooks::before_zeCommandListAppendLaunchKernel(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendLaunchKernel` (Level Zero API ID 55), after the call.
-unsafe extern "C" fn zeCommandListAppendLaunchKernel_epilogue(params: *mut ze_command_list_append_launch_kernel_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendLaunchKernel_epilogue(
+    params: *mut ze_command_list_append_launch_kernel_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendLaunchKernel(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendLaunchCooperativeKernel` (Level Zero API ID 56), before the call.
-unsafe extern "C" fn zeCommandListAppendLaunchCooperativeKernel_prologue(params: *mut ze_command_list_append_launch_cooperative_kernel_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendLaunchCooperativeKernel_prologue(
+    params: *mut ze_command_list_append_launch_cooperative_kernel_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendLaunchCooperativeKernel, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::kernel_name(*p.phKernel) }
-    });
+        let token = tracer::begin(
+            ids::zeCommandListAppendLaunchCooperativeKernel,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::kernel_name(*p.phKernel) }
+            },
+        );
         hooks::before_zeCommandListAppendLaunchCooperativeKernel(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendLaunchCooperativeKernel` (Level Zero API ID 56), after the call.
-unsafe extern "C" fn zeCommandListAppendLaunchCooperativeKernel_epilogue(params: *mut ze_command_list_append_launch_cooperative_kernel_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendLaunchCooperativeKernel_epilogue(
+    params: *mut ze_command_list_append_launch_cooperative_kernel_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendLaunchCooperativeKernel(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendLaunchKernelIndirect` (Level Zero API ID 57), before the call.
-unsafe extern "C" fn zeCommandListAppendLaunchKernelIndirect_prologue(params: *mut ze_command_list_append_launch_kernel_indirect_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendLaunchKernelIndirect_prologue(
+    params: *mut ze_command_list_append_launch_kernel_indirect_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendLaunchKernelIndirect, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::kernel_name(*p.phKernel) }
-    });
+        let token = tracer::begin(
+            ids::zeCommandListAppendLaunchKernelIndirect,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::kernel_name(*p.phKernel) }
+            },
+        );
         hooks::before_zeCommandListAppendLaunchKernelIndirect(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendLaunchKernelIndirect` (Level Zero API ID 57), after the call.
-unsafe extern "C" fn zeCommandListAppendLaunchKernelIndirect_epilogue(params: *mut ze_command_list_append_launch_kernel_indirect_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendLaunchKernelIndirect_epilogue(
+    params: *mut ze_command_list_append_launch_kernel_indirect_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendLaunchKernelIndirect(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendLaunchMultipleKernelsIndirect` (Level Zero API ID 58), before the call.
-unsafe extern "C" fn zeCommandListAppendLaunchMultipleKernelsIndirect_prologue(params: *mut ze_command_list_append_launch_multiple_kernels_indirect_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendLaunchMultipleKernelsIndirect_prologue(
+    params: *mut ze_command_list_append_launch_multiple_kernels_indirect_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendLaunchMultipleKernelsIndirect, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendLaunchMultipleKernelsIndirect,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendLaunchMultipleKernelsIndirect` (Level Zero API ID 58), after the call.
-unsafe extern "C" fn zeCommandListAppendLaunchMultipleKernelsIndirect_epilogue(params: *mut ze_command_list_append_launch_multiple_kernels_indirect_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendLaunchMultipleKernelsIndirect_epilogue(
+    params: *mut ze_command_list_append_launch_multiple_kernels_indirect_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeImageGetProperties` (Level Zero API ID 59), before the call.
-unsafe extern "C" fn zeImageGetProperties_prologue(params: *mut ze_image_get_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageGetProperties_prologue(
+    params: *mut ze_image_get_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeImageGetProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeImageGetProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeImageGetProperties` (Level Zero API ID 59), after the call.
-unsafe extern "C" fn zeImageGetProperties_epilogue(params: *mut ze_image_get_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageGetProperties_epilogue(
+    params: *mut ze_image_get_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1405,42 +2284,72 @@ unsafe extern "C" fn zeImageGetProperties_epilogue(params: *mut ze_image_get_pro
 }
 
 /// `zeImageCreate` (Level Zero API ID 60), before the call.
-unsafe extern "C" fn zeImageCreate_prologue(params: *mut ze_image_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageCreate_prologue(
+    params: *mut ze_image_create_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeImageCreate, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeImageCreate,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeImageCreate` (Level Zero API ID 60), after the call.
-unsafe extern "C" fn zeImageCreate_epilogue(params: *mut ze_image_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageCreate_epilogue(
+    params: *mut ze_image_create_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeImageDestroy` (Level Zero API ID 61), before the call.
-unsafe extern "C" fn zeImageDestroy_prologue(params: *mut ze_image_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageDestroy_prologue(
+    params: *mut ze_image_destroy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeImageDestroy, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeImageDestroy,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeImageDestroy` (Level Zero API ID 61), after the call.
-unsafe extern "C" fn zeImageDestroy_epilogue(params: *mut ze_image_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageDestroy_epilogue(
+    params: *mut ze_image_destroy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1449,267 +2358,432 @@ unsafe extern "C" fn zeImageDestroy_epilogue(params: *mut ze_image_destroy_param
 }
 
 /// `zeMemAllocShared` (Level Zero API ID 62), before the call.
-unsafe extern "C" fn zeMemAllocShared_prologue(params: *mut ze_mem_alloc_shared_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemAllocShared_prologue(
+    params: *mut ze_mem_alloc_shared_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemAllocShared, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemAllocShared,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemAllocShared` (Level Zero API ID 62), after the call.
-unsafe extern "C" fn zeMemAllocShared_epilogue(params: *mut ze_mem_alloc_shared_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemAllocShared_epilogue(
+    params: *mut ze_mem_alloc_shared_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemAllocDevice` (Level Zero API ID 63), before the call.
-unsafe extern "C" fn zeMemAllocDevice_prologue(params: *mut ze_mem_alloc_device_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemAllocDevice_prologue(
+    params: *mut ze_mem_alloc_device_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemAllocDevice, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemAllocDevice,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemAllocDevice` (Level Zero API ID 63), after the call.
-unsafe extern "C" fn zeMemAllocDevice_epilogue(params: *mut ze_mem_alloc_device_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemAllocDevice_epilogue(
+    params: *mut ze_mem_alloc_device_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemAllocHost` (Level Zero API ID 64), before the call.
-unsafe extern "C" fn zeMemAllocHost_prologue(params: *mut ze_mem_alloc_host_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemAllocHost_prologue(
+    params: *mut ze_mem_alloc_host_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemAllocHost, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemAllocHost,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemAllocHost` (Level Zero API ID 64), after the call.
-unsafe extern "C" fn zeMemAllocHost_epilogue(params: *mut ze_mem_alloc_host_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemAllocHost_epilogue(
+    params: *mut ze_mem_alloc_host_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemFree` (Level Zero API ID 65), before the call.
-unsafe extern "C" fn zeMemFree_prologue(params: *mut ze_mem_free_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemFree_prologue(
+    params: *mut ze_mem_free_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemFree, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemFree,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemFree` (Level Zero API ID 65), after the call.
-unsafe extern "C" fn zeMemFree_epilogue(params: *mut ze_mem_free_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemFree_epilogue(
+    params: *mut ze_mem_free_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemGetAllocProperties` (Level Zero API ID 66), before the call.
-unsafe extern "C" fn zeMemGetAllocProperties_prologue(params: *mut ze_mem_get_alloc_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetAllocProperties_prologue(
+    params: *mut ze_mem_get_alloc_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemGetAllocProperties, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemGetAllocProperties,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemGetAllocProperties` (Level Zero API ID 66), after the call.
-unsafe extern "C" fn zeMemGetAllocProperties_epilogue(params: *mut ze_mem_get_alloc_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetAllocProperties_epilogue(
+    params: *mut ze_mem_get_alloc_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemGetAddressRange` (Level Zero API ID 67), before the call.
-unsafe extern "C" fn zeMemGetAddressRange_prologue(params: *mut ze_mem_get_address_range_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetAddressRange_prologue(
+    params: *mut ze_mem_get_address_range_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemGetAddressRange, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemGetAddressRange,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemGetAddressRange` (Level Zero API ID 67), after the call.
-unsafe extern "C" fn zeMemGetAddressRange_epilogue(params: *mut ze_mem_get_address_range_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetAddressRange_epilogue(
+    params: *mut ze_mem_get_address_range_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemGetIpcHandle` (Level Zero API ID 68), before the call.
-unsafe extern "C" fn zeMemGetIpcHandle_prologue(params: *mut ze_mem_get_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetIpcHandle_prologue(
+    params: *mut ze_mem_get_ipc_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemGetIpcHandle, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemGetIpcHandle,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemGetIpcHandle` (Level Zero API ID 68), after the call.
-unsafe extern "C" fn zeMemGetIpcHandle_epilogue(params: *mut ze_mem_get_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetIpcHandle_epilogue(
+    params: *mut ze_mem_get_ipc_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemOpenIpcHandle` (Level Zero API ID 69), before the call.
-unsafe extern "C" fn zeMemOpenIpcHandle_prologue(params: *mut ze_mem_open_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemOpenIpcHandle_prologue(
+    params: *mut ze_mem_open_ipc_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemOpenIpcHandle, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemOpenIpcHandle,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemOpenIpcHandle` (Level Zero API ID 69), after the call.
-unsafe extern "C" fn zeMemOpenIpcHandle_epilogue(params: *mut ze_mem_open_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemOpenIpcHandle_epilogue(
+    params: *mut ze_mem_open_ipc_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemCloseIpcHandle` (Level Zero API ID 70), before the call.
-unsafe extern "C" fn zeMemCloseIpcHandle_prologue(params: *mut ze_mem_close_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemCloseIpcHandle_prologue(
+    params: *mut ze_mem_close_ipc_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemCloseIpcHandle, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemCloseIpcHandle,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemCloseIpcHandle` (Level Zero API ID 70), after the call.
-unsafe extern "C" fn zeMemCloseIpcHandle_epilogue(params: *mut ze_mem_close_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemCloseIpcHandle_epilogue(
+    params: *mut ze_mem_close_ipc_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeFenceCreate` (Level Zero API ID 71), before the call.
-unsafe extern "C" fn zeFenceCreate_prologue(params: *mut ze_fence_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFenceCreate_prologue(
+    params: *mut ze_fence_create_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeFenceCreate, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::queue_context(*p.phCommandQueue) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeFenceCreate,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::queue_context(*p.phCommandQueue) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeFenceCreate` (Level Zero API ID 71), after the call.
-unsafe extern "C" fn zeFenceCreate_epilogue(params: *mut ze_fence_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFenceCreate_epilogue(
+    params: *mut ze_fence_create_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::queue_context(*p.phCommandQueue) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::queue_context(*p.phCommandQueue) }
+        });
     });
 }
 
 /// `zeFenceDestroy` (Level Zero API ID 72), before the call.
-unsafe extern "C" fn zeFenceDestroy_prologue(params: *mut ze_fence_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFenceDestroy_prologue(
+    params: *mut ze_fence_destroy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeFenceDestroy, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeFenceDestroy,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeFenceDestroy` (Level Zero API ID 72), after the call.
-unsafe extern "C" fn zeFenceDestroy_epilogue(params: *mut ze_fence_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFenceDestroy_epilogue(
+    params: *mut ze_fence_destroy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1718,18 +2792,33 @@ unsafe extern "C" fn zeFenceDestroy_epilogue(params: *mut ze_fence_destroy_param
 }
 
 /// `zeFenceHostSynchronize` (Level Zero API ID 73), before the call.
-unsafe extern "C" fn zeFenceHostSynchronize_prologue(params: *mut ze_fence_host_synchronize_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFenceHostSynchronize_prologue(
+    params: *mut ze_fence_host_synchronize_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeFenceHostSynchronize, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeFenceHostSynchronize,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeFenceHostSynchronize(p, token);
         token
     });
 }
 
 /// `zeFenceHostSynchronize` (Level Zero API ID 73), after the call.
-unsafe extern "C" fn zeFenceHostSynchronize_epilogue(params: *mut ze_fence_host_synchronize_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFenceHostSynchronize_epilogue(
+    params: *mut ze_fence_host_synchronize_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1739,17 +2828,32 @@ unsafe extern "C" fn zeFenceHostSynchronize_epilogue(params: *mut ze_fence_host_
 }
 
 /// `zeFenceQueryStatus` (Level Zero API ID 74), before the call.
-unsafe extern "C" fn zeFenceQueryStatus_prologue(params: *mut ze_fence_query_status_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFenceQueryStatus_prologue(
+    params: *mut ze_fence_query_status_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeFenceQueryStatus, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeFenceQueryStatus,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeFenceQueryStatus` (Level Zero API ID 74), after the call.
-unsafe extern "C" fn zeFenceQueryStatus_epilogue(params: *mut ze_fence_query_status_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFenceQueryStatus_epilogue(
+    params: *mut ze_fence_query_status_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1758,17 +2862,32 @@ unsafe extern "C" fn zeFenceQueryStatus_epilogue(params: *mut ze_fence_query_sta
 }
 
 /// `zeFenceReset` (Level Zero API ID 75), before the call.
-unsafe extern "C" fn zeFenceReset_prologue(params: *mut ze_fence_reset_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFenceReset_prologue(
+    params: *mut ze_fence_reset_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeFenceReset, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeFenceReset,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeFenceReset` (Level Zero API ID 75), after the call.
-unsafe extern "C" fn zeFenceReset_epilogue(params: *mut ze_fence_reset_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFenceReset_epilogue(
+    params: *mut ze_fence_reset_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1777,45 +2896,75 @@ unsafe extern "C" fn zeFenceReset_epilogue(params: *mut ze_fence_reset_params_t,
 }
 
 /// `zeEventPoolCreate` (Level Zero API ID 76), before the call.
-unsafe extern "C" fn zeEventPoolCreate_prologue(params: *mut ze_event_pool_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolCreate_prologue(
+    params: *mut ze_event_pool_create_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventPoolCreate, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeEventPoolCreate,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         hooks::before_zeEventPoolCreate(p, token);
         token
     });
 }
 
 /// `zeEventPoolCreate` (Level Zero API ID 76), after the call.
-unsafe extern "C" fn zeEventPoolCreate_epilogue(params: *mut ze_event_pool_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolCreate_epilogue(
+    params: *mut ze_event_pool_create_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeEventPoolCreate(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeEventPoolDestroy` (Level Zero API ID 77), before the call.
-unsafe extern "C" fn zeEventPoolDestroy_prologue(params: *mut ze_event_pool_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolDestroy_prologue(
+    params: *mut ze_event_pool_destroy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventPoolDestroy, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventPoolDestroy,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeEventPoolDestroy(p, token);
         token
     });
 }
 
 /// `zeEventPoolDestroy` (Level Zero API ID 77), after the call.
-unsafe extern "C" fn zeEventPoolDestroy_epilogue(params: *mut ze_event_pool_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolDestroy_epilogue(
+    params: *mut ze_event_pool_destroy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1824,17 +2973,32 @@ unsafe extern "C" fn zeEventPoolDestroy_epilogue(params: *mut ze_event_pool_dest
 }
 
 /// `zeEventPoolGetIpcHandle` (Level Zero API ID 78), before the call.
-unsafe extern "C" fn zeEventPoolGetIpcHandle_prologue(params: *mut ze_event_pool_get_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolGetIpcHandle_prologue(
+    params: *mut ze_event_pool_get_ipc_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventPoolGetIpcHandle, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventPoolGetIpcHandle,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventPoolGetIpcHandle` (Level Zero API ID 78), after the call.
-unsafe extern "C" fn zeEventPoolGetIpcHandle_epilogue(params: *mut ze_event_pool_get_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolGetIpcHandle_epilogue(
+    params: *mut ze_event_pool_get_ipc_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1843,42 +3007,72 @@ unsafe extern "C" fn zeEventPoolGetIpcHandle_epilogue(params: *mut ze_event_pool
 }
 
 /// `zeEventPoolOpenIpcHandle` (Level Zero API ID 79), before the call.
-unsafe extern "C" fn zeEventPoolOpenIpcHandle_prologue(params: *mut ze_event_pool_open_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolOpenIpcHandle_prologue(
+    params: *mut ze_event_pool_open_ipc_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventPoolOpenIpcHandle, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeEventPoolOpenIpcHandle,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventPoolOpenIpcHandle` (Level Zero API ID 79), after the call.
-unsafe extern "C" fn zeEventPoolOpenIpcHandle_epilogue(params: *mut ze_event_pool_open_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolOpenIpcHandle_epilogue(
+    params: *mut ze_event_pool_open_ipc_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeEventPoolCloseIpcHandle` (Level Zero API ID 80), before the call.
-unsafe extern "C" fn zeEventPoolCloseIpcHandle_prologue(params: *mut ze_event_pool_close_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolCloseIpcHandle_prologue(
+    params: *mut ze_event_pool_close_ipc_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventPoolCloseIpcHandle, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventPoolCloseIpcHandle,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventPoolCloseIpcHandle` (Level Zero API ID 80), after the call.
-unsafe extern "C" fn zeEventPoolCloseIpcHandle_epilogue(params: *mut ze_event_pool_close_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolCloseIpcHandle_epilogue(
+    params: *mut ze_event_pool_close_ipc_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1887,17 +3081,32 @@ unsafe extern "C" fn zeEventPoolCloseIpcHandle_epilogue(params: *mut ze_event_po
 }
 
 /// `zeEventCreate` (Level Zero API ID 81), before the call.
-unsafe extern "C" fn zeEventCreate_prologue(params: *mut ze_event_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventCreate_prologue(
+    params: *mut ze_event_create_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventCreate, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventCreate,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventCreate` (Level Zero API ID 81), after the call.
-unsafe extern "C" fn zeEventCreate_epilogue(params: *mut ze_event_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventCreate_epilogue(
+    params: *mut ze_event_create_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1907,18 +3116,33 @@ unsafe extern "C" fn zeEventCreate_epilogue(params: *mut ze_event_create_params_
 }
 
 /// `zeEventDestroy` (Level Zero API ID 82), before the call.
-unsafe extern "C" fn zeEventDestroy_prologue(params: *mut ze_event_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventDestroy_prologue(
+    params: *mut ze_event_destroy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventDestroy, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventDestroy,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeEventDestroy(p, token);
         token
     });
 }
 
 /// `zeEventDestroy` (Level Zero API ID 82), after the call.
-unsafe extern "C" fn zeEventDestroy_epilogue(params: *mut ze_event_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventDestroy_epilogue(
+    params: *mut ze_event_destroy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1927,17 +3151,32 @@ unsafe extern "C" fn zeEventDestroy_epilogue(params: *mut ze_event_destroy_param
 }
 
 /// `zeEventHostSignal` (Level Zero API ID 83), before the call.
-unsafe extern "C" fn zeEventHostSignal_prologue(params: *mut ze_event_host_signal_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventHostSignal_prologue(
+    params: *mut ze_event_host_signal_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventHostSignal, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventHostSignal,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventHostSignal` (Level Zero API ID 83), after the call.
-unsafe extern "C" fn zeEventHostSignal_epilogue(params: *mut ze_event_host_signal_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventHostSignal_epilogue(
+    params: *mut ze_event_host_signal_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1946,18 +3185,33 @@ unsafe extern "C" fn zeEventHostSignal_epilogue(params: *mut ze_event_host_signa
 }
 
 /// `zeEventHostSynchronize` (Level Zero API ID 84), before the call.
-unsafe extern "C" fn zeEventHostSynchronize_prologue(params: *mut ze_event_host_synchronize_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventHostSynchronize_prologue(
+    params: *mut ze_event_host_synchronize_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventHostSynchronize, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventHostSynchronize,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeEventHostSynchronize(p, token);
         token
     });
 }
 
 /// `zeEventHostSynchronize` (Level Zero API ID 84), after the call.
-unsafe extern "C" fn zeEventHostSynchronize_epilogue(params: *mut ze_event_host_synchronize_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventHostSynchronize_epilogue(
+    params: *mut ze_event_host_synchronize_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1967,17 +3221,32 @@ unsafe extern "C" fn zeEventHostSynchronize_epilogue(params: *mut ze_event_host_
 }
 
 /// `zeEventQueryStatus` (Level Zero API ID 85), before the call.
-unsafe extern "C" fn zeEventQueryStatus_prologue(params: *mut ze_event_query_status_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventQueryStatus_prologue(
+    params: *mut ze_event_query_status_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventQueryStatus, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventQueryStatus,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventQueryStatus` (Level Zero API ID 85), after the call.
-unsafe extern "C" fn zeEventQueryStatus_epilogue(params: *mut ze_event_query_status_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventQueryStatus_epilogue(
+    params: *mut ze_event_query_status_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -1987,18 +3256,33 @@ unsafe extern "C" fn zeEventQueryStatus_epilogue(params: *mut ze_event_query_sta
 }
 
 /// `zeEventHostReset` (Level Zero API ID 86), before the call.
-unsafe extern "C" fn zeEventHostReset_prologue(params: *mut ze_event_host_reset_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventHostReset_prologue(
+    params: *mut ze_event_host_reset_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventHostReset, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventHostReset,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeEventHostReset(p, token);
         token
     });
 }
 
 /// `zeEventHostReset` (Level Zero API ID 86), after the call.
-unsafe extern "C" fn zeEventHostReset_epilogue(params: *mut ze_event_host_reset_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventHostReset_epilogue(
+    params: *mut ze_event_host_reset_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2007,18 +3291,33 @@ unsafe extern "C" fn zeEventHostReset_epilogue(params: *mut ze_event_host_reset_
 }
 
 /// `zeEventQueryKernelTimestamp` (Level Zero API ID 87), before the call.
-unsafe extern "C" fn zeEventQueryKernelTimestamp_prologue(params: *mut ze_event_query_kernel_timestamp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventQueryKernelTimestamp_prologue(
+    params: *mut ze_event_query_kernel_timestamp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventQueryKernelTimestamp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventQueryKernelTimestamp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeEventQueryKernelTimestamp(p, token);
         token
     });
 }
 
 /// `zeEventQueryKernelTimestamp` (Level Zero API ID 87), after the call.
-unsafe extern "C" fn zeEventQueryKernelTimestamp_epilogue(params: *mut ze_event_query_kernel_timestamp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventQueryKernelTimestamp_epilogue(
+    params: *mut ze_event_query_kernel_timestamp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2028,42 +3327,72 @@ unsafe extern "C" fn zeEventQueryKernelTimestamp_epilogue(params: *mut ze_event_
 }
 
 /// `zeModuleCreate` (Level Zero API ID 88), before the call.
-unsafe extern "C" fn zeModuleCreate_prologue(params: *mut ze_module_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleCreate_prologue(
+    params: *mut ze_module_create_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeModuleCreate, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeModuleCreate,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeModuleCreate` (Level Zero API ID 88), after the call.
-unsafe extern "C" fn zeModuleCreate_epilogue(params: *mut ze_module_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleCreate_epilogue(
+    params: *mut ze_module_create_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeModuleDestroy` (Level Zero API ID 89), before the call.
-unsafe extern "C" fn zeModuleDestroy_prologue(params: *mut ze_module_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleDestroy_prologue(
+    params: *mut ze_module_destroy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeModuleDestroy, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeModuleDestroy,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeModuleDestroy` (Level Zero API ID 89), after the call.
-unsafe extern "C" fn zeModuleDestroy_epilogue(params: *mut ze_module_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleDestroy_epilogue(
+    params: *mut ze_module_destroy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2072,17 +3401,32 @@ unsafe extern "C" fn zeModuleDestroy_epilogue(params: *mut ze_module_destroy_par
 }
 
 /// `zeModuleDynamicLink` (Level Zero API ID 90), before the call.
-unsafe extern "C" fn zeModuleDynamicLink_prologue(params: *mut ze_module_dynamic_link_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleDynamicLink_prologue(
+    params: *mut ze_module_dynamic_link_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeModuleDynamicLink, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeModuleDynamicLink,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeModuleDynamicLink` (Level Zero API ID 90), after the call.
-unsafe extern "C" fn zeModuleDynamicLink_epilogue(params: *mut ze_module_dynamic_link_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleDynamicLink_epilogue(
+    params: *mut ze_module_dynamic_link_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2091,17 +3435,32 @@ unsafe extern "C" fn zeModuleDynamicLink_epilogue(params: *mut ze_module_dynamic
 }
 
 /// `zeModuleGetNativeBinary` (Level Zero API ID 91), before the call.
-unsafe extern "C" fn zeModuleGetNativeBinary_prologue(params: *mut ze_module_get_native_binary_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleGetNativeBinary_prologue(
+    params: *mut ze_module_get_native_binary_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeModuleGetNativeBinary, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeModuleGetNativeBinary,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeModuleGetNativeBinary` (Level Zero API ID 91), after the call.
-unsafe extern "C" fn zeModuleGetNativeBinary_epilogue(params: *mut ze_module_get_native_binary_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleGetNativeBinary_epilogue(
+    params: *mut ze_module_get_native_binary_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2110,17 +3469,32 @@ unsafe extern "C" fn zeModuleGetNativeBinary_epilogue(params: *mut ze_module_get
 }
 
 /// `zeModuleGetGlobalPointer` (Level Zero API ID 92), before the call.
-unsafe extern "C" fn zeModuleGetGlobalPointer_prologue(params: *mut ze_module_get_global_pointer_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleGetGlobalPointer_prologue(
+    params: *mut ze_module_get_global_pointer_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeModuleGetGlobalPointer, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeModuleGetGlobalPointer,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeModuleGetGlobalPointer` (Level Zero API ID 92), after the call.
-unsafe extern "C" fn zeModuleGetGlobalPointer_epilogue(params: *mut ze_module_get_global_pointer_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleGetGlobalPointer_epilogue(
+    params: *mut ze_module_get_global_pointer_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2129,17 +3503,32 @@ unsafe extern "C" fn zeModuleGetGlobalPointer_epilogue(params: *mut ze_module_ge
 }
 
 /// `zeModuleGetKernelNames` (Level Zero API ID 93), before the call.
-unsafe extern "C" fn zeModuleGetKernelNames_prologue(params: *mut ze_module_get_kernel_names_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleGetKernelNames_prologue(
+    params: *mut ze_module_get_kernel_names_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeModuleGetKernelNames, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeModuleGetKernelNames,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeModuleGetKernelNames` (Level Zero API ID 93), after the call.
-unsafe extern "C" fn zeModuleGetKernelNames_epilogue(params: *mut ze_module_get_kernel_names_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleGetKernelNames_epilogue(
+    params: *mut ze_module_get_kernel_names_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2148,17 +3537,32 @@ unsafe extern "C" fn zeModuleGetKernelNames_epilogue(params: *mut ze_module_get_
 }
 
 /// `zeModuleGetProperties` (Level Zero API ID 94), before the call.
-unsafe extern "C" fn zeModuleGetProperties_prologue(params: *mut ze_module_get_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleGetProperties_prologue(
+    params: *mut ze_module_get_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeModuleGetProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeModuleGetProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeModuleGetProperties` (Level Zero API ID 94), after the call.
-unsafe extern "C" fn zeModuleGetProperties_epilogue(params: *mut ze_module_get_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleGetProperties_epilogue(
+    params: *mut ze_module_get_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2167,17 +3571,32 @@ unsafe extern "C" fn zeModuleGetProperties_epilogue(params: *mut ze_module_get_p
 }
 
 /// `zeModuleGetFunctionPointer` (Level Zero API ID 95), before the call.
-unsafe extern "C" fn zeModuleGetFunctionPointer_prologue(params: *mut ze_module_get_function_pointer_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleGetFunctionPointer_prologue(
+    params: *mut ze_module_get_function_pointer_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeModuleGetFunctionPointer, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeModuleGetFunctionPointer,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeModuleGetFunctionPointer` (Level Zero API ID 95), after the call.
-unsafe extern "C" fn zeModuleGetFunctionPointer_epilogue(params: *mut ze_module_get_function_pointer_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleGetFunctionPointer_epilogue(
+    params: *mut ze_module_get_function_pointer_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2186,17 +3605,32 @@ unsafe extern "C" fn zeModuleGetFunctionPointer_epilogue(params: *mut ze_module_
 }
 
 /// `zeModuleBuildLogDestroy` (Level Zero API ID 96), before the call.
-unsafe extern "C" fn zeModuleBuildLogDestroy_prologue(params: *mut ze_module_build_log_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleBuildLogDestroy_prologue(
+    params: *mut ze_module_build_log_destroy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeModuleBuildLogDestroy, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeModuleBuildLogDestroy,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeModuleBuildLogDestroy` (Level Zero API ID 96), after the call.
-unsafe extern "C" fn zeModuleBuildLogDestroy_epilogue(params: *mut ze_module_build_log_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleBuildLogDestroy_epilogue(
+    params: *mut ze_module_build_log_destroy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2205,17 +3639,32 @@ unsafe extern "C" fn zeModuleBuildLogDestroy_epilogue(params: *mut ze_module_bui
 }
 
 /// `zeModuleBuildLogGetString` (Level Zero API ID 97), before the call.
-unsafe extern "C" fn zeModuleBuildLogGetString_prologue(params: *mut ze_module_build_log_get_string_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleBuildLogGetString_prologue(
+    params: *mut ze_module_build_log_get_string_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeModuleBuildLogGetString, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeModuleBuildLogGetString,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeModuleBuildLogGetString` (Level Zero API ID 97), after the call.
-unsafe extern "C" fn zeModuleBuildLogGetString_epilogue(params: *mut ze_module_build_log_get_string_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleBuildLogGetString_epilogue(
+    params: *mut ze_module_build_log_get_string_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2224,18 +3673,33 @@ unsafe extern "C" fn zeModuleBuildLogGetString_epilogue(params: *mut ze_module_b
 }
 
 /// `zeKernelCreate` (Level Zero API ID 98), before the call.
-unsafe extern "C" fn zeKernelCreate_prologue(params: *mut ze_kernel_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelCreate_prologue(
+    params: *mut ze_kernel_create_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelCreate, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelCreate,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeKernelCreate(p, token);
         token
     });
 }
 
 /// `zeKernelCreate` (Level Zero API ID 98), after the call.
-unsafe extern "C" fn zeKernelCreate_epilogue(params: *mut ze_kernel_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelCreate_epilogue(
+    params: *mut ze_kernel_create_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2245,18 +3709,33 @@ unsafe extern "C" fn zeKernelCreate_epilogue(params: *mut ze_kernel_create_param
 }
 
 /// `zeKernelDestroy` (Level Zero API ID 99), before the call.
-unsafe extern "C" fn zeKernelDestroy_prologue(params: *mut ze_kernel_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelDestroy_prologue(
+    params: *mut ze_kernel_destroy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelDestroy, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelDestroy,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeKernelDestroy(p, token);
         token
     });
 }
 
 /// `zeKernelDestroy` (Level Zero API ID 99), after the call.
-unsafe extern "C" fn zeKernelDestroy_epilogue(params: *mut ze_kernel_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelDestroy_epilogue(
+    params: *mut ze_kernel_destroy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2266,17 +3745,32 @@ unsafe extern "C" fn zeKernelDestroy_epilogue(params: *mut ze_kernel_destroy_par
 }
 
 /// `zeKernelSetCacheConfig` (Level Zero API ID 100), before the call.
-unsafe extern "C" fn zeKernelSetCacheConfig_prologue(params: *mut ze_kernel_set_cache_config_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSetCacheConfig_prologue(
+    params: *mut ze_kernel_set_cache_config_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelSetCacheConfig, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelSetCacheConfig,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelSetCacheConfig` (Level Zero API ID 100), after the call.
-unsafe extern "C" fn zeKernelSetCacheConfig_epilogue(params: *mut ze_kernel_set_cache_config_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSetCacheConfig_epilogue(
+    params: *mut ze_kernel_set_cache_config_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2285,17 +3779,32 @@ unsafe extern "C" fn zeKernelSetCacheConfig_epilogue(params: *mut ze_kernel_set_
 }
 
 /// `zeKernelSetGroupSize` (Level Zero API ID 101), before the call.
-unsafe extern "C" fn zeKernelSetGroupSize_prologue(params: *mut ze_kernel_set_group_size_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSetGroupSize_prologue(
+    params: *mut ze_kernel_set_group_size_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelSetGroupSize, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelSetGroupSize,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelSetGroupSize` (Level Zero API ID 101), after the call.
-unsafe extern "C" fn zeKernelSetGroupSize_epilogue(params: *mut ze_kernel_set_group_size_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSetGroupSize_epilogue(
+    params: *mut ze_kernel_set_group_size_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2305,17 +3814,32 @@ unsafe extern "C" fn zeKernelSetGroupSize_epilogue(params: *mut ze_kernel_set_gr
 }
 
 /// `zeKernelSuggestGroupSize` (Level Zero API ID 102), before the call.
-unsafe extern "C" fn zeKernelSuggestGroupSize_prologue(params: *mut ze_kernel_suggest_group_size_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSuggestGroupSize_prologue(
+    params: *mut ze_kernel_suggest_group_size_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelSuggestGroupSize, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelSuggestGroupSize,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelSuggestGroupSize` (Level Zero API ID 102), after the call.
-unsafe extern "C" fn zeKernelSuggestGroupSize_epilogue(params: *mut ze_kernel_suggest_group_size_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSuggestGroupSize_epilogue(
+    params: *mut ze_kernel_suggest_group_size_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2324,17 +3848,32 @@ unsafe extern "C" fn zeKernelSuggestGroupSize_epilogue(params: *mut ze_kernel_su
 }
 
 /// `zeKernelSuggestMaxCooperativeGroupCount` (Level Zero API ID 103), before the call.
-unsafe extern "C" fn zeKernelSuggestMaxCooperativeGroupCount_prologue(params: *mut ze_kernel_suggest_max_cooperative_group_count_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSuggestMaxCooperativeGroupCount_prologue(
+    params: *mut ze_kernel_suggest_max_cooperative_group_count_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelSuggestMaxCooperativeGroupCount, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelSuggestMaxCooperativeGroupCount,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelSuggestMaxCooperativeGroupCount` (Level Zero API ID 103), after the call.
-unsafe extern "C" fn zeKernelSuggestMaxCooperativeGroupCount_epilogue(params: *mut ze_kernel_suggest_max_cooperative_group_count_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSuggestMaxCooperativeGroupCount_epilogue(
+    params: *mut ze_kernel_suggest_max_cooperative_group_count_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2343,17 +3882,32 @@ unsafe extern "C" fn zeKernelSuggestMaxCooperativeGroupCount_epilogue(params: *m
 }
 
 /// `zeKernelSetArgumentValue` (Level Zero API ID 104), before the call.
-unsafe extern "C" fn zeKernelSetArgumentValue_prologue(params: *mut ze_kernel_set_argument_value_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSetArgumentValue_prologue(
+    params: *mut ze_kernel_set_argument_value_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelSetArgumentValue, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelSetArgumentValue,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelSetArgumentValue` (Level Zero API ID 104), after the call.
-unsafe extern "C" fn zeKernelSetArgumentValue_epilogue(params: *mut ze_kernel_set_argument_value_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSetArgumentValue_epilogue(
+    params: *mut ze_kernel_set_argument_value_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2362,17 +3916,32 @@ unsafe extern "C" fn zeKernelSetArgumentValue_epilogue(params: *mut ze_kernel_se
 }
 
 /// `zeKernelSetIndirectAccess` (Level Zero API ID 105), before the call.
-unsafe extern "C" fn zeKernelSetIndirectAccess_prologue(params: *mut ze_kernel_set_indirect_access_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSetIndirectAccess_prologue(
+    params: *mut ze_kernel_set_indirect_access_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelSetIndirectAccess, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelSetIndirectAccess,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelSetIndirectAccess` (Level Zero API ID 105), after the call.
-unsafe extern "C" fn zeKernelSetIndirectAccess_epilogue(params: *mut ze_kernel_set_indirect_access_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSetIndirectAccess_epilogue(
+    params: *mut ze_kernel_set_indirect_access_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2381,17 +3950,32 @@ unsafe extern "C" fn zeKernelSetIndirectAccess_epilogue(params: *mut ze_kernel_s
 }
 
 /// `zeKernelGetIndirectAccess` (Level Zero API ID 106), before the call.
-unsafe extern "C" fn zeKernelGetIndirectAccess_prologue(params: *mut ze_kernel_get_indirect_access_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelGetIndirectAccess_prologue(
+    params: *mut ze_kernel_get_indirect_access_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelGetIndirectAccess, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelGetIndirectAccess,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelGetIndirectAccess` (Level Zero API ID 106), after the call.
-unsafe extern "C" fn zeKernelGetIndirectAccess_epilogue(params: *mut ze_kernel_get_indirect_access_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelGetIndirectAccess_epilogue(
+    params: *mut ze_kernel_get_indirect_access_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2400,17 +3984,32 @@ unsafe extern "C" fn zeKernelGetIndirectAccess_epilogue(params: *mut ze_kernel_g
 }
 
 /// `zeKernelGetSourceAttributes` (Level Zero API ID 107), before the call.
-unsafe extern "C" fn zeKernelGetSourceAttributes_prologue(params: *mut ze_kernel_get_source_attributes_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelGetSourceAttributes_prologue(
+    params: *mut ze_kernel_get_source_attributes_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelGetSourceAttributes, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelGetSourceAttributes,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelGetSourceAttributes` (Level Zero API ID 107), after the call.
-unsafe extern "C" fn zeKernelGetSourceAttributes_epilogue(params: *mut ze_kernel_get_source_attributes_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelGetSourceAttributes_epilogue(
+    params: *mut ze_kernel_get_source_attributes_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2419,17 +4018,32 @@ unsafe extern "C" fn zeKernelGetSourceAttributes_epilogue(params: *mut ze_kernel
 }
 
 /// `zeKernelGetProperties` (Level Zero API ID 108), before the call.
-unsafe extern "C" fn zeKernelGetProperties_prologue(params: *mut ze_kernel_get_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelGetProperties_prologue(
+    params: *mut ze_kernel_get_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelGetProperties, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelGetProperties,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelGetProperties` (Level Zero API ID 108), after the call.
-unsafe extern "C" fn zeKernelGetProperties_epilogue(params: *mut ze_kernel_get_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelGetProperties_epilogue(
+    params: *mut ze_kernel_get_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2438,17 +4052,32 @@ unsafe extern "C" fn zeKernelGetProperties_epilogue(params: *mut ze_kernel_get_p
 }
 
 /// `zeKernelGetName` (Level Zero API ID 109), before the call.
-unsafe extern "C" fn zeKernelGetName_prologue(params: *mut ze_kernel_get_name_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelGetName_prologue(
+    params: *mut ze_kernel_get_name_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelGetName, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelGetName,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelGetName` (Level Zero API ID 109), after the call.
-unsafe extern "C" fn zeKernelGetName_epilogue(params: *mut ze_kernel_get_name_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelGetName_epilogue(
+    params: *mut ze_kernel_get_name_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2457,42 +4086,72 @@ unsafe extern "C" fn zeKernelGetName_epilogue(params: *mut ze_kernel_get_name_pa
 }
 
 /// `zeSamplerCreate` (Level Zero API ID 110), before the call.
-unsafe extern "C" fn zeSamplerCreate_prologue(params: *mut ze_sampler_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeSamplerCreate_prologue(
+    params: *mut ze_sampler_create_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeSamplerCreate, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeSamplerCreate,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeSamplerCreate` (Level Zero API ID 110), after the call.
-unsafe extern "C" fn zeSamplerCreate_epilogue(params: *mut ze_sampler_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeSamplerCreate_epilogue(
+    params: *mut ze_sampler_create_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeSamplerDestroy` (Level Zero API ID 111), before the call.
-unsafe extern "C" fn zeSamplerDestroy_prologue(params: *mut ze_sampler_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeSamplerDestroy_prologue(
+    params: *mut ze_sampler_destroy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeSamplerDestroy, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeSamplerDestroy,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeSamplerDestroy` (Level Zero API ID 111), after the call.
-unsafe extern "C" fn zeSamplerDestroy_epilogue(params: *mut ze_sampler_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeSamplerDestroy_epilogue(
+    params: *mut ze_sampler_destroy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2501,242 +4160,392 @@ unsafe extern "C" fn zeSamplerDestroy_epilogue(params: *mut ze_sampler_destroy_p
 }
 
 /// `zePhysicalMemCreate` (Level Zero API ID 112), before the call.
-unsafe extern "C" fn zePhysicalMemCreate_prologue(params: *mut ze_physical_mem_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zePhysicalMemCreate_prologue(
+    params: *mut ze_physical_mem_create_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zePhysicalMemCreate, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zePhysicalMemCreate,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zePhysicalMemCreate` (Level Zero API ID 112), after the call.
-unsafe extern "C" fn zePhysicalMemCreate_epilogue(params: *mut ze_physical_mem_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zePhysicalMemCreate_epilogue(
+    params: *mut ze_physical_mem_create_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zePhysicalMemDestroy` (Level Zero API ID 113), before the call.
-unsafe extern "C" fn zePhysicalMemDestroy_prologue(params: *mut ze_physical_mem_destroy_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zePhysicalMemDestroy_prologue(
+    params: *mut ze_physical_mem_destroy_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zePhysicalMemDestroy, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zePhysicalMemDestroy,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zePhysicalMemDestroy` (Level Zero API ID 113), after the call.
-unsafe extern "C" fn zePhysicalMemDestroy_epilogue(params: *mut ze_physical_mem_destroy_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zePhysicalMemDestroy_epilogue(
+    params: *mut ze_physical_mem_destroy_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeVirtualMemReserve` (Level Zero API ID 114), before the call.
-unsafe extern "C" fn zeVirtualMemReserve_prologue(params: *mut ze_virtual_mem_reserve_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemReserve_prologue(
+    params: *mut ze_virtual_mem_reserve_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeVirtualMemReserve, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeVirtualMemReserve,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeVirtualMemReserve` (Level Zero API ID 114), after the call.
-unsafe extern "C" fn zeVirtualMemReserve_epilogue(params: *mut ze_virtual_mem_reserve_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemReserve_epilogue(
+    params: *mut ze_virtual_mem_reserve_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeVirtualMemFree` (Level Zero API ID 115), before the call.
-unsafe extern "C" fn zeVirtualMemFree_prologue(params: *mut ze_virtual_mem_free_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemFree_prologue(
+    params: *mut ze_virtual_mem_free_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeVirtualMemFree, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeVirtualMemFree,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeVirtualMemFree` (Level Zero API ID 115), after the call.
-unsafe extern "C" fn zeVirtualMemFree_epilogue(params: *mut ze_virtual_mem_free_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemFree_epilogue(
+    params: *mut ze_virtual_mem_free_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeVirtualMemQueryPageSize` (Level Zero API ID 116), before the call.
-unsafe extern "C" fn zeVirtualMemQueryPageSize_prologue(params: *mut ze_virtual_mem_query_page_size_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemQueryPageSize_prologue(
+    params: *mut ze_virtual_mem_query_page_size_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeVirtualMemQueryPageSize, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeVirtualMemQueryPageSize,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeVirtualMemQueryPageSize` (Level Zero API ID 116), after the call.
-unsafe extern "C" fn zeVirtualMemQueryPageSize_epilogue(params: *mut ze_virtual_mem_query_page_size_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemQueryPageSize_epilogue(
+    params: *mut ze_virtual_mem_query_page_size_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeVirtualMemMap` (Level Zero API ID 117), before the call.
-unsafe extern "C" fn zeVirtualMemMap_prologue(params: *mut ze_virtual_mem_map_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemMap_prologue(
+    params: *mut ze_virtual_mem_map_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeVirtualMemMap, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeVirtualMemMap,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeVirtualMemMap` (Level Zero API ID 117), after the call.
-unsafe extern "C" fn zeVirtualMemMap_epilogue(params: *mut ze_virtual_mem_map_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemMap_epilogue(
+    params: *mut ze_virtual_mem_map_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeVirtualMemUnmap` (Level Zero API ID 118), before the call.
-unsafe extern "C" fn zeVirtualMemUnmap_prologue(params: *mut ze_virtual_mem_unmap_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemUnmap_prologue(
+    params: *mut ze_virtual_mem_unmap_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeVirtualMemUnmap, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeVirtualMemUnmap,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeVirtualMemUnmap` (Level Zero API ID 118), after the call.
-unsafe extern "C" fn zeVirtualMemUnmap_epilogue(params: *mut ze_virtual_mem_unmap_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemUnmap_epilogue(
+    params: *mut ze_virtual_mem_unmap_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeVirtualMemSetAccessAttribute` (Level Zero API ID 119), before the call.
-unsafe extern "C" fn zeVirtualMemSetAccessAttribute_prologue(params: *mut ze_virtual_mem_set_access_attribute_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemSetAccessAttribute_prologue(
+    params: *mut ze_virtual_mem_set_access_attribute_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeVirtualMemSetAccessAttribute, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeVirtualMemSetAccessAttribute,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeVirtualMemSetAccessAttribute` (Level Zero API ID 119), after the call.
-unsafe extern "C" fn zeVirtualMemSetAccessAttribute_epilogue(params: *mut ze_virtual_mem_set_access_attribute_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemSetAccessAttribute_epilogue(
+    params: *mut ze_virtual_mem_set_access_attribute_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeVirtualMemGetAccessAttribute` (Level Zero API ID 120), before the call.
-unsafe extern "C" fn zeVirtualMemGetAccessAttribute_prologue(params: *mut ze_virtual_mem_get_access_attribute_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemGetAccessAttribute_prologue(
+    params: *mut ze_virtual_mem_get_access_attribute_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeVirtualMemGetAccessAttribute, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeVirtualMemGetAccessAttribute,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeVirtualMemGetAccessAttribute` (Level Zero API ID 120), after the call.
-unsafe extern "C" fn zeVirtualMemGetAccessAttribute_epilogue(params: *mut ze_virtual_mem_get_access_attribute_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeVirtualMemGetAccessAttribute_epilogue(
+    params: *mut ze_virtual_mem_get_access_attribute_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeInitDrivers` (Level Zero API ID 121), before the call.
-unsafe extern "C" fn zeInitDrivers_prologue(params: *mut ze_init_drivers_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeInitDrivers_prologue(
+    params: *mut ze_init_drivers_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeInitDrivers, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeInitDrivers,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeInitDrivers` (Level Zero API ID 121), after the call.
-unsafe extern "C" fn zeInitDrivers_epilogue(params: *mut ze_init_drivers_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeInitDrivers_epilogue(
+    params: *mut ze_init_drivers_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2745,17 +4554,32 @@ unsafe extern "C" fn zeInitDrivers_epilogue(params: *mut ze_init_drivers_params_
 }
 
 /// `zeRTASBuilderCreateExp` (Level Zero API ID 122), before the call.
-unsafe extern "C" fn zeRTASBuilderCreateExp_prologue(params: *mut ze_rtas_builder_create_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderCreateExp_prologue(
+    params: *mut ze_rtas_builder_create_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASBuilderCreateExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASBuilderCreateExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASBuilderCreateExp` (Level Zero API ID 122), after the call.
-unsafe extern "C" fn zeRTASBuilderCreateExp_epilogue(params: *mut ze_rtas_builder_create_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderCreateExp_epilogue(
+    params: *mut ze_rtas_builder_create_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2764,17 +4588,32 @@ unsafe extern "C" fn zeRTASBuilderCreateExp_epilogue(params: *mut ze_rtas_builde
 }
 
 /// `zeRTASBuilderGetBuildPropertiesExp` (Level Zero API ID 123), before the call.
-unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExp_prologue(params: *mut ze_rtas_builder_get_build_properties_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExp_prologue(
+    params: *mut ze_rtas_builder_get_build_properties_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASBuilderGetBuildPropertiesExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASBuilderGetBuildPropertiesExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASBuilderGetBuildPropertiesExp` (Level Zero API ID 123), after the call.
-unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExp_epilogue(params: *mut ze_rtas_builder_get_build_properties_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExp_epilogue(
+    params: *mut ze_rtas_builder_get_build_properties_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2783,17 +4622,32 @@ unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExp_epilogue(params: *mut ze
 }
 
 /// `zeRTASBuilderBuildExp` (Level Zero API ID 124), before the call.
-unsafe extern "C" fn zeRTASBuilderBuildExp_prologue(params: *mut ze_rtas_builder_build_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderBuildExp_prologue(
+    params: *mut ze_rtas_builder_build_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASBuilderBuildExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASBuilderBuildExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASBuilderBuildExp` (Level Zero API ID 124), after the call.
-unsafe extern "C" fn zeRTASBuilderBuildExp_epilogue(params: *mut ze_rtas_builder_build_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderBuildExp_epilogue(
+    params: *mut ze_rtas_builder_build_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2802,17 +4656,32 @@ unsafe extern "C" fn zeRTASBuilderBuildExp_epilogue(params: *mut ze_rtas_builder
 }
 
 /// `zeRTASBuilderDestroyExp` (Level Zero API ID 125), before the call.
-unsafe extern "C" fn zeRTASBuilderDestroyExp_prologue(params: *mut ze_rtas_builder_destroy_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderDestroyExp_prologue(
+    params: *mut ze_rtas_builder_destroy_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASBuilderDestroyExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASBuilderDestroyExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASBuilderDestroyExp` (Level Zero API ID 125), after the call.
-unsafe extern "C" fn zeRTASBuilderDestroyExp_epilogue(params: *mut ze_rtas_builder_destroy_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderDestroyExp_epilogue(
+    params: *mut ze_rtas_builder_destroy_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2821,17 +4690,32 @@ unsafe extern "C" fn zeRTASBuilderDestroyExp_epilogue(params: *mut ze_rtas_build
 }
 
 /// `zeRTASParallelOperationCreateExp` (Level Zero API ID 126), before the call.
-unsafe extern "C" fn zeRTASParallelOperationCreateExp_prologue(params: *mut ze_rtas_parallel_operation_create_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationCreateExp_prologue(
+    params: *mut ze_rtas_parallel_operation_create_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASParallelOperationCreateExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASParallelOperationCreateExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASParallelOperationCreateExp` (Level Zero API ID 126), after the call.
-unsafe extern "C" fn zeRTASParallelOperationCreateExp_epilogue(params: *mut ze_rtas_parallel_operation_create_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationCreateExp_epilogue(
+    params: *mut ze_rtas_parallel_operation_create_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2840,17 +4724,32 @@ unsafe extern "C" fn zeRTASParallelOperationCreateExp_epilogue(params: *mut ze_r
 }
 
 /// `zeRTASParallelOperationGetPropertiesExp` (Level Zero API ID 127), before the call.
-unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExp_prologue(params: *mut ze_rtas_parallel_operation_get_properties_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExp_prologue(
+    params: *mut ze_rtas_parallel_operation_get_properties_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASParallelOperationGetPropertiesExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASParallelOperationGetPropertiesExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASParallelOperationGetPropertiesExp` (Level Zero API ID 127), after the call.
-unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExp_epilogue(params: *mut ze_rtas_parallel_operation_get_properties_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExp_epilogue(
+    params: *mut ze_rtas_parallel_operation_get_properties_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2859,17 +4758,32 @@ unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExp_epilogue(params: *m
 }
 
 /// `zeRTASParallelOperationJoinExp` (Level Zero API ID 128), before the call.
-unsafe extern "C" fn zeRTASParallelOperationJoinExp_prologue(params: *mut ze_rtas_parallel_operation_join_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationJoinExp_prologue(
+    params: *mut ze_rtas_parallel_operation_join_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASParallelOperationJoinExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASParallelOperationJoinExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASParallelOperationJoinExp` (Level Zero API ID 128), after the call.
-unsafe extern "C" fn zeRTASParallelOperationJoinExp_epilogue(params: *mut ze_rtas_parallel_operation_join_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationJoinExp_epilogue(
+    params: *mut ze_rtas_parallel_operation_join_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2878,17 +4792,32 @@ unsafe extern "C" fn zeRTASParallelOperationJoinExp_epilogue(params: *mut ze_rta
 }
 
 /// `zeRTASParallelOperationDestroyExp` (Level Zero API ID 129), before the call.
-unsafe extern "C" fn zeRTASParallelOperationDestroyExp_prologue(params: *mut ze_rtas_parallel_operation_destroy_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationDestroyExp_prologue(
+    params: *mut ze_rtas_parallel_operation_destroy_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASParallelOperationDestroyExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASParallelOperationDestroyExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASParallelOperationDestroyExp` (Level Zero API ID 129), after the call.
-unsafe extern "C" fn zeRTASParallelOperationDestroyExp_epilogue(params: *mut ze_rtas_parallel_operation_destroy_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationDestroyExp_epilogue(
+    params: *mut ze_rtas_parallel_operation_destroy_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2897,17 +4826,32 @@ unsafe extern "C" fn zeRTASParallelOperationDestroyExp_epilogue(params: *mut ze_
 }
 
 /// `zeDriverGetExtensionFunctionAddress` (Level Zero API ID 130), before the call.
-unsafe extern "C" fn zeDriverGetExtensionFunctionAddress_prologue(params: *mut ze_driver_get_extension_function_address_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetExtensionFunctionAddress_prologue(
+    params: *mut ze_driver_get_extension_function_address_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDriverGetExtensionFunctionAddress, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDriverGetExtensionFunctionAddress,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDriverGetExtensionFunctionAddress` (Level Zero API ID 130), after the call.
-unsafe extern "C" fn zeDriverGetExtensionFunctionAddress_epilogue(params: *mut ze_driver_get_extension_function_address_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetExtensionFunctionAddress_epilogue(
+    params: *mut ze_driver_get_extension_function_address_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2917,17 +4861,32 @@ unsafe extern "C" fn zeDriverGetExtensionFunctionAddress_epilogue(params: *mut z
 }
 
 /// `zeDriverGetLastErrorDescription` (Level Zero API ID 131), before the call.
-unsafe extern "C" fn zeDriverGetLastErrorDescription_prologue(params: *mut ze_driver_get_last_error_description_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetLastErrorDescription_prologue(
+    params: *mut ze_driver_get_last_error_description_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDriverGetLastErrorDescription, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDriverGetLastErrorDescription,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDriverGetLastErrorDescription` (Level Zero API ID 131), after the call.
-unsafe extern "C" fn zeDriverGetLastErrorDescription_epilogue(params: *mut ze_driver_get_last_error_description_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetLastErrorDescription_epilogue(
+    params: *mut ze_driver_get_last_error_description_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2936,17 +4895,32 @@ unsafe extern "C" fn zeDriverGetLastErrorDescription_epilogue(params: *mut ze_dr
 }
 
 /// `zeDriverRTASFormatCompatibilityCheckExp` (Level Zero API ID 132), before the call.
-unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExp_prologue(params: *mut ze_driver_rtas_format_compatibility_check_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExp_prologue(
+    params: *mut ze_driver_rtas_format_compatibility_check_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDriverRTASFormatCompatibilityCheckExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDriverRTASFormatCompatibilityCheckExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDriverRTASFormatCompatibilityCheckExp` (Level Zero API ID 132), after the call.
-unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExp_epilogue(params: *mut ze_driver_rtas_format_compatibility_check_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExp_epilogue(
+    params: *mut ze_driver_rtas_format_compatibility_check_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2955,17 +4929,32 @@ unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExp_epilogue(params: *m
 }
 
 /// `zeDeviceGetGlobalTimestamps` (Level Zero API ID 133), before the call.
-unsafe extern "C" fn zeDeviceGetGlobalTimestamps_prologue(params: *mut ze_device_get_global_timestamps_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetGlobalTimestamps_prologue(
+    params: *mut ze_device_get_global_timestamps_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetGlobalTimestamps, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetGlobalTimestamps,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetGlobalTimestamps` (Level Zero API ID 133), after the call.
-unsafe extern "C" fn zeDeviceGetGlobalTimestamps_epilogue(params: *mut ze_device_get_global_timestamps_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetGlobalTimestamps_epilogue(
+    params: *mut ze_device_get_global_timestamps_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2974,17 +4963,32 @@ unsafe extern "C" fn zeDeviceGetGlobalTimestamps_epilogue(params: *mut ze_device
 }
 
 /// `zeDeviceImportExternalSemaphoreExt` (Level Zero API ID 134), before the call.
-unsafe extern "C" fn zeDeviceImportExternalSemaphoreExt_prologue(params: *mut ze_device_import_external_semaphore_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceImportExternalSemaphoreExt_prologue(
+    params: *mut ze_device_import_external_semaphore_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceImportExternalSemaphoreExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceImportExternalSemaphoreExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceImportExternalSemaphoreExt` (Level Zero API ID 134), after the call.
-unsafe extern "C" fn zeDeviceImportExternalSemaphoreExt_epilogue(params: *mut ze_device_import_external_semaphore_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceImportExternalSemaphoreExt_epilogue(
+    params: *mut ze_device_import_external_semaphore_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -2993,17 +4997,32 @@ unsafe extern "C" fn zeDeviceImportExternalSemaphoreExt_epilogue(params: *mut ze
 }
 
 /// `zeDeviceReleaseExternalSemaphoreExt` (Level Zero API ID 135), before the call.
-unsafe extern "C" fn zeDeviceReleaseExternalSemaphoreExt_prologue(params: *mut ze_device_release_external_semaphore_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceReleaseExternalSemaphoreExt_prologue(
+    params: *mut ze_device_release_external_semaphore_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceReleaseExternalSemaphoreExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceReleaseExternalSemaphoreExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceReleaseExternalSemaphoreExt` (Level Zero API ID 135), after the call.
-unsafe extern "C" fn zeDeviceReleaseExternalSemaphoreExt_epilogue(params: *mut ze_device_release_external_semaphore_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceReleaseExternalSemaphoreExt_epilogue(
+    params: *mut ze_device_release_external_semaphore_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3012,17 +5031,32 @@ unsafe extern "C" fn zeDeviceReleaseExternalSemaphoreExt_epilogue(params: *mut z
 }
 
 /// `zeDeviceReserveCacheExt` (Level Zero API ID 136), before the call.
-unsafe extern "C" fn zeDeviceReserveCacheExt_prologue(params: *mut ze_device_reserve_cache_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceReserveCacheExt_prologue(
+    params: *mut ze_device_reserve_cache_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceReserveCacheExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceReserveCacheExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceReserveCacheExt` (Level Zero API ID 136), after the call.
-unsafe extern "C" fn zeDeviceReserveCacheExt_epilogue(params: *mut ze_device_reserve_cache_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceReserveCacheExt_epilogue(
+    params: *mut ze_device_reserve_cache_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3031,17 +5065,32 @@ unsafe extern "C" fn zeDeviceReserveCacheExt_epilogue(params: *mut ze_device_res
 }
 
 /// `zeDeviceSetCacheAdviceExt` (Level Zero API ID 137), before the call.
-unsafe extern "C" fn zeDeviceSetCacheAdviceExt_prologue(params: *mut ze_device_set_cache_advice_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceSetCacheAdviceExt_prologue(
+    params: *mut ze_device_set_cache_advice_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceSetCacheAdviceExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceSetCacheAdviceExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceSetCacheAdviceExt` (Level Zero API ID 137), after the call.
-unsafe extern "C" fn zeDeviceSetCacheAdviceExt_epilogue(params: *mut ze_device_set_cache_advice_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceSetCacheAdviceExt_epilogue(
+    params: *mut ze_device_set_cache_advice_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3050,17 +5099,32 @@ unsafe extern "C" fn zeDeviceSetCacheAdviceExt_epilogue(params: *mut ze_device_s
 }
 
 /// `zeDevicePciGetPropertiesExt` (Level Zero API ID 138), before the call.
-unsafe extern "C" fn zeDevicePciGetPropertiesExt_prologue(params: *mut ze_device_pci_get_properties_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDevicePciGetPropertiesExt_prologue(
+    params: *mut ze_device_pci_get_properties_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDevicePciGetPropertiesExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDevicePciGetPropertiesExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDevicePciGetPropertiesExt` (Level Zero API ID 138), after the call.
-unsafe extern "C" fn zeDevicePciGetPropertiesExt_epilogue(params: *mut ze_device_pci_get_properties_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDevicePciGetPropertiesExt_epilogue(
+    params: *mut ze_device_pci_get_properties_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3069,17 +5133,32 @@ unsafe extern "C" fn zeDevicePciGetPropertiesExt_epilogue(params: *mut ze_device
 }
 
 /// `zeDeviceGetFabricVertexExp` (Level Zero API ID 139), before the call.
-unsafe extern "C" fn zeDeviceGetFabricVertexExp_prologue(params: *mut ze_device_get_fabric_vertex_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetFabricVertexExp_prologue(
+    params: *mut ze_device_get_fabric_vertex_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetFabricVertexExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetFabricVertexExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetFabricVertexExp` (Level Zero API ID 139), after the call.
-unsafe extern "C" fn zeDeviceGetFabricVertexExp_epilogue(params: *mut ze_device_get_fabric_vertex_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetFabricVertexExp_epilogue(
+    params: *mut ze_device_get_fabric_vertex_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3088,17 +5167,32 @@ unsafe extern "C" fn zeDeviceGetFabricVertexExp_epilogue(params: *mut ze_device_
 }
 
 /// `zeDeviceGetRootDevice` (Level Zero API ID 140), before the call.
-unsafe extern "C" fn zeDeviceGetRootDevice_prologue(params: *mut ze_device_get_root_device_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetRootDevice_prologue(
+    params: *mut ze_device_get_root_device_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetRootDevice, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetRootDevice,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetRootDevice` (Level Zero API ID 140), after the call.
-unsafe extern "C" fn zeDeviceGetRootDevice_epilogue(params: *mut ze_device_get_root_device_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetRootDevice_epilogue(
+    params: *mut ze_device_get_root_device_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3107,17 +5201,32 @@ unsafe extern "C" fn zeDeviceGetRootDevice_epilogue(params: *mut ze_device_get_r
 }
 
 /// `zeContextCreateEx` (Level Zero API ID 141), before the call.
-unsafe extern "C" fn zeContextCreateEx_prologue(params: *mut ze_context_create_ex_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextCreateEx_prologue(
+    params: *mut ze_context_create_ex_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeContextCreateEx, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeContextCreateEx,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeContextCreateEx` (Level Zero API ID 141), after the call.
-unsafe extern "C" fn zeContextCreateEx_epilogue(params: *mut ze_context_create_ex_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeContextCreateEx_epilogue(
+    params: *mut ze_context_create_ex_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3126,347 +5235,557 @@ unsafe extern "C" fn zeContextCreateEx_epilogue(params: *mut ze_context_create_e
 }
 
 /// `zeCommandQueueGetOrdinal` (Level Zero API ID 142), before the call.
-unsafe extern "C" fn zeCommandQueueGetOrdinal_prologue(params: *mut ze_command_queue_get_ordinal_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueGetOrdinal_prologue(
+    params: *mut ze_command_queue_get_ordinal_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandQueueGetOrdinal, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::queue_context(*p.phCommandQueue) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandQueueGetOrdinal,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::queue_context(*p.phCommandQueue) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandQueueGetOrdinal` (Level Zero API ID 142), after the call.
-unsafe extern "C" fn zeCommandQueueGetOrdinal_epilogue(params: *mut ze_command_queue_get_ordinal_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueGetOrdinal_epilogue(
+    params: *mut ze_command_queue_get_ordinal_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::queue_context(*p.phCommandQueue) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::queue_context(*p.phCommandQueue) }
+        });
     });
 }
 
 /// `zeCommandQueueGetIndex` (Level Zero API ID 143), before the call.
-unsafe extern "C" fn zeCommandQueueGetIndex_prologue(params: *mut ze_command_queue_get_index_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueGetIndex_prologue(
+    params: *mut ze_command_queue_get_index_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandQueueGetIndex, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::queue_context(*p.phCommandQueue) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandQueueGetIndex,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::queue_context(*p.phCommandQueue) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandQueueGetIndex` (Level Zero API ID 143), after the call.
-unsafe extern "C" fn zeCommandQueueGetIndex_epilogue(params: *mut ze_command_queue_get_index_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueGetIndex_epilogue(
+    params: *mut ze_command_queue_get_index_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::queue_context(*p.phCommandQueue) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::queue_context(*p.phCommandQueue) }
+        });
     });
 }
 
 /// `zeCommandListGetNextCommandIdWithKernelsExp` (Level Zero API ID 144), before the call.
-unsafe extern "C" fn zeCommandListGetNextCommandIdWithKernelsExp_prologue(params: *mut ze_command_list_get_next_command_id_with_kernels_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetNextCommandIdWithKernelsExp_prologue(
+    params: *mut ze_command_list_get_next_command_id_with_kernels_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListGetNextCommandIdWithKernelsExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListGetNextCommandIdWithKernelsExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListGetNextCommandIdWithKernelsExp` (Level Zero API ID 144), after the call.
-unsafe extern "C" fn zeCommandListGetNextCommandIdWithKernelsExp_epilogue(params: *mut ze_command_list_get_next_command_id_with_kernels_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetNextCommandIdWithKernelsExp_epilogue(
+    params: *mut ze_command_list_get_next_command_id_with_kernels_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListGetNextCommandIdWithKernelsExp(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListUpdateMutableCommandKernelsExp` (Level Zero API ID 145), before the call.
-unsafe extern "C" fn zeCommandListUpdateMutableCommandKernelsExp_prologue(params: *mut ze_command_list_update_mutable_command_kernels_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListUpdateMutableCommandKernelsExp_prologue(
+    params: *mut ze_command_list_update_mutable_command_kernels_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListUpdateMutableCommandKernelsExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListUpdateMutableCommandKernelsExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListUpdateMutableCommandKernelsExp` (Level Zero API ID 145), after the call.
-unsafe extern "C" fn zeCommandListUpdateMutableCommandKernelsExp_epilogue(params: *mut ze_command_list_update_mutable_command_kernels_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListUpdateMutableCommandKernelsExp_epilogue(
+    params: *mut ze_command_list_update_mutable_command_kernels_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListUpdateMutableCommandKernelsExp(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendSignalExternalSemaphoreExt` (Level Zero API ID 146), before the call.
-unsafe extern "C" fn zeCommandListAppendSignalExternalSemaphoreExt_prologue(params: *mut ze_command_list_append_signal_external_semaphore_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendSignalExternalSemaphoreExt_prologue(
+    params: *mut ze_command_list_append_signal_external_semaphore_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendSignalExternalSemaphoreExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendSignalExternalSemaphoreExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendSignalExternalSemaphoreExt` (Level Zero API ID 146), after the call.
-unsafe extern "C" fn zeCommandListAppendSignalExternalSemaphoreExt_epilogue(params: *mut ze_command_list_append_signal_external_semaphore_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendSignalExternalSemaphoreExt_epilogue(
+    params: *mut ze_command_list_append_signal_external_semaphore_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendWaitExternalSemaphoreExt` (Level Zero API ID 147), before the call.
-unsafe extern "C" fn zeCommandListAppendWaitExternalSemaphoreExt_prologue(params: *mut ze_command_list_append_wait_external_semaphore_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendWaitExternalSemaphoreExt_prologue(
+    params: *mut ze_command_list_append_wait_external_semaphore_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendWaitExternalSemaphoreExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendWaitExternalSemaphoreExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendWaitExternalSemaphoreExt` (Level Zero API ID 147), after the call.
-unsafe extern "C" fn zeCommandListAppendWaitExternalSemaphoreExt_epilogue(params: *mut ze_command_list_append_wait_external_semaphore_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendWaitExternalSemaphoreExt_epilogue(
+    params: *mut ze_command_list_append_wait_external_semaphore_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendImageCopyToMemoryExt` (Level Zero API ID 148), before the call.
-unsafe extern "C" fn zeCommandListAppendImageCopyToMemoryExt_prologue(params: *mut ze_command_list_append_image_copy_to_memory_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendImageCopyToMemoryExt_prologue(
+    params: *mut ze_command_list_append_image_copy_to_memory_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendImageCopyToMemoryExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendImageCopyToMemoryExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendImageCopyToMemoryExt` (Level Zero API ID 148), after the call.
-unsafe extern "C" fn zeCommandListAppendImageCopyToMemoryExt_epilogue(params: *mut ze_command_list_append_image_copy_to_memory_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendImageCopyToMemoryExt_epilogue(
+    params: *mut ze_command_list_append_image_copy_to_memory_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendImageCopyFromMemoryExt` (Level Zero API ID 149), before the call.
-unsafe extern "C" fn zeCommandListAppendImageCopyFromMemoryExt_prologue(params: *mut ze_command_list_append_image_copy_from_memory_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendImageCopyFromMemoryExt_prologue(
+    params: *mut ze_command_list_append_image_copy_from_memory_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendImageCopyFromMemoryExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendImageCopyFromMemoryExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListAppendImageCopyFromMemoryExt` (Level Zero API ID 149), after the call.
-unsafe extern "C" fn zeCommandListAppendImageCopyFromMemoryExt_epilogue(params: *mut ze_command_list_append_image_copy_from_memory_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendImageCopyFromMemoryExt_epilogue(
+    params: *mut ze_command_list_append_image_copy_from_memory_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListHostSynchronize` (Level Zero API ID 150), before the call.
-unsafe extern "C" fn zeCommandListHostSynchronize_prologue(params: *mut ze_command_list_host_synchronize_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListHostSynchronize_prologue(
+    params: *mut ze_command_list_host_synchronize_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListHostSynchronize, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListHostSynchronize,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListHostSynchronize(p, token);
         token
     });
 }
 
 /// `zeCommandListHostSynchronize` (Level Zero API ID 150), after the call.
-unsafe extern "C" fn zeCommandListHostSynchronize_epilogue(params: *mut ze_command_list_host_synchronize_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListHostSynchronize_epilogue(
+    params: *mut ze_command_list_host_synchronize_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListHostSynchronize(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListCreateCloneExp` (Level Zero API ID 151), before the call.
-unsafe extern "C" fn zeCommandListCreateCloneExp_prologue(params: *mut ze_command_list_create_clone_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListCreateCloneExp_prologue(
+    params: *mut ze_command_list_create_clone_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListCreateCloneExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListCreateCloneExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListCreateCloneExp` (Level Zero API ID 151), after the call.
-unsafe extern "C" fn zeCommandListCreateCloneExp_epilogue(params: *mut ze_command_list_create_clone_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListCreateCloneExp_epilogue(
+    params: *mut ze_command_list_create_clone_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListCreateCloneExp(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListGetDeviceHandle` (Level Zero API ID 152), before the call.
-unsafe extern "C" fn zeCommandListGetDeviceHandle_prologue(params: *mut ze_command_list_get_device_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetDeviceHandle_prologue(
+    params: *mut ze_command_list_get_device_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListGetDeviceHandle, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListGetDeviceHandle,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListGetDeviceHandle` (Level Zero API ID 152), after the call.
-unsafe extern "C" fn zeCommandListGetDeviceHandle_epilogue(params: *mut ze_command_list_get_device_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetDeviceHandle_epilogue(
+    params: *mut ze_command_list_get_device_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListGetContextHandle` (Level Zero API ID 153), before the call.
-unsafe extern "C" fn zeCommandListGetContextHandle_prologue(params: *mut ze_command_list_get_context_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetContextHandle_prologue(
+    params: *mut ze_command_list_get_context_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListGetContextHandle, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListGetContextHandle,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListGetContextHandle` (Level Zero API ID 153), after the call.
-unsafe extern "C" fn zeCommandListGetContextHandle_epilogue(params: *mut ze_command_list_get_context_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetContextHandle_epilogue(
+    params: *mut ze_command_list_get_context_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListGetOrdinal` (Level Zero API ID 154), before the call.
-unsafe extern "C" fn zeCommandListGetOrdinal_prologue(params: *mut ze_command_list_get_ordinal_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetOrdinal_prologue(
+    params: *mut ze_command_list_get_ordinal_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListGetOrdinal, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListGetOrdinal,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListGetOrdinal` (Level Zero API ID 154), after the call.
-unsafe extern "C" fn zeCommandListGetOrdinal_epilogue(params: *mut ze_command_list_get_ordinal_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetOrdinal_epilogue(
+    params: *mut ze_command_list_get_ordinal_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListImmediateGetIndex` (Level Zero API ID 155), before the call.
-unsafe extern "C" fn zeCommandListImmediateGetIndex_prologue(params: *mut ze_command_list_immediate_get_index_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListImmediateGetIndex_prologue(
+    params: *mut ze_command_list_immediate_get_index_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListImmediateGetIndex, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeCommandListImmediateGetIndex,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListImmediateGetIndex` (Level Zero API ID 155), after the call.
-unsafe extern "C" fn zeCommandListImmediateGetIndex_epilogue(params: *mut ze_command_list_immediate_get_index_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListImmediateGetIndex_epilogue(
+    params: *mut ze_command_list_immediate_get_index_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3475,43 +5794,73 @@ unsafe extern "C" fn zeCommandListImmediateGetIndex_epilogue(params: *mut ze_com
 }
 
 /// `zeCommandListIsImmediate` (Level Zero API ID 156), before the call.
-unsafe extern "C" fn zeCommandListIsImmediate_prologue(params: *mut ze_command_list_is_immediate_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListIsImmediate_prologue(
+    params: *mut ze_command_list_is_immediate_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListIsImmediate, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListIsImmediate,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListIsImmediate` (Level Zero API ID 156), after the call.
-unsafe extern "C" fn zeCommandListIsImmediate_epilogue(params: *mut ze_command_list_is_immediate_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListIsImmediate_epilogue(
+    params: *mut ze_command_list_is_immediate_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListImmediateAppendCommandListsExp` (Level Zero API ID 157), before the call.
-unsafe extern "C" fn zeCommandListImmediateAppendCommandListsExp_prologue(params: *mut ze_command_list_immediate_append_command_lists_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListImmediateAppendCommandListsExp_prologue(
+    params: *mut ze_command_list_immediate_append_command_lists_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListImmediateAppendCommandListsExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeCommandListImmediateAppendCommandListsExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeCommandListImmediateAppendCommandListsExp(p, token);
         token
     });
 }
 
 /// `zeCommandListImmediateAppendCommandListsExp` (Level Zero API ID 157), after the call.
-unsafe extern "C" fn zeCommandListImmediateAppendCommandListsExp_epilogue(params: *mut ze_command_list_immediate_append_command_lists_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListImmediateAppendCommandListsExp_epilogue(
+    params: *mut ze_command_list_immediate_append_command_lists_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3521,121 +5870,196 @@ unsafe extern "C" fn zeCommandListImmediateAppendCommandListsExp_epilogue(params
 }
 
 /// `zeCommandListGetNextCommandIdExp` (Level Zero API ID 158), before the call.
-unsafe extern "C" fn zeCommandListGetNextCommandIdExp_prologue(params: *mut ze_command_list_get_next_command_id_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetNextCommandIdExp_prologue(
+    params: *mut ze_command_list_get_next_command_id_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListGetNextCommandIdExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListGetNextCommandIdExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListGetNextCommandIdExp` (Level Zero API ID 158), after the call.
-unsafe extern "C" fn zeCommandListGetNextCommandIdExp_epilogue(params: *mut ze_command_list_get_next_command_id_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetNextCommandIdExp_epilogue(
+    params: *mut ze_command_list_get_next_command_id_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListGetNextCommandIdExp(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListUpdateMutableCommandsExp` (Level Zero API ID 159), before the call.
-unsafe extern "C" fn zeCommandListUpdateMutableCommandsExp_prologue(params: *mut ze_command_list_update_mutable_commands_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListUpdateMutableCommandsExp_prologue(
+    params: *mut ze_command_list_update_mutable_commands_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListUpdateMutableCommandsExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListUpdateMutableCommandsExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListUpdateMutableCommandsExp` (Level Zero API ID 159), after the call.
-unsafe extern "C" fn zeCommandListUpdateMutableCommandsExp_epilogue(params: *mut ze_command_list_update_mutable_commands_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListUpdateMutableCommandsExp_epilogue(
+    params: *mut ze_command_list_update_mutable_commands_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListUpdateMutableCommandsExp(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListUpdateMutableCommandSignalEventExp` (Level Zero API ID 160), before the call.
-unsafe extern "C" fn zeCommandListUpdateMutableCommandSignalEventExp_prologue(params: *mut ze_command_list_update_mutable_command_signal_event_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListUpdateMutableCommandSignalEventExp_prologue(
+    params: *mut ze_command_list_update_mutable_command_signal_event_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListUpdateMutableCommandSignalEventExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListUpdateMutableCommandSignalEventExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListUpdateMutableCommandSignalEventExp(p, token);
         token
     });
 }
 
 /// `zeCommandListUpdateMutableCommandSignalEventExp` (Level Zero API ID 160), after the call.
-unsafe extern "C" fn zeCommandListUpdateMutableCommandSignalEventExp_epilogue(params: *mut ze_command_list_update_mutable_command_signal_event_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListUpdateMutableCommandSignalEventExp_epilogue(
+    params: *mut ze_command_list_update_mutable_command_signal_event_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListUpdateMutableCommandSignalEventExp(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListUpdateMutableCommandWaitEventsExp` (Level Zero API ID 161), before the call.
-unsafe extern "C" fn zeCommandListUpdateMutableCommandWaitEventsExp_prologue(params: *mut ze_command_list_update_mutable_command_wait_events_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListUpdateMutableCommandWaitEventsExp_prologue(
+    params: *mut ze_command_list_update_mutable_command_wait_events_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListUpdateMutableCommandWaitEventsExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListUpdateMutableCommandWaitEventsExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListUpdateMutableCommandWaitEventsExp` (Level Zero API ID 161), after the call.
-unsafe extern "C" fn zeCommandListUpdateMutableCommandWaitEventsExp_epilogue(params: *mut ze_command_list_update_mutable_command_wait_events_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListUpdateMutableCommandWaitEventsExp_epilogue(
+    params: *mut ze_command_list_update_mutable_command_wait_events_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeEventQueryTimestampsExp` (Level Zero API ID 162), before the call.
-unsafe extern "C" fn zeEventQueryTimestampsExp_prologue(params: *mut ze_event_query_timestamps_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventQueryTimestampsExp_prologue(
+    params: *mut ze_event_query_timestamps_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventQueryTimestampsExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventQueryTimestampsExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventQueryTimestampsExp` (Level Zero API ID 162), after the call.
-unsafe extern "C" fn zeEventQueryTimestampsExp_epilogue(params: *mut ze_event_query_timestamps_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventQueryTimestampsExp_epilogue(
+    params: *mut ze_event_query_timestamps_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3644,18 +6068,33 @@ unsafe extern "C" fn zeEventQueryTimestampsExp_epilogue(params: *mut ze_event_qu
 }
 
 /// `zeEventQueryKernelTimestampsExt` (Level Zero API ID 163), before the call.
-unsafe extern "C" fn zeEventQueryKernelTimestampsExt_prologue(params: *mut ze_event_query_kernel_timestamps_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventQueryKernelTimestampsExt_prologue(
+    params: *mut ze_event_query_kernel_timestamps_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventQueryKernelTimestampsExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventQueryKernelTimestampsExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeEventQueryKernelTimestampsExt(p, token);
         token
     });
 }
 
 /// `zeEventQueryKernelTimestampsExt` (Level Zero API ID 163), after the call.
-unsafe extern "C" fn zeEventQueryKernelTimestampsExt_epilogue(params: *mut ze_event_query_kernel_timestamps_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventQueryKernelTimestampsExt_epilogue(
+    params: *mut ze_event_query_kernel_timestamps_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3665,17 +6104,32 @@ unsafe extern "C" fn zeEventQueryKernelTimestampsExt_epilogue(params: *mut ze_ev
 }
 
 /// `zeEventGetEventPool` (Level Zero API ID 164), before the call.
-unsafe extern "C" fn zeEventGetEventPool_prologue(params: *mut ze_event_get_event_pool_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventGetEventPool_prologue(
+    params: *mut ze_event_get_event_pool_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventGetEventPool, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventGetEventPool,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventGetEventPool` (Level Zero API ID 164), after the call.
-unsafe extern "C" fn zeEventGetEventPool_epilogue(params: *mut ze_event_get_event_pool_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventGetEventPool_epilogue(
+    params: *mut ze_event_get_event_pool_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3684,17 +6138,32 @@ unsafe extern "C" fn zeEventGetEventPool_epilogue(params: *mut ze_event_get_even
 }
 
 /// `zeEventGetSignalScope` (Level Zero API ID 165), before the call.
-unsafe extern "C" fn zeEventGetSignalScope_prologue(params: *mut ze_event_get_signal_scope_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventGetSignalScope_prologue(
+    params: *mut ze_event_get_signal_scope_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventGetSignalScope, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventGetSignalScope,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventGetSignalScope` (Level Zero API ID 165), after the call.
-unsafe extern "C" fn zeEventGetSignalScope_epilogue(params: *mut ze_event_get_signal_scope_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventGetSignalScope_epilogue(
+    params: *mut ze_event_get_signal_scope_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3703,17 +6172,32 @@ unsafe extern "C" fn zeEventGetSignalScope_epilogue(params: *mut ze_event_get_si
 }
 
 /// `zeEventGetWaitScope` (Level Zero API ID 166), before the call.
-unsafe extern "C" fn zeEventGetWaitScope_prologue(params: *mut ze_event_get_wait_scope_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventGetWaitScope_prologue(
+    params: *mut ze_event_get_wait_scope_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventGetWaitScope, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventGetWaitScope,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventGetWaitScope` (Level Zero API ID 166), after the call.
-unsafe extern "C" fn zeEventGetWaitScope_epilogue(params: *mut ze_event_get_wait_scope_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventGetWaitScope_epilogue(
+    params: *mut ze_event_get_wait_scope_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3722,42 +6206,72 @@ unsafe extern "C" fn zeEventGetWaitScope_epilogue(params: *mut ze_event_get_wait
 }
 
 /// `zeEventPoolPutIpcHandle` (Level Zero API ID 167), before the call.
-unsafe extern "C" fn zeEventPoolPutIpcHandle_prologue(params: *mut ze_event_pool_put_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolPutIpcHandle_prologue(
+    params: *mut ze_event_pool_put_ipc_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventPoolPutIpcHandle, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeEventPoolPutIpcHandle,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventPoolPutIpcHandle` (Level Zero API ID 167), after the call.
-unsafe extern "C" fn zeEventPoolPutIpcHandle_epilogue(params: *mut ze_event_pool_put_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolPutIpcHandle_epilogue(
+    params: *mut ze_event_pool_put_ipc_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeEventPoolGetContextHandle` (Level Zero API ID 168), before the call.
-unsafe extern "C" fn zeEventPoolGetContextHandle_prologue(params: *mut ze_event_pool_get_context_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolGetContextHandle_prologue(
+    params: *mut ze_event_pool_get_context_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventPoolGetContextHandle, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventPoolGetContextHandle,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventPoolGetContextHandle` (Level Zero API ID 168), after the call.
-unsafe extern "C" fn zeEventPoolGetContextHandle_epilogue(params: *mut ze_event_pool_get_context_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolGetContextHandle_epilogue(
+    params: *mut ze_event_pool_get_context_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3766,17 +6280,32 @@ unsafe extern "C" fn zeEventPoolGetContextHandle_epilogue(params: *mut ze_event_
 }
 
 /// `zeEventPoolGetFlags` (Level Zero API ID 169), before the call.
-unsafe extern "C" fn zeEventPoolGetFlags_prologue(params: *mut ze_event_pool_get_flags_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolGetFlags_prologue(
+    params: *mut ze_event_pool_get_flags_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventPoolGetFlags, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventPoolGetFlags,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventPoolGetFlags` (Level Zero API ID 169), after the call.
-unsafe extern "C" fn zeEventPoolGetFlags_epilogue(params: *mut ze_event_pool_get_flags_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventPoolGetFlags_epilogue(
+    params: *mut ze_event_pool_get_flags_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3786,17 +6315,32 @@ unsafe extern "C" fn zeEventPoolGetFlags_epilogue(params: *mut ze_event_pool_get
 }
 
 /// `zeImageGetMemoryPropertiesExp` (Level Zero API ID 170), before the call.
-unsafe extern "C" fn zeImageGetMemoryPropertiesExp_prologue(params: *mut ze_image_get_memory_properties_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageGetMemoryPropertiesExp_prologue(
+    params: *mut ze_image_get_memory_properties_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeImageGetMemoryPropertiesExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeImageGetMemoryPropertiesExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeImageGetMemoryPropertiesExp` (Level Zero API ID 170), after the call.
-unsafe extern "C" fn zeImageGetMemoryPropertiesExp_epilogue(params: *mut ze_image_get_memory_properties_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageGetMemoryPropertiesExp_epilogue(
+    params: *mut ze_image_get_memory_properties_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3805,92 +6349,152 @@ unsafe extern "C" fn zeImageGetMemoryPropertiesExp_epilogue(params: *mut ze_imag
 }
 
 /// `zeImageViewCreateExp` (Level Zero API ID 171), before the call.
-unsafe extern "C" fn zeImageViewCreateExp_prologue(params: *mut ze_image_view_create_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageViewCreateExp_prologue(
+    params: *mut ze_image_view_create_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeImageViewCreateExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeImageViewCreateExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeImageViewCreateExp` (Level Zero API ID 171), after the call.
-unsafe extern "C" fn zeImageViewCreateExp_epilogue(params: *mut ze_image_view_create_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageViewCreateExp_epilogue(
+    params: *mut ze_image_view_create_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeImageGetAllocPropertiesExt` (Level Zero API ID 172), before the call.
-unsafe extern "C" fn zeImageGetAllocPropertiesExt_prologue(params: *mut ze_image_get_alloc_properties_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageGetAllocPropertiesExt_prologue(
+    params: *mut ze_image_get_alloc_properties_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeImageGetAllocPropertiesExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeImageGetAllocPropertiesExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeImageGetAllocPropertiesExt` (Level Zero API ID 172), after the call.
-unsafe extern "C" fn zeImageGetAllocPropertiesExt_epilogue(params: *mut ze_image_get_alloc_properties_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageGetAllocPropertiesExt_epilogue(
+    params: *mut ze_image_get_alloc_properties_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeImageViewCreateExt` (Level Zero API ID 173), before the call.
-unsafe extern "C" fn zeImageViewCreateExt_prologue(params: *mut ze_image_view_create_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageViewCreateExt_prologue(
+    params: *mut ze_image_view_create_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeImageViewCreateExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeImageViewCreateExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeImageViewCreateExt` (Level Zero API ID 173), after the call.
-unsafe extern "C" fn zeImageViewCreateExt_epilogue(params: *mut ze_image_view_create_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageViewCreateExt_epilogue(
+    params: *mut ze_image_view_create_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeImageGetDeviceOffsetExp` (Level Zero API ID 174), before the call.
-unsafe extern "C" fn zeImageGetDeviceOffsetExp_prologue(params: *mut ze_image_get_device_offset_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageGetDeviceOffsetExp_prologue(
+    params: *mut ze_image_get_device_offset_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeImageGetDeviceOffsetExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeImageGetDeviceOffsetExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeImageGetDeviceOffsetExp` (Level Zero API ID 174), after the call.
-unsafe extern "C" fn zeImageGetDeviceOffsetExp_epilogue(params: *mut ze_image_get_device_offset_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeImageGetDeviceOffsetExp_epilogue(
+    params: *mut ze_image_get_device_offset_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3899,17 +6503,32 @@ unsafe extern "C" fn zeImageGetDeviceOffsetExp_epilogue(params: *mut ze_image_ge
 }
 
 /// `zeKernelSetGlobalOffsetExp` (Level Zero API ID 175), before the call.
-unsafe extern "C" fn zeKernelSetGlobalOffsetExp_prologue(params: *mut ze_kernel_set_global_offset_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSetGlobalOffsetExp_prologue(
+    params: *mut ze_kernel_set_global_offset_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelSetGlobalOffsetExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelSetGlobalOffsetExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelSetGlobalOffsetExp` (Level Zero API ID 175), after the call.
-unsafe extern "C" fn zeKernelSetGlobalOffsetExp_epilogue(params: *mut ze_kernel_set_global_offset_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSetGlobalOffsetExp_epilogue(
+    params: *mut ze_kernel_set_global_offset_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3918,17 +6537,32 @@ unsafe extern "C" fn zeKernelSetGlobalOffsetExp_epilogue(params: *mut ze_kernel_
 }
 
 /// `zeKernelGetBinaryExp` (Level Zero API ID 176), before the call.
-unsafe extern "C" fn zeKernelGetBinaryExp_prologue(params: *mut ze_kernel_get_binary_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelGetBinaryExp_prologue(
+    params: *mut ze_kernel_get_binary_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelGetBinaryExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelGetBinaryExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelGetBinaryExp` (Level Zero API ID 176), after the call.
-unsafe extern "C" fn zeKernelGetBinaryExp_epilogue(params: *mut ze_kernel_get_binary_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelGetBinaryExp_epilogue(
+    params: *mut ze_kernel_get_binary_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3937,17 +6571,32 @@ unsafe extern "C" fn zeKernelGetBinaryExp_epilogue(params: *mut ze_kernel_get_bi
 }
 
 /// `zeKernelSchedulingHintExp` (Level Zero API ID 177), before the call.
-unsafe extern "C" fn zeKernelSchedulingHintExp_prologue(params: *mut ze_kernel_scheduling_hint_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSchedulingHintExp_prologue(
+    params: *mut ze_kernel_scheduling_hint_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelSchedulingHintExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelSchedulingHintExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelSchedulingHintExp` (Level Zero API ID 177), after the call.
-unsafe extern "C" fn zeKernelSchedulingHintExp_epilogue(params: *mut ze_kernel_scheduling_hint_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelSchedulingHintExp_epilogue(
+    params: *mut ze_kernel_scheduling_hint_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -3956,192 +6605,312 @@ unsafe extern "C" fn zeKernelSchedulingHintExp_epilogue(params: *mut ze_kernel_s
 }
 
 /// `zeMemFreeExt` (Level Zero API ID 178), before the call.
-unsafe extern "C" fn zeMemFreeExt_prologue(params: *mut ze_mem_free_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemFreeExt_prologue(
+    params: *mut ze_mem_free_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemFreeExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemFreeExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemFreeExt` (Level Zero API ID 178), after the call.
-unsafe extern "C" fn zeMemFreeExt_epilogue(params: *mut ze_mem_free_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemFreeExt_epilogue(
+    params: *mut ze_mem_free_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemGetIpcHandleFromFileDescriptorExp` (Level Zero API ID 179), before the call.
-unsafe extern "C" fn zeMemGetIpcHandleFromFileDescriptorExp_prologue(params: *mut ze_mem_get_ipc_handle_from_file_descriptor_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetIpcHandleFromFileDescriptorExp_prologue(
+    params: *mut ze_mem_get_ipc_handle_from_file_descriptor_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemGetIpcHandleFromFileDescriptorExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemGetIpcHandleFromFileDescriptorExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemGetIpcHandleFromFileDescriptorExp` (Level Zero API ID 179), after the call.
-unsafe extern "C" fn zeMemGetIpcHandleFromFileDescriptorExp_epilogue(params: *mut ze_mem_get_ipc_handle_from_file_descriptor_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetIpcHandleFromFileDescriptorExp_epilogue(
+    params: *mut ze_mem_get_ipc_handle_from_file_descriptor_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemGetFileDescriptorFromIpcHandleExp` (Level Zero API ID 180), before the call.
-unsafe extern "C" fn zeMemGetFileDescriptorFromIpcHandleExp_prologue(params: *mut ze_mem_get_file_descriptor_from_ipc_handle_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetFileDescriptorFromIpcHandleExp_prologue(
+    params: *mut ze_mem_get_file_descriptor_from_ipc_handle_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemGetFileDescriptorFromIpcHandleExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemGetFileDescriptorFromIpcHandleExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemGetFileDescriptorFromIpcHandleExp` (Level Zero API ID 180), after the call.
-unsafe extern "C" fn zeMemGetFileDescriptorFromIpcHandleExp_epilogue(params: *mut ze_mem_get_file_descriptor_from_ipc_handle_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetFileDescriptorFromIpcHandleExp_epilogue(
+    params: *mut ze_mem_get_file_descriptor_from_ipc_handle_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemPutIpcHandle` (Level Zero API ID 181), before the call.
-unsafe extern "C" fn zeMemPutIpcHandle_prologue(params: *mut ze_mem_put_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemPutIpcHandle_prologue(
+    params: *mut ze_mem_put_ipc_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemPutIpcHandle, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemPutIpcHandle,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemPutIpcHandle` (Level Zero API ID 181), after the call.
-unsafe extern "C" fn zeMemPutIpcHandle_epilogue(params: *mut ze_mem_put_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemPutIpcHandle_epilogue(
+    params: *mut ze_mem_put_ipc_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemSetAtomicAccessAttributeExp` (Level Zero API ID 182), before the call.
-unsafe extern "C" fn zeMemSetAtomicAccessAttributeExp_prologue(params: *mut ze_mem_set_atomic_access_attribute_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemSetAtomicAccessAttributeExp_prologue(
+    params: *mut ze_mem_set_atomic_access_attribute_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemSetAtomicAccessAttributeExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemSetAtomicAccessAttributeExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemSetAtomicAccessAttributeExp` (Level Zero API ID 182), after the call.
-unsafe extern "C" fn zeMemSetAtomicAccessAttributeExp_epilogue(params: *mut ze_mem_set_atomic_access_attribute_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemSetAtomicAccessAttributeExp_epilogue(
+    params: *mut ze_mem_set_atomic_access_attribute_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemGetAtomicAccessAttributeExp` (Level Zero API ID 183), before the call.
-unsafe extern "C" fn zeMemGetAtomicAccessAttributeExp_prologue(params: *mut ze_mem_get_atomic_access_attribute_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetAtomicAccessAttributeExp_prologue(
+    params: *mut ze_mem_get_atomic_access_attribute_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemGetAtomicAccessAttributeExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemGetAtomicAccessAttributeExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemGetAtomicAccessAttributeExp` (Level Zero API ID 183), after the call.
-unsafe extern "C" fn zeMemGetAtomicAccessAttributeExp_epilogue(params: *mut ze_mem_get_atomic_access_attribute_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetAtomicAccessAttributeExp_epilogue(
+    params: *mut ze_mem_get_atomic_access_attribute_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeMemGetPitchFor2dImage` (Level Zero API ID 184), before the call.
-unsafe extern "C" fn zeMemGetPitchFor2dImage_prologue(params: *mut ze_mem_get_pitch_for2d_image_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetPitchFor2dImage_prologue(
+    params: *mut ze_mem_get_pitch_for2d_image_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemGetPitchFor2dImage, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemGetPitchFor2dImage,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemGetPitchFor2dImage` (Level Zero API ID 184), after the call.
-unsafe extern "C" fn zeMemGetPitchFor2dImage_epilogue(params: *mut ze_mem_get_pitch_for2d_image_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetPitchFor2dImage_epilogue(
+    params: *mut ze_mem_get_pitch_for2d_image_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeModuleInspectLinkageExt` (Level Zero API ID 185), before the call.
-unsafe extern "C" fn zeModuleInspectLinkageExt_prologue(params: *mut ze_module_inspect_linkage_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleInspectLinkageExt_prologue(
+    params: *mut ze_module_inspect_linkage_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeModuleInspectLinkageExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeModuleInspectLinkageExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeModuleInspectLinkageExt` (Level Zero API ID 185), after the call.
-unsafe extern "C" fn zeModuleInspectLinkageExt_epilogue(params: *mut ze_module_inspect_linkage_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeModuleInspectLinkageExt_epilogue(
+    params: *mut ze_module_inspect_linkage_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4150,17 +6919,32 @@ unsafe extern "C" fn zeModuleInspectLinkageExt_epilogue(params: *mut ze_module_i
 }
 
 /// `zeFabricEdgeGetExp` (Level Zero API ID 186), before the call.
-unsafe extern "C" fn zeFabricEdgeGetExp_prologue(params: *mut ze_fabric_edge_get_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricEdgeGetExp_prologue(
+    params: *mut ze_fabric_edge_get_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeFabricEdgeGetExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeFabricEdgeGetExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeFabricEdgeGetExp` (Level Zero API ID 186), after the call.
-unsafe extern "C" fn zeFabricEdgeGetExp_epilogue(params: *mut ze_fabric_edge_get_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricEdgeGetExp_epilogue(
+    params: *mut ze_fabric_edge_get_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4169,17 +6953,32 @@ unsafe extern "C" fn zeFabricEdgeGetExp_epilogue(params: *mut ze_fabric_edge_get
 }
 
 /// `zeFabricEdgeGetVerticesExp` (Level Zero API ID 187), before the call.
-unsafe extern "C" fn zeFabricEdgeGetVerticesExp_prologue(params: *mut ze_fabric_edge_get_vertices_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricEdgeGetVerticesExp_prologue(
+    params: *mut ze_fabric_edge_get_vertices_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeFabricEdgeGetVerticesExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeFabricEdgeGetVerticesExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeFabricEdgeGetVerticesExp` (Level Zero API ID 187), after the call.
-unsafe extern "C" fn zeFabricEdgeGetVerticesExp_epilogue(params: *mut ze_fabric_edge_get_vertices_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricEdgeGetVerticesExp_epilogue(
+    params: *mut ze_fabric_edge_get_vertices_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4188,17 +6987,32 @@ unsafe extern "C" fn zeFabricEdgeGetVerticesExp_epilogue(params: *mut ze_fabric_
 }
 
 /// `zeFabricEdgeGetPropertiesExp` (Level Zero API ID 188), before the call.
-unsafe extern "C" fn zeFabricEdgeGetPropertiesExp_prologue(params: *mut ze_fabric_edge_get_properties_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricEdgeGetPropertiesExp_prologue(
+    params: *mut ze_fabric_edge_get_properties_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeFabricEdgeGetPropertiesExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeFabricEdgeGetPropertiesExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeFabricEdgeGetPropertiesExp` (Level Zero API ID 188), after the call.
-unsafe extern "C" fn zeFabricEdgeGetPropertiesExp_epilogue(params: *mut ze_fabric_edge_get_properties_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricEdgeGetPropertiesExp_epilogue(
+    params: *mut ze_fabric_edge_get_properties_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4207,17 +7021,32 @@ unsafe extern "C" fn zeFabricEdgeGetPropertiesExp_epilogue(params: *mut ze_fabri
 }
 
 /// `zeFabricVertexGetExp` (Level Zero API ID 189), before the call.
-unsafe extern "C" fn zeFabricVertexGetExp_prologue(params: *mut ze_fabric_vertex_get_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricVertexGetExp_prologue(
+    params: *mut ze_fabric_vertex_get_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeFabricVertexGetExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeFabricVertexGetExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeFabricVertexGetExp` (Level Zero API ID 189), after the call.
-unsafe extern "C" fn zeFabricVertexGetExp_epilogue(params: *mut ze_fabric_vertex_get_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricVertexGetExp_epilogue(
+    params: *mut ze_fabric_vertex_get_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4226,17 +7055,32 @@ unsafe extern "C" fn zeFabricVertexGetExp_epilogue(params: *mut ze_fabric_vertex
 }
 
 /// `zeFabricVertexGetSubVerticesExp` (Level Zero API ID 190), before the call.
-unsafe extern "C" fn zeFabricVertexGetSubVerticesExp_prologue(params: *mut ze_fabric_vertex_get_sub_vertices_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricVertexGetSubVerticesExp_prologue(
+    params: *mut ze_fabric_vertex_get_sub_vertices_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeFabricVertexGetSubVerticesExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeFabricVertexGetSubVerticesExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeFabricVertexGetSubVerticesExp` (Level Zero API ID 190), after the call.
-unsafe extern "C" fn zeFabricVertexGetSubVerticesExp_epilogue(params: *mut ze_fabric_vertex_get_sub_vertices_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricVertexGetSubVerticesExp_epilogue(
+    params: *mut ze_fabric_vertex_get_sub_vertices_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4245,17 +7089,32 @@ unsafe extern "C" fn zeFabricVertexGetSubVerticesExp_epilogue(params: *mut ze_fa
 }
 
 /// `zeFabricVertexGetPropertiesExp` (Level Zero API ID 191), before the call.
-unsafe extern "C" fn zeFabricVertexGetPropertiesExp_prologue(params: *mut ze_fabric_vertex_get_properties_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricVertexGetPropertiesExp_prologue(
+    params: *mut ze_fabric_vertex_get_properties_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeFabricVertexGetPropertiesExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeFabricVertexGetPropertiesExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeFabricVertexGetPropertiesExp` (Level Zero API ID 191), after the call.
-unsafe extern "C" fn zeFabricVertexGetPropertiesExp_epilogue(params: *mut ze_fabric_vertex_get_properties_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricVertexGetPropertiesExp_epilogue(
+    params: *mut ze_fabric_vertex_get_properties_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4264,17 +7123,32 @@ unsafe extern "C" fn zeFabricVertexGetPropertiesExp_epilogue(params: *mut ze_fab
 }
 
 /// `zeFabricVertexGetDeviceExp` (Level Zero API ID 192), before the call.
-unsafe extern "C" fn zeFabricVertexGetDeviceExp_prologue(params: *mut ze_fabric_vertex_get_device_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricVertexGetDeviceExp_prologue(
+    params: *mut ze_fabric_vertex_get_device_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeFabricVertexGetDeviceExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeFabricVertexGetDeviceExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeFabricVertexGetDeviceExp` (Level Zero API ID 192), after the call.
-unsafe extern "C" fn zeFabricVertexGetDeviceExp_epilogue(params: *mut ze_fabric_vertex_get_device_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeFabricVertexGetDeviceExp_epilogue(
+    params: *mut ze_fabric_vertex_get_device_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4283,17 +7157,32 @@ unsafe extern "C" fn zeFabricVertexGetDeviceExp_epilogue(params: *mut ze_fabric_
 }
 
 /// `zeRTASBuilderCreateExt` (Level Zero API ID 195), before the call.
-unsafe extern "C" fn zeRTASBuilderCreateExt_prologue(params: *mut ze_rtas_builder_create_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderCreateExt_prologue(
+    params: *mut ze_rtas_builder_create_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASBuilderCreateExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASBuilderCreateExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASBuilderCreateExt` (Level Zero API ID 195), after the call.
-unsafe extern "C" fn zeRTASBuilderCreateExt_epilogue(params: *mut ze_rtas_builder_create_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderCreateExt_epilogue(
+    params: *mut ze_rtas_builder_create_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4302,17 +7191,32 @@ unsafe extern "C" fn zeRTASBuilderCreateExt_epilogue(params: *mut ze_rtas_builde
 }
 
 /// `zeRTASBuilderGetBuildPropertiesExt` (Level Zero API ID 196), before the call.
-unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExt_prologue(params: *mut ze_rtas_builder_get_build_properties_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExt_prologue(
+    params: *mut ze_rtas_builder_get_build_properties_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASBuilderGetBuildPropertiesExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASBuilderGetBuildPropertiesExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASBuilderGetBuildPropertiesExt` (Level Zero API ID 196), after the call.
-unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExt_epilogue(params: *mut ze_rtas_builder_get_build_properties_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExt_epilogue(
+    params: *mut ze_rtas_builder_get_build_properties_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4321,17 +7225,32 @@ unsafe extern "C" fn zeRTASBuilderGetBuildPropertiesExt_epilogue(params: *mut ze
 }
 
 /// `zeRTASBuilderBuildExt` (Level Zero API ID 197), before the call.
-unsafe extern "C" fn zeRTASBuilderBuildExt_prologue(params: *mut ze_rtas_builder_build_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderBuildExt_prologue(
+    params: *mut ze_rtas_builder_build_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASBuilderBuildExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASBuilderBuildExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASBuilderBuildExt` (Level Zero API ID 197), after the call.
-unsafe extern "C" fn zeRTASBuilderBuildExt_epilogue(params: *mut ze_rtas_builder_build_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderBuildExt_epilogue(
+    params: *mut ze_rtas_builder_build_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4340,42 +7259,72 @@ unsafe extern "C" fn zeRTASBuilderBuildExt_epilogue(params: *mut ze_rtas_builder
 }
 
 /// `zeRTASBuilderCommandListAppendCopyExt` (Level Zero API ID 198), before the call.
-unsafe extern "C" fn zeRTASBuilderCommandListAppendCopyExt_prologue(params: *mut ze_rtas_builder_command_list_append_copy_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderCommandListAppendCopyExt_prologue(
+    params: *mut ze_rtas_builder_command_list_append_copy_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASBuilderCommandListAppendCopyExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeRTASBuilderCommandListAppendCopyExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASBuilderCommandListAppendCopyExt` (Level Zero API ID 198), after the call.
-unsafe extern "C" fn zeRTASBuilderCommandListAppendCopyExt_epilogue(params: *mut ze_rtas_builder_command_list_append_copy_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderCommandListAppendCopyExt_epilogue(
+    params: *mut ze_rtas_builder_command_list_append_copy_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeRTASBuilderDestroyExt` (Level Zero API ID 199), before the call.
-unsafe extern "C" fn zeRTASBuilderDestroyExt_prologue(params: *mut ze_rtas_builder_destroy_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderDestroyExt_prologue(
+    params: *mut ze_rtas_builder_destroy_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASBuilderDestroyExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASBuilderDestroyExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASBuilderDestroyExt` (Level Zero API ID 199), after the call.
-unsafe extern "C" fn zeRTASBuilderDestroyExt_epilogue(params: *mut ze_rtas_builder_destroy_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASBuilderDestroyExt_epilogue(
+    params: *mut ze_rtas_builder_destroy_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4384,17 +7333,32 @@ unsafe extern "C" fn zeRTASBuilderDestroyExt_epilogue(params: *mut ze_rtas_build
 }
 
 /// `zeRTASParallelOperationCreateExt` (Level Zero API ID 200), before the call.
-unsafe extern "C" fn zeRTASParallelOperationCreateExt_prologue(params: *mut ze_rtas_parallel_operation_create_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationCreateExt_prologue(
+    params: *mut ze_rtas_parallel_operation_create_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASParallelOperationCreateExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASParallelOperationCreateExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASParallelOperationCreateExt` (Level Zero API ID 200), after the call.
-unsafe extern "C" fn zeRTASParallelOperationCreateExt_epilogue(params: *mut ze_rtas_parallel_operation_create_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationCreateExt_epilogue(
+    params: *mut ze_rtas_parallel_operation_create_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4403,17 +7367,32 @@ unsafe extern "C" fn zeRTASParallelOperationCreateExt_epilogue(params: *mut ze_r
 }
 
 /// `zeRTASParallelOperationGetPropertiesExt` (Level Zero API ID 201), before the call.
-unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExt_prologue(params: *mut ze_rtas_parallel_operation_get_properties_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExt_prologue(
+    params: *mut ze_rtas_parallel_operation_get_properties_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASParallelOperationGetPropertiesExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASParallelOperationGetPropertiesExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASParallelOperationGetPropertiesExt` (Level Zero API ID 201), after the call.
-unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExt_epilogue(params: *mut ze_rtas_parallel_operation_get_properties_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExt_epilogue(
+    params: *mut ze_rtas_parallel_operation_get_properties_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4422,17 +7401,32 @@ unsafe extern "C" fn zeRTASParallelOperationGetPropertiesExt_epilogue(params: *m
 }
 
 /// `zeRTASParallelOperationJoinExt` (Level Zero API ID 202), before the call.
-unsafe extern "C" fn zeRTASParallelOperationJoinExt_prologue(params: *mut ze_rtas_parallel_operation_join_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationJoinExt_prologue(
+    params: *mut ze_rtas_parallel_operation_join_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASParallelOperationJoinExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASParallelOperationJoinExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASParallelOperationJoinExt` (Level Zero API ID 202), after the call.
-unsafe extern "C" fn zeRTASParallelOperationJoinExt_epilogue(params: *mut ze_rtas_parallel_operation_join_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationJoinExt_epilogue(
+    params: *mut ze_rtas_parallel_operation_join_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4441,17 +7435,32 @@ unsafe extern "C" fn zeRTASParallelOperationJoinExt_epilogue(params: *mut ze_rta
 }
 
 /// `zeRTASParallelOperationDestroyExt` (Level Zero API ID 203), before the call.
-unsafe extern "C" fn zeRTASParallelOperationDestroyExt_prologue(params: *mut ze_rtas_parallel_operation_destroy_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationDestroyExt_prologue(
+    params: *mut ze_rtas_parallel_operation_destroy_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeRTASParallelOperationDestroyExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeRTASParallelOperationDestroyExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeRTASParallelOperationDestroyExt` (Level Zero API ID 203), after the call.
-unsafe extern "C" fn zeRTASParallelOperationDestroyExt_epilogue(params: *mut ze_rtas_parallel_operation_destroy_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeRTASParallelOperationDestroyExt_epilogue(
+    params: *mut ze_rtas_parallel_operation_destroy_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4460,17 +7469,32 @@ unsafe extern "C" fn zeRTASParallelOperationDestroyExt_epilogue(params: *mut ze_
 }
 
 /// `zeDriverRTASFormatCompatibilityCheckExt` (Level Zero API ID 204), before the call.
-unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExt_prologue(params: *mut ze_driver_rtas_format_compatibility_check_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExt_prologue(
+    params: *mut ze_driver_rtas_format_compatibility_check_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDriverRTASFormatCompatibilityCheckExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDriverRTASFormatCompatibilityCheckExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDriverRTASFormatCompatibilityCheckExt` (Level Zero API ID 204), after the call.
-unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExt_epilogue(params: *mut ze_driver_rtas_format_compatibility_check_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExt_epilogue(
+    params: *mut ze_driver_rtas_format_compatibility_check_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4479,17 +7503,32 @@ unsafe extern "C" fn zeDriverRTASFormatCompatibilityCheckExt_epilogue(params: *m
 }
 
 /// `zeDeviceGetVectorWidthPropertiesExt` (Level Zero API ID 205), before the call.
-unsafe extern "C" fn zeDeviceGetVectorWidthPropertiesExt_prologue(params: *mut ze_device_get_vector_width_properties_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetVectorWidthPropertiesExt_prologue(
+    params: *mut ze_device_get_vector_width_properties_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetVectorWidthPropertiesExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetVectorWidthPropertiesExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetVectorWidthPropertiesExt` (Level Zero API ID 205), after the call.
-unsafe extern "C" fn zeDeviceGetVectorWidthPropertiesExt_epilogue(params: *mut ze_device_get_vector_width_properties_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetVectorWidthPropertiesExt_epilogue(
+    params: *mut ze_device_get_vector_width_properties_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4498,17 +7537,32 @@ unsafe extern "C" fn zeDeviceGetVectorWidthPropertiesExt_epilogue(params: *mut z
 }
 
 /// `zeDeviceSynchronize` (Level Zero API ID 206), before the call.
-unsafe extern "C" fn zeDeviceSynchronize_prologue(params: *mut ze_device_synchronize_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceSynchronize_prologue(
+    params: *mut ze_device_synchronize_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceSynchronize, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceSynchronize,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceSynchronize` (Level Zero API ID 206), after the call.
-unsafe extern "C" fn zeDeviceSynchronize_epilogue(params: *mut ze_device_synchronize_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceSynchronize_epilogue(
+    params: *mut ze_device_synchronize_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4517,17 +7571,32 @@ unsafe extern "C" fn zeDeviceSynchronize_epilogue(params: *mut ze_device_synchro
 }
 
 /// `zeDriverGetDefaultContext` (Level Zero API ID 207), before the call.
-unsafe extern "C" fn zeDriverGetDefaultContext_prologue(params: *mut ze_driver_get_default_context_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetDefaultContext_prologue(
+    params: *mut ze_driver_get_default_context_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDriverGetDefaultContext, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDriverGetDefaultContext,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDriverGetDefaultContext` (Level Zero API ID 207), after the call.
-unsafe extern "C" fn zeDriverGetDefaultContext_epilogue(params: *mut ze_driver_get_default_context_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDriverGetDefaultContext_epilogue(
+    params: *mut ze_driver_get_default_context_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4536,77 +7605,122 @@ unsafe extern "C" fn zeDriverGetDefaultContext_epilogue(params: *mut ze_driver_g
 }
 
 /// `zeCommandListAppendLaunchKernelWithParameters` (Level Zero API ID 208), before the call.
-unsafe extern "C" fn zeCommandListAppendLaunchKernelWithParameters_prologue(params: *mut ze_command_list_append_launch_kernel_with_parameters_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendLaunchKernelWithParameters_prologue(
+    params: *mut ze_command_list_append_launch_kernel_with_parameters_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendLaunchKernelWithParameters, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::kernel_name(*p.phKernel) }
-    });
+        let token = tracer::begin(
+            ids::zeCommandListAppendLaunchKernelWithParameters,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::kernel_name(*p.phKernel) }
+            },
+        );
         hooks::before_zeCommandListAppendLaunchKernelWithParameters(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendLaunchKernelWithParameters` (Level Zero API ID 208), after the call.
-unsafe extern "C" fn zeCommandListAppendLaunchKernelWithParameters_epilogue(params: *mut ze_command_list_append_launch_kernel_with_parameters_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendLaunchKernelWithParameters_epilogue(
+    params: *mut ze_command_list_append_launch_kernel_with_parameters_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendLaunchKernelWithParameters(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendLaunchKernelWithArguments` (Level Zero API ID 209), before the call.
-unsafe extern "C" fn zeCommandListAppendLaunchKernelWithArguments_prologue(params: *mut ze_command_list_append_launch_kernel_with_arguments_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendLaunchKernelWithArguments_prologue(
+    params: *mut ze_command_list_append_launch_kernel_with_arguments_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendLaunchKernelWithArguments, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::kernel_name(*p.phKernel) }
-    });
+        let token = tracer::begin(
+            ids::zeCommandListAppendLaunchKernelWithArguments,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::kernel_name(*p.phKernel) }
+            },
+        );
         hooks::before_zeCommandListAppendLaunchKernelWithArguments(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendLaunchKernelWithArguments` (Level Zero API ID 209), after the call.
-unsafe extern "C" fn zeCommandListAppendLaunchKernelWithArguments_epilogue(params: *mut ze_command_list_append_launch_kernel_with_arguments_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendLaunchKernelWithArguments_epilogue(
+    params: *mut ze_command_list_append_launch_kernel_with_arguments_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendLaunchKernelWithArguments(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeKernelGetAllocationPropertiesExp` (Level Zero API ID 210), before the call.
-unsafe extern "C" fn zeKernelGetAllocationPropertiesExp_prologue(params: *mut ze_kernel_get_allocation_properties_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelGetAllocationPropertiesExp_prologue(
+    params: *mut ze_kernel_get_allocation_properties_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeKernelGetAllocationPropertiesExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeKernelGetAllocationPropertiesExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeKernelGetAllocationPropertiesExp` (Level Zero API ID 210), after the call.
-unsafe extern "C" fn zeKernelGetAllocationPropertiesExp_epilogue(params: *mut ze_kernel_get_allocation_properties_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeKernelGetAllocationPropertiesExp_epilogue(
+    params: *mut ze_kernel_get_allocation_properties_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4615,17 +7729,32 @@ unsafe extern "C" fn zeKernelGetAllocationPropertiesExp_epilogue(params: *mut ze
 }
 
 /// `zeDeviceGetAggregatedCopyOffloadIncrementValue` (Level Zero API ID 211), before the call.
-unsafe extern "C" fn zeDeviceGetAggregatedCopyOffloadIncrementValue_prologue(params: *mut ze_device_get_aggregated_copy_offload_increment_value_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetAggregatedCopyOffloadIncrementValue_prologue(
+    params: *mut ze_device_get_aggregated_copy_offload_increment_value_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetAggregatedCopyOffloadIncrementValue, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetAggregatedCopyOffloadIncrementValue,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetAggregatedCopyOffloadIncrementValue` (Level Zero API ID 211), after the call.
-unsafe extern "C" fn zeDeviceGetAggregatedCopyOffloadIncrementValue_epilogue(params: *mut ze_device_get_aggregated_copy_offload_increment_value_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetAggregatedCopyOffloadIncrementValue_epilogue(
+    params: *mut ze_device_get_aggregated_copy_offload_increment_value_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4634,44 +7763,74 @@ unsafe extern "C" fn zeDeviceGetAggregatedCopyOffloadIncrementValue_epilogue(par
 }
 
 /// `zeEventCounterBasedCreate` (Level Zero API ID 212), before the call.
-unsafe extern "C" fn zeEventCounterBasedCreate_prologue(params: *mut ze_event_counter_based_create_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventCounterBasedCreate_prologue(
+    params: *mut ze_event_counter_based_create_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventCounterBasedCreate, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeEventCounterBasedCreate,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         hooks::before_zeEventCounterBasedCreate(p, token);
         token
     });
 }
 
 /// `zeEventCounterBasedCreate` (Level Zero API ID 212), after the call.
-unsafe extern "C" fn zeEventCounterBasedCreate_epilogue(params: *mut ze_event_counter_based_create_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventCounterBasedCreate_epilogue(
+    params: *mut ze_event_counter_based_create_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeEventCounterBasedCreate(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeEventCounterBasedGetIpcHandle` (Level Zero API ID 213), before the call.
-unsafe extern "C" fn zeEventCounterBasedGetIpcHandle_prologue(params: *mut ze_event_counter_based_get_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventCounterBasedGetIpcHandle_prologue(
+    params: *mut ze_event_counter_based_get_ipc_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventCounterBasedGetIpcHandle, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventCounterBasedGetIpcHandle,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventCounterBasedGetIpcHandle` (Level Zero API ID 213), after the call.
-unsafe extern "C" fn zeEventCounterBasedGetIpcHandle_epilogue(params: *mut ze_event_counter_based_get_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventCounterBasedGetIpcHandle_epilogue(
+    params: *mut ze_event_counter_based_get_ipc_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4680,42 +7839,72 @@ unsafe extern "C" fn zeEventCounterBasedGetIpcHandle_epilogue(params: *mut ze_ev
 }
 
 /// `zeEventCounterBasedOpenIpcHandle` (Level Zero API ID 214), before the call.
-unsafe extern "C" fn zeEventCounterBasedOpenIpcHandle_prologue(params: *mut ze_event_counter_based_open_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventCounterBasedOpenIpcHandle_prologue(
+    params: *mut ze_event_counter_based_open_ipc_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventCounterBasedOpenIpcHandle, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeEventCounterBasedOpenIpcHandle,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventCounterBasedOpenIpcHandle` (Level Zero API ID 214), after the call.
-unsafe extern "C" fn zeEventCounterBasedOpenIpcHandle_epilogue(params: *mut ze_event_counter_based_open_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventCounterBasedOpenIpcHandle_epilogue(
+    params: *mut ze_event_counter_based_open_ipc_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeEventCounterBasedCloseIpcHandle` (Level Zero API ID 215), before the call.
-unsafe extern "C" fn zeEventCounterBasedCloseIpcHandle_prologue(params: *mut ze_event_counter_based_close_ipc_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventCounterBasedCloseIpcHandle_prologue(
+    params: *mut ze_event_counter_based_close_ipc_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventCounterBasedCloseIpcHandle, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventCounterBasedCloseIpcHandle,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventCounterBasedCloseIpcHandle` (Level Zero API ID 215), after the call.
-unsafe extern "C" fn zeEventCounterBasedCloseIpcHandle_epilogue(params: *mut ze_event_counter_based_close_ipc_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventCounterBasedCloseIpcHandle_epilogue(
+    params: *mut ze_event_counter_based_close_ipc_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4724,17 +7913,32 @@ unsafe extern "C" fn zeEventCounterBasedCloseIpcHandle_epilogue(params: *mut ze_
 }
 
 /// `zeEventCounterBasedGetDeviceAddress` (Level Zero API ID 216), before the call.
-unsafe extern "C" fn zeEventCounterBasedGetDeviceAddress_prologue(params: *mut ze_event_counter_based_get_device_address_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventCounterBasedGetDeviceAddress_prologue(
+    params: *mut ze_event_counter_based_get_device_address_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventCounterBasedGetDeviceAddress, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventCounterBasedGetDeviceAddress,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventCounterBasedGetDeviceAddress` (Level Zero API ID 216), after the call.
-unsafe extern "C" fn zeEventCounterBasedGetDeviceAddress_epilogue(params: *mut ze_event_counter_based_get_device_address_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventCounterBasedGetDeviceAddress_epilogue(
+    params: *mut ze_event_counter_based_get_device_address_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4743,67 +7947,112 @@ unsafe extern "C" fn zeEventCounterBasedGetDeviceAddress_epilogue(params: *mut z
 }
 
 /// `zeMemGetIpcHandleWithProperties` (Level Zero API ID 217), before the call.
-unsafe extern "C" fn zeMemGetIpcHandleWithProperties_prologue(params: *mut ze_mem_get_ipc_handle_with_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetIpcHandleWithProperties_prologue(
+    params: *mut ze_mem_get_ipc_handle_with_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeMemGetIpcHandleWithProperties, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeMemGetIpcHandleWithProperties,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeMemGetIpcHandleWithProperties` (Level Zero API ID 217), after the call.
-unsafe extern "C" fn zeMemGetIpcHandleWithProperties_epilogue(params: *mut ze_mem_get_ipc_handle_with_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeMemGetIpcHandleWithProperties_epilogue(
+    params: *mut ze_mem_get_ipc_handle_with_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zePhysicalMemGetProperties` (Level Zero API ID 218), before the call.
-unsafe extern "C" fn zePhysicalMemGetProperties_prologue(params: *mut ze_physical_mem_get_properties_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zePhysicalMemGetProperties_prologue(
+    params: *mut ze_physical_mem_get_properties_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zePhysicalMemGetProperties, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zePhysicalMemGetProperties,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zePhysicalMemGetProperties` (Level Zero API ID 218), after the call.
-unsafe extern "C" fn zePhysicalMemGetProperties_epilogue(params: *mut ze_physical_mem_get_properties_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zePhysicalMemGetProperties_epilogue(
+    params: *mut ze_physical_mem_get_properties_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeDeviceGetCounterBasedEventMaxValue` (Level Zero API ID 4096), before the call.
-unsafe extern "C" fn zeDeviceGetCounterBasedEventMaxValue_prologue(params: *mut ze_device_get_counter_based_event_max_value_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetCounterBasedEventMaxValue_prologue(
+    params: *mut ze_device_get_counter_based_event_max_value_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetCounterBasedEventMaxValue, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetCounterBasedEventMaxValue,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetCounterBasedEventMaxValue` (Level Zero API ID 4096), after the call.
-unsafe extern "C" fn zeDeviceGetCounterBasedEventMaxValue_epilogue(params: *mut ze_device_get_counter_based_event_max_value_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetCounterBasedEventMaxValue_epilogue(
+    params: *mut ze_device_get_counter_based_event_max_value_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4812,17 +8061,32 @@ unsafe extern "C" fn zeDeviceGetCounterBasedEventMaxValue_epilogue(params: *mut 
 }
 
 /// `zeDeviceGetRuntimeRequirements` (Level Zero API ID 4097), before the call.
-unsafe extern "C" fn zeDeviceGetRuntimeRequirements_prologue(params: *mut ze_device_get_runtime_requirements_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetRuntimeRequirements_prologue(
+    params: *mut ze_device_get_runtime_requirements_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetRuntimeRequirements, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetRuntimeRequirements,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetRuntimeRequirements` (Level Zero API ID 4097), after the call.
-unsafe extern "C" fn zeDeviceGetRuntimeRequirements_epilogue(params: *mut ze_device_get_runtime_requirements_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetRuntimeRequirements_epilogue(
+    params: *mut ze_device_get_runtime_requirements_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4831,17 +8095,32 @@ unsafe extern "C" fn zeDeviceGetRuntimeRequirements_epilogue(params: *mut ze_dev
 }
 
 /// `zeDeviceGetRuntimeRequirementsKey` (Level Zero API ID 4098), before the call.
-unsafe extern "C" fn zeDeviceGetRuntimeRequirementsKey_prologue(params: *mut ze_device_get_runtime_requirements_key_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetRuntimeRequirementsKey_prologue(
+    params: *mut ze_device_get_runtime_requirements_key_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceGetRuntimeRequirementsKey, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceGetRuntimeRequirementsKey,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceGetRuntimeRequirementsKey` (Level Zero API ID 4098), after the call.
-unsafe extern "C" fn zeDeviceGetRuntimeRequirementsKey_epilogue(params: *mut ze_device_get_runtime_requirements_key_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceGetRuntimeRequirementsKey_epilogue(
+    params: *mut ze_device_get_runtime_requirements_key_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4850,17 +8129,32 @@ unsafe extern "C" fn zeDeviceGetRuntimeRequirementsKey_epilogue(params: *mut ze_
 }
 
 /// `zeDeviceValidateRuntimeRequirements` (Level Zero API ID 4099), before the call.
-unsafe extern "C" fn zeDeviceValidateRuntimeRequirements_prologue(params: *mut ze_device_validate_runtime_requirements_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceValidateRuntimeRequirements_prologue(
+    params: *mut ze_device_validate_runtime_requirements_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeDeviceValidateRuntimeRequirements, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeDeviceValidateRuntimeRequirements,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeDeviceValidateRuntimeRequirements` (Level Zero API ID 4099), after the call.
-unsafe extern "C" fn zeDeviceValidateRuntimeRequirements_epilogue(params: *mut ze_device_validate_runtime_requirements_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeDeviceValidateRuntimeRequirements_epilogue(
+    params: *mut ze_device_validate_runtime_requirements_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4869,17 +8163,32 @@ unsafe extern "C" fn zeDeviceValidateRuntimeRequirements_epilogue(params: *mut z
 }
 
 /// `zeCommandQueueGetFlags` (Level Zero API ID 4100), before the call.
-unsafe extern "C" fn zeCommandQueueGetFlags_prologue(params: *mut ze_command_queue_get_flags_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueGetFlags_prologue(
+    params: *mut ze_command_queue_get_flags_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandQueueGetFlags, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeCommandQueueGetFlags,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandQueueGetFlags` (Level Zero API ID 4100), after the call.
-unsafe extern "C" fn zeCommandQueueGetFlags_epilogue(params: *mut ze_command_queue_get_flags_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueGetFlags_epilogue(
+    params: *mut ze_command_queue_get_flags_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4888,17 +8197,32 @@ unsafe extern "C" fn zeCommandQueueGetFlags_epilogue(params: *mut ze_command_que
 }
 
 /// `zeCommandQueueGetMode` (Level Zero API ID 4101), before the call.
-unsafe extern "C" fn zeCommandQueueGetMode_prologue(params: *mut ze_command_queue_get_mode_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueGetMode_prologue(
+    params: *mut ze_command_queue_get_mode_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandQueueGetMode, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeCommandQueueGetMode,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandQueueGetMode` (Level Zero API ID 4101), after the call.
-unsafe extern "C" fn zeCommandQueueGetMode_epilogue(params: *mut ze_command_queue_get_mode_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueGetMode_epilogue(
+    params: *mut ze_command_queue_get_mode_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4907,17 +8231,32 @@ unsafe extern "C" fn zeCommandQueueGetMode_epilogue(params: *mut ze_command_queu
 }
 
 /// `zeCommandQueueGetPriority` (Level Zero API ID 4102), before the call.
-unsafe extern "C" fn zeCommandQueueGetPriority_prologue(params: *mut ze_command_queue_get_priority_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueGetPriority_prologue(
+    params: *mut ze_command_queue_get_priority_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandQueueGetPriority, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeCommandQueueGetPriority,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandQueueGetPriority` (Level Zero API ID 4102), after the call.
-unsafe extern "C" fn zeCommandQueueGetPriority_epilogue(params: *mut ze_command_queue_get_priority_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandQueueGetPriority_epilogue(
+    params: *mut ze_command_queue_get_priority_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -4926,171 +8265,276 @@ unsafe extern "C" fn zeCommandQueueGetPriority_epilogue(params: *mut ze_command_
 }
 
 /// `zeCommandListGetFlags` (Level Zero API ID 4103), before the call.
-unsafe extern "C" fn zeCommandListGetFlags_prologue(params: *mut ze_command_list_get_flags_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetFlags_prologue(
+    params: *mut ze_command_list_get_flags_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListGetFlags, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListGetFlags,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListGetFlags` (Level Zero API ID 4103), after the call.
-unsafe extern "C" fn zeCommandListGetFlags_epilogue(params: *mut ze_command_list_get_flags_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetFlags_epilogue(
+    params: *mut ze_command_list_get_flags_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListImmediateGetFlags` (Level Zero API ID 4104), before the call.
-unsafe extern "C" fn zeCommandListImmediateGetFlags_prologue(params: *mut ze_command_list_immediate_get_flags_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListImmediateGetFlags_prologue(
+    params: *mut ze_command_list_immediate_get_flags_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListImmediateGetFlags, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListImmediateGetFlags,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListImmediateGetFlags` (Level Zero API ID 4104), after the call.
-unsafe extern "C" fn zeCommandListImmediateGetFlags_epilogue(params: *mut ze_command_list_immediate_get_flags_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListImmediateGetFlags_epilogue(
+    params: *mut ze_command_list_immediate_get_flags_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListImmediateGetMode` (Level Zero API ID 4105), before the call.
-unsafe extern "C" fn zeCommandListImmediateGetMode_prologue(params: *mut ze_command_list_immediate_get_mode_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListImmediateGetMode_prologue(
+    params: *mut ze_command_list_immediate_get_mode_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListImmediateGetMode, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListImmediateGetMode,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListImmediateGetMode` (Level Zero API ID 4105), after the call.
-unsafe extern "C" fn zeCommandListImmediateGetMode_epilogue(params: *mut ze_command_list_immediate_get_mode_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListImmediateGetMode_epilogue(
+    params: *mut ze_command_list_immediate_get_mode_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListImmediateGetPriority` (Level Zero API ID 4106), before the call.
-unsafe extern "C" fn zeCommandListImmediateGetPriority_prologue(params: *mut ze_command_list_immediate_get_priority_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListImmediateGetPriority_prologue(
+    params: *mut ze_command_list_immediate_get_priority_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListImmediateGetPriority, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListImmediateGetPriority,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListImmediateGetPriority` (Level Zero API ID 4106), after the call.
-unsafe extern "C" fn zeCommandListImmediateGetPriority_epilogue(params: *mut ze_command_list_immediate_get_priority_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListImmediateGetPriority_epilogue(
+    params: *mut ze_command_list_immediate_get_priority_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendMemoryCopyWithParameters` (Level Zero API ID 4107), before the call.
-unsafe extern "C" fn zeCommandListAppendMemoryCopyWithParameters_prologue(params: *mut ze_command_list_append_memory_copy_with_parameters_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryCopyWithParameters_prologue(
+    params: *mut ze_command_list_append_memory_copy_with_parameters_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendMemoryCopyWithParameters, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendMemoryCopyWithParameters,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListAppendMemoryCopyWithParameters(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendMemoryCopyWithParameters` (Level Zero API ID 4107), after the call.
-unsafe extern "C" fn zeCommandListAppendMemoryCopyWithParameters_epilogue(params: *mut ze_command_list_append_memory_copy_with_parameters_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryCopyWithParameters_epilogue(
+    params: *mut ze_command_list_append_memory_copy_with_parameters_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendMemoryCopyWithParameters(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListAppendMemoryFillWithParameters` (Level Zero API ID 4108), before the call.
-unsafe extern "C" fn zeCommandListAppendMemoryFillWithParameters_prologue(params: *mut ze_command_list_append_memory_fill_with_parameters_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryFillWithParameters_prologue(
+    params: *mut ze_command_list_append_memory_fill_with_parameters_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendMemoryFillWithParameters, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendMemoryFillWithParameters,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListAppendMemoryFillWithParameters(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendMemoryFillWithParameters` (Level Zero API ID 4108), after the call.
-unsafe extern "C" fn zeCommandListAppendMemoryFillWithParameters_epilogue(params: *mut ze_command_list_append_memory_fill_with_parameters_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendMemoryFillWithParameters_epilogue(
+    params: *mut ze_command_list_append_memory_fill_with_parameters_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendMemoryFillWithParameters(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeEventGetCounterBasedFlags` (Level Zero API ID 4109), before the call.
-unsafe extern "C" fn zeEventGetCounterBasedFlags_prologue(params: *mut ze_event_get_counter_based_flags_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventGetCounterBasedFlags_prologue(
+    params: *mut ze_event_get_counter_based_flags_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeEventGetCounterBasedFlags, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeEventGetCounterBasedFlags,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeEventGetCounterBasedFlags` (Level Zero API ID 4109), after the call.
-unsafe extern "C" fn zeEventGetCounterBasedFlags_epilogue(params: *mut ze_event_get_counter_based_flags_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeEventGetCounterBasedFlags_epilogue(
+    params: *mut ze_event_get_counter_based_flags_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5099,18 +8543,33 @@ unsafe extern "C" fn zeEventGetCounterBasedFlags_epilogue(params: *mut ze_event_
 }
 
 /// `zeCommandListImmediateAppendCommandListsWithParameters` (Level Zero API ID 4110), before the call.
-unsafe extern "C" fn zeCommandListImmediateAppendCommandListsWithParameters_prologue(params: *mut ze_command_list_immediate_append_command_lists_with_parameters_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListImmediateAppendCommandListsWithParameters_prologue(
+    params: *mut ze_command_list_immediate_append_command_lists_with_parameters_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListImmediateAppendCommandListsWithParameters, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeCommandListImmediateAppendCommandListsWithParameters,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeCommandListImmediateAppendCommandListsWithParameters(p, token);
         token
     });
 }
 
 /// `zeCommandListImmediateAppendCommandListsWithParameters` (Level Zero API ID 4110), after the call.
-unsafe extern "C" fn zeCommandListImmediateAppendCommandListsWithParameters_epilogue(params: *mut ze_command_list_immediate_append_command_lists_with_parameters_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListImmediateAppendCommandListsWithParameters_epilogue(
+    params: *mut ze_command_list_immediate_append_command_lists_with_parameters_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5120,195 +8579,315 @@ unsafe extern "C" fn zeCommandListImmediateAppendCommandListsWithParameters_epil
 }
 
 /// `zeCommandListIsMutableExp` (Level Zero API ID 4111), before the call.
-unsafe extern "C" fn zeCommandListIsMutableExp_prologue(params: *mut ze_command_list_is_mutable_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListIsMutableExp_prologue(
+    params: *mut ze_command_list_is_mutable_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListIsMutableExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListIsMutableExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListIsMutableExp` (Level Zero API ID 4111), after the call.
-unsafe extern "C" fn zeCommandListIsMutableExp_epilogue(params: *mut ze_command_list_is_mutable_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListIsMutableExp_epilogue(
+    params: *mut ze_command_list_is_mutable_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeGraphCreateExt` (Level Zero API ID 4112), before the call.
-unsafe extern "C" fn zeGraphCreateExt_prologue(params: *mut ze_graph_create_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphCreateExt_prologue(
+    params: *mut ze_graph_create_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeGraphCreateExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeGraphCreateExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeGraphCreateExt` (Level Zero API ID 4112), after the call.
-unsafe extern "C" fn zeGraphCreateExt_epilogue(params: *mut ze_graph_create_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphCreateExt_epilogue(
+    params: *mut ze_graph_create_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeCommandListBeginGraphCaptureExt` (Level Zero API ID 4113), before the call.
-unsafe extern "C" fn zeCommandListBeginGraphCaptureExt_prologue(params: *mut ze_command_list_begin_graph_capture_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListBeginGraphCaptureExt_prologue(
+    params: *mut ze_command_list_begin_graph_capture_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListBeginGraphCaptureExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListBeginGraphCaptureExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListBeginGraphCaptureExt` (Level Zero API ID 4113), after the call.
-unsafe extern "C" fn zeCommandListBeginGraphCaptureExt_epilogue(params: *mut ze_command_list_begin_graph_capture_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListBeginGraphCaptureExt_epilogue(
+    params: *mut ze_command_list_begin_graph_capture_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListBeginGraphCaptureExt(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListBeginCaptureIntoGraphExt` (Level Zero API ID 4114), before the call.
-unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExt_prologue(params: *mut ze_command_list_begin_capture_into_graph_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExt_prologue(
+    params: *mut ze_command_list_begin_capture_into_graph_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListBeginCaptureIntoGraphExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListBeginCaptureIntoGraphExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListBeginCaptureIntoGraphExt` (Level Zero API ID 4114), after the call.
-unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExt_epilogue(params: *mut ze_command_list_begin_capture_into_graph_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExt_epilogue(
+    params: *mut ze_command_list_begin_capture_into_graph_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListBeginCaptureIntoGraphExt(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListIsGraphCaptureEnabledExt` (Level Zero API ID 4115), before the call.
-unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExt_prologue(params: *mut ze_command_list_is_graph_capture_enabled_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExt_prologue(
+    params: *mut ze_command_list_is_graph_capture_enabled_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListIsGraphCaptureEnabledExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListIsGraphCaptureEnabledExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListIsGraphCaptureEnabledExt` (Level Zero API ID 4115), after the call.
-unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExt_epilogue(params: *mut ze_command_list_is_graph_capture_enabled_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExt_epilogue(
+    params: *mut ze_command_list_is_graph_capture_enabled_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListEndGraphCaptureExt` (Level Zero API ID 4116), before the call.
-unsafe extern "C" fn zeCommandListEndGraphCaptureExt_prologue(params: *mut ze_command_list_end_graph_capture_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListEndGraphCaptureExt_prologue(
+    params: *mut ze_command_list_end_graph_capture_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListEndGraphCaptureExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListEndGraphCaptureExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListEndGraphCaptureExt` (Level Zero API ID 4116), after the call.
-unsafe extern "C" fn zeCommandListEndGraphCaptureExt_epilogue(params: *mut ze_command_list_end_graph_capture_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListEndGraphCaptureExt_epilogue(
+    params: *mut ze_command_list_end_graph_capture_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListEndGraphCaptureExt(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListGetGraphExt` (Level Zero API ID 4117), before the call.
-unsafe extern "C" fn zeCommandListGetGraphExt_prologue(params: *mut ze_command_list_get_graph_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetGraphExt_prologue(
+    params: *mut ze_command_list_get_graph_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListGetGraphExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListGetGraphExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListGetGraphExt` (Level Zero API ID 4117), after the call.
-unsafe extern "C" fn zeCommandListGetGraphExt_epilogue(params: *mut ze_command_list_get_graph_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListGetGraphExt_epilogue(
+    params: *mut ze_command_list_get_graph_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeGraphGetPrimaryCommandListExt` (Level Zero API ID 4118), before the call.
-unsafe extern "C" fn zeGraphGetPrimaryCommandListExt_prologue(params: *mut ze_graph_get_primary_command_list_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphGetPrimaryCommandListExt_prologue(
+    params: *mut ze_graph_get_primary_command_list_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeGraphGetPrimaryCommandListExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeGraphGetPrimaryCommandListExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeGraphGetPrimaryCommandListExt` (Level Zero API ID 4118), after the call.
-unsafe extern "C" fn zeGraphGetPrimaryCommandListExt_epilogue(params: *mut ze_graph_get_primary_command_list_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphGetPrimaryCommandListExt_epilogue(
+    params: *mut ze_graph_get_primary_command_list_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5317,17 +8896,32 @@ unsafe extern "C" fn zeGraphGetPrimaryCommandListExt_epilogue(params: *mut ze_gr
 }
 
 /// `zeGraphSetDestructionCallbackExt` (Level Zero API ID 4119), before the call.
-unsafe extern "C" fn zeGraphSetDestructionCallbackExt_prologue(params: *mut ze_graph_set_destruction_callback_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphSetDestructionCallbackExt_prologue(
+    params: *mut ze_graph_set_destruction_callback_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeGraphSetDestructionCallbackExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeGraphSetDestructionCallbackExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeGraphSetDestructionCallbackExt` (Level Zero API ID 4119), after the call.
-unsafe extern "C" fn zeGraphSetDestructionCallbackExt_epilogue(params: *mut ze_graph_set_destruction_callback_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphSetDestructionCallbackExt_epilogue(
+    params: *mut ze_graph_set_destruction_callback_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5336,17 +8930,32 @@ unsafe extern "C" fn zeGraphSetDestructionCallbackExt_epilogue(params: *mut ze_g
 }
 
 /// `zeGraphInstantiateExt` (Level Zero API ID 4120), before the call.
-unsafe extern "C" fn zeGraphInstantiateExt_prologue(params: *mut ze_graph_instantiate_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphInstantiateExt_prologue(
+    params: *mut ze_graph_instantiate_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeGraphInstantiateExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeGraphInstantiateExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeGraphInstantiateExt` (Level Zero API ID 4120), after the call.
-unsafe extern "C" fn zeGraphInstantiateExt_epilogue(params: *mut ze_graph_instantiate_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphInstantiateExt_epilogue(
+    params: *mut ze_graph_instantiate_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5356,44 +8965,74 @@ unsafe extern "C" fn zeGraphInstantiateExt_epilogue(params: *mut ze_graph_instan
 }
 
 /// `zeCommandListAppendGraphExt` (Level Zero API ID 4121), before the call.
-unsafe extern "C" fn zeCommandListAppendGraphExt_prologue(params: *mut ze_command_list_append_graph_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendGraphExt_prologue(
+    params: *mut ze_command_list_append_graph_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendGraphExt, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendGraphExt,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListAppendGraphExt(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendGraphExt` (Level Zero API ID 4121), after the call.
-unsafe extern "C" fn zeCommandListAppendGraphExt_epilogue(params: *mut ze_command_list_append_graph_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendGraphExt_epilogue(
+    params: *mut ze_command_list_append_graph_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendGraphExt(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeExecutableGraphGetSourceGraphExt` (Level Zero API ID 4122), before the call.
-unsafe extern "C" fn zeExecutableGraphGetSourceGraphExt_prologue(params: *mut ze_executable_graph_get_source_graph_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeExecutableGraphGetSourceGraphExt_prologue(
+    params: *mut ze_executable_graph_get_source_graph_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeExecutableGraphGetSourceGraphExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeExecutableGraphGetSourceGraphExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeExecutableGraphGetSourceGraphExt` (Level Zero API ID 4122), after the call.
-unsafe extern "C" fn zeExecutableGraphGetSourceGraphExt_epilogue(params: *mut ze_executable_graph_get_source_graph_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeExecutableGraphGetSourceGraphExt_epilogue(
+    params: *mut ze_executable_graph_get_source_graph_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5402,17 +9041,32 @@ unsafe extern "C" fn zeExecutableGraphGetSourceGraphExt_epilogue(params: *mut ze
 }
 
 /// `zeGraphIsEmptyExt` (Level Zero API ID 4123), before the call.
-unsafe extern "C" fn zeGraphIsEmptyExt_prologue(params: *mut ze_graph_is_empty_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphIsEmptyExt_prologue(
+    params: *mut ze_graph_is_empty_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeGraphIsEmptyExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeGraphIsEmptyExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeGraphIsEmptyExt` (Level Zero API ID 4123), after the call.
-unsafe extern "C" fn zeGraphIsEmptyExt_epilogue(params: *mut ze_graph_is_empty_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphIsEmptyExt_epilogue(
+    params: *mut ze_graph_is_empty_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5421,17 +9075,32 @@ unsafe extern "C" fn zeGraphIsEmptyExt_epilogue(params: *mut ze_graph_is_empty_e
 }
 
 /// `zeGraphDumpContentsExt` (Level Zero API ID 4124), before the call.
-unsafe extern "C" fn zeGraphDumpContentsExt_prologue(params: *mut ze_graph_dump_contents_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphDumpContentsExt_prologue(
+    params: *mut ze_graph_dump_contents_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeGraphDumpContentsExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeGraphDumpContentsExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeGraphDumpContentsExt` (Level Zero API ID 4124), after the call.
-unsafe extern "C" fn zeGraphDumpContentsExt_epilogue(params: *mut ze_graph_dump_contents_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphDumpContentsExt_epilogue(
+    params: *mut ze_graph_dump_contents_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5440,18 +9109,33 @@ unsafe extern "C" fn zeGraphDumpContentsExt_epilogue(params: *mut ze_graph_dump_
 }
 
 /// `zeExecutableGraphDestroyExt` (Level Zero API ID 4125), before the call.
-unsafe extern "C" fn zeExecutableGraphDestroyExt_prologue(params: *mut ze_executable_graph_destroy_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeExecutableGraphDestroyExt_prologue(
+    params: *mut ze_executable_graph_destroy_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeExecutableGraphDestroyExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeExecutableGraphDestroyExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeExecutableGraphDestroyExt(p, token);
         token
     });
 }
 
 /// `zeExecutableGraphDestroyExt` (Level Zero API ID 4125), after the call.
-unsafe extern "C" fn zeExecutableGraphDestroyExt_epilogue(params: *mut ze_executable_graph_destroy_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeExecutableGraphDestroyExt_epilogue(
+    params: *mut ze_executable_graph_destroy_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5460,18 +9144,33 @@ unsafe extern "C" fn zeExecutableGraphDestroyExt_epilogue(params: *mut ze_execut
 }
 
 /// `zeGraphDestroyExt` (Level Zero API ID 4126), before the call.
-unsafe extern "C" fn zeGraphDestroyExt_prologue(params: *mut ze_graph_destroy_ext_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphDestroyExt_prologue(
+    params: *mut ze_graph_destroy_ext_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeGraphDestroyExt, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeGraphDestroyExt,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeGraphDestroyExt(p, token);
         token
     });
 }
 
 /// `zeGraphDestroyExt` (Level Zero API ID 4126), after the call.
-unsafe extern "C" fn zeGraphDestroyExt_epilogue(params: *mut ze_graph_destroy_ext_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphDestroyExt_epilogue(
+    params: *mut ze_graph_destroy_ext_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5480,44 +9179,74 @@ unsafe extern "C" fn zeGraphDestroyExt_epilogue(params: *mut ze_graph_destroy_ex
 }
 
 /// `zeCommandListAppendHostFunction` (Level Zero API ID 4127), before the call.
-unsafe extern "C" fn zeCommandListAppendHostFunction_prologue(params: *mut ze_command_list_append_host_function_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendHostFunction_prologue(
+    params: *mut ze_command_list_append_host_function_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendHostFunction, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendHostFunction,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListAppendHostFunction(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendHostFunction` (Level Zero API ID 4127), after the call.
-unsafe extern "C" fn zeCommandListAppendHostFunction_epilogue(params: *mut ze_command_list_append_host_function_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendHostFunction_epilogue(
+    params: *mut ze_command_list_append_host_function_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendHostFunction(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zerGetLastErrorDescription` (Level Zero API ID 4128), before the call.
-unsafe extern "C" fn zerGetLastErrorDescription_prologue(params: *mut zer_get_last_error_description_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zerGetLastErrorDescription_prologue(
+    params: *mut zer_get_last_error_description_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zerGetLastErrorDescription, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zerGetLastErrorDescription,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zerGetLastErrorDescription` (Level Zero API ID 4128), after the call.
-unsafe extern "C" fn zerGetLastErrorDescription_epilogue(params: *mut zer_get_last_error_description_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zerGetLastErrorDescription_epilogue(
+    params: *mut zer_get_last_error_description_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5526,17 +9255,32 @@ unsafe extern "C" fn zerGetLastErrorDescription_epilogue(params: *mut zer_get_la
 }
 
 /// `zerTranslateDeviceHandleToIdentifier` (Level Zero API ID 4129), before the call.
-unsafe extern "C" fn zerTranslateDeviceHandleToIdentifier_prologue(params: *mut zer_translate_device_handle_to_identifier_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zerTranslateDeviceHandleToIdentifier_prologue(
+    params: *mut zer_translate_device_handle_to_identifier_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zerTranslateDeviceHandleToIdentifier, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zerTranslateDeviceHandleToIdentifier,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zerTranslateDeviceHandleToIdentifier` (Level Zero API ID 4129), after the call.
-unsafe extern "C" fn zerTranslateDeviceHandleToIdentifier_epilogue(params: *mut zer_translate_device_handle_to_identifier_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zerTranslateDeviceHandleToIdentifier_epilogue(
+    params: *mut zer_translate_device_handle_to_identifier_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5545,17 +9289,32 @@ unsafe extern "C" fn zerTranslateDeviceHandleToIdentifier_epilogue(params: *mut 
 }
 
 /// `zerTranslateIdentifierToDeviceHandle` (Level Zero API ID 4130), before the call.
-unsafe extern "C" fn zerTranslateIdentifierToDeviceHandle_prologue(params: *mut zer_translate_identifier_to_device_handle_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zerTranslateIdentifierToDeviceHandle_prologue(
+    params: *mut zer_translate_identifier_to_device_handle_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zerTranslateIdentifierToDeviceHandle, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zerTranslateIdentifierToDeviceHandle,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zerTranslateIdentifierToDeviceHandle` (Level Zero API ID 4130), after the call.
-unsafe extern "C" fn zerTranslateIdentifierToDeviceHandle_epilogue(params: *mut zer_translate_identifier_to_device_handle_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zerTranslateIdentifierToDeviceHandle_epilogue(
+    params: *mut zer_translate_identifier_to_device_handle_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5564,17 +9323,32 @@ unsafe extern "C" fn zerTranslateIdentifierToDeviceHandle_epilogue(params: *mut 
 }
 
 /// `zerGetDefaultContext` (Level Zero API ID 4131), before the call.
-unsafe extern "C" fn zerGetDefaultContext_prologue(params: *mut zer_get_default_context_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zerGetDefaultContext_prologue(
+    params: *mut zer_get_default_context_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zerGetDefaultContext, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zerGetDefaultContext,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zerGetDefaultContext` (Level Zero API ID 4131), after the call.
-unsafe extern "C" fn zerGetDefaultContext_epilogue(params: *mut zer_get_default_context_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zerGetDefaultContext_epilogue(
+    params: *mut zer_get_default_context_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5583,147 +9357,237 @@ unsafe extern "C" fn zerGetDefaultContext_epilogue(params: *mut zer_get_default_
 }
 
 /// `zexCounterBasedEventCreate2` (Level Zero API ID 4132), before the call.
-unsafe extern "C" fn zexCounterBasedEventCreate2_prologue(params: *mut zex_counter_based_event_create2_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zexCounterBasedEventCreate2_prologue(
+    params: *mut zex_counter_based_event_create2_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zexCounterBasedEventCreate2, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zexCounterBasedEventCreate2,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         hooks::before_zexCounterBasedEventCreate2(p, token);
         token
     });
 }
 
 /// `zexCounterBasedEventCreate2` (Level Zero API ID 4132), after the call.
-unsafe extern "C" fn zexCounterBasedEventCreate2_epilogue(params: *mut zex_counter_based_event_create2_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zexCounterBasedEventCreate2_epilogue(
+    params: *mut zex_counter_based_event_create2_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zexCounterBasedEventCreate2(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeGraphCreateExp` (Level Zero API ID 4133), before the call.
-unsafe extern "C" fn zeGraphCreateExp_prologue(params: *mut ze_graph_create_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphCreateExp_prologue(
+    params: *mut ze_graph_create_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeGraphCreateExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeGraphCreateExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { (*p.phContext).cast() }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeGraphCreateExp` (Level Zero API ID 4133), after the call.
-unsafe extern "C" fn zeGraphCreateExp_epilogue(params: *mut ze_graph_create_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphCreateExp_epilogue(
+    params: *mut ze_graph_create_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { (*p.phContext).cast() }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { (*p.phContext).cast() }
+        });
     });
 }
 
 /// `zeCommandListBeginGraphCaptureExp` (Level Zero API ID 4134), before the call.
-unsafe extern "C" fn zeCommandListBeginGraphCaptureExp_prologue(params: *mut ze_command_list_begin_graph_capture_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListBeginGraphCaptureExp_prologue(
+    params: *mut ze_command_list_begin_graph_capture_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListBeginGraphCaptureExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListBeginGraphCaptureExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListBeginGraphCaptureExp` (Level Zero API ID 4134), after the call.
-unsafe extern "C" fn zeCommandListBeginGraphCaptureExp_epilogue(params: *mut ze_command_list_begin_graph_capture_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListBeginGraphCaptureExp_epilogue(
+    params: *mut ze_command_list_begin_graph_capture_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListBeginGraphCaptureExp(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListBeginCaptureIntoGraphExp` (Level Zero API ID 4135), before the call.
-unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExp_prologue(params: *mut ze_command_list_begin_capture_into_graph_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExp_prologue(
+    params: *mut ze_command_list_begin_capture_into_graph_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListBeginCaptureIntoGraphExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListBeginCaptureIntoGraphExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListBeginCaptureIntoGraphExp` (Level Zero API ID 4135), after the call.
-unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExp_epilogue(params: *mut ze_command_list_begin_capture_into_graph_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExp_epilogue(
+    params: *mut ze_command_list_begin_capture_into_graph_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListBeginCaptureIntoGraphExp(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListEndGraphCaptureExp` (Level Zero API ID 4136), before the call.
-unsafe extern "C" fn zeCommandListEndGraphCaptureExp_prologue(params: *mut ze_command_list_end_graph_capture_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListEndGraphCaptureExp_prologue(
+    params: *mut ze_command_list_end_graph_capture_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListEndGraphCaptureExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListEndGraphCaptureExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListEndGraphCaptureExp` (Level Zero API ID 4136), after the call.
-unsafe extern "C" fn zeCommandListEndGraphCaptureExp_epilogue(params: *mut ze_command_list_end_graph_capture_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListEndGraphCaptureExp_epilogue(
+    params: *mut ze_command_list_end_graph_capture_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListEndGraphCaptureExp(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeCommandListInstantiateGraphExp` (Level Zero API ID 4137), before the call.
-unsafe extern "C" fn zeCommandListInstantiateGraphExp_prologue(params: *mut ze_command_list_instantiate_graph_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListInstantiateGraphExp_prologue(
+    params: *mut ze_command_list_instantiate_graph_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListInstantiateGraphExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeCommandListInstantiateGraphExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListInstantiateGraphExp` (Level Zero API ID 4137), after the call.
-unsafe extern "C" fn zeCommandListInstantiateGraphExp_epilogue(params: *mut ze_command_list_instantiate_graph_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListInstantiateGraphExp_epilogue(
+    params: *mut ze_command_list_instantiate_graph_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5733,45 +9597,75 @@ unsafe extern "C" fn zeCommandListInstantiateGraphExp_epilogue(params: *mut ze_c
 }
 
 /// `zeCommandListAppendGraphExp` (Level Zero API ID 4138), before the call.
-unsafe extern "C" fn zeCommandListAppendGraphExp_prologue(params: *mut ze_command_list_append_graph_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendGraphExp_prologue(
+    params: *mut ze_command_list_append_graph_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListAppendGraphExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListAppendGraphExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         hooks::before_zeCommandListAppendGraphExp(p, token);
         token
     });
 }
 
 /// `zeCommandListAppendGraphExp` (Level Zero API ID 4138), after the call.
-unsafe extern "C" fn zeCommandListAppendGraphExp_epilogue(params: *mut ze_command_list_append_graph_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListAppendGraphExp_epilogue(
+    params: *mut ze_command_list_append_graph_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         hooks::after_zeCommandListAppendGraphExp(p, result, token);
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeGraphDestroyExp` (Level Zero API ID 4139), before the call.
-unsafe extern "C" fn zeGraphDestroyExp_prologue(params: *mut ze_graph_destroy_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphDestroyExp_prologue(
+    params: *mut ze_graph_destroy_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeGraphDestroyExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeGraphDestroyExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeGraphDestroyExp(p, token);
         token
     });
 }
 
 /// `zeGraphDestroyExp` (Level Zero API ID 4139), after the call.
-unsafe extern "C" fn zeGraphDestroyExp_epilogue(params: *mut ze_graph_destroy_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphDestroyExp_epilogue(
+    params: *mut ze_graph_destroy_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5780,18 +9674,33 @@ unsafe extern "C" fn zeGraphDestroyExp_epilogue(params: *mut ze_graph_destroy_ex
 }
 
 /// `zeExecutableGraphDestroyExp` (Level Zero API ID 4140), before the call.
-unsafe extern "C" fn zeExecutableGraphDestroyExp_prologue(params: *mut ze_executable_graph_destroy_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeExecutableGraphDestroyExp_prologue(
+    params: *mut ze_executable_graph_destroy_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeExecutableGraphDestroyExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeExecutableGraphDestroyExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         hooks::before_zeExecutableGraphDestroyExp(p, token);
         token
     });
 }
 
 /// `zeExecutableGraphDestroyExp` (Level Zero API ID 4140), after the call.
-unsafe extern "C" fn zeExecutableGraphDestroyExp_epilogue(params: *mut ze_executable_graph_destroy_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeExecutableGraphDestroyExp_epilogue(
+    params: *mut ze_executable_graph_destroy_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5800,42 +9709,72 @@ unsafe extern "C" fn zeExecutableGraphDestroyExp_epilogue(params: *mut ze_execut
 }
 
 /// `zeCommandListIsGraphCaptureEnabledExp` (Level Zero API ID 4141), before the call.
-unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExp_prologue(params: *mut ze_command_list_is_graph_capture_enabled_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExp_prologue(
+    params: *mut ze_command_list_is_graph_capture_enabled_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeCommandListIsGraphCaptureEnabledExp, params.cast(), || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    }, || None);
+        let token = tracer::begin(
+            ids::zeCommandListIsGraphCaptureEnabledExp,
+            params.cast(),
+            || {
+                // SAFETY: the fields point at this call's arguments.
+                unsafe { objects::list_context(*p.phCommandList) }
+            },
+            || None,
+        );
         token
     });
 }
 
 /// `zeCommandListIsGraphCaptureEnabledExp` (Level Zero API ID 4141), after the call.
-unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExp_epilogue(params: *mut ze_command_list_is_graph_capture_enabled_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExp_epilogue(
+    params: *mut ze_command_list_is_graph_capture_enabled_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
         tracer::end(token, result, || {
-        // SAFETY: the fields point at this call's arguments.
-        unsafe { objects::list_context(*p.phCommandList) }
-    });
+            // SAFETY: the fields point at this call's arguments.
+            unsafe { objects::list_context(*p.phCommandList) }
+        });
     });
 }
 
 /// `zeGraphIsEmptyExp` (Level Zero API ID 4142), before the call.
-unsafe extern "C" fn zeGraphIsEmptyExp_prologue(params: *mut ze_graph_is_empty_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphIsEmptyExp_prologue(
+    params: *mut ze_graph_is_empty_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeGraphIsEmptyExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeGraphIsEmptyExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeGraphIsEmptyExp` (Level Zero API ID 4142), after the call.
-unsafe extern "C" fn zeGraphIsEmptyExp_epilogue(params: *mut ze_graph_is_empty_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphIsEmptyExp_epilogue(
+    params: *mut ze_graph_is_empty_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5844,17 +9783,32 @@ unsafe extern "C" fn zeGraphIsEmptyExp_epilogue(params: *mut ze_graph_is_empty_e
 }
 
 /// `zeGraphDumpContentsExp` (Level Zero API ID 4143), before the call.
-unsafe extern "C" fn zeGraphDumpContentsExp_prologue(params: *mut ze_graph_dump_contents_exp_params_t, _result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphDumpContentsExp_prologue(
+    params: *mut ze_graph_dump_contents_exp_params_t,
+    _result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &mut *instance) };
     tracer::prologue(instance, || {
-        let token = tracer::begin(ids::zeGraphDumpContentsExp, params.cast(), core::ptr::null_mut, || None);
+        let token = tracer::begin(
+            ids::zeGraphDumpContentsExp,
+            params.cast(),
+            core::ptr::null_mut,
+            || None,
+        );
         token
     });
 }
 
 /// `zeGraphDumpContentsExp` (Level Zero API ID 4143), after the call.
-unsafe extern "C" fn zeGraphDumpContentsExp_epilogue(params: *mut ze_graph_dump_contents_exp_params_t, result: ze_result_t, _user: *mut c_void, instance: *mut *mut c_void) {
+unsafe extern "C" fn zeGraphDumpContentsExp_epilogue(
+    params: *mut ze_graph_dump_contents_exp_params_t,
+    result: ze_result_t,
+    _user: *mut c_void,
+    instance: *mut *mut c_void,
+) {
     // SAFETY: the tracing layer passes this call's parameters and its instance slot.
     let (p, instance) = unsafe { (&mut *params, &*instance) };
     tracer::epilogue(*instance, result, |token| {
@@ -5866,258 +9820,1266 @@ unsafe extern "C" fn zeGraphDumpContentsExp_epilogue(params: *mut ze_graph_dump_
 /// prologue, the epilogue.
 pub(super) fn callbacks() -> [(&'static CStr, *const c_void, *const c_void); 252] {
     [
-        (c"zelTracerInitRegisterCallback", zeInit_prologue as *const c_void, zeInit_epilogue as *const c_void),
-        (c"zelTracerDriverGetRegisterCallback", zeDriverGet_prologue as *const c_void, zeDriverGet_epilogue as *const c_void),
-        (c"zelTracerDriverGetApiVersionRegisterCallback", zeDriverGetApiVersion_prologue as *const c_void, zeDriverGetApiVersion_epilogue as *const c_void),
-        (c"zelTracerDriverGetPropertiesRegisterCallback", zeDriverGetProperties_prologue as *const c_void, zeDriverGetProperties_epilogue as *const c_void),
-        (c"zelTracerDriverGetIpcPropertiesRegisterCallback", zeDriverGetIpcProperties_prologue as *const c_void, zeDriverGetIpcProperties_epilogue as *const c_void),
-        (c"zelTracerDriverGetExtensionPropertiesRegisterCallback", zeDriverGetExtensionProperties_prologue as *const c_void, zeDriverGetExtensionProperties_epilogue as *const c_void),
-        (c"zelTracerDeviceGetRegisterCallback", zeDeviceGet_prologue as *const c_void, zeDeviceGet_epilogue as *const c_void),
-        (c"zelTracerDeviceGetSubDevicesRegisterCallback", zeDeviceGetSubDevices_prologue as *const c_void, zeDeviceGetSubDevices_epilogue as *const c_void),
-        (c"zelTracerDeviceGetPropertiesRegisterCallback", zeDeviceGetProperties_prologue as *const c_void, zeDeviceGetProperties_epilogue as *const c_void),
-        (c"zelTracerDeviceGetComputePropertiesRegisterCallback", zeDeviceGetComputeProperties_prologue as *const c_void, zeDeviceGetComputeProperties_epilogue as *const c_void),
-        (c"zelTracerDeviceGetModulePropertiesRegisterCallback", zeDeviceGetModuleProperties_prologue as *const c_void, zeDeviceGetModuleProperties_epilogue as *const c_void),
-        (c"zelTracerDeviceGetCommandQueueGroupPropertiesRegisterCallback", zeDeviceGetCommandQueueGroupProperties_prologue as *const c_void, zeDeviceGetCommandQueueGroupProperties_epilogue as *const c_void),
-        (c"zelTracerDeviceGetMemoryPropertiesRegisterCallback", zeDeviceGetMemoryProperties_prologue as *const c_void, zeDeviceGetMemoryProperties_epilogue as *const c_void),
-        (c"zelTracerDeviceGetMemoryAccessPropertiesRegisterCallback", zeDeviceGetMemoryAccessProperties_prologue as *const c_void, zeDeviceGetMemoryAccessProperties_epilogue as *const c_void),
-        (c"zelTracerDeviceGetCachePropertiesRegisterCallback", zeDeviceGetCacheProperties_prologue as *const c_void, zeDeviceGetCacheProperties_epilogue as *const c_void),
-        (c"zelTracerDeviceGetImagePropertiesRegisterCallback", zeDeviceGetImageProperties_prologue as *const c_void, zeDeviceGetImageProperties_epilogue as *const c_void),
-        (c"zelTracerDeviceGetExternalMemoryPropertiesRegisterCallback", zeDeviceGetExternalMemoryProperties_prologue as *const c_void, zeDeviceGetExternalMemoryProperties_epilogue as *const c_void),
-        (c"zelTracerDeviceGetP2PPropertiesRegisterCallback", zeDeviceGetP2PProperties_prologue as *const c_void, zeDeviceGetP2PProperties_epilogue as *const c_void),
-        (c"zelTracerDeviceCanAccessPeerRegisterCallback", zeDeviceCanAccessPeer_prologue as *const c_void, zeDeviceCanAccessPeer_epilogue as *const c_void),
-        (c"zelTracerDeviceGetStatusRegisterCallback", zeDeviceGetStatus_prologue as *const c_void, zeDeviceGetStatus_epilogue as *const c_void),
-        (c"zelTracerContextCreateRegisterCallback", zeContextCreate_prologue as *const c_void, zeContextCreate_epilogue as *const c_void),
-        (c"zelTracerContextDestroyRegisterCallback", zeContextDestroy_prologue as *const c_void, zeContextDestroy_epilogue as *const c_void),
-        (c"zelTracerContextGetStatusRegisterCallback", zeContextGetStatus_prologue as *const c_void, zeContextGetStatus_epilogue as *const c_void),
-        (c"zelTracerContextSystemBarrierRegisterCallback", zeContextSystemBarrier_prologue as *const c_void, zeContextSystemBarrier_epilogue as *const c_void),
-        (c"zelTracerContextMakeMemoryResidentRegisterCallback", zeContextMakeMemoryResident_prologue as *const c_void, zeContextMakeMemoryResident_epilogue as *const c_void),
-        (c"zelTracerContextEvictMemoryRegisterCallback", zeContextEvictMemory_prologue as *const c_void, zeContextEvictMemory_epilogue as *const c_void),
-        (c"zelTracerContextMakeImageResidentRegisterCallback", zeContextMakeImageResident_prologue as *const c_void, zeContextMakeImageResident_epilogue as *const c_void),
-        (c"zelTracerContextEvictImageRegisterCallback", zeContextEvictImage_prologue as *const c_void, zeContextEvictImage_epilogue as *const c_void),
-        (c"zelTracerCommandQueueCreateRegisterCallback", zeCommandQueueCreate_prologue as *const c_void, zeCommandQueueCreate_epilogue as *const c_void),
-        (c"zelTracerCommandQueueDestroyRegisterCallback", zeCommandQueueDestroy_prologue as *const c_void, zeCommandQueueDestroy_epilogue as *const c_void),
-        (c"zelTracerCommandQueueExecuteCommandListsRegisterCallback", zeCommandQueueExecuteCommandLists_prologue as *const c_void, zeCommandQueueExecuteCommandLists_epilogue as *const c_void),
-        (c"zelTracerCommandQueueSynchronizeRegisterCallback", zeCommandQueueSynchronize_prologue as *const c_void, zeCommandQueueSynchronize_epilogue as *const c_void),
-        (c"zelTracerCommandListCreateRegisterCallback", zeCommandListCreate_prologue as *const c_void, zeCommandListCreate_epilogue as *const c_void),
-        (c"zelTracerCommandListCreateImmediateRegisterCallback", zeCommandListCreateImmediate_prologue as *const c_void, zeCommandListCreateImmediate_epilogue as *const c_void),
-        (c"zelTracerCommandListDestroyRegisterCallback", zeCommandListDestroy_prologue as *const c_void, zeCommandListDestroy_epilogue as *const c_void),
-        (c"zelTracerCommandListCloseRegisterCallback", zeCommandListClose_prologue as *const c_void, zeCommandListClose_epilogue as *const c_void),
-        (c"zelTracerCommandListResetRegisterCallback", zeCommandListReset_prologue as *const c_void, zeCommandListReset_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendWriteGlobalTimestampRegisterCallback", zeCommandListAppendWriteGlobalTimestamp_prologue as *const c_void, zeCommandListAppendWriteGlobalTimestamp_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendBarrierRegisterCallback", zeCommandListAppendBarrier_prologue as *const c_void, zeCommandListAppendBarrier_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendMemoryRangesBarrierRegisterCallback", zeCommandListAppendMemoryRangesBarrier_prologue as *const c_void, zeCommandListAppendMemoryRangesBarrier_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendMemoryCopyRegisterCallback", zeCommandListAppendMemoryCopy_prologue as *const c_void, zeCommandListAppendMemoryCopy_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendMemoryFillRegisterCallback", zeCommandListAppendMemoryFill_prologue as *const c_void, zeCommandListAppendMemoryFill_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendMemoryCopyRegionRegisterCallback", zeCommandListAppendMemoryCopyRegion_prologue as *const c_void, zeCommandListAppendMemoryCopyRegion_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendMemoryCopyFromContextRegisterCallback", zeCommandListAppendMemoryCopyFromContext_prologue as *const c_void, zeCommandListAppendMemoryCopyFromContext_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendImageCopyRegisterCallback", zeCommandListAppendImageCopy_prologue as *const c_void, zeCommandListAppendImageCopy_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendImageCopyRegionRegisterCallback", zeCommandListAppendImageCopyRegion_prologue as *const c_void, zeCommandListAppendImageCopyRegion_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendImageCopyToMemoryRegisterCallback", zeCommandListAppendImageCopyToMemory_prologue as *const c_void, zeCommandListAppendImageCopyToMemory_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendImageCopyFromMemoryRegisterCallback", zeCommandListAppendImageCopyFromMemory_prologue as *const c_void, zeCommandListAppendImageCopyFromMemory_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendMemoryPrefetchRegisterCallback", zeCommandListAppendMemoryPrefetch_prologue as *const c_void, zeCommandListAppendMemoryPrefetch_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendMemAdviseRegisterCallback", zeCommandListAppendMemAdvise_prologue as *const c_void, zeCommandListAppendMemAdvise_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendSignalEventRegisterCallback", zeCommandListAppendSignalEvent_prologue as *const c_void, zeCommandListAppendSignalEvent_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendWaitOnEventsRegisterCallback", zeCommandListAppendWaitOnEvents_prologue as *const c_void, zeCommandListAppendWaitOnEvents_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendEventResetRegisterCallback", zeCommandListAppendEventReset_prologue as *const c_void, zeCommandListAppendEventReset_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendQueryKernelTimestampsRegisterCallback", zeCommandListAppendQueryKernelTimestamps_prologue as *const c_void, zeCommandListAppendQueryKernelTimestamps_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendLaunchKernelRegisterCallback", zeCommandListAppendLaunchKernel_prologue as *const c_void, zeCommandListAppendLaunchKernel_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendLaunchCooperativeKernelRegisterCallback", zeCommandListAppendLaunchCooperativeKernel_prologue as *const c_void, zeCommandListAppendLaunchCooperativeKernel_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendLaunchKernelIndirectRegisterCallback", zeCommandListAppendLaunchKernelIndirect_prologue as *const c_void, zeCommandListAppendLaunchKernelIndirect_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendLaunchMultipleKernelsIndirectRegisterCallback", zeCommandListAppendLaunchMultipleKernelsIndirect_prologue as *const c_void, zeCommandListAppendLaunchMultipleKernelsIndirect_epilogue as *const c_void),
-        (c"zelTracerImageGetPropertiesRegisterCallback", zeImageGetProperties_prologue as *const c_void, zeImageGetProperties_epilogue as *const c_void),
-        (c"zelTracerImageCreateRegisterCallback", zeImageCreate_prologue as *const c_void, zeImageCreate_epilogue as *const c_void),
-        (c"zelTracerImageDestroyRegisterCallback", zeImageDestroy_prologue as *const c_void, zeImageDestroy_epilogue as *const c_void),
-        (c"zelTracerMemAllocSharedRegisterCallback", zeMemAllocShared_prologue as *const c_void, zeMemAllocShared_epilogue as *const c_void),
-        (c"zelTracerMemAllocDeviceRegisterCallback", zeMemAllocDevice_prologue as *const c_void, zeMemAllocDevice_epilogue as *const c_void),
-        (c"zelTracerMemAllocHostRegisterCallback", zeMemAllocHost_prologue as *const c_void, zeMemAllocHost_epilogue as *const c_void),
-        (c"zelTracerMemFreeRegisterCallback", zeMemFree_prologue as *const c_void, zeMemFree_epilogue as *const c_void),
-        (c"zelTracerMemGetAllocPropertiesRegisterCallback", zeMemGetAllocProperties_prologue as *const c_void, zeMemGetAllocProperties_epilogue as *const c_void),
-        (c"zelTracerMemGetAddressRangeRegisterCallback", zeMemGetAddressRange_prologue as *const c_void, zeMemGetAddressRange_epilogue as *const c_void),
-        (c"zelTracerMemGetIpcHandleRegisterCallback", zeMemGetIpcHandle_prologue as *const c_void, zeMemGetIpcHandle_epilogue as *const c_void),
-        (c"zelTracerMemOpenIpcHandleRegisterCallback", zeMemOpenIpcHandle_prologue as *const c_void, zeMemOpenIpcHandle_epilogue as *const c_void),
-        (c"zelTracerMemCloseIpcHandleRegisterCallback", zeMemCloseIpcHandle_prologue as *const c_void, zeMemCloseIpcHandle_epilogue as *const c_void),
-        (c"zelTracerFenceCreateRegisterCallback", zeFenceCreate_prologue as *const c_void, zeFenceCreate_epilogue as *const c_void),
-        (c"zelTracerFenceDestroyRegisterCallback", zeFenceDestroy_prologue as *const c_void, zeFenceDestroy_epilogue as *const c_void),
-        (c"zelTracerFenceHostSynchronizeRegisterCallback", zeFenceHostSynchronize_prologue as *const c_void, zeFenceHostSynchronize_epilogue as *const c_void),
-        (c"zelTracerFenceQueryStatusRegisterCallback", zeFenceQueryStatus_prologue as *const c_void, zeFenceQueryStatus_epilogue as *const c_void),
-        (c"zelTracerFenceResetRegisterCallback", zeFenceReset_prologue as *const c_void, zeFenceReset_epilogue as *const c_void),
-        (c"zelTracerEventPoolCreateRegisterCallback", zeEventPoolCreate_prologue as *const c_void, zeEventPoolCreate_epilogue as *const c_void),
-        (c"zelTracerEventPoolDestroyRegisterCallback", zeEventPoolDestroy_prologue as *const c_void, zeEventPoolDestroy_epilogue as *const c_void),
-        (c"zelTracerEventPoolGetIpcHandleRegisterCallback", zeEventPoolGetIpcHandle_prologue as *const c_void, zeEventPoolGetIpcHandle_epilogue as *const c_void),
-        (c"zelTracerEventPoolOpenIpcHandleRegisterCallback", zeEventPoolOpenIpcHandle_prologue as *const c_void, zeEventPoolOpenIpcHandle_epilogue as *const c_void),
-        (c"zelTracerEventPoolCloseIpcHandleRegisterCallback", zeEventPoolCloseIpcHandle_prologue as *const c_void, zeEventPoolCloseIpcHandle_epilogue as *const c_void),
-        (c"zelTracerEventCreateRegisterCallback", zeEventCreate_prologue as *const c_void, zeEventCreate_epilogue as *const c_void),
-        (c"zelTracerEventDestroyRegisterCallback", zeEventDestroy_prologue as *const c_void, zeEventDestroy_epilogue as *const c_void),
-        (c"zelTracerEventHostSignalRegisterCallback", zeEventHostSignal_prologue as *const c_void, zeEventHostSignal_epilogue as *const c_void),
-        (c"zelTracerEventHostSynchronizeRegisterCallback", zeEventHostSynchronize_prologue as *const c_void, zeEventHostSynchronize_epilogue as *const c_void),
-        (c"zelTracerEventQueryStatusRegisterCallback", zeEventQueryStatus_prologue as *const c_void, zeEventQueryStatus_epilogue as *const c_void),
-        (c"zelTracerEventHostResetRegisterCallback", zeEventHostReset_prologue as *const c_void, zeEventHostReset_epilogue as *const c_void),
-        (c"zelTracerEventQueryKernelTimestampRegisterCallback", zeEventQueryKernelTimestamp_prologue as *const c_void, zeEventQueryKernelTimestamp_epilogue as *const c_void),
-        (c"zelTracerModuleCreateRegisterCallback", zeModuleCreate_prologue as *const c_void, zeModuleCreate_epilogue as *const c_void),
-        (c"zelTracerModuleDestroyRegisterCallback", zeModuleDestroy_prologue as *const c_void, zeModuleDestroy_epilogue as *const c_void),
-        (c"zelTracerModuleDynamicLinkRegisterCallback", zeModuleDynamicLink_prologue as *const c_void, zeModuleDynamicLink_epilogue as *const c_void),
-        (c"zelTracerModuleGetNativeBinaryRegisterCallback", zeModuleGetNativeBinary_prologue as *const c_void, zeModuleGetNativeBinary_epilogue as *const c_void),
-        (c"zelTracerModuleGetGlobalPointerRegisterCallback", zeModuleGetGlobalPointer_prologue as *const c_void, zeModuleGetGlobalPointer_epilogue as *const c_void),
-        (c"zelTracerModuleGetKernelNamesRegisterCallback", zeModuleGetKernelNames_prologue as *const c_void, zeModuleGetKernelNames_epilogue as *const c_void),
-        (c"zelTracerModuleGetPropertiesRegisterCallback", zeModuleGetProperties_prologue as *const c_void, zeModuleGetProperties_epilogue as *const c_void),
-        (c"zelTracerModuleGetFunctionPointerRegisterCallback", zeModuleGetFunctionPointer_prologue as *const c_void, zeModuleGetFunctionPointer_epilogue as *const c_void),
-        (c"zelTracerModuleBuildLogDestroyRegisterCallback", zeModuleBuildLogDestroy_prologue as *const c_void, zeModuleBuildLogDestroy_epilogue as *const c_void),
-        (c"zelTracerModuleBuildLogGetStringRegisterCallback", zeModuleBuildLogGetString_prologue as *const c_void, zeModuleBuildLogGetString_epilogue as *const c_void),
-        (c"zelTracerKernelCreateRegisterCallback", zeKernelCreate_prologue as *const c_void, zeKernelCreate_epilogue as *const c_void),
-        (c"zelTracerKernelDestroyRegisterCallback", zeKernelDestroy_prologue as *const c_void, zeKernelDestroy_epilogue as *const c_void),
-        (c"zelTracerKernelSetCacheConfigRegisterCallback", zeKernelSetCacheConfig_prologue as *const c_void, zeKernelSetCacheConfig_epilogue as *const c_void),
-        (c"zelTracerKernelSetGroupSizeRegisterCallback", zeKernelSetGroupSize_prologue as *const c_void, zeKernelSetGroupSize_epilogue as *const c_void),
-        (c"zelTracerKernelSuggestGroupSizeRegisterCallback", zeKernelSuggestGroupSize_prologue as *const c_void, zeKernelSuggestGroupSize_epilogue as *const c_void),
-        (c"zelTracerKernelSuggestMaxCooperativeGroupCountRegisterCallback", zeKernelSuggestMaxCooperativeGroupCount_prologue as *const c_void, zeKernelSuggestMaxCooperativeGroupCount_epilogue as *const c_void),
-        (c"zelTracerKernelSetArgumentValueRegisterCallback", zeKernelSetArgumentValue_prologue as *const c_void, zeKernelSetArgumentValue_epilogue as *const c_void),
-        (c"zelTracerKernelSetIndirectAccessRegisterCallback", zeKernelSetIndirectAccess_prologue as *const c_void, zeKernelSetIndirectAccess_epilogue as *const c_void),
-        (c"zelTracerKernelGetIndirectAccessRegisterCallback", zeKernelGetIndirectAccess_prologue as *const c_void, zeKernelGetIndirectAccess_epilogue as *const c_void),
-        (c"zelTracerKernelGetSourceAttributesRegisterCallback", zeKernelGetSourceAttributes_prologue as *const c_void, zeKernelGetSourceAttributes_epilogue as *const c_void),
-        (c"zelTracerKernelGetPropertiesRegisterCallback", zeKernelGetProperties_prologue as *const c_void, zeKernelGetProperties_epilogue as *const c_void),
-        (c"zelTracerKernelGetNameRegisterCallback", zeKernelGetName_prologue as *const c_void, zeKernelGetName_epilogue as *const c_void),
-        (c"zelTracerSamplerCreateRegisterCallback", zeSamplerCreate_prologue as *const c_void, zeSamplerCreate_epilogue as *const c_void),
-        (c"zelTracerSamplerDestroyRegisterCallback", zeSamplerDestroy_prologue as *const c_void, zeSamplerDestroy_epilogue as *const c_void),
-        (c"zelTracerPhysicalMemCreateRegisterCallback", zePhysicalMemCreate_prologue as *const c_void, zePhysicalMemCreate_epilogue as *const c_void),
-        (c"zelTracerPhysicalMemDestroyRegisterCallback", zePhysicalMemDestroy_prologue as *const c_void, zePhysicalMemDestroy_epilogue as *const c_void),
-        (c"zelTracerVirtualMemReserveRegisterCallback", zeVirtualMemReserve_prologue as *const c_void, zeVirtualMemReserve_epilogue as *const c_void),
-        (c"zelTracerVirtualMemFreeRegisterCallback", zeVirtualMemFree_prologue as *const c_void, zeVirtualMemFree_epilogue as *const c_void),
-        (c"zelTracerVirtualMemQueryPageSizeRegisterCallback", zeVirtualMemQueryPageSize_prologue as *const c_void, zeVirtualMemQueryPageSize_epilogue as *const c_void),
-        (c"zelTracerVirtualMemMapRegisterCallback", zeVirtualMemMap_prologue as *const c_void, zeVirtualMemMap_epilogue as *const c_void),
-        (c"zelTracerVirtualMemUnmapRegisterCallback", zeVirtualMemUnmap_prologue as *const c_void, zeVirtualMemUnmap_epilogue as *const c_void),
-        (c"zelTracerVirtualMemSetAccessAttributeRegisterCallback", zeVirtualMemSetAccessAttribute_prologue as *const c_void, zeVirtualMemSetAccessAttribute_epilogue as *const c_void),
-        (c"zelTracerVirtualMemGetAccessAttributeRegisterCallback", zeVirtualMemGetAccessAttribute_prologue as *const c_void, zeVirtualMemGetAccessAttribute_epilogue as *const c_void),
-        (c"zelTracerInitDriversRegisterCallback", zeInitDrivers_prologue as *const c_void, zeInitDrivers_epilogue as *const c_void),
-        (c"zelTracerRTASBuilderCreateExpRegisterCallback", zeRTASBuilderCreateExp_prologue as *const c_void, zeRTASBuilderCreateExp_epilogue as *const c_void),
-        (c"zelTracerRTASBuilderGetBuildPropertiesExpRegisterCallback", zeRTASBuilderGetBuildPropertiesExp_prologue as *const c_void, zeRTASBuilderGetBuildPropertiesExp_epilogue as *const c_void),
-        (c"zelTracerRTASBuilderBuildExpRegisterCallback", zeRTASBuilderBuildExp_prologue as *const c_void, zeRTASBuilderBuildExp_epilogue as *const c_void),
-        (c"zelTracerRTASBuilderDestroyExpRegisterCallback", zeRTASBuilderDestroyExp_prologue as *const c_void, zeRTASBuilderDestroyExp_epilogue as *const c_void),
-        (c"zelTracerRTASParallelOperationCreateExpRegisterCallback", zeRTASParallelOperationCreateExp_prologue as *const c_void, zeRTASParallelOperationCreateExp_epilogue as *const c_void),
-        (c"zelTracerRTASParallelOperationGetPropertiesExpRegisterCallback", zeRTASParallelOperationGetPropertiesExp_prologue as *const c_void, zeRTASParallelOperationGetPropertiesExp_epilogue as *const c_void),
-        (c"zelTracerRTASParallelOperationJoinExpRegisterCallback", zeRTASParallelOperationJoinExp_prologue as *const c_void, zeRTASParallelOperationJoinExp_epilogue as *const c_void),
-        (c"zelTracerRTASParallelOperationDestroyExpRegisterCallback", zeRTASParallelOperationDestroyExp_prologue as *const c_void, zeRTASParallelOperationDestroyExp_epilogue as *const c_void),
-        (c"zelTracerDriverGetExtensionFunctionAddressRegisterCallback", zeDriverGetExtensionFunctionAddress_prologue as *const c_void, zeDriverGetExtensionFunctionAddress_epilogue as *const c_void),
-        (c"zelTracerDriverGetLastErrorDescriptionRegisterCallback", zeDriverGetLastErrorDescription_prologue as *const c_void, zeDriverGetLastErrorDescription_epilogue as *const c_void),
-        (c"zelTracerDriverRTASFormatCompatibilityCheckExpRegisterCallback", zeDriverRTASFormatCompatibilityCheckExp_prologue as *const c_void, zeDriverRTASFormatCompatibilityCheckExp_epilogue as *const c_void),
-        (c"zelTracerDeviceGetGlobalTimestampsRegisterCallback", zeDeviceGetGlobalTimestamps_prologue as *const c_void, zeDeviceGetGlobalTimestamps_epilogue as *const c_void),
-        (c"zelTracerDeviceImportExternalSemaphoreExtRegisterCallback", zeDeviceImportExternalSemaphoreExt_prologue as *const c_void, zeDeviceImportExternalSemaphoreExt_epilogue as *const c_void),
-        (c"zelTracerDeviceReleaseExternalSemaphoreExtRegisterCallback", zeDeviceReleaseExternalSemaphoreExt_prologue as *const c_void, zeDeviceReleaseExternalSemaphoreExt_epilogue as *const c_void),
-        (c"zelTracerDeviceReserveCacheExtRegisterCallback", zeDeviceReserveCacheExt_prologue as *const c_void, zeDeviceReserveCacheExt_epilogue as *const c_void),
-        (c"zelTracerDeviceSetCacheAdviceExtRegisterCallback", zeDeviceSetCacheAdviceExt_prologue as *const c_void, zeDeviceSetCacheAdviceExt_epilogue as *const c_void),
-        (c"zelTracerDevicePciGetPropertiesExtRegisterCallback", zeDevicePciGetPropertiesExt_prologue as *const c_void, zeDevicePciGetPropertiesExt_epilogue as *const c_void),
-        (c"zelTracerDeviceGetFabricVertexExpRegisterCallback", zeDeviceGetFabricVertexExp_prologue as *const c_void, zeDeviceGetFabricVertexExp_epilogue as *const c_void),
-        (c"zelTracerDeviceGetRootDeviceRegisterCallback", zeDeviceGetRootDevice_prologue as *const c_void, zeDeviceGetRootDevice_epilogue as *const c_void),
-        (c"zelTracerContextCreateExRegisterCallback", zeContextCreateEx_prologue as *const c_void, zeContextCreateEx_epilogue as *const c_void),
-        (c"zelTracerCommandQueueGetOrdinalRegisterCallback", zeCommandQueueGetOrdinal_prologue as *const c_void, zeCommandQueueGetOrdinal_epilogue as *const c_void),
-        (c"zelTracerCommandQueueGetIndexRegisterCallback", zeCommandQueueGetIndex_prologue as *const c_void, zeCommandQueueGetIndex_epilogue as *const c_void),
-        (c"zelTracerCommandListGetNextCommandIdWithKernelsExpRegisterCallback", zeCommandListGetNextCommandIdWithKernelsExp_prologue as *const c_void, zeCommandListGetNextCommandIdWithKernelsExp_epilogue as *const c_void),
-        (c"zelTracerCommandListUpdateMutableCommandKernelsExpRegisterCallback", zeCommandListUpdateMutableCommandKernelsExp_prologue as *const c_void, zeCommandListUpdateMutableCommandKernelsExp_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendSignalExternalSemaphoreExtRegisterCallback", zeCommandListAppendSignalExternalSemaphoreExt_prologue as *const c_void, zeCommandListAppendSignalExternalSemaphoreExt_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendWaitExternalSemaphoreExtRegisterCallback", zeCommandListAppendWaitExternalSemaphoreExt_prologue as *const c_void, zeCommandListAppendWaitExternalSemaphoreExt_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendImageCopyToMemoryExtRegisterCallback", zeCommandListAppendImageCopyToMemoryExt_prologue as *const c_void, zeCommandListAppendImageCopyToMemoryExt_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendImageCopyFromMemoryExtRegisterCallback", zeCommandListAppendImageCopyFromMemoryExt_prologue as *const c_void, zeCommandListAppendImageCopyFromMemoryExt_epilogue as *const c_void),
-        (c"zelTracerCommandListHostSynchronizeRegisterCallback", zeCommandListHostSynchronize_prologue as *const c_void, zeCommandListHostSynchronize_epilogue as *const c_void),
-        (c"zelTracerCommandListCreateCloneExpRegisterCallback", zeCommandListCreateCloneExp_prologue as *const c_void, zeCommandListCreateCloneExp_epilogue as *const c_void),
-        (c"zelTracerCommandListGetDeviceHandleRegisterCallback", zeCommandListGetDeviceHandle_prologue as *const c_void, zeCommandListGetDeviceHandle_epilogue as *const c_void),
-        (c"zelTracerCommandListGetContextHandleRegisterCallback", zeCommandListGetContextHandle_prologue as *const c_void, zeCommandListGetContextHandle_epilogue as *const c_void),
-        (c"zelTracerCommandListGetOrdinalRegisterCallback", zeCommandListGetOrdinal_prologue as *const c_void, zeCommandListGetOrdinal_epilogue as *const c_void),
-        (c"zelTracerCommandListImmediateGetIndexRegisterCallback", zeCommandListImmediateGetIndex_prologue as *const c_void, zeCommandListImmediateGetIndex_epilogue as *const c_void),
-        (c"zelTracerCommandListIsImmediateRegisterCallback", zeCommandListIsImmediate_prologue as *const c_void, zeCommandListIsImmediate_epilogue as *const c_void),
-        (c"zelTracerCommandListImmediateAppendCommandListsExpRegisterCallback", zeCommandListImmediateAppendCommandListsExp_prologue as *const c_void, zeCommandListImmediateAppendCommandListsExp_epilogue as *const c_void),
-        (c"zelTracerCommandListGetNextCommandIdExpRegisterCallback", zeCommandListGetNextCommandIdExp_prologue as *const c_void, zeCommandListGetNextCommandIdExp_epilogue as *const c_void),
-        (c"zelTracerCommandListUpdateMutableCommandsExpRegisterCallback", zeCommandListUpdateMutableCommandsExp_prologue as *const c_void, zeCommandListUpdateMutableCommandsExp_epilogue as *const c_void),
-        (c"zelTracerCommandListUpdateMutableCommandSignalEventExpRegisterCallback", zeCommandListUpdateMutableCommandSignalEventExp_prologue as *const c_void, zeCommandListUpdateMutableCommandSignalEventExp_epilogue as *const c_void),
-        (c"zelTracerCommandListUpdateMutableCommandWaitEventsExpRegisterCallback", zeCommandListUpdateMutableCommandWaitEventsExp_prologue as *const c_void, zeCommandListUpdateMutableCommandWaitEventsExp_epilogue as *const c_void),
-        (c"zelTracerEventQueryTimestampsExpRegisterCallback", zeEventQueryTimestampsExp_prologue as *const c_void, zeEventQueryTimestampsExp_epilogue as *const c_void),
-        (c"zelTracerEventQueryKernelTimestampsExtRegisterCallback", zeEventQueryKernelTimestampsExt_prologue as *const c_void, zeEventQueryKernelTimestampsExt_epilogue as *const c_void),
-        (c"zelTracerEventGetEventPoolRegisterCallback", zeEventGetEventPool_prologue as *const c_void, zeEventGetEventPool_epilogue as *const c_void),
-        (c"zelTracerEventGetSignalScopeRegisterCallback", zeEventGetSignalScope_prologue as *const c_void, zeEventGetSignalScope_epilogue as *const c_void),
-        (c"zelTracerEventGetWaitScopeRegisterCallback", zeEventGetWaitScope_prologue as *const c_void, zeEventGetWaitScope_epilogue as *const c_void),
-        (c"zelTracerEventPoolPutIpcHandleRegisterCallback", zeEventPoolPutIpcHandle_prologue as *const c_void, zeEventPoolPutIpcHandle_epilogue as *const c_void),
-        (c"zelTracerEventPoolGetContextHandleRegisterCallback", zeEventPoolGetContextHandle_prologue as *const c_void, zeEventPoolGetContextHandle_epilogue as *const c_void),
-        (c"zelTracerEventPoolGetFlagsRegisterCallback", zeEventPoolGetFlags_prologue as *const c_void, zeEventPoolGetFlags_epilogue as *const c_void),
-        (c"zelTracerImageGetMemoryPropertiesExpRegisterCallback", zeImageGetMemoryPropertiesExp_prologue as *const c_void, zeImageGetMemoryPropertiesExp_epilogue as *const c_void),
-        (c"zelTracerImageViewCreateExpRegisterCallback", zeImageViewCreateExp_prologue as *const c_void, zeImageViewCreateExp_epilogue as *const c_void),
-        (c"zelTracerImageGetAllocPropertiesExtRegisterCallback", zeImageGetAllocPropertiesExt_prologue as *const c_void, zeImageGetAllocPropertiesExt_epilogue as *const c_void),
-        (c"zelTracerImageViewCreateExtRegisterCallback", zeImageViewCreateExt_prologue as *const c_void, zeImageViewCreateExt_epilogue as *const c_void),
-        (c"zelTracerImageGetDeviceOffsetExpRegisterCallback", zeImageGetDeviceOffsetExp_prologue as *const c_void, zeImageGetDeviceOffsetExp_epilogue as *const c_void),
-        (c"zelTracerKernelSetGlobalOffsetExpRegisterCallback", zeKernelSetGlobalOffsetExp_prologue as *const c_void, zeKernelSetGlobalOffsetExp_epilogue as *const c_void),
-        (c"zelTracerKernelGetBinaryExpRegisterCallback", zeKernelGetBinaryExp_prologue as *const c_void, zeKernelGetBinaryExp_epilogue as *const c_void),
-        (c"zelTracerKernelSchedulingHintExpRegisterCallback", zeKernelSchedulingHintExp_prologue as *const c_void, zeKernelSchedulingHintExp_epilogue as *const c_void),
-        (c"zelTracerMemFreeExtRegisterCallback", zeMemFreeExt_prologue as *const c_void, zeMemFreeExt_epilogue as *const c_void),
-        (c"zelTracerMemGetIpcHandleFromFileDescriptorExpRegisterCallback", zeMemGetIpcHandleFromFileDescriptorExp_prologue as *const c_void, zeMemGetIpcHandleFromFileDescriptorExp_epilogue as *const c_void),
-        (c"zelTracerMemGetFileDescriptorFromIpcHandleExpRegisterCallback", zeMemGetFileDescriptorFromIpcHandleExp_prologue as *const c_void, zeMemGetFileDescriptorFromIpcHandleExp_epilogue as *const c_void),
-        (c"zelTracerMemPutIpcHandleRegisterCallback", zeMemPutIpcHandle_prologue as *const c_void, zeMemPutIpcHandle_epilogue as *const c_void),
-        (c"zelTracerMemSetAtomicAccessAttributeExpRegisterCallback", zeMemSetAtomicAccessAttributeExp_prologue as *const c_void, zeMemSetAtomicAccessAttributeExp_epilogue as *const c_void),
-        (c"zelTracerMemGetAtomicAccessAttributeExpRegisterCallback", zeMemGetAtomicAccessAttributeExp_prologue as *const c_void, zeMemGetAtomicAccessAttributeExp_epilogue as *const c_void),
-        (c"zelTracerMemGetPitchFor2dImageRegisterCallback", zeMemGetPitchFor2dImage_prologue as *const c_void, zeMemGetPitchFor2dImage_epilogue as *const c_void),
-        (c"zelTracerModuleInspectLinkageExtRegisterCallback", zeModuleInspectLinkageExt_prologue as *const c_void, zeModuleInspectLinkageExt_epilogue as *const c_void),
-        (c"zelTracerFabricEdgeGetExpRegisterCallback", zeFabricEdgeGetExp_prologue as *const c_void, zeFabricEdgeGetExp_epilogue as *const c_void),
-        (c"zelTracerFabricEdgeGetVerticesExpRegisterCallback", zeFabricEdgeGetVerticesExp_prologue as *const c_void, zeFabricEdgeGetVerticesExp_epilogue as *const c_void),
-        (c"zelTracerFabricEdgeGetPropertiesExpRegisterCallback", zeFabricEdgeGetPropertiesExp_prologue as *const c_void, zeFabricEdgeGetPropertiesExp_epilogue as *const c_void),
-        (c"zelTracerFabricVertexGetExpRegisterCallback", zeFabricVertexGetExp_prologue as *const c_void, zeFabricVertexGetExp_epilogue as *const c_void),
-        (c"zelTracerFabricVertexGetSubVerticesExpRegisterCallback", zeFabricVertexGetSubVerticesExp_prologue as *const c_void, zeFabricVertexGetSubVerticesExp_epilogue as *const c_void),
-        (c"zelTracerFabricVertexGetPropertiesExpRegisterCallback", zeFabricVertexGetPropertiesExp_prologue as *const c_void, zeFabricVertexGetPropertiesExp_epilogue as *const c_void),
-        (c"zelTracerFabricVertexGetDeviceExpRegisterCallback", zeFabricVertexGetDeviceExp_prologue as *const c_void, zeFabricVertexGetDeviceExp_epilogue as *const c_void),
-        (c"zelTracerRTASBuilderCreateExtRegisterCallback", zeRTASBuilderCreateExt_prologue as *const c_void, zeRTASBuilderCreateExt_epilogue as *const c_void),
-        (c"zelTracerRTASBuilderGetBuildPropertiesExtRegisterCallback", zeRTASBuilderGetBuildPropertiesExt_prologue as *const c_void, zeRTASBuilderGetBuildPropertiesExt_epilogue as *const c_void),
-        (c"zelTracerRTASBuilderBuildExtRegisterCallback", zeRTASBuilderBuildExt_prologue as *const c_void, zeRTASBuilderBuildExt_epilogue as *const c_void),
-        (c"zelTracerRTASBuilderCommandListAppendCopyExtRegisterCallback", zeRTASBuilderCommandListAppendCopyExt_prologue as *const c_void, zeRTASBuilderCommandListAppendCopyExt_epilogue as *const c_void),
-        (c"zelTracerRTASBuilderDestroyExtRegisterCallback", zeRTASBuilderDestroyExt_prologue as *const c_void, zeRTASBuilderDestroyExt_epilogue as *const c_void),
-        (c"zelTracerRTASParallelOperationCreateExtRegisterCallback", zeRTASParallelOperationCreateExt_prologue as *const c_void, zeRTASParallelOperationCreateExt_epilogue as *const c_void),
-        (c"zelTracerRTASParallelOperationGetPropertiesExtRegisterCallback", zeRTASParallelOperationGetPropertiesExt_prologue as *const c_void, zeRTASParallelOperationGetPropertiesExt_epilogue as *const c_void),
-        (c"zelTracerRTASParallelOperationJoinExtRegisterCallback", zeRTASParallelOperationJoinExt_prologue as *const c_void, zeRTASParallelOperationJoinExt_epilogue as *const c_void),
-        (c"zelTracerRTASParallelOperationDestroyExtRegisterCallback", zeRTASParallelOperationDestroyExt_prologue as *const c_void, zeRTASParallelOperationDestroyExt_epilogue as *const c_void),
-        (c"zelTracerDriverRTASFormatCompatibilityCheckExtRegisterCallback", zeDriverRTASFormatCompatibilityCheckExt_prologue as *const c_void, zeDriverRTASFormatCompatibilityCheckExt_epilogue as *const c_void),
-        (c"zelTracerDeviceGetVectorWidthPropertiesExtRegisterCallback", zeDeviceGetVectorWidthPropertiesExt_prologue as *const c_void, zeDeviceGetVectorWidthPropertiesExt_epilogue as *const c_void),
-        (c"zelTracerDeviceSynchronizeRegisterCallback", zeDeviceSynchronize_prologue as *const c_void, zeDeviceSynchronize_epilogue as *const c_void),
-        (c"zelTracerDriverGetDefaultContextRegisterCallback", zeDriverGetDefaultContext_prologue as *const c_void, zeDriverGetDefaultContext_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendLaunchKernelWithParametersRegisterCallback", zeCommandListAppendLaunchKernelWithParameters_prologue as *const c_void, zeCommandListAppendLaunchKernelWithParameters_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendLaunchKernelWithArgumentsRegisterCallback", zeCommandListAppendLaunchKernelWithArguments_prologue as *const c_void, zeCommandListAppendLaunchKernelWithArguments_epilogue as *const c_void),
-        (c"zelTracerKernelGetAllocationPropertiesExpRegisterCallback", zeKernelGetAllocationPropertiesExp_prologue as *const c_void, zeKernelGetAllocationPropertiesExp_epilogue as *const c_void),
-        (c"zelTracerDeviceGetAggregatedCopyOffloadIncrementValueRegisterCallback", zeDeviceGetAggregatedCopyOffloadIncrementValue_prologue as *const c_void, zeDeviceGetAggregatedCopyOffloadIncrementValue_epilogue as *const c_void),
-        (c"zelTracerEventCounterBasedCreateRegisterCallback", zeEventCounterBasedCreate_prologue as *const c_void, zeEventCounterBasedCreate_epilogue as *const c_void),
-        (c"zelTracerEventCounterBasedGetIpcHandleRegisterCallback", zeEventCounterBasedGetIpcHandle_prologue as *const c_void, zeEventCounterBasedGetIpcHandle_epilogue as *const c_void),
-        (c"zelTracerEventCounterBasedOpenIpcHandleRegisterCallback", zeEventCounterBasedOpenIpcHandle_prologue as *const c_void, zeEventCounterBasedOpenIpcHandle_epilogue as *const c_void),
-        (c"zelTracerEventCounterBasedCloseIpcHandleRegisterCallback", zeEventCounterBasedCloseIpcHandle_prologue as *const c_void, zeEventCounterBasedCloseIpcHandle_epilogue as *const c_void),
-        (c"zelTracerEventCounterBasedGetDeviceAddressRegisterCallback", zeEventCounterBasedGetDeviceAddress_prologue as *const c_void, zeEventCounterBasedGetDeviceAddress_epilogue as *const c_void),
-        (c"zelTracerMemGetIpcHandleWithPropertiesRegisterCallback", zeMemGetIpcHandleWithProperties_prologue as *const c_void, zeMemGetIpcHandleWithProperties_epilogue as *const c_void),
-        (c"zelTracerPhysicalMemGetPropertiesRegisterCallback", zePhysicalMemGetProperties_prologue as *const c_void, zePhysicalMemGetProperties_epilogue as *const c_void),
-        (c"zelTracerDeviceGetCounterBasedEventMaxValueRegisterCallback", zeDeviceGetCounterBasedEventMaxValue_prologue as *const c_void, zeDeviceGetCounterBasedEventMaxValue_epilogue as *const c_void),
-        (c"zelTracerDeviceGetRuntimeRequirementsRegisterCallback", zeDeviceGetRuntimeRequirements_prologue as *const c_void, zeDeviceGetRuntimeRequirements_epilogue as *const c_void),
-        (c"zelTracerDeviceGetRuntimeRequirementsKeyRegisterCallback", zeDeviceGetRuntimeRequirementsKey_prologue as *const c_void, zeDeviceGetRuntimeRequirementsKey_epilogue as *const c_void),
-        (c"zelTracerDeviceValidateRuntimeRequirementsRegisterCallback", zeDeviceValidateRuntimeRequirements_prologue as *const c_void, zeDeviceValidateRuntimeRequirements_epilogue as *const c_void),
-        (c"zelTracerCommandQueueGetFlagsRegisterCallback", zeCommandQueueGetFlags_prologue as *const c_void, zeCommandQueueGetFlags_epilogue as *const c_void),
-        (c"zelTracerCommandQueueGetModeRegisterCallback", zeCommandQueueGetMode_prologue as *const c_void, zeCommandQueueGetMode_epilogue as *const c_void),
-        (c"zelTracerCommandQueueGetPriorityRegisterCallback", zeCommandQueueGetPriority_prologue as *const c_void, zeCommandQueueGetPriority_epilogue as *const c_void),
-        (c"zelTracerCommandListGetFlagsRegisterCallback", zeCommandListGetFlags_prologue as *const c_void, zeCommandListGetFlags_epilogue as *const c_void),
-        (c"zelTracerCommandListImmediateGetFlagsRegisterCallback", zeCommandListImmediateGetFlags_prologue as *const c_void, zeCommandListImmediateGetFlags_epilogue as *const c_void),
-        (c"zelTracerCommandListImmediateGetModeRegisterCallback", zeCommandListImmediateGetMode_prologue as *const c_void, zeCommandListImmediateGetMode_epilogue as *const c_void),
-        (c"zelTracerCommandListImmediateGetPriorityRegisterCallback", zeCommandListImmediateGetPriority_prologue as *const c_void, zeCommandListImmediateGetPriority_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendMemoryCopyWithParametersRegisterCallback", zeCommandListAppendMemoryCopyWithParameters_prologue as *const c_void, zeCommandListAppendMemoryCopyWithParameters_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendMemoryFillWithParametersRegisterCallback", zeCommandListAppendMemoryFillWithParameters_prologue as *const c_void, zeCommandListAppendMemoryFillWithParameters_epilogue as *const c_void),
-        (c"zelTracerEventGetCounterBasedFlagsRegisterCallback", zeEventGetCounterBasedFlags_prologue as *const c_void, zeEventGetCounterBasedFlags_epilogue as *const c_void),
-        (c"zelTracerCommandListImmediateAppendCommandListsWithParametersRegisterCallback", zeCommandListImmediateAppendCommandListsWithParameters_prologue as *const c_void, zeCommandListImmediateAppendCommandListsWithParameters_epilogue as *const c_void),
-        (c"zelTracerCommandListIsMutableExpRegisterCallback", zeCommandListIsMutableExp_prologue as *const c_void, zeCommandListIsMutableExp_epilogue as *const c_void),
-        (c"zelTracerGraphCreateExtRegisterCallback", zeGraphCreateExt_prologue as *const c_void, zeGraphCreateExt_epilogue as *const c_void),
-        (c"zelTracerCommandListBeginGraphCaptureExtRegisterCallback", zeCommandListBeginGraphCaptureExt_prologue as *const c_void, zeCommandListBeginGraphCaptureExt_epilogue as *const c_void),
-        (c"zelTracerCommandListBeginCaptureIntoGraphExtRegisterCallback", zeCommandListBeginCaptureIntoGraphExt_prologue as *const c_void, zeCommandListBeginCaptureIntoGraphExt_epilogue as *const c_void),
-        (c"zelTracerCommandListIsGraphCaptureEnabledExtRegisterCallback", zeCommandListIsGraphCaptureEnabledExt_prologue as *const c_void, zeCommandListIsGraphCaptureEnabledExt_epilogue as *const c_void),
-        (c"zelTracerCommandListEndGraphCaptureExtRegisterCallback", zeCommandListEndGraphCaptureExt_prologue as *const c_void, zeCommandListEndGraphCaptureExt_epilogue as *const c_void),
-        (c"zelTracerCommandListGetGraphExtRegisterCallback", zeCommandListGetGraphExt_prologue as *const c_void, zeCommandListGetGraphExt_epilogue as *const c_void),
-        (c"zelTracerGraphGetPrimaryCommandListExtRegisterCallback", zeGraphGetPrimaryCommandListExt_prologue as *const c_void, zeGraphGetPrimaryCommandListExt_epilogue as *const c_void),
-        (c"zelTracerGraphSetDestructionCallbackExtRegisterCallback", zeGraphSetDestructionCallbackExt_prologue as *const c_void, zeGraphSetDestructionCallbackExt_epilogue as *const c_void),
-        (c"zelTracerGraphInstantiateExtRegisterCallback", zeGraphInstantiateExt_prologue as *const c_void, zeGraphInstantiateExt_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendGraphExtRegisterCallback", zeCommandListAppendGraphExt_prologue as *const c_void, zeCommandListAppendGraphExt_epilogue as *const c_void),
-        (c"zelTracerExecutableGraphGetSourceGraphExtRegisterCallback", zeExecutableGraphGetSourceGraphExt_prologue as *const c_void, zeExecutableGraphGetSourceGraphExt_epilogue as *const c_void),
-        (c"zelTracerGraphIsEmptyExtRegisterCallback", zeGraphIsEmptyExt_prologue as *const c_void, zeGraphIsEmptyExt_epilogue as *const c_void),
-        (c"zelTracerGraphDumpContentsExtRegisterCallback", zeGraphDumpContentsExt_prologue as *const c_void, zeGraphDumpContentsExt_epilogue as *const c_void),
-        (c"zelTracerExecutableGraphDestroyExtRegisterCallback", zeExecutableGraphDestroyExt_prologue as *const c_void, zeExecutableGraphDestroyExt_epilogue as *const c_void),
-        (c"zelTracerGraphDestroyExtRegisterCallback", zeGraphDestroyExt_prologue as *const c_void, zeGraphDestroyExt_epilogue as *const c_void),
-        (c"zelTracerCommandListAppendHostFunctionRegisterCallback", zeCommandListAppendHostFunction_prologue as *const c_void, zeCommandListAppendHostFunction_epilogue as *const c_void),
-        (c"zelTracerGetLastErrorDescriptionRegisterCallback", zerGetLastErrorDescription_prologue as *const c_void, zerGetLastErrorDescription_epilogue as *const c_void),
-        (c"zelTracerTranslateDeviceHandleToIdentifierRegisterCallback", zerTranslateDeviceHandleToIdentifier_prologue as *const c_void, zerTranslateDeviceHandleToIdentifier_epilogue as *const c_void),
-        (c"zelTracerTranslateIdentifierToDeviceHandleRegisterCallback", zerTranslateIdentifierToDeviceHandle_prologue as *const c_void, zerTranslateIdentifierToDeviceHandle_epilogue as *const c_void),
-        (c"zelTracerGetDefaultContextRegisterCallback", zerGetDefaultContext_prologue as *const c_void, zerGetDefaultContext_epilogue as *const c_void),
+        (
+            c"zelTracerInitRegisterCallback",
+            zeInit_prologue as *const c_void,
+            zeInit_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDriverGetRegisterCallback",
+            zeDriverGet_prologue as *const c_void,
+            zeDriverGet_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDriverGetApiVersionRegisterCallback",
+            zeDriverGetApiVersion_prologue as *const c_void,
+            zeDriverGetApiVersion_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDriverGetPropertiesRegisterCallback",
+            zeDriverGetProperties_prologue as *const c_void,
+            zeDriverGetProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDriverGetIpcPropertiesRegisterCallback",
+            zeDriverGetIpcProperties_prologue as *const c_void,
+            zeDriverGetIpcProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDriverGetExtensionPropertiesRegisterCallback",
+            zeDriverGetExtensionProperties_prologue as *const c_void,
+            zeDriverGetExtensionProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetRegisterCallback",
+            zeDeviceGet_prologue as *const c_void,
+            zeDeviceGet_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetSubDevicesRegisterCallback",
+            zeDeviceGetSubDevices_prologue as *const c_void,
+            zeDeviceGetSubDevices_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetPropertiesRegisterCallback",
+            zeDeviceGetProperties_prologue as *const c_void,
+            zeDeviceGetProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetComputePropertiesRegisterCallback",
+            zeDeviceGetComputeProperties_prologue as *const c_void,
+            zeDeviceGetComputeProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetModulePropertiesRegisterCallback",
+            zeDeviceGetModuleProperties_prologue as *const c_void,
+            zeDeviceGetModuleProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetCommandQueueGroupPropertiesRegisterCallback",
+            zeDeviceGetCommandQueueGroupProperties_prologue as *const c_void,
+            zeDeviceGetCommandQueueGroupProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetMemoryPropertiesRegisterCallback",
+            zeDeviceGetMemoryProperties_prologue as *const c_void,
+            zeDeviceGetMemoryProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetMemoryAccessPropertiesRegisterCallback",
+            zeDeviceGetMemoryAccessProperties_prologue as *const c_void,
+            zeDeviceGetMemoryAccessProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetCachePropertiesRegisterCallback",
+            zeDeviceGetCacheProperties_prologue as *const c_void,
+            zeDeviceGetCacheProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetImagePropertiesRegisterCallback",
+            zeDeviceGetImageProperties_prologue as *const c_void,
+            zeDeviceGetImageProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetExternalMemoryPropertiesRegisterCallback",
+            zeDeviceGetExternalMemoryProperties_prologue as *const c_void,
+            zeDeviceGetExternalMemoryProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetP2PPropertiesRegisterCallback",
+            zeDeviceGetP2PProperties_prologue as *const c_void,
+            zeDeviceGetP2PProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceCanAccessPeerRegisterCallback",
+            zeDeviceCanAccessPeer_prologue as *const c_void,
+            zeDeviceCanAccessPeer_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetStatusRegisterCallback",
+            zeDeviceGetStatus_prologue as *const c_void,
+            zeDeviceGetStatus_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerContextCreateRegisterCallback",
+            zeContextCreate_prologue as *const c_void,
+            zeContextCreate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerContextDestroyRegisterCallback",
+            zeContextDestroy_prologue as *const c_void,
+            zeContextDestroy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerContextGetStatusRegisterCallback",
+            zeContextGetStatus_prologue as *const c_void,
+            zeContextGetStatus_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerContextSystemBarrierRegisterCallback",
+            zeContextSystemBarrier_prologue as *const c_void,
+            zeContextSystemBarrier_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerContextMakeMemoryResidentRegisterCallback",
+            zeContextMakeMemoryResident_prologue as *const c_void,
+            zeContextMakeMemoryResident_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerContextEvictMemoryRegisterCallback",
+            zeContextEvictMemory_prologue as *const c_void,
+            zeContextEvictMemory_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerContextMakeImageResidentRegisterCallback",
+            zeContextMakeImageResident_prologue as *const c_void,
+            zeContextMakeImageResident_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerContextEvictImageRegisterCallback",
+            zeContextEvictImage_prologue as *const c_void,
+            zeContextEvictImage_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandQueueCreateRegisterCallback",
+            zeCommandQueueCreate_prologue as *const c_void,
+            zeCommandQueueCreate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandQueueDestroyRegisterCallback",
+            zeCommandQueueDestroy_prologue as *const c_void,
+            zeCommandQueueDestroy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandQueueExecuteCommandListsRegisterCallback",
+            zeCommandQueueExecuteCommandLists_prologue as *const c_void,
+            zeCommandQueueExecuteCommandLists_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandQueueSynchronizeRegisterCallback",
+            zeCommandQueueSynchronize_prologue as *const c_void,
+            zeCommandQueueSynchronize_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListCreateRegisterCallback",
+            zeCommandListCreate_prologue as *const c_void,
+            zeCommandListCreate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListCreateImmediateRegisterCallback",
+            zeCommandListCreateImmediate_prologue as *const c_void,
+            zeCommandListCreateImmediate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListDestroyRegisterCallback",
+            zeCommandListDestroy_prologue as *const c_void,
+            zeCommandListDestroy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListCloseRegisterCallback",
+            zeCommandListClose_prologue as *const c_void,
+            zeCommandListClose_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListResetRegisterCallback",
+            zeCommandListReset_prologue as *const c_void,
+            zeCommandListReset_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendWriteGlobalTimestampRegisterCallback",
+            zeCommandListAppendWriteGlobalTimestamp_prologue as *const c_void,
+            zeCommandListAppendWriteGlobalTimestamp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendBarrierRegisterCallback",
+            zeCommandListAppendBarrier_prologue as *const c_void,
+            zeCommandListAppendBarrier_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendMemoryRangesBarrierRegisterCallback",
+            zeCommandListAppendMemoryRangesBarrier_prologue as *const c_void,
+            zeCommandListAppendMemoryRangesBarrier_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendMemoryCopyRegisterCallback",
+            zeCommandListAppendMemoryCopy_prologue as *const c_void,
+            zeCommandListAppendMemoryCopy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendMemoryFillRegisterCallback",
+            zeCommandListAppendMemoryFill_prologue as *const c_void,
+            zeCommandListAppendMemoryFill_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendMemoryCopyRegionRegisterCallback",
+            zeCommandListAppendMemoryCopyRegion_prologue as *const c_void,
+            zeCommandListAppendMemoryCopyRegion_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendMemoryCopyFromContextRegisterCallback",
+            zeCommandListAppendMemoryCopyFromContext_prologue as *const c_void,
+            zeCommandListAppendMemoryCopyFromContext_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendImageCopyRegisterCallback",
+            zeCommandListAppendImageCopy_prologue as *const c_void,
+            zeCommandListAppendImageCopy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendImageCopyRegionRegisterCallback",
+            zeCommandListAppendImageCopyRegion_prologue as *const c_void,
+            zeCommandListAppendImageCopyRegion_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendImageCopyToMemoryRegisterCallback",
+            zeCommandListAppendImageCopyToMemory_prologue as *const c_void,
+            zeCommandListAppendImageCopyToMemory_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendImageCopyFromMemoryRegisterCallback",
+            zeCommandListAppendImageCopyFromMemory_prologue as *const c_void,
+            zeCommandListAppendImageCopyFromMemory_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendMemoryPrefetchRegisterCallback",
+            zeCommandListAppendMemoryPrefetch_prologue as *const c_void,
+            zeCommandListAppendMemoryPrefetch_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendMemAdviseRegisterCallback",
+            zeCommandListAppendMemAdvise_prologue as *const c_void,
+            zeCommandListAppendMemAdvise_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendSignalEventRegisterCallback",
+            zeCommandListAppendSignalEvent_prologue as *const c_void,
+            zeCommandListAppendSignalEvent_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendWaitOnEventsRegisterCallback",
+            zeCommandListAppendWaitOnEvents_prologue as *const c_void,
+            zeCommandListAppendWaitOnEvents_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendEventResetRegisterCallback",
+            zeCommandListAppendEventReset_prologue as *const c_void,
+            zeCommandListAppendEventReset_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendQueryKernelTimestampsRegisterCallback",
+            zeCommandListAppendQueryKernelTimestamps_prologue as *const c_void,
+            zeCommandListAppendQueryKernelTimestamps_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendLaunchKernelRegisterCallback",
+            zeCommandListAppendLaunchKernel_prologue as *const c_void,
+            zeCommandListAppendLaunchKernel_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendLaunchCooperativeKernelRegisterCallback",
+            zeCommandListAppendLaunchCooperativeKernel_prologue as *const c_void,
+            zeCommandListAppendLaunchCooperativeKernel_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendLaunchKernelIndirectRegisterCallback",
+            zeCommandListAppendLaunchKernelIndirect_prologue as *const c_void,
+            zeCommandListAppendLaunchKernelIndirect_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendLaunchMultipleKernelsIndirectRegisterCallback",
+            zeCommandListAppendLaunchMultipleKernelsIndirect_prologue as *const c_void,
+            zeCommandListAppendLaunchMultipleKernelsIndirect_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerImageGetPropertiesRegisterCallback",
+            zeImageGetProperties_prologue as *const c_void,
+            zeImageGetProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerImageCreateRegisterCallback",
+            zeImageCreate_prologue as *const c_void,
+            zeImageCreate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerImageDestroyRegisterCallback",
+            zeImageDestroy_prologue as *const c_void,
+            zeImageDestroy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemAllocSharedRegisterCallback",
+            zeMemAllocShared_prologue as *const c_void,
+            zeMemAllocShared_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemAllocDeviceRegisterCallback",
+            zeMemAllocDevice_prologue as *const c_void,
+            zeMemAllocDevice_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemAllocHostRegisterCallback",
+            zeMemAllocHost_prologue as *const c_void,
+            zeMemAllocHost_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemFreeRegisterCallback",
+            zeMemFree_prologue as *const c_void,
+            zeMemFree_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemGetAllocPropertiesRegisterCallback",
+            zeMemGetAllocProperties_prologue as *const c_void,
+            zeMemGetAllocProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemGetAddressRangeRegisterCallback",
+            zeMemGetAddressRange_prologue as *const c_void,
+            zeMemGetAddressRange_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemGetIpcHandleRegisterCallback",
+            zeMemGetIpcHandle_prologue as *const c_void,
+            zeMemGetIpcHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemOpenIpcHandleRegisterCallback",
+            zeMemOpenIpcHandle_prologue as *const c_void,
+            zeMemOpenIpcHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemCloseIpcHandleRegisterCallback",
+            zeMemCloseIpcHandle_prologue as *const c_void,
+            zeMemCloseIpcHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerFenceCreateRegisterCallback",
+            zeFenceCreate_prologue as *const c_void,
+            zeFenceCreate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerFenceDestroyRegisterCallback",
+            zeFenceDestroy_prologue as *const c_void,
+            zeFenceDestroy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerFenceHostSynchronizeRegisterCallback",
+            zeFenceHostSynchronize_prologue as *const c_void,
+            zeFenceHostSynchronize_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerFenceQueryStatusRegisterCallback",
+            zeFenceQueryStatus_prologue as *const c_void,
+            zeFenceQueryStatus_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerFenceResetRegisterCallback",
+            zeFenceReset_prologue as *const c_void,
+            zeFenceReset_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventPoolCreateRegisterCallback",
+            zeEventPoolCreate_prologue as *const c_void,
+            zeEventPoolCreate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventPoolDestroyRegisterCallback",
+            zeEventPoolDestroy_prologue as *const c_void,
+            zeEventPoolDestroy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventPoolGetIpcHandleRegisterCallback",
+            zeEventPoolGetIpcHandle_prologue as *const c_void,
+            zeEventPoolGetIpcHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventPoolOpenIpcHandleRegisterCallback",
+            zeEventPoolOpenIpcHandle_prologue as *const c_void,
+            zeEventPoolOpenIpcHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventPoolCloseIpcHandleRegisterCallback",
+            zeEventPoolCloseIpcHandle_prologue as *const c_void,
+            zeEventPoolCloseIpcHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventCreateRegisterCallback",
+            zeEventCreate_prologue as *const c_void,
+            zeEventCreate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventDestroyRegisterCallback",
+            zeEventDestroy_prologue as *const c_void,
+            zeEventDestroy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventHostSignalRegisterCallback",
+            zeEventHostSignal_prologue as *const c_void,
+            zeEventHostSignal_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventHostSynchronizeRegisterCallback",
+            zeEventHostSynchronize_prologue as *const c_void,
+            zeEventHostSynchronize_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventQueryStatusRegisterCallback",
+            zeEventQueryStatus_prologue as *const c_void,
+            zeEventQueryStatus_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventHostResetRegisterCallback",
+            zeEventHostReset_prologue as *const c_void,
+            zeEventHostReset_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventQueryKernelTimestampRegisterCallback",
+            zeEventQueryKernelTimestamp_prologue as *const c_void,
+            zeEventQueryKernelTimestamp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerModuleCreateRegisterCallback",
+            zeModuleCreate_prologue as *const c_void,
+            zeModuleCreate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerModuleDestroyRegisterCallback",
+            zeModuleDestroy_prologue as *const c_void,
+            zeModuleDestroy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerModuleDynamicLinkRegisterCallback",
+            zeModuleDynamicLink_prologue as *const c_void,
+            zeModuleDynamicLink_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerModuleGetNativeBinaryRegisterCallback",
+            zeModuleGetNativeBinary_prologue as *const c_void,
+            zeModuleGetNativeBinary_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerModuleGetGlobalPointerRegisterCallback",
+            zeModuleGetGlobalPointer_prologue as *const c_void,
+            zeModuleGetGlobalPointer_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerModuleGetKernelNamesRegisterCallback",
+            zeModuleGetKernelNames_prologue as *const c_void,
+            zeModuleGetKernelNames_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerModuleGetPropertiesRegisterCallback",
+            zeModuleGetProperties_prologue as *const c_void,
+            zeModuleGetProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerModuleGetFunctionPointerRegisterCallback",
+            zeModuleGetFunctionPointer_prologue as *const c_void,
+            zeModuleGetFunctionPointer_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerModuleBuildLogDestroyRegisterCallback",
+            zeModuleBuildLogDestroy_prologue as *const c_void,
+            zeModuleBuildLogDestroy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerModuleBuildLogGetStringRegisterCallback",
+            zeModuleBuildLogGetString_prologue as *const c_void,
+            zeModuleBuildLogGetString_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelCreateRegisterCallback",
+            zeKernelCreate_prologue as *const c_void,
+            zeKernelCreate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelDestroyRegisterCallback",
+            zeKernelDestroy_prologue as *const c_void,
+            zeKernelDestroy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelSetCacheConfigRegisterCallback",
+            zeKernelSetCacheConfig_prologue as *const c_void,
+            zeKernelSetCacheConfig_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelSetGroupSizeRegisterCallback",
+            zeKernelSetGroupSize_prologue as *const c_void,
+            zeKernelSetGroupSize_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelSuggestGroupSizeRegisterCallback",
+            zeKernelSuggestGroupSize_prologue as *const c_void,
+            zeKernelSuggestGroupSize_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelSuggestMaxCooperativeGroupCountRegisterCallback",
+            zeKernelSuggestMaxCooperativeGroupCount_prologue as *const c_void,
+            zeKernelSuggestMaxCooperativeGroupCount_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelSetArgumentValueRegisterCallback",
+            zeKernelSetArgumentValue_prologue as *const c_void,
+            zeKernelSetArgumentValue_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelSetIndirectAccessRegisterCallback",
+            zeKernelSetIndirectAccess_prologue as *const c_void,
+            zeKernelSetIndirectAccess_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelGetIndirectAccessRegisterCallback",
+            zeKernelGetIndirectAccess_prologue as *const c_void,
+            zeKernelGetIndirectAccess_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelGetSourceAttributesRegisterCallback",
+            zeKernelGetSourceAttributes_prologue as *const c_void,
+            zeKernelGetSourceAttributes_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelGetPropertiesRegisterCallback",
+            zeKernelGetProperties_prologue as *const c_void,
+            zeKernelGetProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelGetNameRegisterCallback",
+            zeKernelGetName_prologue as *const c_void,
+            zeKernelGetName_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerSamplerCreateRegisterCallback",
+            zeSamplerCreate_prologue as *const c_void,
+            zeSamplerCreate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerSamplerDestroyRegisterCallback",
+            zeSamplerDestroy_prologue as *const c_void,
+            zeSamplerDestroy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerPhysicalMemCreateRegisterCallback",
+            zePhysicalMemCreate_prologue as *const c_void,
+            zePhysicalMemCreate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerPhysicalMemDestroyRegisterCallback",
+            zePhysicalMemDestroy_prologue as *const c_void,
+            zePhysicalMemDestroy_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerVirtualMemReserveRegisterCallback",
+            zeVirtualMemReserve_prologue as *const c_void,
+            zeVirtualMemReserve_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerVirtualMemFreeRegisterCallback",
+            zeVirtualMemFree_prologue as *const c_void,
+            zeVirtualMemFree_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerVirtualMemQueryPageSizeRegisterCallback",
+            zeVirtualMemQueryPageSize_prologue as *const c_void,
+            zeVirtualMemQueryPageSize_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerVirtualMemMapRegisterCallback",
+            zeVirtualMemMap_prologue as *const c_void,
+            zeVirtualMemMap_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerVirtualMemUnmapRegisterCallback",
+            zeVirtualMemUnmap_prologue as *const c_void,
+            zeVirtualMemUnmap_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerVirtualMemSetAccessAttributeRegisterCallback",
+            zeVirtualMemSetAccessAttribute_prologue as *const c_void,
+            zeVirtualMemSetAccessAttribute_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerVirtualMemGetAccessAttributeRegisterCallback",
+            zeVirtualMemGetAccessAttribute_prologue as *const c_void,
+            zeVirtualMemGetAccessAttribute_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerInitDriversRegisterCallback",
+            zeInitDrivers_prologue as *const c_void,
+            zeInitDrivers_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASBuilderCreateExpRegisterCallback",
+            zeRTASBuilderCreateExp_prologue as *const c_void,
+            zeRTASBuilderCreateExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASBuilderGetBuildPropertiesExpRegisterCallback",
+            zeRTASBuilderGetBuildPropertiesExp_prologue as *const c_void,
+            zeRTASBuilderGetBuildPropertiesExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASBuilderBuildExpRegisterCallback",
+            zeRTASBuilderBuildExp_prologue as *const c_void,
+            zeRTASBuilderBuildExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASBuilderDestroyExpRegisterCallback",
+            zeRTASBuilderDestroyExp_prologue as *const c_void,
+            zeRTASBuilderDestroyExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASParallelOperationCreateExpRegisterCallback",
+            zeRTASParallelOperationCreateExp_prologue as *const c_void,
+            zeRTASParallelOperationCreateExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASParallelOperationGetPropertiesExpRegisterCallback",
+            zeRTASParallelOperationGetPropertiesExp_prologue as *const c_void,
+            zeRTASParallelOperationGetPropertiesExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASParallelOperationJoinExpRegisterCallback",
+            zeRTASParallelOperationJoinExp_prologue as *const c_void,
+            zeRTASParallelOperationJoinExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASParallelOperationDestroyExpRegisterCallback",
+            zeRTASParallelOperationDestroyExp_prologue as *const c_void,
+            zeRTASParallelOperationDestroyExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDriverGetExtensionFunctionAddressRegisterCallback",
+            zeDriverGetExtensionFunctionAddress_prologue as *const c_void,
+            zeDriverGetExtensionFunctionAddress_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDriverGetLastErrorDescriptionRegisterCallback",
+            zeDriverGetLastErrorDescription_prologue as *const c_void,
+            zeDriverGetLastErrorDescription_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDriverRTASFormatCompatibilityCheckExpRegisterCallback",
+            zeDriverRTASFormatCompatibilityCheckExp_prologue as *const c_void,
+            zeDriverRTASFormatCompatibilityCheckExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetGlobalTimestampsRegisterCallback",
+            zeDeviceGetGlobalTimestamps_prologue as *const c_void,
+            zeDeviceGetGlobalTimestamps_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceImportExternalSemaphoreExtRegisterCallback",
+            zeDeviceImportExternalSemaphoreExt_prologue as *const c_void,
+            zeDeviceImportExternalSemaphoreExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceReleaseExternalSemaphoreExtRegisterCallback",
+            zeDeviceReleaseExternalSemaphoreExt_prologue as *const c_void,
+            zeDeviceReleaseExternalSemaphoreExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceReserveCacheExtRegisterCallback",
+            zeDeviceReserveCacheExt_prologue as *const c_void,
+            zeDeviceReserveCacheExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceSetCacheAdviceExtRegisterCallback",
+            zeDeviceSetCacheAdviceExt_prologue as *const c_void,
+            zeDeviceSetCacheAdviceExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDevicePciGetPropertiesExtRegisterCallback",
+            zeDevicePciGetPropertiesExt_prologue as *const c_void,
+            zeDevicePciGetPropertiesExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetFabricVertexExpRegisterCallback",
+            zeDeviceGetFabricVertexExp_prologue as *const c_void,
+            zeDeviceGetFabricVertexExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetRootDeviceRegisterCallback",
+            zeDeviceGetRootDevice_prologue as *const c_void,
+            zeDeviceGetRootDevice_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerContextCreateExRegisterCallback",
+            zeContextCreateEx_prologue as *const c_void,
+            zeContextCreateEx_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandQueueGetOrdinalRegisterCallback",
+            zeCommandQueueGetOrdinal_prologue as *const c_void,
+            zeCommandQueueGetOrdinal_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandQueueGetIndexRegisterCallback",
+            zeCommandQueueGetIndex_prologue as *const c_void,
+            zeCommandQueueGetIndex_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListGetNextCommandIdWithKernelsExpRegisterCallback",
+            zeCommandListGetNextCommandIdWithKernelsExp_prologue as *const c_void,
+            zeCommandListGetNextCommandIdWithKernelsExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListUpdateMutableCommandKernelsExpRegisterCallback",
+            zeCommandListUpdateMutableCommandKernelsExp_prologue as *const c_void,
+            zeCommandListUpdateMutableCommandKernelsExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendSignalExternalSemaphoreExtRegisterCallback",
+            zeCommandListAppendSignalExternalSemaphoreExt_prologue as *const c_void,
+            zeCommandListAppendSignalExternalSemaphoreExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendWaitExternalSemaphoreExtRegisterCallback",
+            zeCommandListAppendWaitExternalSemaphoreExt_prologue as *const c_void,
+            zeCommandListAppendWaitExternalSemaphoreExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendImageCopyToMemoryExtRegisterCallback",
+            zeCommandListAppendImageCopyToMemoryExt_prologue as *const c_void,
+            zeCommandListAppendImageCopyToMemoryExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendImageCopyFromMemoryExtRegisterCallback",
+            zeCommandListAppendImageCopyFromMemoryExt_prologue as *const c_void,
+            zeCommandListAppendImageCopyFromMemoryExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListHostSynchronizeRegisterCallback",
+            zeCommandListHostSynchronize_prologue as *const c_void,
+            zeCommandListHostSynchronize_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListCreateCloneExpRegisterCallback",
+            zeCommandListCreateCloneExp_prologue as *const c_void,
+            zeCommandListCreateCloneExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListGetDeviceHandleRegisterCallback",
+            zeCommandListGetDeviceHandle_prologue as *const c_void,
+            zeCommandListGetDeviceHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListGetContextHandleRegisterCallback",
+            zeCommandListGetContextHandle_prologue as *const c_void,
+            zeCommandListGetContextHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListGetOrdinalRegisterCallback",
+            zeCommandListGetOrdinal_prologue as *const c_void,
+            zeCommandListGetOrdinal_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListImmediateGetIndexRegisterCallback",
+            zeCommandListImmediateGetIndex_prologue as *const c_void,
+            zeCommandListImmediateGetIndex_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListIsImmediateRegisterCallback",
+            zeCommandListIsImmediate_prologue as *const c_void,
+            zeCommandListIsImmediate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListImmediateAppendCommandListsExpRegisterCallback",
+            zeCommandListImmediateAppendCommandListsExp_prologue as *const c_void,
+            zeCommandListImmediateAppendCommandListsExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListGetNextCommandIdExpRegisterCallback",
+            zeCommandListGetNextCommandIdExp_prologue as *const c_void,
+            zeCommandListGetNextCommandIdExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListUpdateMutableCommandsExpRegisterCallback",
+            zeCommandListUpdateMutableCommandsExp_prologue as *const c_void,
+            zeCommandListUpdateMutableCommandsExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListUpdateMutableCommandSignalEventExpRegisterCallback",
+            zeCommandListUpdateMutableCommandSignalEventExp_prologue as *const c_void,
+            zeCommandListUpdateMutableCommandSignalEventExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListUpdateMutableCommandWaitEventsExpRegisterCallback",
+            zeCommandListUpdateMutableCommandWaitEventsExp_prologue as *const c_void,
+            zeCommandListUpdateMutableCommandWaitEventsExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventQueryTimestampsExpRegisterCallback",
+            zeEventQueryTimestampsExp_prologue as *const c_void,
+            zeEventQueryTimestampsExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventQueryKernelTimestampsExtRegisterCallback",
+            zeEventQueryKernelTimestampsExt_prologue as *const c_void,
+            zeEventQueryKernelTimestampsExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventGetEventPoolRegisterCallback",
+            zeEventGetEventPool_prologue as *const c_void,
+            zeEventGetEventPool_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventGetSignalScopeRegisterCallback",
+            zeEventGetSignalScope_prologue as *const c_void,
+            zeEventGetSignalScope_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventGetWaitScopeRegisterCallback",
+            zeEventGetWaitScope_prologue as *const c_void,
+            zeEventGetWaitScope_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventPoolPutIpcHandleRegisterCallback",
+            zeEventPoolPutIpcHandle_prologue as *const c_void,
+            zeEventPoolPutIpcHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventPoolGetContextHandleRegisterCallback",
+            zeEventPoolGetContextHandle_prologue as *const c_void,
+            zeEventPoolGetContextHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventPoolGetFlagsRegisterCallback",
+            zeEventPoolGetFlags_prologue as *const c_void,
+            zeEventPoolGetFlags_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerImageGetMemoryPropertiesExpRegisterCallback",
+            zeImageGetMemoryPropertiesExp_prologue as *const c_void,
+            zeImageGetMemoryPropertiesExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerImageViewCreateExpRegisterCallback",
+            zeImageViewCreateExp_prologue as *const c_void,
+            zeImageViewCreateExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerImageGetAllocPropertiesExtRegisterCallback",
+            zeImageGetAllocPropertiesExt_prologue as *const c_void,
+            zeImageGetAllocPropertiesExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerImageViewCreateExtRegisterCallback",
+            zeImageViewCreateExt_prologue as *const c_void,
+            zeImageViewCreateExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerImageGetDeviceOffsetExpRegisterCallback",
+            zeImageGetDeviceOffsetExp_prologue as *const c_void,
+            zeImageGetDeviceOffsetExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelSetGlobalOffsetExpRegisterCallback",
+            zeKernelSetGlobalOffsetExp_prologue as *const c_void,
+            zeKernelSetGlobalOffsetExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelGetBinaryExpRegisterCallback",
+            zeKernelGetBinaryExp_prologue as *const c_void,
+            zeKernelGetBinaryExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelSchedulingHintExpRegisterCallback",
+            zeKernelSchedulingHintExp_prologue as *const c_void,
+            zeKernelSchedulingHintExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemFreeExtRegisterCallback",
+            zeMemFreeExt_prologue as *const c_void,
+            zeMemFreeExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemGetIpcHandleFromFileDescriptorExpRegisterCallback",
+            zeMemGetIpcHandleFromFileDescriptorExp_prologue as *const c_void,
+            zeMemGetIpcHandleFromFileDescriptorExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemGetFileDescriptorFromIpcHandleExpRegisterCallback",
+            zeMemGetFileDescriptorFromIpcHandleExp_prologue as *const c_void,
+            zeMemGetFileDescriptorFromIpcHandleExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemPutIpcHandleRegisterCallback",
+            zeMemPutIpcHandle_prologue as *const c_void,
+            zeMemPutIpcHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemSetAtomicAccessAttributeExpRegisterCallback",
+            zeMemSetAtomicAccessAttributeExp_prologue as *const c_void,
+            zeMemSetAtomicAccessAttributeExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemGetAtomicAccessAttributeExpRegisterCallback",
+            zeMemGetAtomicAccessAttributeExp_prologue as *const c_void,
+            zeMemGetAtomicAccessAttributeExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemGetPitchFor2dImageRegisterCallback",
+            zeMemGetPitchFor2dImage_prologue as *const c_void,
+            zeMemGetPitchFor2dImage_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerModuleInspectLinkageExtRegisterCallback",
+            zeModuleInspectLinkageExt_prologue as *const c_void,
+            zeModuleInspectLinkageExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerFabricEdgeGetExpRegisterCallback",
+            zeFabricEdgeGetExp_prologue as *const c_void,
+            zeFabricEdgeGetExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerFabricEdgeGetVerticesExpRegisterCallback",
+            zeFabricEdgeGetVerticesExp_prologue as *const c_void,
+            zeFabricEdgeGetVerticesExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerFabricEdgeGetPropertiesExpRegisterCallback",
+            zeFabricEdgeGetPropertiesExp_prologue as *const c_void,
+            zeFabricEdgeGetPropertiesExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerFabricVertexGetExpRegisterCallback",
+            zeFabricVertexGetExp_prologue as *const c_void,
+            zeFabricVertexGetExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerFabricVertexGetSubVerticesExpRegisterCallback",
+            zeFabricVertexGetSubVerticesExp_prologue as *const c_void,
+            zeFabricVertexGetSubVerticesExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerFabricVertexGetPropertiesExpRegisterCallback",
+            zeFabricVertexGetPropertiesExp_prologue as *const c_void,
+            zeFabricVertexGetPropertiesExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerFabricVertexGetDeviceExpRegisterCallback",
+            zeFabricVertexGetDeviceExp_prologue as *const c_void,
+            zeFabricVertexGetDeviceExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASBuilderCreateExtRegisterCallback",
+            zeRTASBuilderCreateExt_prologue as *const c_void,
+            zeRTASBuilderCreateExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASBuilderGetBuildPropertiesExtRegisterCallback",
+            zeRTASBuilderGetBuildPropertiesExt_prologue as *const c_void,
+            zeRTASBuilderGetBuildPropertiesExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASBuilderBuildExtRegisterCallback",
+            zeRTASBuilderBuildExt_prologue as *const c_void,
+            zeRTASBuilderBuildExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASBuilderCommandListAppendCopyExtRegisterCallback",
+            zeRTASBuilderCommandListAppendCopyExt_prologue as *const c_void,
+            zeRTASBuilderCommandListAppendCopyExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASBuilderDestroyExtRegisterCallback",
+            zeRTASBuilderDestroyExt_prologue as *const c_void,
+            zeRTASBuilderDestroyExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASParallelOperationCreateExtRegisterCallback",
+            zeRTASParallelOperationCreateExt_prologue as *const c_void,
+            zeRTASParallelOperationCreateExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASParallelOperationGetPropertiesExtRegisterCallback",
+            zeRTASParallelOperationGetPropertiesExt_prologue as *const c_void,
+            zeRTASParallelOperationGetPropertiesExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASParallelOperationJoinExtRegisterCallback",
+            zeRTASParallelOperationJoinExt_prologue as *const c_void,
+            zeRTASParallelOperationJoinExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerRTASParallelOperationDestroyExtRegisterCallback",
+            zeRTASParallelOperationDestroyExt_prologue as *const c_void,
+            zeRTASParallelOperationDestroyExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDriverRTASFormatCompatibilityCheckExtRegisterCallback",
+            zeDriverRTASFormatCompatibilityCheckExt_prologue as *const c_void,
+            zeDriverRTASFormatCompatibilityCheckExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetVectorWidthPropertiesExtRegisterCallback",
+            zeDeviceGetVectorWidthPropertiesExt_prologue as *const c_void,
+            zeDeviceGetVectorWidthPropertiesExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceSynchronizeRegisterCallback",
+            zeDeviceSynchronize_prologue as *const c_void,
+            zeDeviceSynchronize_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDriverGetDefaultContextRegisterCallback",
+            zeDriverGetDefaultContext_prologue as *const c_void,
+            zeDriverGetDefaultContext_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendLaunchKernelWithParametersRegisterCallback",
+            zeCommandListAppendLaunchKernelWithParameters_prologue as *const c_void,
+            zeCommandListAppendLaunchKernelWithParameters_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendLaunchKernelWithArgumentsRegisterCallback",
+            zeCommandListAppendLaunchKernelWithArguments_prologue as *const c_void,
+            zeCommandListAppendLaunchKernelWithArguments_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerKernelGetAllocationPropertiesExpRegisterCallback",
+            zeKernelGetAllocationPropertiesExp_prologue as *const c_void,
+            zeKernelGetAllocationPropertiesExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetAggregatedCopyOffloadIncrementValueRegisterCallback",
+            zeDeviceGetAggregatedCopyOffloadIncrementValue_prologue as *const c_void,
+            zeDeviceGetAggregatedCopyOffloadIncrementValue_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventCounterBasedCreateRegisterCallback",
+            zeEventCounterBasedCreate_prologue as *const c_void,
+            zeEventCounterBasedCreate_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventCounterBasedGetIpcHandleRegisterCallback",
+            zeEventCounterBasedGetIpcHandle_prologue as *const c_void,
+            zeEventCounterBasedGetIpcHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventCounterBasedOpenIpcHandleRegisterCallback",
+            zeEventCounterBasedOpenIpcHandle_prologue as *const c_void,
+            zeEventCounterBasedOpenIpcHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventCounterBasedCloseIpcHandleRegisterCallback",
+            zeEventCounterBasedCloseIpcHandle_prologue as *const c_void,
+            zeEventCounterBasedCloseIpcHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventCounterBasedGetDeviceAddressRegisterCallback",
+            zeEventCounterBasedGetDeviceAddress_prologue as *const c_void,
+            zeEventCounterBasedGetDeviceAddress_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerMemGetIpcHandleWithPropertiesRegisterCallback",
+            zeMemGetIpcHandleWithProperties_prologue as *const c_void,
+            zeMemGetIpcHandleWithProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerPhysicalMemGetPropertiesRegisterCallback",
+            zePhysicalMemGetProperties_prologue as *const c_void,
+            zePhysicalMemGetProperties_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetCounterBasedEventMaxValueRegisterCallback",
+            zeDeviceGetCounterBasedEventMaxValue_prologue as *const c_void,
+            zeDeviceGetCounterBasedEventMaxValue_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetRuntimeRequirementsRegisterCallback",
+            zeDeviceGetRuntimeRequirements_prologue as *const c_void,
+            zeDeviceGetRuntimeRequirements_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceGetRuntimeRequirementsKeyRegisterCallback",
+            zeDeviceGetRuntimeRequirementsKey_prologue as *const c_void,
+            zeDeviceGetRuntimeRequirementsKey_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerDeviceValidateRuntimeRequirementsRegisterCallback",
+            zeDeviceValidateRuntimeRequirements_prologue as *const c_void,
+            zeDeviceValidateRuntimeRequirements_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandQueueGetFlagsRegisterCallback",
+            zeCommandQueueGetFlags_prologue as *const c_void,
+            zeCommandQueueGetFlags_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandQueueGetModeRegisterCallback",
+            zeCommandQueueGetMode_prologue as *const c_void,
+            zeCommandQueueGetMode_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandQueueGetPriorityRegisterCallback",
+            zeCommandQueueGetPriority_prologue as *const c_void,
+            zeCommandQueueGetPriority_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListGetFlagsRegisterCallback",
+            zeCommandListGetFlags_prologue as *const c_void,
+            zeCommandListGetFlags_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListImmediateGetFlagsRegisterCallback",
+            zeCommandListImmediateGetFlags_prologue as *const c_void,
+            zeCommandListImmediateGetFlags_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListImmediateGetModeRegisterCallback",
+            zeCommandListImmediateGetMode_prologue as *const c_void,
+            zeCommandListImmediateGetMode_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListImmediateGetPriorityRegisterCallback",
+            zeCommandListImmediateGetPriority_prologue as *const c_void,
+            zeCommandListImmediateGetPriority_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendMemoryCopyWithParametersRegisterCallback",
+            zeCommandListAppendMemoryCopyWithParameters_prologue as *const c_void,
+            zeCommandListAppendMemoryCopyWithParameters_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendMemoryFillWithParametersRegisterCallback",
+            zeCommandListAppendMemoryFillWithParameters_prologue as *const c_void,
+            zeCommandListAppendMemoryFillWithParameters_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerEventGetCounterBasedFlagsRegisterCallback",
+            zeEventGetCounterBasedFlags_prologue as *const c_void,
+            zeEventGetCounterBasedFlags_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListImmediateAppendCommandListsWithParametersRegisterCallback",
+            zeCommandListImmediateAppendCommandListsWithParameters_prologue as *const c_void,
+            zeCommandListImmediateAppendCommandListsWithParameters_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListIsMutableExpRegisterCallback",
+            zeCommandListIsMutableExp_prologue as *const c_void,
+            zeCommandListIsMutableExp_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerGraphCreateExtRegisterCallback",
+            zeGraphCreateExt_prologue as *const c_void,
+            zeGraphCreateExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListBeginGraphCaptureExtRegisterCallback",
+            zeCommandListBeginGraphCaptureExt_prologue as *const c_void,
+            zeCommandListBeginGraphCaptureExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListBeginCaptureIntoGraphExtRegisterCallback",
+            zeCommandListBeginCaptureIntoGraphExt_prologue as *const c_void,
+            zeCommandListBeginCaptureIntoGraphExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListIsGraphCaptureEnabledExtRegisterCallback",
+            zeCommandListIsGraphCaptureEnabledExt_prologue as *const c_void,
+            zeCommandListIsGraphCaptureEnabledExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListEndGraphCaptureExtRegisterCallback",
+            zeCommandListEndGraphCaptureExt_prologue as *const c_void,
+            zeCommandListEndGraphCaptureExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListGetGraphExtRegisterCallback",
+            zeCommandListGetGraphExt_prologue as *const c_void,
+            zeCommandListGetGraphExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerGraphGetPrimaryCommandListExtRegisterCallback",
+            zeGraphGetPrimaryCommandListExt_prologue as *const c_void,
+            zeGraphGetPrimaryCommandListExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerGraphSetDestructionCallbackExtRegisterCallback",
+            zeGraphSetDestructionCallbackExt_prologue as *const c_void,
+            zeGraphSetDestructionCallbackExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerGraphInstantiateExtRegisterCallback",
+            zeGraphInstantiateExt_prologue as *const c_void,
+            zeGraphInstantiateExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendGraphExtRegisterCallback",
+            zeCommandListAppendGraphExt_prologue as *const c_void,
+            zeCommandListAppendGraphExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerExecutableGraphGetSourceGraphExtRegisterCallback",
+            zeExecutableGraphGetSourceGraphExt_prologue as *const c_void,
+            zeExecutableGraphGetSourceGraphExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerGraphIsEmptyExtRegisterCallback",
+            zeGraphIsEmptyExt_prologue as *const c_void,
+            zeGraphIsEmptyExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerGraphDumpContentsExtRegisterCallback",
+            zeGraphDumpContentsExt_prologue as *const c_void,
+            zeGraphDumpContentsExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerExecutableGraphDestroyExtRegisterCallback",
+            zeExecutableGraphDestroyExt_prologue as *const c_void,
+            zeExecutableGraphDestroyExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerGraphDestroyExtRegisterCallback",
+            zeGraphDestroyExt_prologue as *const c_void,
+            zeGraphDestroyExt_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerCommandListAppendHostFunctionRegisterCallback",
+            zeCommandListAppendHostFunction_prologue as *const c_void,
+            zeCommandListAppendHostFunction_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerGetLastErrorDescriptionRegisterCallback",
+            zerGetLastErrorDescription_prologue as *const c_void,
+            zerGetLastErrorDescription_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerTranslateDeviceHandleToIdentifierRegisterCallback",
+            zerTranslateDeviceHandleToIdentifier_prologue as *const c_void,
+            zerTranslateDeviceHandleToIdentifier_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerTranslateIdentifierToDeviceHandleRegisterCallback",
+            zerTranslateIdentifierToDeviceHandle_prologue as *const c_void,
+            zerTranslateIdentifierToDeviceHandle_epilogue as *const c_void,
+        ),
+        (
+            c"zelTracerGetDefaultContextRegisterCallback",
+            zerGetDefaultContext_prologue as *const c_void,
+            zerGetDefaultContext_epilogue as *const c_void,
+        ),
     ]
 }
 
@@ -6126,603 +11088,1976 @@ pub(super) const EXTENSION_FUNCTIONS: usize = 48;
 
 /// The functions libpti wraps when a program obtains them through
 /// `zeDriverGetExtensionFunctionAddress`: the name, and the wrapper of each slot.
-pub(super) fn extension_wrappers() -> [(&'static CStr, [*const c_void; extension::SLOTS]); EXTENSION_FUNCTIONS] {
+pub(super) fn extension_wrappers()
+-> [(&'static CStr, [*const c_void; extension::SLOTS]); EXTENSION_FUNCTIONS] {
     [
-        (c"zexCounterBasedEventCreate2", [zexCounterBasedEventCreate2_wrapper::<0> as *const c_void, zexCounterBasedEventCreate2_wrapper::<1> as *const c_void, zexCounterBasedEventCreate2_wrapper::<2> as *const c_void, zexCounterBasedEventCreate2_wrapper::<3> as *const c_void]),
-        (c"zeEventCounterBasedCreate", [zeEventCounterBasedCreate_wrapper::<0> as *const c_void, zeEventCounterBasedCreate_wrapper::<1> as *const c_void, zeEventCounterBasedCreate_wrapper::<2> as *const c_void, zeEventCounterBasedCreate_wrapper::<3> as *const c_void]),
-        (c"zeCommandListAppendHostFunction", [zeCommandListAppendHostFunction_wrapper::<0> as *const c_void, zeCommandListAppendHostFunction_wrapper::<1> as *const c_void, zeCommandListAppendHostFunction_wrapper::<2> as *const c_void, zeCommandListAppendHostFunction_wrapper::<3> as *const c_void]),
-        (c"zeCommandListAppendLaunchKernelWithParameters", [zeCommandListAppendLaunchKernelWithParameters_wrapper::<0> as *const c_void, zeCommandListAppendLaunchKernelWithParameters_wrapper::<1> as *const c_void, zeCommandListAppendLaunchKernelWithParameters_wrapper::<2> as *const c_void, zeCommandListAppendLaunchKernelWithParameters_wrapper::<3> as *const c_void]),
-        (c"zeCommandListAppendLaunchKernelWithArguments", [zeCommandListAppendLaunchKernelWithArguments_wrapper::<0> as *const c_void, zeCommandListAppendLaunchKernelWithArguments_wrapper::<1> as *const c_void, zeCommandListAppendLaunchKernelWithArguments_wrapper::<2> as *const c_void, zeCommandListAppendLaunchKernelWithArguments_wrapper::<3> as *const c_void]),
-        (c"zeCommandListAppendMemoryCopyWithParameters", [zeCommandListAppendMemoryCopyWithParameters_wrapper::<0> as *const c_void, zeCommandListAppendMemoryCopyWithParameters_wrapper::<1> as *const c_void, zeCommandListAppendMemoryCopyWithParameters_wrapper::<2> as *const c_void, zeCommandListAppendMemoryCopyWithParameters_wrapper::<3> as *const c_void]),
-        (c"zeCommandListAppendMemoryFillWithParameters", [zeCommandListAppendMemoryFillWithParameters_wrapper::<0> as *const c_void, zeCommandListAppendMemoryFillWithParameters_wrapper::<1> as *const c_void, zeCommandListAppendMemoryFillWithParameters_wrapper::<2> as *const c_void, zeCommandListAppendMemoryFillWithParameters_wrapper::<3> as *const c_void]),
-        (c"zeCommandListImmediateAppendCommandListsExp", [zeCommandListImmediateAppendCommandListsExp_wrapper::<0> as *const c_void, zeCommandListImmediateAppendCommandListsExp_wrapper::<1> as *const c_void, zeCommandListImmediateAppendCommandListsExp_wrapper::<2> as *const c_void, zeCommandListImmediateAppendCommandListsExp_wrapper::<3> as *const c_void]),
-        (c"zeCommandListImmediateAppendCommandListsWithParameters", [zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<0> as *const c_void, zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<1> as *const c_void, zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<2> as *const c_void, zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<3> as *const c_void]),
-        (c"zeCommandListHostSynchronize", [zeCommandListHostSynchronize_wrapper::<0> as *const c_void, zeCommandListHostSynchronize_wrapper::<1> as *const c_void, zeCommandListHostSynchronize_wrapper::<2> as *const c_void, zeCommandListHostSynchronize_wrapper::<3> as *const c_void]),
-        (c"zeCommandListIsImmediate", [zeCommandListIsImmediate_wrapper::<0> as *const c_void, zeCommandListIsImmediate_wrapper::<1> as *const c_void, zeCommandListIsImmediate_wrapper::<2> as *const c_void, zeCommandListIsImmediate_wrapper::<3> as *const c_void]),
-        (c"zeDeviceGetRootDevice", [zeDeviceGetRootDevice_wrapper::<0> as *const c_void, zeDeviceGetRootDevice_wrapper::<1> as *const c_void, zeDeviceGetRootDevice_wrapper::<2> as *const c_void, zeDeviceGetRootDevice_wrapper::<3> as *const c_void]),
-        (c"zeDeviceGetVectorWidthPropertiesExt", [zeDeviceGetVectorWidthPropertiesExt_wrapper::<0> as *const c_void, zeDeviceGetVectorWidthPropertiesExt_wrapper::<1> as *const c_void, zeDeviceGetVectorWidthPropertiesExt_wrapper::<2> as *const c_void, zeDeviceGetVectorWidthPropertiesExt_wrapper::<3> as *const c_void]),
-        (c"zeDeviceSynchronize", [zeDeviceSynchronize_wrapper::<0> as *const c_void, zeDeviceSynchronize_wrapper::<1> as *const c_void, zeDeviceSynchronize_wrapper::<2> as *const c_void, zeDeviceSynchronize_wrapper::<3> as *const c_void]),
-        (c"zeEventCounterBasedGetIpcHandle", [zeEventCounterBasedGetIpcHandle_wrapper::<0> as *const c_void, zeEventCounterBasedGetIpcHandle_wrapper::<1> as *const c_void, zeEventCounterBasedGetIpcHandle_wrapper::<2> as *const c_void, zeEventCounterBasedGetIpcHandle_wrapper::<3> as *const c_void]),
-        (c"zeEventCounterBasedOpenIpcHandle", [zeEventCounterBasedOpenIpcHandle_wrapper::<0> as *const c_void, zeEventCounterBasedOpenIpcHandle_wrapper::<1> as *const c_void, zeEventCounterBasedOpenIpcHandle_wrapper::<2> as *const c_void, zeEventCounterBasedOpenIpcHandle_wrapper::<3> as *const c_void]),
-        (c"zeEventCounterBasedCloseIpcHandle", [zeEventCounterBasedCloseIpcHandle_wrapper::<0> as *const c_void, zeEventCounterBasedCloseIpcHandle_wrapper::<1> as *const c_void, zeEventCounterBasedCloseIpcHandle_wrapper::<2> as *const c_void, zeEventCounterBasedCloseIpcHandle_wrapper::<3> as *const c_void]),
-        (c"zeImageViewCreateExt", [zeImageViewCreateExt_wrapper::<0> as *const c_void, zeImageViewCreateExt_wrapper::<1> as *const c_void, zeImageViewCreateExt_wrapper::<2> as *const c_void, zeImageViewCreateExt_wrapper::<3> as *const c_void]),
-        (c"zePhysicalMemGetProperties", [zePhysicalMemGetProperties_wrapper::<0> as *const c_void, zePhysicalMemGetProperties_wrapper::<1> as *const c_void, zePhysicalMemGetProperties_wrapper::<2> as *const c_void, zePhysicalMemGetProperties_wrapper::<3> as *const c_void]),
-        (c"zeEventPoolGetFlags", [zeEventPoolGetFlags_wrapper::<0> as *const c_void, zeEventPoolGetFlags_wrapper::<1> as *const c_void, zeEventPoolGetFlags_wrapper::<2> as *const c_void, zeEventPoolGetFlags_wrapper::<3> as *const c_void]),
-        (c"zeEventQueryKernelTimestampsExt", [zeEventQueryKernelTimestampsExt_wrapper::<0> as *const c_void, zeEventQueryKernelTimestampsExt_wrapper::<1> as *const c_void, zeEventQueryKernelTimestampsExt_wrapper::<2> as *const c_void, zeEventQueryKernelTimestampsExt_wrapper::<3> as *const c_void]),
-        (c"zeCommandListCreateCloneExp", [zeCommandListCreateCloneExp_wrapper::<0> as *const c_void, zeCommandListCreateCloneExp_wrapper::<1> as *const c_void, zeCommandListCreateCloneExp_wrapper::<2> as *const c_void, zeCommandListCreateCloneExp_wrapper::<3> as *const c_void]),
-        (c"zeCommandListGetNextCommandIdExp", [zeCommandListGetNextCommandIdExp_wrapper::<0> as *const c_void, zeCommandListGetNextCommandIdExp_wrapper::<1> as *const c_void, zeCommandListGetNextCommandIdExp_wrapper::<2> as *const c_void, zeCommandListGetNextCommandIdExp_wrapper::<3> as *const c_void]),
-        (c"zeCommandListGetNextCommandIdWithKernelsExp", [zeCommandListGetNextCommandIdWithKernelsExp_wrapper::<0> as *const c_void, zeCommandListGetNextCommandIdWithKernelsExp_wrapper::<1> as *const c_void, zeCommandListGetNextCommandIdWithKernelsExp_wrapper::<2> as *const c_void, zeCommandListGetNextCommandIdWithKernelsExp_wrapper::<3> as *const c_void]),
-        (c"zeCommandListUpdateMutableCommandsExp", [zeCommandListUpdateMutableCommandsExp_wrapper::<0> as *const c_void, zeCommandListUpdateMutableCommandsExp_wrapper::<1> as *const c_void, zeCommandListUpdateMutableCommandsExp_wrapper::<2> as *const c_void, zeCommandListUpdateMutableCommandsExp_wrapper::<3> as *const c_void]),
-        (c"zeCommandListUpdateMutableCommandSignalEventExp", [zeCommandListUpdateMutableCommandSignalEventExp_wrapper::<0> as *const c_void, zeCommandListUpdateMutableCommandSignalEventExp_wrapper::<1> as *const c_void, zeCommandListUpdateMutableCommandSignalEventExp_wrapper::<2> as *const c_void, zeCommandListUpdateMutableCommandSignalEventExp_wrapper::<3> as *const c_void]),
-        (c"zeCommandListUpdateMutableCommandWaitEventsExp", [zeCommandListUpdateMutableCommandWaitEventsExp_wrapper::<0> as *const c_void, zeCommandListUpdateMutableCommandWaitEventsExp_wrapper::<1> as *const c_void, zeCommandListUpdateMutableCommandWaitEventsExp_wrapper::<2> as *const c_void, zeCommandListUpdateMutableCommandWaitEventsExp_wrapper::<3> as *const c_void]),
-        (c"zeCommandListUpdateMutableCommandKernelsExp", [zeCommandListUpdateMutableCommandKernelsExp_wrapper::<0> as *const c_void, zeCommandListUpdateMutableCommandKernelsExp_wrapper::<1> as *const c_void, zeCommandListUpdateMutableCommandKernelsExp_wrapper::<2> as *const c_void, zeCommandListUpdateMutableCommandKernelsExp_wrapper::<3> as *const c_void]),
-        (c"zeGraphCreateExt", [zeGraphCreateExt_wrapper::<0> as *const c_void, zeGraphCreateExt_wrapper::<1> as *const c_void, zeGraphCreateExt_wrapper::<2> as *const c_void, zeGraphCreateExt_wrapper::<3> as *const c_void]),
-        (c"zeCommandListBeginGraphCaptureExt", [zeCommandListBeginGraphCaptureExt_wrapper::<0> as *const c_void, zeCommandListBeginGraphCaptureExt_wrapper::<1> as *const c_void, zeCommandListBeginGraphCaptureExt_wrapper::<2> as *const c_void, zeCommandListBeginGraphCaptureExt_wrapper::<3> as *const c_void]),
-        (c"zeCommandListBeginCaptureIntoGraphExt", [zeCommandListBeginCaptureIntoGraphExt_wrapper::<0> as *const c_void, zeCommandListBeginCaptureIntoGraphExt_wrapper::<1> as *const c_void, zeCommandListBeginCaptureIntoGraphExt_wrapper::<2> as *const c_void, zeCommandListBeginCaptureIntoGraphExt_wrapper::<3> as *const c_void]),
-        (c"zeCommandListIsGraphCaptureEnabledExt", [zeCommandListIsGraphCaptureEnabledExt_wrapper::<0> as *const c_void, zeCommandListIsGraphCaptureEnabledExt_wrapper::<1> as *const c_void, zeCommandListIsGraphCaptureEnabledExt_wrapper::<2> as *const c_void, zeCommandListIsGraphCaptureEnabledExt_wrapper::<3> as *const c_void]),
-        (c"zeCommandListEndGraphCaptureExt", [zeCommandListEndGraphCaptureExt_wrapper::<0> as *const c_void, zeCommandListEndGraphCaptureExt_wrapper::<1> as *const c_void, zeCommandListEndGraphCaptureExt_wrapper::<2> as *const c_void, zeCommandListEndGraphCaptureExt_wrapper::<3> as *const c_void]),
-        (c"zeGraphInstantiateExt", [zeGraphInstantiateExt_wrapper::<0> as *const c_void, zeGraphInstantiateExt_wrapper::<1> as *const c_void, zeGraphInstantiateExt_wrapper::<2> as *const c_void, zeGraphInstantiateExt_wrapper::<3> as *const c_void]),
-        (c"zeCommandListAppendGraphExt", [zeCommandListAppendGraphExt_wrapper::<0> as *const c_void, zeCommandListAppendGraphExt_wrapper::<1> as *const c_void, zeCommandListAppendGraphExt_wrapper::<2> as *const c_void, zeCommandListAppendGraphExt_wrapper::<3> as *const c_void]),
-        (c"zeGraphDestroyExt", [zeGraphDestroyExt_wrapper::<0> as *const c_void, zeGraphDestroyExt_wrapper::<1> as *const c_void, zeGraphDestroyExt_wrapper::<2> as *const c_void, zeGraphDestroyExt_wrapper::<3> as *const c_void]),
-        (c"zeExecutableGraphDestroyExt", [zeExecutableGraphDestroyExt_wrapper::<0> as *const c_void, zeExecutableGraphDestroyExt_wrapper::<1> as *const c_void, zeExecutableGraphDestroyExt_wrapper::<2> as *const c_void, zeExecutableGraphDestroyExt_wrapper::<3> as *const c_void]),
-        (c"zeGraphCreateExp", [zeGraphCreateExp_wrapper::<0> as *const c_void, zeGraphCreateExp_wrapper::<1> as *const c_void, zeGraphCreateExp_wrapper::<2> as *const c_void, zeGraphCreateExp_wrapper::<3> as *const c_void]),
-        (c"zeCommandListBeginGraphCaptureExp", [zeCommandListBeginGraphCaptureExp_wrapper::<0> as *const c_void, zeCommandListBeginGraphCaptureExp_wrapper::<1> as *const c_void, zeCommandListBeginGraphCaptureExp_wrapper::<2> as *const c_void, zeCommandListBeginGraphCaptureExp_wrapper::<3> as *const c_void]),
-        (c"zeCommandListBeginCaptureIntoGraphExp", [zeCommandListBeginCaptureIntoGraphExp_wrapper::<0> as *const c_void, zeCommandListBeginCaptureIntoGraphExp_wrapper::<1> as *const c_void, zeCommandListBeginCaptureIntoGraphExp_wrapper::<2> as *const c_void, zeCommandListBeginCaptureIntoGraphExp_wrapper::<3> as *const c_void]),
-        (c"zeCommandListEndGraphCaptureExp", [zeCommandListEndGraphCaptureExp_wrapper::<0> as *const c_void, zeCommandListEndGraphCaptureExp_wrapper::<1> as *const c_void, zeCommandListEndGraphCaptureExp_wrapper::<2> as *const c_void, zeCommandListEndGraphCaptureExp_wrapper::<3> as *const c_void]),
-        (c"zeCommandListInstantiateGraphExp", [zeCommandListInstantiateGraphExp_wrapper::<0> as *const c_void, zeCommandListInstantiateGraphExp_wrapper::<1> as *const c_void, zeCommandListInstantiateGraphExp_wrapper::<2> as *const c_void, zeCommandListInstantiateGraphExp_wrapper::<3> as *const c_void]),
-        (c"zeCommandListAppendGraphExp", [zeCommandListAppendGraphExp_wrapper::<0> as *const c_void, zeCommandListAppendGraphExp_wrapper::<1> as *const c_void, zeCommandListAppendGraphExp_wrapper::<2> as *const c_void, zeCommandListAppendGraphExp_wrapper::<3> as *const c_void]),
-        (c"zeGraphDestroyExp", [zeGraphDestroyExp_wrapper::<0> as *const c_void, zeGraphDestroyExp_wrapper::<1> as *const c_void, zeGraphDestroyExp_wrapper::<2> as *const c_void, zeGraphDestroyExp_wrapper::<3> as *const c_void]),
-        (c"zeExecutableGraphDestroyExp", [zeExecutableGraphDestroyExp_wrapper::<0> as *const c_void, zeExecutableGraphDestroyExp_wrapper::<1> as *const c_void, zeExecutableGraphDestroyExp_wrapper::<2> as *const c_void, zeExecutableGraphDestroyExp_wrapper::<3> as *const c_void]),
-        (c"zeCommandListIsGraphCaptureEnabledExp", [zeCommandListIsGraphCaptureEnabledExp_wrapper::<0> as *const c_void, zeCommandListIsGraphCaptureEnabledExp_wrapper::<1> as *const c_void, zeCommandListIsGraphCaptureEnabledExp_wrapper::<2> as *const c_void, zeCommandListIsGraphCaptureEnabledExp_wrapper::<3> as *const c_void]),
-        (c"zeGraphIsEmptyExp", [zeGraphIsEmptyExp_wrapper::<0> as *const c_void, zeGraphIsEmptyExp_wrapper::<1> as *const c_void, zeGraphIsEmptyExp_wrapper::<2> as *const c_void, zeGraphIsEmptyExp_wrapper::<3> as *const c_void]),
-        (c"zeGraphDumpContentsExp", [zeGraphDumpContentsExp_wrapper::<0> as *const c_void, zeGraphDumpContentsExp_wrapper::<1> as *const c_void, zeGraphDumpContentsExp_wrapper::<2> as *const c_void, zeGraphDumpContentsExp_wrapper::<3> as *const c_void]),
+        (
+            c"zexCounterBasedEventCreate2",
+            [
+                zexCounterBasedEventCreate2_wrapper::<0> as *const c_void,
+                zexCounterBasedEventCreate2_wrapper::<1> as *const c_void,
+                zexCounterBasedEventCreate2_wrapper::<2> as *const c_void,
+                zexCounterBasedEventCreate2_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeEventCounterBasedCreate",
+            [
+                zeEventCounterBasedCreate_wrapper::<0> as *const c_void,
+                zeEventCounterBasedCreate_wrapper::<1> as *const c_void,
+                zeEventCounterBasedCreate_wrapper::<2> as *const c_void,
+                zeEventCounterBasedCreate_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListAppendHostFunction",
+            [
+                zeCommandListAppendHostFunction_wrapper::<0> as *const c_void,
+                zeCommandListAppendHostFunction_wrapper::<1> as *const c_void,
+                zeCommandListAppendHostFunction_wrapper::<2> as *const c_void,
+                zeCommandListAppendHostFunction_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListAppendLaunchKernelWithParameters",
+            [
+                zeCommandListAppendLaunchKernelWithParameters_wrapper::<0> as *const c_void,
+                zeCommandListAppendLaunchKernelWithParameters_wrapper::<1> as *const c_void,
+                zeCommandListAppendLaunchKernelWithParameters_wrapper::<2> as *const c_void,
+                zeCommandListAppendLaunchKernelWithParameters_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListAppendLaunchKernelWithArguments",
+            [
+                zeCommandListAppendLaunchKernelWithArguments_wrapper::<0> as *const c_void,
+                zeCommandListAppendLaunchKernelWithArguments_wrapper::<1> as *const c_void,
+                zeCommandListAppendLaunchKernelWithArguments_wrapper::<2> as *const c_void,
+                zeCommandListAppendLaunchKernelWithArguments_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListAppendMemoryCopyWithParameters",
+            [
+                zeCommandListAppendMemoryCopyWithParameters_wrapper::<0> as *const c_void,
+                zeCommandListAppendMemoryCopyWithParameters_wrapper::<1> as *const c_void,
+                zeCommandListAppendMemoryCopyWithParameters_wrapper::<2> as *const c_void,
+                zeCommandListAppendMemoryCopyWithParameters_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListAppendMemoryFillWithParameters",
+            [
+                zeCommandListAppendMemoryFillWithParameters_wrapper::<0> as *const c_void,
+                zeCommandListAppendMemoryFillWithParameters_wrapper::<1> as *const c_void,
+                zeCommandListAppendMemoryFillWithParameters_wrapper::<2> as *const c_void,
+                zeCommandListAppendMemoryFillWithParameters_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListImmediateAppendCommandListsExp",
+            [
+                zeCommandListImmediateAppendCommandListsExp_wrapper::<0> as *const c_void,
+                zeCommandListImmediateAppendCommandListsExp_wrapper::<1> as *const c_void,
+                zeCommandListImmediateAppendCommandListsExp_wrapper::<2> as *const c_void,
+                zeCommandListImmediateAppendCommandListsExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListImmediateAppendCommandListsWithParameters",
+            [
+                zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<0>
+                    as *const c_void,
+                zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<1>
+                    as *const c_void,
+                zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<2>
+                    as *const c_void,
+                zeCommandListImmediateAppendCommandListsWithParameters_wrapper::<3>
+                    as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListHostSynchronize",
+            [
+                zeCommandListHostSynchronize_wrapper::<0> as *const c_void,
+                zeCommandListHostSynchronize_wrapper::<1> as *const c_void,
+                zeCommandListHostSynchronize_wrapper::<2> as *const c_void,
+                zeCommandListHostSynchronize_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListIsImmediate",
+            [
+                zeCommandListIsImmediate_wrapper::<0> as *const c_void,
+                zeCommandListIsImmediate_wrapper::<1> as *const c_void,
+                zeCommandListIsImmediate_wrapper::<2> as *const c_void,
+                zeCommandListIsImmediate_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeDeviceGetRootDevice",
+            [
+                zeDeviceGetRootDevice_wrapper::<0> as *const c_void,
+                zeDeviceGetRootDevice_wrapper::<1> as *const c_void,
+                zeDeviceGetRootDevice_wrapper::<2> as *const c_void,
+                zeDeviceGetRootDevice_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeDeviceGetVectorWidthPropertiesExt",
+            [
+                zeDeviceGetVectorWidthPropertiesExt_wrapper::<0> as *const c_void,
+                zeDeviceGetVectorWidthPropertiesExt_wrapper::<1> as *const c_void,
+                zeDeviceGetVectorWidthPropertiesExt_wrapper::<2> as *const c_void,
+                zeDeviceGetVectorWidthPropertiesExt_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeDeviceSynchronize",
+            [
+                zeDeviceSynchronize_wrapper::<0> as *const c_void,
+                zeDeviceSynchronize_wrapper::<1> as *const c_void,
+                zeDeviceSynchronize_wrapper::<2> as *const c_void,
+                zeDeviceSynchronize_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeEventCounterBasedGetIpcHandle",
+            [
+                zeEventCounterBasedGetIpcHandle_wrapper::<0> as *const c_void,
+                zeEventCounterBasedGetIpcHandle_wrapper::<1> as *const c_void,
+                zeEventCounterBasedGetIpcHandle_wrapper::<2> as *const c_void,
+                zeEventCounterBasedGetIpcHandle_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeEventCounterBasedOpenIpcHandle",
+            [
+                zeEventCounterBasedOpenIpcHandle_wrapper::<0> as *const c_void,
+                zeEventCounterBasedOpenIpcHandle_wrapper::<1> as *const c_void,
+                zeEventCounterBasedOpenIpcHandle_wrapper::<2> as *const c_void,
+                zeEventCounterBasedOpenIpcHandle_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeEventCounterBasedCloseIpcHandle",
+            [
+                zeEventCounterBasedCloseIpcHandle_wrapper::<0> as *const c_void,
+                zeEventCounterBasedCloseIpcHandle_wrapper::<1> as *const c_void,
+                zeEventCounterBasedCloseIpcHandle_wrapper::<2> as *const c_void,
+                zeEventCounterBasedCloseIpcHandle_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeImageViewCreateExt",
+            [
+                zeImageViewCreateExt_wrapper::<0> as *const c_void,
+                zeImageViewCreateExt_wrapper::<1> as *const c_void,
+                zeImageViewCreateExt_wrapper::<2> as *const c_void,
+                zeImageViewCreateExt_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zePhysicalMemGetProperties",
+            [
+                zePhysicalMemGetProperties_wrapper::<0> as *const c_void,
+                zePhysicalMemGetProperties_wrapper::<1> as *const c_void,
+                zePhysicalMemGetProperties_wrapper::<2> as *const c_void,
+                zePhysicalMemGetProperties_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeEventPoolGetFlags",
+            [
+                zeEventPoolGetFlags_wrapper::<0> as *const c_void,
+                zeEventPoolGetFlags_wrapper::<1> as *const c_void,
+                zeEventPoolGetFlags_wrapper::<2> as *const c_void,
+                zeEventPoolGetFlags_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeEventQueryKernelTimestampsExt",
+            [
+                zeEventQueryKernelTimestampsExt_wrapper::<0> as *const c_void,
+                zeEventQueryKernelTimestampsExt_wrapper::<1> as *const c_void,
+                zeEventQueryKernelTimestampsExt_wrapper::<2> as *const c_void,
+                zeEventQueryKernelTimestampsExt_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListCreateCloneExp",
+            [
+                zeCommandListCreateCloneExp_wrapper::<0> as *const c_void,
+                zeCommandListCreateCloneExp_wrapper::<1> as *const c_void,
+                zeCommandListCreateCloneExp_wrapper::<2> as *const c_void,
+                zeCommandListCreateCloneExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListGetNextCommandIdExp",
+            [
+                zeCommandListGetNextCommandIdExp_wrapper::<0> as *const c_void,
+                zeCommandListGetNextCommandIdExp_wrapper::<1> as *const c_void,
+                zeCommandListGetNextCommandIdExp_wrapper::<2> as *const c_void,
+                zeCommandListGetNextCommandIdExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListGetNextCommandIdWithKernelsExp",
+            [
+                zeCommandListGetNextCommandIdWithKernelsExp_wrapper::<0> as *const c_void,
+                zeCommandListGetNextCommandIdWithKernelsExp_wrapper::<1> as *const c_void,
+                zeCommandListGetNextCommandIdWithKernelsExp_wrapper::<2> as *const c_void,
+                zeCommandListGetNextCommandIdWithKernelsExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListUpdateMutableCommandsExp",
+            [
+                zeCommandListUpdateMutableCommandsExp_wrapper::<0> as *const c_void,
+                zeCommandListUpdateMutableCommandsExp_wrapper::<1> as *const c_void,
+                zeCommandListUpdateMutableCommandsExp_wrapper::<2> as *const c_void,
+                zeCommandListUpdateMutableCommandsExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListUpdateMutableCommandSignalEventExp",
+            [
+                zeCommandListUpdateMutableCommandSignalEventExp_wrapper::<0> as *const c_void,
+                zeCommandListUpdateMutableCommandSignalEventExp_wrapper::<1> as *const c_void,
+                zeCommandListUpdateMutableCommandSignalEventExp_wrapper::<2> as *const c_void,
+                zeCommandListUpdateMutableCommandSignalEventExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListUpdateMutableCommandWaitEventsExp",
+            [
+                zeCommandListUpdateMutableCommandWaitEventsExp_wrapper::<0> as *const c_void,
+                zeCommandListUpdateMutableCommandWaitEventsExp_wrapper::<1> as *const c_void,
+                zeCommandListUpdateMutableCommandWaitEventsExp_wrapper::<2> as *const c_void,
+                zeCommandListUpdateMutableCommandWaitEventsExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListUpdateMutableCommandKernelsExp",
+            [
+                zeCommandListUpdateMutableCommandKernelsExp_wrapper::<0> as *const c_void,
+                zeCommandListUpdateMutableCommandKernelsExp_wrapper::<1> as *const c_void,
+                zeCommandListUpdateMutableCommandKernelsExp_wrapper::<2> as *const c_void,
+                zeCommandListUpdateMutableCommandKernelsExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeGraphCreateExt",
+            [
+                zeGraphCreateExt_wrapper::<0> as *const c_void,
+                zeGraphCreateExt_wrapper::<1> as *const c_void,
+                zeGraphCreateExt_wrapper::<2> as *const c_void,
+                zeGraphCreateExt_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListBeginGraphCaptureExt",
+            [
+                zeCommandListBeginGraphCaptureExt_wrapper::<0> as *const c_void,
+                zeCommandListBeginGraphCaptureExt_wrapper::<1> as *const c_void,
+                zeCommandListBeginGraphCaptureExt_wrapper::<2> as *const c_void,
+                zeCommandListBeginGraphCaptureExt_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListBeginCaptureIntoGraphExt",
+            [
+                zeCommandListBeginCaptureIntoGraphExt_wrapper::<0> as *const c_void,
+                zeCommandListBeginCaptureIntoGraphExt_wrapper::<1> as *const c_void,
+                zeCommandListBeginCaptureIntoGraphExt_wrapper::<2> as *const c_void,
+                zeCommandListBeginCaptureIntoGraphExt_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListIsGraphCaptureEnabledExt",
+            [
+                zeCommandListIsGraphCaptureEnabledExt_wrapper::<0> as *const c_void,
+                zeCommandListIsGraphCaptureEnabledExt_wrapper::<1> as *const c_void,
+                zeCommandListIsGraphCaptureEnabledExt_wrapper::<2> as *const c_void,
+                zeCommandListIsGraphCaptureEnabledExt_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListEndGraphCaptureExt",
+            [
+                zeCommandListEndGraphCaptureExt_wrapper::<0> as *const c_void,
+                zeCommandListEndGraphCaptureExt_wrapper::<1> as *const c_void,
+                zeCommandListEndGraphCaptureExt_wrapper::<2> as *const c_void,
+                zeCommandListEndGraphCaptureExt_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeGraphInstantiateExt",
+            [
+                zeGraphInstantiateExt_wrapper::<0> as *const c_void,
+                zeGraphInstantiateExt_wrapper::<1> as *const c_void,
+                zeGraphInstantiateExt_wrapper::<2> as *const c_void,
+                zeGraphInstantiateExt_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListAppendGraphExt",
+            [
+                zeCommandListAppendGraphExt_wrapper::<0> as *const c_void,
+                zeCommandListAppendGraphExt_wrapper::<1> as *const c_void,
+                zeCommandListAppendGraphExt_wrapper::<2> as *const c_void,
+                zeCommandListAppendGraphExt_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeGraphDestroyExt",
+            [
+                zeGraphDestroyExt_wrapper::<0> as *const c_void,
+                zeGraphDestroyExt_wrapper::<1> as *const c_void,
+                zeGraphDestroyExt_wrapper::<2> as *const c_void,
+                zeGraphDestroyExt_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeExecutableGraphDestroyExt",
+            [
+                zeExecutableGraphDestroyExt_wrapper::<0> as *const c_void,
+                zeExecutableGraphDestroyExt_wrapper::<1> as *const c_void,
+                zeExecutableGraphDestroyExt_wrapper::<2> as *const c_void,
+                zeExecutableGraphDestroyExt_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeGraphCreateExp",
+            [
+                zeGraphCreateExp_wrapper::<0> as *const c_void,
+                zeGraphCreateExp_wrapper::<1> as *const c_void,
+                zeGraphCreateExp_wrapper::<2> as *const c_void,
+                zeGraphCreateExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListBeginGraphCaptureExp",
+            [
+                zeCommandListBeginGraphCaptureExp_wrapper::<0> as *const c_void,
+                zeCommandListBeginGraphCaptureExp_wrapper::<1> as *const c_void,
+                zeCommandListBeginGraphCaptureExp_wrapper::<2> as *const c_void,
+                zeCommandListBeginGraphCaptureExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListBeginCaptureIntoGraphExp",
+            [
+                zeCommandListBeginCaptureIntoGraphExp_wrapper::<0> as *const c_void,
+                zeCommandListBeginCaptureIntoGraphExp_wrapper::<1> as *const c_void,
+                zeCommandListBeginCaptureIntoGraphExp_wrapper::<2> as *const c_void,
+                zeCommandListBeginCaptureIntoGraphExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListEndGraphCaptureExp",
+            [
+                zeCommandListEndGraphCaptureExp_wrapper::<0> as *const c_void,
+                zeCommandListEndGraphCaptureExp_wrapper::<1> as *const c_void,
+                zeCommandListEndGraphCaptureExp_wrapper::<2> as *const c_void,
+                zeCommandListEndGraphCaptureExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListInstantiateGraphExp",
+            [
+                zeCommandListInstantiateGraphExp_wrapper::<0> as *const c_void,
+                zeCommandListInstantiateGraphExp_wrapper::<1> as *const c_void,
+                zeCommandListInstantiateGraphExp_wrapper::<2> as *const c_void,
+                zeCommandListInstantiateGraphExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListAppendGraphExp",
+            [
+                zeCommandListAppendGraphExp_wrapper::<0> as *const c_void,
+                zeCommandListAppendGraphExp_wrapper::<1> as *const c_void,
+                zeCommandListAppendGraphExp_wrapper::<2> as *const c_void,
+                zeCommandListAppendGraphExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeGraphDestroyExp",
+            [
+                zeGraphDestroyExp_wrapper::<0> as *const c_void,
+                zeGraphDestroyExp_wrapper::<1> as *const c_void,
+                zeGraphDestroyExp_wrapper::<2> as *const c_void,
+                zeGraphDestroyExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeExecutableGraphDestroyExp",
+            [
+                zeExecutableGraphDestroyExp_wrapper::<0> as *const c_void,
+                zeExecutableGraphDestroyExp_wrapper::<1> as *const c_void,
+                zeExecutableGraphDestroyExp_wrapper::<2> as *const c_void,
+                zeExecutableGraphDestroyExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeCommandListIsGraphCaptureEnabledExp",
+            [
+                zeCommandListIsGraphCaptureEnabledExp_wrapper::<0> as *const c_void,
+                zeCommandListIsGraphCaptureEnabledExp_wrapper::<1> as *const c_void,
+                zeCommandListIsGraphCaptureEnabledExp_wrapper::<2> as *const c_void,
+                zeCommandListIsGraphCaptureEnabledExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeGraphIsEmptyExp",
+            [
+                zeGraphIsEmptyExp_wrapper::<0> as *const c_void,
+                zeGraphIsEmptyExp_wrapper::<1> as *const c_void,
+                zeGraphIsEmptyExp_wrapper::<2> as *const c_void,
+                zeGraphIsEmptyExp_wrapper::<3> as *const c_void,
+            ],
+        ),
+        (
+            c"zeGraphDumpContentsExp",
+            [
+                zeGraphDumpContentsExp_wrapper::<0> as *const c_void,
+                zeGraphDumpContentsExp_wrapper::<1> as *const c_void,
+                zeGraphDumpContentsExp_wrapper::<2> as *const c_void,
+                zeGraphDumpContentsExp_wrapper::<3> as *const c_void,
+            ],
+        ),
     ]
 }
 
 /// `zexCounterBasedEventCreate2` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zexCounterBasedEventCreate2_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, hDevice: ze_device_handle_t, desc: * const c_void, phEvent: * mut ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zexCounterBasedEventCreate2_wrapper<const SLOT: usize>(
+    hContext: ze_context_handle_t,
+    hDevice: ze_device_handle_t,
+    desc: *const c_void,
+    phEvent: *mut ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zexCounterBasedEventCreate2`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zexCounterBasedEventCreate2_t>(0, SLOT) }) else {
+    let Some(original) = (unsafe { extension::original::<zexCounterBasedEventCreate2_t>(0, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hContext, mut hDevice, mut desc, mut phEvent) = (hContext, hDevice, desc, phEvent);
-    let mut params = zex_counter_based_event_create2_params_t { phContext: &raw mut hContext, phDevice: &raw mut hDevice, pdesc: &raw mut desc, pphEvent: &raw mut phEvent };
+    let mut params = zex_counter_based_event_create2_params_t {
+        phContext: &raw mut hContext,
+        phDevice: &raw mut hDevice,
+        pdesc: &raw mut desc,
+        pphEvent: &raw mut phEvent,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zexCounterBasedEventCreate2_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zexCounterBasedEventCreate2_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phContext, *params.phDevice, *params.pdesc, *params.pphEvent) };
+    let result = unsafe {
+        original(
+            *params.phContext,
+            *params.phDevice,
+            *params.pdesc,
+            *params.pphEvent,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zexCounterBasedEventCreate2_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zexCounterBasedEventCreate2_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeEventCounterBasedCreate` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeEventCounterBasedCreate_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, hDevice: ze_device_handle_t, desc: * const ze_event_counter_based_desc_t, phEvent: * mut ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeEventCounterBasedCreate_wrapper<const SLOT: usize>(
+    hContext: ze_context_handle_t,
+    hDevice: ze_device_handle_t,
+    desc: *const ze_event_counter_based_desc_t,
+    phEvent: *mut ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeEventCounterBasedCreate`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeEventCounterBasedCreate_t>(1, SLOT) }) else {
+    let Some(original) = (unsafe { extension::original::<zeEventCounterBasedCreate_t>(1, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hContext, mut hDevice, mut desc, mut phEvent) = (hContext, hDevice, desc, phEvent);
-    let mut params = ze_event_counter_based_create_params_t { phContext: &raw mut hContext, phDevice: &raw mut hDevice, pdesc: &raw mut desc, pphEvent: &raw mut phEvent };
+    let mut params = ze_event_counter_based_create_params_t {
+        phContext: &raw mut hContext,
+        phDevice: &raw mut hDevice,
+        pdesc: &raw mut desc,
+        pphEvent: &raw mut phEvent,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeEventCounterBasedCreate_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeEventCounterBasedCreate_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phContext, *params.phDevice, *params.pdesc, *params.pphEvent) };
+    let result = unsafe {
+        original(
+            *params.phContext,
+            *params.phDevice,
+            *params.pdesc,
+            *params.pphEvent,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeEventCounterBasedCreate_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeEventCounterBasedCreate_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListAppendHostFunction` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListAppendHostFunction_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, pfnHostFunction: ze_host_function_callback_t, pUserData: * mut :: core :: ffi :: c_void, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListAppendHostFunction_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    pfnHostFunction: ze_host_function_callback_t,
+    pUserData: *mut ::core::ffi::c_void,
+    pNext: *const ::core::ffi::c_void,
+    hSignalEvent: ze_event_handle_t,
+    numWaitEvents: u32,
+    phWaitEvents: *mut ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListAppendHostFunction`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListAppendHostFunction_t>(2, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListAppendHostFunction_t>(2, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hCommandList, mut pfnHostFunction, mut pUserData, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, pfnHostFunction, pUserData, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
-    let mut params = ze_command_list_append_host_function_params_t { phCommandList: &raw mut hCommandList, ppfnHostFunction: &raw mut pfnHostFunction, ppUserData: &raw mut pUserData, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let (
+        mut hCommandList,
+        mut pfnHostFunction,
+        mut pUserData,
+        mut pNext,
+        mut hSignalEvent,
+        mut numWaitEvents,
+        mut phWaitEvents,
+    ) = (
+        hCommandList,
+        pfnHostFunction,
+        pUserData,
+        pNext,
+        hSignalEvent,
+        numWaitEvents,
+        phWaitEvents,
+    );
+    let mut params = ze_command_list_append_host_function_params_t {
+        phCommandList: &raw mut hCommandList,
+        ppfnHostFunction: &raw mut pfnHostFunction,
+        ppUserData: &raw mut pUserData,
+        ppNext: &raw mut pNext,
+        phSignalEvent: &raw mut hSignalEvent,
+        pnumWaitEvents: &raw mut numWaitEvents,
+        pphWaitEvents: &raw mut phWaitEvents,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListAppendHostFunction_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendHostFunction_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phCommandList, *params.ppfnHostFunction, *params.ppUserData, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    let result = unsafe {
+        original(
+            *params.phCommandList,
+            *params.ppfnHostFunction,
+            *params.ppUserData,
+            *params.ppNext,
+            *params.phSignalEvent,
+            *params.pnumWaitEvents,
+            *params.pphWaitEvents,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListAppendHostFunction_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendHostFunction_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListAppendLaunchKernelWithParameters` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListAppendLaunchKernelWithParameters_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, hKernel: ze_kernel_handle_t, pGroupCounts: * const ze_group_count_t, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListAppendLaunchKernelWithParameters_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    hKernel: ze_kernel_handle_t,
+    pGroupCounts: *const ze_group_count_t,
+    pNext: *const ::core::ffi::c_void,
+    hSignalEvent: ze_event_handle_t,
+    numWaitEvents: u32,
+    phWaitEvents: *mut ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListAppendLaunchKernelWithParameters`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListAppendLaunchKernelWithParameters_t>(3, SLOT) }) else {
+    let Some(original) = (unsafe {
+        extension::original::<zeCommandListAppendLaunchKernelWithParameters_t>(3, SLOT)
+    }) else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hCommandList, mut hKernel, mut pGroupCounts, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, hKernel, pGroupCounts, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
-    let mut params = ze_command_list_append_launch_kernel_with_parameters_params_t { phCommandList: &raw mut hCommandList, phKernel: &raw mut hKernel, ppGroupCounts: &raw mut pGroupCounts, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let (
+        mut hCommandList,
+        mut hKernel,
+        mut pGroupCounts,
+        mut pNext,
+        mut hSignalEvent,
+        mut numWaitEvents,
+        mut phWaitEvents,
+    ) = (
+        hCommandList,
+        hKernel,
+        pGroupCounts,
+        pNext,
+        hSignalEvent,
+        numWaitEvents,
+        phWaitEvents,
+    );
+    let mut params = ze_command_list_append_launch_kernel_with_parameters_params_t {
+        phCommandList: &raw mut hCommandList,
+        phKernel: &raw mut hKernel,
+        ppGroupCounts: &raw mut pGroupCounts,
+        ppNext: &raw mut pNext,
+        phSignalEvent: &raw mut hSignalEvent,
+        pnumWaitEvents: &raw mut numWaitEvents,
+        pphWaitEvents: &raw mut phWaitEvents,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListAppendLaunchKernelWithParameters_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendLaunchKernelWithParameters_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phCommandList, *params.phKernel, *params.ppGroupCounts, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    let result = unsafe {
+        original(
+            *params.phCommandList,
+            *params.phKernel,
+            *params.ppGroupCounts,
+            *params.ppNext,
+            *params.phSignalEvent,
+            *params.pnumWaitEvents,
+            *params.pphWaitEvents,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListAppendLaunchKernelWithParameters_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendLaunchKernelWithParameters_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListAppendLaunchKernelWithArguments` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListAppendLaunchKernelWithArguments_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, hKernel: ze_kernel_handle_t, groupCounts: ze_group_count_t, groupSizes: ze_group_size_t, pArguments: * mut * mut :: core :: ffi :: c_void, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListAppendLaunchKernelWithArguments_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    hKernel: ze_kernel_handle_t,
+    groupCounts: ze_group_count_t,
+    groupSizes: ze_group_size_t,
+    pArguments: *mut *mut ::core::ffi::c_void,
+    pNext: *const ::core::ffi::c_void,
+    hSignalEvent: ze_event_handle_t,
+    numWaitEvents: u32,
+    phWaitEvents: *mut ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListAppendLaunchKernelWithArguments`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListAppendLaunchKernelWithArguments_t>(4, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListAppendLaunchKernelWithArguments_t>(4, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hCommandList, mut hKernel, mut groupCounts, mut groupSizes, mut pArguments, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, hKernel, groupCounts, groupSizes, pArguments, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
-    let mut params = ze_command_list_append_launch_kernel_with_arguments_params_t { phCommandList: &raw mut hCommandList, phKernel: &raw mut hKernel, pgroupCounts: &raw mut groupCounts, pgroupSizes: &raw mut groupSizes, ppArguments: &raw mut pArguments, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let (
+        mut hCommandList,
+        mut hKernel,
+        mut groupCounts,
+        mut groupSizes,
+        mut pArguments,
+        mut pNext,
+        mut hSignalEvent,
+        mut numWaitEvents,
+        mut phWaitEvents,
+    ) = (
+        hCommandList,
+        hKernel,
+        groupCounts,
+        groupSizes,
+        pArguments,
+        pNext,
+        hSignalEvent,
+        numWaitEvents,
+        phWaitEvents,
+    );
+    let mut params = ze_command_list_append_launch_kernel_with_arguments_params_t {
+        phCommandList: &raw mut hCommandList,
+        phKernel: &raw mut hKernel,
+        pgroupCounts: &raw mut groupCounts,
+        pgroupSizes: &raw mut groupSizes,
+        ppArguments: &raw mut pArguments,
+        ppNext: &raw mut pNext,
+        phSignalEvent: &raw mut hSignalEvent,
+        pnumWaitEvents: &raw mut numWaitEvents,
+        pphWaitEvents: &raw mut phWaitEvents,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListAppendLaunchKernelWithArguments_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendLaunchKernelWithArguments_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phCommandList, *params.phKernel, *params.pgroupCounts, *params.pgroupSizes, *params.ppArguments, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    let result = unsafe {
+        original(
+            *params.phCommandList,
+            *params.phKernel,
+            *params.pgroupCounts,
+            *params.pgroupSizes,
+            *params.ppArguments,
+            *params.ppNext,
+            *params.phSignalEvent,
+            *params.pnumWaitEvents,
+            *params.pphWaitEvents,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListAppendLaunchKernelWithArguments_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendLaunchKernelWithArguments_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListAppendMemoryCopyWithParameters` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListAppendMemoryCopyWithParameters_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, dstptr: * mut :: core :: ffi :: c_void, srcptr: * const :: core :: ffi :: c_void, size: usize, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListAppendMemoryCopyWithParameters_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    dstptr: *mut ::core::ffi::c_void,
+    srcptr: *const ::core::ffi::c_void,
+    size: usize,
+    pNext: *const ::core::ffi::c_void,
+    hSignalEvent: ze_event_handle_t,
+    numWaitEvents: u32,
+    phWaitEvents: *mut ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListAppendMemoryCopyWithParameters`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListAppendMemoryCopyWithParameters_t>(5, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListAppendMemoryCopyWithParameters_t>(5, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hCommandList, mut dstptr, mut srcptr, mut size, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, dstptr, srcptr, size, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
-    let mut params = ze_command_list_append_memory_copy_with_parameters_params_t { phCommandList: &raw mut hCommandList, pdstptr: &raw mut dstptr, psrcptr: &raw mut srcptr, psize: &raw mut size, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let (
+        mut hCommandList,
+        mut dstptr,
+        mut srcptr,
+        mut size,
+        mut pNext,
+        mut hSignalEvent,
+        mut numWaitEvents,
+        mut phWaitEvents,
+    ) = (
+        hCommandList,
+        dstptr,
+        srcptr,
+        size,
+        pNext,
+        hSignalEvent,
+        numWaitEvents,
+        phWaitEvents,
+    );
+    let mut params = ze_command_list_append_memory_copy_with_parameters_params_t {
+        phCommandList: &raw mut hCommandList,
+        pdstptr: &raw mut dstptr,
+        psrcptr: &raw mut srcptr,
+        psize: &raw mut size,
+        ppNext: &raw mut pNext,
+        phSignalEvent: &raw mut hSignalEvent,
+        pnumWaitEvents: &raw mut numWaitEvents,
+        pphWaitEvents: &raw mut phWaitEvents,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListAppendMemoryCopyWithParameters_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendMemoryCopyWithParameters_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phCommandList, *params.pdstptr, *params.psrcptr, *params.psize, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    let result = unsafe {
+        original(
+            *params.phCommandList,
+            *params.pdstptr,
+            *params.psrcptr,
+            *params.psize,
+            *params.ppNext,
+            *params.phSignalEvent,
+            *params.pnumWaitEvents,
+            *params.pphWaitEvents,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListAppendMemoryCopyWithParameters_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendMemoryCopyWithParameters_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListAppendMemoryFillWithParameters` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListAppendMemoryFillWithParameters_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, ptr: * mut :: core :: ffi :: c_void, pattern: * const :: core :: ffi :: c_void, pattern_size: usize, size: usize, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListAppendMemoryFillWithParameters_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    ptr: *mut ::core::ffi::c_void,
+    pattern: *const ::core::ffi::c_void,
+    pattern_size: usize,
+    size: usize,
+    pNext: *const ::core::ffi::c_void,
+    hSignalEvent: ze_event_handle_t,
+    numWaitEvents: u32,
+    phWaitEvents: *mut ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListAppendMemoryFillWithParameters`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListAppendMemoryFillWithParameters_t>(6, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListAppendMemoryFillWithParameters_t>(6, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hCommandList, mut ptr, mut pattern, mut pattern_size, mut size, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, ptr, pattern, pattern_size, size, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
-    let mut params = ze_command_list_append_memory_fill_with_parameters_params_t { phCommandList: &raw mut hCommandList, pptr: &raw mut ptr, ppattern: &raw mut pattern, ppattern_size: &raw mut pattern_size, psize: &raw mut size, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let (
+        mut hCommandList,
+        mut ptr,
+        mut pattern,
+        mut pattern_size,
+        mut size,
+        mut pNext,
+        mut hSignalEvent,
+        mut numWaitEvents,
+        mut phWaitEvents,
+    ) = (
+        hCommandList,
+        ptr,
+        pattern,
+        pattern_size,
+        size,
+        pNext,
+        hSignalEvent,
+        numWaitEvents,
+        phWaitEvents,
+    );
+    let mut params = ze_command_list_append_memory_fill_with_parameters_params_t {
+        phCommandList: &raw mut hCommandList,
+        pptr: &raw mut ptr,
+        ppattern: &raw mut pattern,
+        ppattern_size: &raw mut pattern_size,
+        psize: &raw mut size,
+        ppNext: &raw mut pNext,
+        phSignalEvent: &raw mut hSignalEvent,
+        pnumWaitEvents: &raw mut numWaitEvents,
+        pphWaitEvents: &raw mut phWaitEvents,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListAppendMemoryFillWithParameters_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendMemoryFillWithParameters_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phCommandList, *params.pptr, *params.ppattern, *params.ppattern_size, *params.psize, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    let result = unsafe {
+        original(
+            *params.phCommandList,
+            *params.pptr,
+            *params.ppattern,
+            *params.ppattern_size,
+            *params.psize,
+            *params.ppNext,
+            *params.phSignalEvent,
+            *params.pnumWaitEvents,
+            *params.pphWaitEvents,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListAppendMemoryFillWithParameters_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendMemoryFillWithParameters_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListImmediateAppendCommandListsExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListImmediateAppendCommandListsExp_wrapper<const SLOT: usize>(hCommandListImmediate: ze_command_list_handle_t, numCommandLists: u32, phCommandLists: * mut ze_command_list_handle_t, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListImmediateAppendCommandListsExp_wrapper<const SLOT: usize>(
+    hCommandListImmediate: ze_command_list_handle_t,
+    numCommandLists: u32,
+    phCommandLists: *mut ze_command_list_handle_t,
+    hSignalEvent: ze_event_handle_t,
+    numWaitEvents: u32,
+    phWaitEvents: *mut ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListImmediateAppendCommandListsExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListImmediateAppendCommandListsExp_t>(7, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListImmediateAppendCommandListsExp_t>(7, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hCommandListImmediate, mut numCommandLists, mut phCommandLists, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandListImmediate, numCommandLists, phCommandLists, hSignalEvent, numWaitEvents, phWaitEvents);
-    let mut params = ze_command_list_immediate_append_command_lists_exp_params_t { phCommandListImmediate: &raw mut hCommandListImmediate, pnumCommandLists: &raw mut numCommandLists, pphCommandLists: &raw mut phCommandLists, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let (
+        mut hCommandListImmediate,
+        mut numCommandLists,
+        mut phCommandLists,
+        mut hSignalEvent,
+        mut numWaitEvents,
+        mut phWaitEvents,
+    ) = (
+        hCommandListImmediate,
+        numCommandLists,
+        phCommandLists,
+        hSignalEvent,
+        numWaitEvents,
+        phWaitEvents,
+    );
+    let mut params = ze_command_list_immediate_append_command_lists_exp_params_t {
+        phCommandListImmediate: &raw mut hCommandListImmediate,
+        pnumCommandLists: &raw mut numCommandLists,
+        pphCommandLists: &raw mut phCommandLists,
+        phSignalEvent: &raw mut hSignalEvent,
+        pnumWaitEvents: &raw mut numWaitEvents,
+        pphWaitEvents: &raw mut phWaitEvents,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListImmediateAppendCommandListsExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListImmediateAppendCommandListsExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phCommandListImmediate, *params.pnumCommandLists, *params.pphCommandLists, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    let result = unsafe {
+        original(
+            *params.phCommandListImmediate,
+            *params.pnumCommandLists,
+            *params.pphCommandLists,
+            *params.phSignalEvent,
+            *params.pnumWaitEvents,
+            *params.pphWaitEvents,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListImmediateAppendCommandListsExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListImmediateAppendCommandListsExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListImmediateAppendCommandListsWithParameters` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListImmediateAppendCommandListsWithParameters_wrapper<const SLOT: usize>(hCommandListImmediate: ze_command_list_handle_t, numCommandLists: u32, phCommandLists: * mut ze_command_list_handle_t, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListImmediateAppendCommandListsWithParameters_wrapper<
+    const SLOT: usize,
+>(
+    hCommandListImmediate: ze_command_list_handle_t,
+    numCommandLists: u32,
+    phCommandLists: *mut ze_command_list_handle_t,
+    pNext: *const ::core::ffi::c_void,
+    hSignalEvent: ze_event_handle_t,
+    numWaitEvents: u32,
+    phWaitEvents: *mut ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListImmediateAppendCommandListsWithParameters`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListImmediateAppendCommandListsWithParameters_t>(8, SLOT) }) else {
+    let Some(original) = (unsafe {
+        extension::original::<zeCommandListImmediateAppendCommandListsWithParameters_t>(8, SLOT)
+    }) else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hCommandListImmediate, mut numCommandLists, mut phCommandLists, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandListImmediate, numCommandLists, phCommandLists, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
-    let mut params = ze_command_list_immediate_append_command_lists_with_parameters_params_t { phCommandListImmediate: &raw mut hCommandListImmediate, pnumCommandLists: &raw mut numCommandLists, pphCommandLists: &raw mut phCommandLists, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let (
+        mut hCommandListImmediate,
+        mut numCommandLists,
+        mut phCommandLists,
+        mut pNext,
+        mut hSignalEvent,
+        mut numWaitEvents,
+        mut phWaitEvents,
+    ) = (
+        hCommandListImmediate,
+        numCommandLists,
+        phCommandLists,
+        pNext,
+        hSignalEvent,
+        numWaitEvents,
+        phWaitEvents,
+    );
+    let mut params = ze_command_list_immediate_append_command_lists_with_parameters_params_t {
+        phCommandListImmediate: &raw mut hCommandListImmediate,
+        pnumCommandLists: &raw mut numCommandLists,
+        pphCommandLists: &raw mut phCommandLists,
+        ppNext: &raw mut pNext,
+        phSignalEvent: &raw mut hSignalEvent,
+        pnumWaitEvents: &raw mut numWaitEvents,
+        pphWaitEvents: &raw mut phWaitEvents,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListImmediateAppendCommandListsWithParameters_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListImmediateAppendCommandListsWithParameters_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phCommandListImmediate, *params.pnumCommandLists, *params.pphCommandLists, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    let result = unsafe {
+        original(
+            *params.phCommandListImmediate,
+            *params.pnumCommandLists,
+            *params.pphCommandLists,
+            *params.ppNext,
+            *params.phSignalEvent,
+            *params.pnumWaitEvents,
+            *params.pphWaitEvents,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListImmediateAppendCommandListsWithParameters_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListImmediateAppendCommandListsWithParameters_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListHostSynchronize` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListHostSynchronize_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, timeout: u64) -> ze_result_t {
+unsafe extern "C" fn zeCommandListHostSynchronize_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    timeout: u64,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListHostSynchronize`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListHostSynchronize_t>(9, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListHostSynchronize_t>(9, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hCommandList, mut timeout) = (hCommandList, timeout);
-    let mut params = ze_command_list_host_synchronize_params_t { phCommandList: &raw mut hCommandList, ptimeout: &raw mut timeout };
+    let mut params = ze_command_list_host_synchronize_params_t {
+        phCommandList: &raw mut hCommandList,
+        ptimeout: &raw mut timeout,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListHostSynchronize_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListHostSynchronize_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phCommandList, *params.ptimeout) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListHostSynchronize_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListHostSynchronize_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListIsImmediate` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListIsImmediate_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, pIsImmediate: * mut ze_bool_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListIsImmediate_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    pIsImmediate: *mut ze_bool_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListIsImmediate`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListIsImmediate_t>(10, SLOT) }) else {
+    let Some(original) = (unsafe { extension::original::<zeCommandListIsImmediate_t>(10, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hCommandList, mut pIsImmediate) = (hCommandList, pIsImmediate);
-    let mut params = ze_command_list_is_immediate_params_t { phCommandList: &raw mut hCommandList, ppIsImmediate: &raw mut pIsImmediate };
+    let mut params = ze_command_list_is_immediate_params_t {
+        phCommandList: &raw mut hCommandList,
+        ppIsImmediate: &raw mut pIsImmediate,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListIsImmediate_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListIsImmediate_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phCommandList, *params.ppIsImmediate) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListIsImmediate_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListIsImmediate_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance)
+    };
     result
 }
 
 /// `zeDeviceGetRootDevice` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeDeviceGetRootDevice_wrapper<const SLOT: usize>(hDevice: ze_device_handle_t, phRootDevice: * mut ze_device_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeDeviceGetRootDevice_wrapper<const SLOT: usize>(
+    hDevice: ze_device_handle_t,
+    phRootDevice: *mut ze_device_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeDeviceGetRootDevice`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeDeviceGetRootDevice_t>(11, SLOT) }) else {
+    let Some(original) = (unsafe { extension::original::<zeDeviceGetRootDevice_t>(11, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hDevice, mut phRootDevice) = (hDevice, phRootDevice);
-    let mut params = ze_device_get_root_device_params_t { phDevice: &raw mut hDevice, pphRootDevice: &raw mut phRootDevice };
+    let mut params = ze_device_get_root_device_params_t {
+        phDevice: &raw mut hDevice,
+        pphRootDevice: &raw mut phRootDevice,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeDeviceGetRootDevice_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeDeviceGetRootDevice_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phDevice, *params.pphRootDevice) };
     // SAFETY: as for the prologue.
-    unsafe { zeDeviceGetRootDevice_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeDeviceGetRootDevice_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance)
+    };
     result
 }
 
 /// `zeDeviceGetVectorWidthPropertiesExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeDeviceGetVectorWidthPropertiesExt_wrapper<const SLOT: usize>(hDevice: ze_device_handle_t, pCount: * mut u32, pVectorWidthProperties: * mut ze_device_vector_width_properties_ext_t) -> ze_result_t {
+unsafe extern "C" fn zeDeviceGetVectorWidthPropertiesExt_wrapper<const SLOT: usize>(
+    hDevice: ze_device_handle_t,
+    pCount: *mut u32,
+    pVectorWidthProperties: *mut ze_device_vector_width_properties_ext_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeDeviceGetVectorWidthPropertiesExt`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeDeviceGetVectorWidthPropertiesExt_t>(12, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeDeviceGetVectorWidthPropertiesExt_t>(12, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hDevice, mut pCount, mut pVectorWidthProperties) = (hDevice, pCount, pVectorWidthProperties);
-    let mut params = ze_device_get_vector_width_properties_ext_params_t { phDevice: &raw mut hDevice, ppCount: &raw mut pCount, ppVectorWidthProperties: &raw mut pVectorWidthProperties };
+    let (mut hDevice, mut pCount, mut pVectorWidthProperties) =
+        (hDevice, pCount, pVectorWidthProperties);
+    let mut params = ze_device_get_vector_width_properties_ext_params_t {
+        phDevice: &raw mut hDevice,
+        ppCount: &raw mut pCount,
+        ppVectorWidthProperties: &raw mut pVectorWidthProperties,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeDeviceGetVectorWidthPropertiesExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeDeviceGetVectorWidthPropertiesExt_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phDevice, *params.ppCount, *params.ppVectorWidthProperties) };
+    let result = unsafe {
+        original(
+            *params.phDevice,
+            *params.ppCount,
+            *params.ppVectorWidthProperties,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeDeviceGetVectorWidthPropertiesExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeDeviceGetVectorWidthPropertiesExt_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeDeviceSynchronize` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeDeviceSynchronize_wrapper<const SLOT: usize>(hDevice: ze_device_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeDeviceSynchronize_wrapper<const SLOT: usize>(
+    hDevice: ze_device_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeDeviceSynchronize`, stored under this name.
     let Some(original) = (unsafe { extension::original::<zeDeviceSynchronize_t>(13, SLOT) }) else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let mut hDevice = hDevice;
-    let mut params = ze_device_synchronize_params_t { phDevice: &raw mut hDevice };
+    let mut params = ze_device_synchronize_params_t {
+        phDevice: &raw mut hDevice,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeDeviceSynchronize_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeDeviceSynchronize_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phDevice) };
     // SAFETY: as for the prologue.
-    unsafe { zeDeviceSynchronize_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeDeviceSynchronize_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance)
+    };
     result
 }
 
 /// `zeEventCounterBasedGetIpcHandle` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeEventCounterBasedGetIpcHandle_wrapper<const SLOT: usize>(hEvent: ze_event_handle_t, phIpc: * mut ze_ipc_event_counter_based_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeEventCounterBasedGetIpcHandle_wrapper<const SLOT: usize>(
+    hEvent: ze_event_handle_t,
+    phIpc: *mut ze_ipc_event_counter_based_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeEventCounterBasedGetIpcHandle`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeEventCounterBasedGetIpcHandle_t>(14, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeEventCounterBasedGetIpcHandle_t>(14, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hEvent, mut phIpc) = (hEvent, phIpc);
-    let mut params = ze_event_counter_based_get_ipc_handle_params_t { phEvent: &raw mut hEvent, pphIpc: &raw mut phIpc };
+    let mut params = ze_event_counter_based_get_ipc_handle_params_t {
+        phEvent: &raw mut hEvent,
+        pphIpc: &raw mut phIpc,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeEventCounterBasedGetIpcHandle_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeEventCounterBasedGetIpcHandle_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phEvent, *params.pphIpc) };
     // SAFETY: as for the prologue.
-    unsafe { zeEventCounterBasedGetIpcHandle_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeEventCounterBasedGetIpcHandle_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeEventCounterBasedOpenIpcHandle` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeEventCounterBasedOpenIpcHandle_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, hIpc: ze_ipc_event_counter_based_handle_t, phEvent: * mut ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeEventCounterBasedOpenIpcHandle_wrapper<const SLOT: usize>(
+    hContext: ze_context_handle_t,
+    hIpc: ze_ipc_event_counter_based_handle_t,
+    phEvent: *mut ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeEventCounterBasedOpenIpcHandle`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeEventCounterBasedOpenIpcHandle_t>(15, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeEventCounterBasedOpenIpcHandle_t>(15, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hContext, mut hIpc, mut phEvent) = (hContext, hIpc, phEvent);
-    let mut params = ze_event_counter_based_open_ipc_handle_params_t { phContext: &raw mut hContext, phIpc: &raw mut hIpc, pphEvent: &raw mut phEvent };
+    let mut params = ze_event_counter_based_open_ipc_handle_params_t {
+        phContext: &raw mut hContext,
+        phIpc: &raw mut hIpc,
+        pphEvent: &raw mut phEvent,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeEventCounterBasedOpenIpcHandle_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeEventCounterBasedOpenIpcHandle_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phContext, *params.phIpc, *params.pphEvent) };
     // SAFETY: as for the prologue.
-    unsafe { zeEventCounterBasedOpenIpcHandle_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeEventCounterBasedOpenIpcHandle_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeEventCounterBasedCloseIpcHandle` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeEventCounterBasedCloseIpcHandle_wrapper<const SLOT: usize>(hEvent: ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeEventCounterBasedCloseIpcHandle_wrapper<const SLOT: usize>(
+    hEvent: ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeEventCounterBasedCloseIpcHandle`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeEventCounterBasedCloseIpcHandle_t>(16, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeEventCounterBasedCloseIpcHandle_t>(16, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let mut hEvent = hEvent;
-    let mut params = ze_event_counter_based_close_ipc_handle_params_t { phEvent: &raw mut hEvent };
+    let mut params = ze_event_counter_based_close_ipc_handle_params_t {
+        phEvent: &raw mut hEvent,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeEventCounterBasedCloseIpcHandle_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeEventCounterBasedCloseIpcHandle_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phEvent) };
     // SAFETY: as for the prologue.
-    unsafe { zeEventCounterBasedCloseIpcHandle_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeEventCounterBasedCloseIpcHandle_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeImageViewCreateExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeImageViewCreateExt_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, hDevice: ze_device_handle_t, desc: * const ze_image_desc_t, hImage: ze_image_handle_t, phImageView: * mut ze_image_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeImageViewCreateExt_wrapper<const SLOT: usize>(
+    hContext: ze_context_handle_t,
+    hDevice: ze_device_handle_t,
+    desc: *const ze_image_desc_t,
+    hImage: ze_image_handle_t,
+    phImageView: *mut ze_image_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeImageViewCreateExt`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeImageViewCreateExt_t>(17, SLOT) }) else {
+    let Some(original) = (unsafe { extension::original::<zeImageViewCreateExt_t>(17, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hContext, mut hDevice, mut desc, mut hImage, mut phImageView) = (hContext, hDevice, desc, hImage, phImageView);
-    let mut params = ze_image_view_create_ext_params_t { phContext: &raw mut hContext, phDevice: &raw mut hDevice, pdesc: &raw mut desc, phImage: &raw mut hImage, pphImageView: &raw mut phImageView };
+    let (mut hContext, mut hDevice, mut desc, mut hImage, mut phImageView) =
+        (hContext, hDevice, desc, hImage, phImageView);
+    let mut params = ze_image_view_create_ext_params_t {
+        phContext: &raw mut hContext,
+        phDevice: &raw mut hDevice,
+        pdesc: &raw mut desc,
+        phImage: &raw mut hImage,
+        pphImageView: &raw mut phImageView,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeImageViewCreateExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeImageViewCreateExt_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phContext, *params.phDevice, *params.pdesc, *params.phImage, *params.pphImageView) };
+    let result = unsafe {
+        original(
+            *params.phContext,
+            *params.phDevice,
+            *params.pdesc,
+            *params.phImage,
+            *params.pphImageView,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeImageViewCreateExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeImageViewCreateExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance)
+    };
     result
 }
 
 /// `zePhysicalMemGetProperties` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zePhysicalMemGetProperties_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, hPhysicalMem: ze_physical_mem_handle_t, pMemProperties: * mut ze_physical_mem_properties_t) -> ze_result_t {
+unsafe extern "C" fn zePhysicalMemGetProperties_wrapper<const SLOT: usize>(
+    hContext: ze_context_handle_t,
+    hPhysicalMem: ze_physical_mem_handle_t,
+    pMemProperties: *mut ze_physical_mem_properties_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zePhysicalMemGetProperties`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zePhysicalMemGetProperties_t>(18, SLOT) }) else {
+    let Some(original) = (unsafe { extension::original::<zePhysicalMemGetProperties_t>(18, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hContext, mut hPhysicalMem, mut pMemProperties) = (hContext, hPhysicalMem, pMemProperties);
-    let mut params = ze_physical_mem_get_properties_params_t { phContext: &raw mut hContext, phPhysicalMem: &raw mut hPhysicalMem, ppMemProperties: &raw mut pMemProperties };
+    let (mut hContext, mut hPhysicalMem, mut pMemProperties) =
+        (hContext, hPhysicalMem, pMemProperties);
+    let mut params = ze_physical_mem_get_properties_params_t {
+        phContext: &raw mut hContext,
+        phPhysicalMem: &raw mut hPhysicalMem,
+        ppMemProperties: &raw mut pMemProperties,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zePhysicalMemGetProperties_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zePhysicalMemGetProperties_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phContext, *params.phPhysicalMem, *params.ppMemProperties) };
+    let result = unsafe {
+        original(
+            *params.phContext,
+            *params.phPhysicalMem,
+            *params.ppMemProperties,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zePhysicalMemGetProperties_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zePhysicalMemGetProperties_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeEventPoolGetFlags` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeEventPoolGetFlags_wrapper<const SLOT: usize>(hEventPool: ze_event_pool_handle_t, pFlags: * mut ze_event_pool_flags_t) -> ze_result_t {
+unsafe extern "C" fn zeEventPoolGetFlags_wrapper<const SLOT: usize>(
+    hEventPool: ze_event_pool_handle_t,
+    pFlags: *mut ze_event_pool_flags_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeEventPoolGetFlags`, stored under this name.
     let Some(original) = (unsafe { extension::original::<zeEventPoolGetFlags_t>(19, SLOT) }) else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hEventPool, mut pFlags) = (hEventPool, pFlags);
-    let mut params = ze_event_pool_get_flags_params_t { phEventPool: &raw mut hEventPool, ppFlags: &raw mut pFlags };
+    let mut params = ze_event_pool_get_flags_params_t {
+        phEventPool: &raw mut hEventPool,
+        ppFlags: &raw mut pFlags,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeEventPoolGetFlags_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeEventPoolGetFlags_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phEventPool, *params.ppFlags) };
     // SAFETY: as for the prologue.
-    unsafe { zeEventPoolGetFlags_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeEventPoolGetFlags_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance)
+    };
     result
 }
 
 /// `zeEventQueryKernelTimestampsExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeEventQueryKernelTimestampsExt_wrapper<const SLOT: usize>(hEvent: ze_event_handle_t, hDevice: ze_device_handle_t, pCount: * mut u32, pResults: * mut ze_event_query_kernel_timestamps_results_ext_properties_t) -> ze_result_t {
+unsafe extern "C" fn zeEventQueryKernelTimestampsExt_wrapper<const SLOT: usize>(
+    hEvent: ze_event_handle_t,
+    hDevice: ze_device_handle_t,
+    pCount: *mut u32,
+    pResults: *mut ze_event_query_kernel_timestamps_results_ext_properties_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeEventQueryKernelTimestampsExt`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeEventQueryKernelTimestampsExt_t>(20, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeEventQueryKernelTimestampsExt_t>(20, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hEvent, mut hDevice, mut pCount, mut pResults) = (hEvent, hDevice, pCount, pResults);
-    let mut params = ze_event_query_kernel_timestamps_ext_params_t { phEvent: &raw mut hEvent, phDevice: &raw mut hDevice, ppCount: &raw mut pCount, ppResults: &raw mut pResults };
+    let mut params = ze_event_query_kernel_timestamps_ext_params_t {
+        phEvent: &raw mut hEvent,
+        phDevice: &raw mut hDevice,
+        ppCount: &raw mut pCount,
+        ppResults: &raw mut pResults,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeEventQueryKernelTimestampsExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeEventQueryKernelTimestampsExt_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phEvent, *params.phDevice, *params.ppCount, *params.ppResults) };
+    let result = unsafe {
+        original(
+            *params.phEvent,
+            *params.phDevice,
+            *params.ppCount,
+            *params.ppResults,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeEventQueryKernelTimestampsExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeEventQueryKernelTimestampsExt_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListCreateCloneExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListCreateCloneExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, phClonedCommandList: * mut ze_command_list_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListCreateCloneExp_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    phClonedCommandList: *mut ze_command_list_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListCreateCloneExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListCreateCloneExp_t>(21, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListCreateCloneExp_t>(21, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hCommandList, mut phClonedCommandList) = (hCommandList, phClonedCommandList);
-    let mut params = ze_command_list_create_clone_exp_params_t { phCommandList: &raw mut hCommandList, pphClonedCommandList: &raw mut phClonedCommandList };
+    let mut params = ze_command_list_create_clone_exp_params_t {
+        phCommandList: &raw mut hCommandList,
+        pphClonedCommandList: &raw mut phClonedCommandList,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListCreateCloneExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListCreateCloneExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phCommandList, *params.pphClonedCommandList) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListCreateCloneExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListCreateCloneExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListGetNextCommandIdExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListGetNextCommandIdExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, desc: * const ze_mutable_command_id_exp_desc_t, pCommandId: * mut u64) -> ze_result_t {
+unsafe extern "C" fn zeCommandListGetNextCommandIdExp_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    desc: *const ze_mutable_command_id_exp_desc_t,
+    pCommandId: *mut u64,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListGetNextCommandIdExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListGetNextCommandIdExp_t>(22, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListGetNextCommandIdExp_t>(22, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hCommandList, mut desc, mut pCommandId) = (hCommandList, desc, pCommandId);
-    let mut params = ze_command_list_get_next_command_id_exp_params_t { phCommandList: &raw mut hCommandList, pdesc: &raw mut desc, ppCommandId: &raw mut pCommandId };
+    let mut params = ze_command_list_get_next_command_id_exp_params_t {
+        phCommandList: &raw mut hCommandList,
+        pdesc: &raw mut desc,
+        ppCommandId: &raw mut pCommandId,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListGetNextCommandIdExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListGetNextCommandIdExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phCommandList, *params.pdesc, *params.ppCommandId) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListGetNextCommandIdExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListGetNextCommandIdExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListGetNextCommandIdWithKernelsExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListGetNextCommandIdWithKernelsExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, desc: * const ze_mutable_command_id_exp_desc_t, numKernels: u32, phKernels: * mut ze_kernel_handle_t, pCommandId: * mut u64) -> ze_result_t {
+unsafe extern "C" fn zeCommandListGetNextCommandIdWithKernelsExp_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    desc: *const ze_mutable_command_id_exp_desc_t,
+    numKernels: u32,
+    phKernels: *mut ze_kernel_handle_t,
+    pCommandId: *mut u64,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListGetNextCommandIdWithKernelsExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListGetNextCommandIdWithKernelsExp_t>(23, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListGetNextCommandIdWithKernelsExp_t>(23, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hCommandList, mut desc, mut numKernels, mut phKernels, mut pCommandId) = (hCommandList, desc, numKernels, phKernels, pCommandId);
-    let mut params = ze_command_list_get_next_command_id_with_kernels_exp_params_t { phCommandList: &raw mut hCommandList, pdesc: &raw mut desc, pnumKernels: &raw mut numKernels, pphKernels: &raw mut phKernels, ppCommandId: &raw mut pCommandId };
+    let (mut hCommandList, mut desc, mut numKernels, mut phKernels, mut pCommandId) =
+        (hCommandList, desc, numKernels, phKernels, pCommandId);
+    let mut params = ze_command_list_get_next_command_id_with_kernels_exp_params_t {
+        phCommandList: &raw mut hCommandList,
+        pdesc: &raw mut desc,
+        pnumKernels: &raw mut numKernels,
+        pphKernels: &raw mut phKernels,
+        ppCommandId: &raw mut pCommandId,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListGetNextCommandIdWithKernelsExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListGetNextCommandIdWithKernelsExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phCommandList, *params.pdesc, *params.pnumKernels, *params.pphKernels, *params.ppCommandId) };
+    let result = unsafe {
+        original(
+            *params.phCommandList,
+            *params.pdesc,
+            *params.pnumKernels,
+            *params.pphKernels,
+            *params.ppCommandId,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListGetNextCommandIdWithKernelsExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListGetNextCommandIdWithKernelsExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListUpdateMutableCommandsExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListUpdateMutableCommandsExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, desc: * const ze_mutable_commands_exp_desc_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListUpdateMutableCommandsExp_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    desc: *const ze_mutable_commands_exp_desc_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListUpdateMutableCommandsExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListUpdateMutableCommandsExp_t>(24, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListUpdateMutableCommandsExp_t>(24, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hCommandList, mut desc) = (hCommandList, desc);
-    let mut params = ze_command_list_update_mutable_commands_exp_params_t { phCommandList: &raw mut hCommandList, pdesc: &raw mut desc };
+    let mut params = ze_command_list_update_mutable_commands_exp_params_t {
+        phCommandList: &raw mut hCommandList,
+        pdesc: &raw mut desc,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListUpdateMutableCommandsExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListUpdateMutableCommandsExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phCommandList, *params.pdesc) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListUpdateMutableCommandsExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListUpdateMutableCommandsExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListUpdateMutableCommandSignalEventExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListUpdateMutableCommandSignalEventExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, commandId: u64, hSignalEvent: ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListUpdateMutableCommandSignalEventExp_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    commandId: u64,
+    hSignalEvent: ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListUpdateMutableCommandSignalEventExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListUpdateMutableCommandSignalEventExp_t>(25, SLOT) }) else {
+    let Some(original) = (unsafe {
+        extension::original::<zeCommandListUpdateMutableCommandSignalEventExp_t>(25, SLOT)
+    }) else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hCommandList, mut commandId, mut hSignalEvent) = (hCommandList, commandId, hSignalEvent);
-    let mut params = ze_command_list_update_mutable_command_signal_event_exp_params_t { phCommandList: &raw mut hCommandList, pcommandId: &raw mut commandId, phSignalEvent: &raw mut hSignalEvent };
+    let (mut hCommandList, mut commandId, mut hSignalEvent) =
+        (hCommandList, commandId, hSignalEvent);
+    let mut params = ze_command_list_update_mutable_command_signal_event_exp_params_t {
+        phCommandList: &raw mut hCommandList,
+        pcommandId: &raw mut commandId,
+        phSignalEvent: &raw mut hSignalEvent,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListUpdateMutableCommandSignalEventExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListUpdateMutableCommandSignalEventExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phCommandList, *params.pcommandId, *params.phSignalEvent) };
+    let result = unsafe {
+        original(
+            *params.phCommandList,
+            *params.pcommandId,
+            *params.phSignalEvent,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListUpdateMutableCommandSignalEventExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListUpdateMutableCommandSignalEventExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListUpdateMutableCommandWaitEventsExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListUpdateMutableCommandWaitEventsExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, commandId: u64, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListUpdateMutableCommandWaitEventsExp_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    commandId: u64,
+    numWaitEvents: u32,
+    phWaitEvents: *mut ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListUpdateMutableCommandWaitEventsExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListUpdateMutableCommandWaitEventsExp_t>(26, SLOT) }) else {
+    let Some(original) = (unsafe {
+        extension::original::<zeCommandListUpdateMutableCommandWaitEventsExp_t>(26, SLOT)
+    }) else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hCommandList, mut commandId, mut numWaitEvents, mut phWaitEvents) = (hCommandList, commandId, numWaitEvents, phWaitEvents);
-    let mut params = ze_command_list_update_mutable_command_wait_events_exp_params_t { phCommandList: &raw mut hCommandList, pcommandId: &raw mut commandId, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let (mut hCommandList, mut commandId, mut numWaitEvents, mut phWaitEvents) =
+        (hCommandList, commandId, numWaitEvents, phWaitEvents);
+    let mut params = ze_command_list_update_mutable_command_wait_events_exp_params_t {
+        phCommandList: &raw mut hCommandList,
+        pcommandId: &raw mut commandId,
+        pnumWaitEvents: &raw mut numWaitEvents,
+        pphWaitEvents: &raw mut phWaitEvents,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListUpdateMutableCommandWaitEventsExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListUpdateMutableCommandWaitEventsExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phCommandList, *params.pcommandId, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    let result = unsafe {
+        original(
+            *params.phCommandList,
+            *params.pcommandId,
+            *params.pnumWaitEvents,
+            *params.pphWaitEvents,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListUpdateMutableCommandWaitEventsExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListUpdateMutableCommandWaitEventsExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListUpdateMutableCommandKernelsExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListUpdateMutableCommandKernelsExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, numKernels: u32, pCommandId: * mut u64, phKernels: * mut ze_kernel_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListUpdateMutableCommandKernelsExp_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    numKernels: u32,
+    pCommandId: *mut u64,
+    phKernels: *mut ze_kernel_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListUpdateMutableCommandKernelsExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListUpdateMutableCommandKernelsExp_t>(27, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListUpdateMutableCommandKernelsExp_t>(27, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hCommandList, mut numKernels, mut pCommandId, mut phKernels) = (hCommandList, numKernels, pCommandId, phKernels);
-    let mut params = ze_command_list_update_mutable_command_kernels_exp_params_t { phCommandList: &raw mut hCommandList, pnumKernels: &raw mut numKernels, ppCommandId: &raw mut pCommandId, pphKernels: &raw mut phKernels };
+    let (mut hCommandList, mut numKernels, mut pCommandId, mut phKernels) =
+        (hCommandList, numKernels, pCommandId, phKernels);
+    let mut params = ze_command_list_update_mutable_command_kernels_exp_params_t {
+        phCommandList: &raw mut hCommandList,
+        pnumKernels: &raw mut numKernels,
+        ppCommandId: &raw mut pCommandId,
+        pphKernels: &raw mut phKernels,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListUpdateMutableCommandKernelsExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListUpdateMutableCommandKernelsExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phCommandList, *params.pnumKernels, *params.ppCommandId, *params.pphKernels) };
+    let result = unsafe {
+        original(
+            *params.phCommandList,
+            *params.pnumKernels,
+            *params.ppCommandId,
+            *params.pphKernels,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListUpdateMutableCommandKernelsExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListUpdateMutableCommandKernelsExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeGraphCreateExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeGraphCreateExt_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, pNext: * const :: core :: ffi :: c_void, phGraph: * mut ze_graph_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeGraphCreateExt_wrapper<const SLOT: usize>(
+    hContext: ze_context_handle_t,
+    pNext: *const ::core::ffi::c_void,
+    phGraph: *mut ze_graph_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeGraphCreateExt`, stored under this name.
     let Some(original) = (unsafe { extension::original::<zeGraphCreateExt_t>(28, SLOT) }) else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hContext, mut pNext, mut phGraph) = (hContext, pNext, phGraph);
-    let mut params = ze_graph_create_ext_params_t { phContext: &raw mut hContext, ppNext: &raw mut pNext, pphGraph: &raw mut phGraph };
+    let mut params = ze_graph_create_ext_params_t {
+        phContext: &raw mut hContext,
+        ppNext: &raw mut pNext,
+        pphGraph: &raw mut phGraph,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeGraphCreateExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeGraphCreateExt_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phContext, *params.ppNext, *params.pphGraph) };
     // SAFETY: as for the prologue.
@@ -6732,168 +13067,377 @@ unsafe extern "C" fn zeGraphCreateExt_wrapper<const SLOT: usize>(hContext: ze_co
 
 /// `zeCommandListBeginGraphCaptureExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListBeginGraphCaptureExt_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, pNext: * const :: core :: ffi :: c_void) -> ze_result_t {
+unsafe extern "C" fn zeCommandListBeginGraphCaptureExt_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    pNext: *const ::core::ffi::c_void,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListBeginGraphCaptureExt`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListBeginGraphCaptureExt_t>(29, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListBeginGraphCaptureExt_t>(29, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hCommandList, mut pNext) = (hCommandList, pNext);
-    let mut params = ze_command_list_begin_graph_capture_ext_params_t { phCommandList: &raw mut hCommandList, ppNext: &raw mut pNext };
+    let mut params = ze_command_list_begin_graph_capture_ext_params_t {
+        phCommandList: &raw mut hCommandList,
+        ppNext: &raw mut pNext,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListBeginGraphCaptureExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListBeginGraphCaptureExt_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phCommandList, *params.ppNext) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListBeginGraphCaptureExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListBeginGraphCaptureExt_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListBeginCaptureIntoGraphExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExt_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, hGraph: ze_graph_handle_t, pNext: * const :: core :: ffi :: c_void) -> ze_result_t {
+unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExt_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    hGraph: ze_graph_handle_t,
+    pNext: *const ::core::ffi::c_void,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListBeginCaptureIntoGraphExt`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListBeginCaptureIntoGraphExt_t>(30, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListBeginCaptureIntoGraphExt_t>(30, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hCommandList, mut hGraph, mut pNext) = (hCommandList, hGraph, pNext);
-    let mut params = ze_command_list_begin_capture_into_graph_ext_params_t { phCommandList: &raw mut hCommandList, phGraph: &raw mut hGraph, ppNext: &raw mut pNext };
+    let mut params = ze_command_list_begin_capture_into_graph_ext_params_t {
+        phCommandList: &raw mut hCommandList,
+        phGraph: &raw mut hGraph,
+        ppNext: &raw mut pNext,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListBeginCaptureIntoGraphExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListBeginCaptureIntoGraphExt_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phCommandList, *params.phGraph, *params.ppNext) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListBeginCaptureIntoGraphExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListBeginCaptureIntoGraphExt_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListIsGraphCaptureEnabledExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExt_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExt_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListIsGraphCaptureEnabledExt`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListIsGraphCaptureEnabledExt_t>(31, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListIsGraphCaptureEnabledExt_t>(31, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let mut hCommandList = hCommandList;
-    let mut params = ze_command_list_is_graph_capture_enabled_ext_params_t { phCommandList: &raw mut hCommandList };
+    let mut params = ze_command_list_is_graph_capture_enabled_ext_params_t {
+        phCommandList: &raw mut hCommandList,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListIsGraphCaptureEnabledExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListIsGraphCaptureEnabledExt_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phCommandList) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListIsGraphCaptureEnabledExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListIsGraphCaptureEnabledExt_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListEndGraphCaptureExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListEndGraphCaptureExt_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, pNext: * const :: core :: ffi :: c_void, phGraph: * mut ze_graph_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListEndGraphCaptureExt_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    pNext: *const ::core::ffi::c_void,
+    phGraph: *mut ze_graph_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListEndGraphCaptureExt`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListEndGraphCaptureExt_t>(32, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListEndGraphCaptureExt_t>(32, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hCommandList, mut pNext, mut phGraph) = (hCommandList, pNext, phGraph);
-    let mut params = ze_command_list_end_graph_capture_ext_params_t { phCommandList: &raw mut hCommandList, ppNext: &raw mut pNext, pphGraph: &raw mut phGraph };
+    let mut params = ze_command_list_end_graph_capture_ext_params_t {
+        phCommandList: &raw mut hCommandList,
+        ppNext: &raw mut pNext,
+        pphGraph: &raw mut phGraph,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListEndGraphCaptureExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListEndGraphCaptureExt_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phCommandList, *params.ppNext, *params.pphGraph) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListEndGraphCaptureExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListEndGraphCaptureExt_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeGraphInstantiateExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeGraphInstantiateExt_wrapper<const SLOT: usize>(hGraph: ze_graph_handle_t, pNext: * const :: core :: ffi :: c_void, phExecutableGraph: * mut ze_executable_graph_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeGraphInstantiateExt_wrapper<const SLOT: usize>(
+    hGraph: ze_graph_handle_t,
+    pNext: *const ::core::ffi::c_void,
+    phExecutableGraph: *mut ze_executable_graph_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeGraphInstantiateExt`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeGraphInstantiateExt_t>(33, SLOT) }) else {
+    let Some(original) = (unsafe { extension::original::<zeGraphInstantiateExt_t>(33, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hGraph, mut pNext, mut phExecutableGraph) = (hGraph, pNext, phExecutableGraph);
-    let mut params = ze_graph_instantiate_ext_params_t { phGraph: &raw mut hGraph, ppNext: &raw mut pNext, pphExecutableGraph: &raw mut phExecutableGraph };
+    let mut params = ze_graph_instantiate_ext_params_t {
+        phGraph: &raw mut hGraph,
+        ppNext: &raw mut pNext,
+        pphExecutableGraph: &raw mut phExecutableGraph,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeGraphInstantiateExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeGraphInstantiateExt_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phGraph, *params.ppNext, *params.pphExecutableGraph) };
     // SAFETY: as for the prologue.
-    unsafe { zeGraphInstantiateExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeGraphInstantiateExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance)
+    };
     result
 }
 
 /// `zeCommandListAppendGraphExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListAppendGraphExt_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, hGraph: ze_executable_graph_handle_t, pNext: * const :: core :: ffi :: c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListAppendGraphExt_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    hGraph: ze_executable_graph_handle_t,
+    pNext: *const ::core::ffi::c_void,
+    hSignalEvent: ze_event_handle_t,
+    numWaitEvents: u32,
+    phWaitEvents: *mut ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListAppendGraphExt`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListAppendGraphExt_t>(34, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListAppendGraphExt_t>(34, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hCommandList, mut hGraph, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, hGraph, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
-    let mut params = ze_command_list_append_graph_ext_params_t { phCommandList: &raw mut hCommandList, phGraph: &raw mut hGraph, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let (
+        mut hCommandList,
+        mut hGraph,
+        mut pNext,
+        mut hSignalEvent,
+        mut numWaitEvents,
+        mut phWaitEvents,
+    ) = (
+        hCommandList,
+        hGraph,
+        pNext,
+        hSignalEvent,
+        numWaitEvents,
+        phWaitEvents,
+    );
+    let mut params = ze_command_list_append_graph_ext_params_t {
+        phCommandList: &raw mut hCommandList,
+        phGraph: &raw mut hGraph,
+        ppNext: &raw mut pNext,
+        phSignalEvent: &raw mut hSignalEvent,
+        pnumWaitEvents: &raw mut numWaitEvents,
+        pphWaitEvents: &raw mut phWaitEvents,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListAppendGraphExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendGraphExt_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phCommandList, *params.phGraph, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    let result = unsafe {
+        original(
+            *params.phCommandList,
+            *params.phGraph,
+            *params.ppNext,
+            *params.phSignalEvent,
+            *params.pnumWaitEvents,
+            *params.pphWaitEvents,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListAppendGraphExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendGraphExt_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeGraphDestroyExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeGraphDestroyExt_wrapper<const SLOT: usize>(hGraph: ze_graph_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeGraphDestroyExt_wrapper<const SLOT: usize>(
+    hGraph: ze_graph_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeGraphDestroyExt`, stored under this name.
     let Some(original) = (unsafe { extension::original::<zeGraphDestroyExt_t>(35, SLOT) }) else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let mut hGraph = hGraph;
-    let mut params = ze_graph_destroy_ext_params_t { phGraph: &raw mut hGraph };
+    let mut params = ze_graph_destroy_ext_params_t {
+        phGraph: &raw mut hGraph,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeGraphDestroyExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeGraphDestroyExt_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phGraph) };
     // SAFETY: as for the prologue.
-    unsafe { zeGraphDestroyExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeGraphDestroyExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance)
+    };
     result
 }
 
 /// `zeExecutableGraphDestroyExt` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeExecutableGraphDestroyExt_wrapper<const SLOT: usize>(hGraph: ze_executable_graph_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeExecutableGraphDestroyExt_wrapper<const SLOT: usize>(
+    hGraph: ze_executable_graph_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeExecutableGraphDestroyExt`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeExecutableGraphDestroyExt_t>(36, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeExecutableGraphDestroyExt_t>(36, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let mut hGraph = hGraph;
-    let mut params = ze_executable_graph_destroy_ext_params_t { phGraph: &raw mut hGraph };
+    let mut params = ze_executable_graph_destroy_ext_params_t {
+        phGraph: &raw mut hGraph,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeExecutableGraphDestroyExt_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeExecutableGraphDestroyExt_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phGraph) };
     // SAFETY: as for the prologue.
-    unsafe { zeExecutableGraphDestroyExt_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeExecutableGraphDestroyExt_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeGraphCreateExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeGraphCreateExp_wrapper<const SLOT: usize>(hContext: ze_context_handle_t, phGraph: * mut ze_graph_handle_t, pNext: * mut c_void) -> ze_result_t {
+unsafe extern "C" fn zeGraphCreateExp_wrapper<const SLOT: usize>(
+    hContext: ze_context_handle_t,
+    phGraph: *mut ze_graph_handle_t,
+    pNext: *mut c_void,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeGraphCreateExp`, stored under this name.
     let Some(original) = (unsafe { extension::original::<zeGraphCreateExp_t>(37, SLOT) }) else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hContext, mut phGraph, mut pNext) = (hContext, phGraph, pNext);
-    let mut params = ze_graph_create_exp_params_t { phContext: &raw mut hContext, pphGraph: &raw mut phGraph, ppNext: &raw mut pNext };
+    let mut params = ze_graph_create_exp_params_t {
+        phContext: &raw mut hContext,
+        pphGraph: &raw mut phGraph,
+        ppNext: &raw mut pNext,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeGraphCreateExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeGraphCreateExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phContext, *params.pphGraph, *params.ppNext) };
     // SAFETY: as for the prologue.
@@ -6903,190 +13447,421 @@ unsafe extern "C" fn zeGraphCreateExp_wrapper<const SLOT: usize>(hContext: ze_co
 
 /// `zeCommandListBeginGraphCaptureExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListBeginGraphCaptureExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, pNext: * mut c_void) -> ze_result_t {
+unsafe extern "C" fn zeCommandListBeginGraphCaptureExp_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    pNext: *mut c_void,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListBeginGraphCaptureExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListBeginGraphCaptureExp_t>(38, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListBeginGraphCaptureExp_t>(38, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hCommandList, mut pNext) = (hCommandList, pNext);
-    let mut params = ze_command_list_begin_graph_capture_exp_params_t { phCommandList: &raw mut hCommandList, ppNext: &raw mut pNext };
+    let mut params = ze_command_list_begin_graph_capture_exp_params_t {
+        phCommandList: &raw mut hCommandList,
+        ppNext: &raw mut pNext,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListBeginGraphCaptureExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListBeginGraphCaptureExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phCommandList, *params.ppNext) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListBeginGraphCaptureExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListBeginGraphCaptureExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListBeginCaptureIntoGraphExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, hGraph: ze_graph_handle_t, pNext: * mut c_void) -> ze_result_t {
+unsafe extern "C" fn zeCommandListBeginCaptureIntoGraphExp_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    hGraph: ze_graph_handle_t,
+    pNext: *mut c_void,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListBeginCaptureIntoGraphExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListBeginCaptureIntoGraphExp_t>(39, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListBeginCaptureIntoGraphExp_t>(39, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hCommandList, mut hGraph, mut pNext) = (hCommandList, hGraph, pNext);
-    let mut params = ze_command_list_begin_capture_into_graph_exp_params_t { phCommandList: &raw mut hCommandList, phGraph: &raw mut hGraph, ppNext: &raw mut pNext };
+    let mut params = ze_command_list_begin_capture_into_graph_exp_params_t {
+        phCommandList: &raw mut hCommandList,
+        phGraph: &raw mut hGraph,
+        ppNext: &raw mut pNext,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListBeginCaptureIntoGraphExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListBeginCaptureIntoGraphExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phCommandList, *params.phGraph, *params.ppNext) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListBeginCaptureIntoGraphExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListBeginCaptureIntoGraphExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListEndGraphCaptureExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListEndGraphCaptureExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, phGraph: * mut ze_graph_handle_t, pNext: * mut c_void) -> ze_result_t {
+unsafe extern "C" fn zeCommandListEndGraphCaptureExp_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    phGraph: *mut ze_graph_handle_t,
+    pNext: *mut c_void,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListEndGraphCaptureExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListEndGraphCaptureExp_t>(40, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListEndGraphCaptureExp_t>(40, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hCommandList, mut phGraph, mut pNext) = (hCommandList, phGraph, pNext);
-    let mut params = ze_command_list_end_graph_capture_exp_params_t { phCommandList: &raw mut hCommandList, pphGraph: &raw mut phGraph, ppNext: &raw mut pNext };
+    let mut params = ze_command_list_end_graph_capture_exp_params_t {
+        phCommandList: &raw mut hCommandList,
+        pphGraph: &raw mut phGraph,
+        ppNext: &raw mut pNext,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListEndGraphCaptureExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListEndGraphCaptureExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phCommandList, *params.pphGraph, *params.ppNext) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListEndGraphCaptureExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListEndGraphCaptureExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListInstantiateGraphExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListInstantiateGraphExp_wrapper<const SLOT: usize>(hGraph: ze_graph_handle_t, phExecutableGraph: * mut ze_executable_graph_handle_t, pNext: * mut c_void) -> ze_result_t {
+unsafe extern "C" fn zeCommandListInstantiateGraphExp_wrapper<const SLOT: usize>(
+    hGraph: ze_graph_handle_t,
+    phExecutableGraph: *mut ze_executable_graph_handle_t,
+    pNext: *mut c_void,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListInstantiateGraphExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListInstantiateGraphExp_t>(41, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListInstantiateGraphExp_t>(41, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hGraph, mut phExecutableGraph, mut pNext) = (hGraph, phExecutableGraph, pNext);
-    let mut params = ze_command_list_instantiate_graph_exp_params_t { phGraph: &raw mut hGraph, pphExecutableGraph: &raw mut phExecutableGraph, ppNext: &raw mut pNext };
+    let mut params = ze_command_list_instantiate_graph_exp_params_t {
+        phGraph: &raw mut hGraph,
+        pphExecutableGraph: &raw mut phExecutableGraph,
+        ppNext: &raw mut pNext,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListInstantiateGraphExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListInstantiateGraphExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phGraph, *params.pphExecutableGraph, *params.ppNext) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListInstantiateGraphExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListInstantiateGraphExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListAppendGraphExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListAppendGraphExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t, hGraph: ze_executable_graph_handle_t, pNext: * mut c_void, hSignalEvent: ze_event_handle_t, numWaitEvents: u32, phWaitEvents: * mut ze_event_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListAppendGraphExp_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+    hGraph: ze_executable_graph_handle_t,
+    pNext: *mut c_void,
+    hSignalEvent: ze_event_handle_t,
+    numWaitEvents: u32,
+    phWaitEvents: *mut ze_event_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListAppendGraphExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListAppendGraphExp_t>(42, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListAppendGraphExp_t>(42, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
-    let (mut hCommandList, mut hGraph, mut pNext, mut hSignalEvent, mut numWaitEvents, mut phWaitEvents) = (hCommandList, hGraph, pNext, hSignalEvent, numWaitEvents, phWaitEvents);
-    let mut params = ze_command_list_append_graph_exp_params_t { phCommandList: &raw mut hCommandList, phGraph: &raw mut hGraph, ppNext: &raw mut pNext, phSignalEvent: &raw mut hSignalEvent, pnumWaitEvents: &raw mut numWaitEvents, pphWaitEvents: &raw mut phWaitEvents };
+    let (
+        mut hCommandList,
+        mut hGraph,
+        mut pNext,
+        mut hSignalEvent,
+        mut numWaitEvents,
+        mut phWaitEvents,
+    ) = (
+        hCommandList,
+        hGraph,
+        pNext,
+        hSignalEvent,
+        numWaitEvents,
+        phWaitEvents,
+    );
+    let mut params = ze_command_list_append_graph_exp_params_t {
+        phCommandList: &raw mut hCommandList,
+        phGraph: &raw mut hGraph,
+        ppNext: &raw mut pNext,
+        phSignalEvent: &raw mut hSignalEvent,
+        pnumWaitEvents: &raw mut numWaitEvents,
+        pphWaitEvents: &raw mut phWaitEvents,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListAppendGraphExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendGraphExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
-    let result = unsafe { original(*params.phCommandList, *params.phGraph, *params.ppNext, *params.phSignalEvent, *params.pnumWaitEvents, *params.pphWaitEvents) };
+    let result = unsafe {
+        original(
+            *params.phCommandList,
+            *params.phGraph,
+            *params.ppNext,
+            *params.phSignalEvent,
+            *params.pnumWaitEvents,
+            *params.pphWaitEvents,
+        )
+    };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListAppendGraphExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListAppendGraphExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeGraphDestroyExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeGraphDestroyExp_wrapper<const SLOT: usize>(hGraph: ze_graph_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeGraphDestroyExp_wrapper<const SLOT: usize>(
+    hGraph: ze_graph_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeGraphDestroyExp`, stored under this name.
     let Some(original) = (unsafe { extension::original::<zeGraphDestroyExp_t>(43, SLOT) }) else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let mut hGraph = hGraph;
-    let mut params = ze_graph_destroy_exp_params_t { phGraph: &raw mut hGraph };
+    let mut params = ze_graph_destroy_exp_params_t {
+        phGraph: &raw mut hGraph,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeGraphDestroyExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeGraphDestroyExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phGraph) };
     // SAFETY: as for the prologue.
-    unsafe { zeGraphDestroyExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeGraphDestroyExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance)
+    };
     result
 }
 
 /// `zeExecutableGraphDestroyExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeExecutableGraphDestroyExp_wrapper<const SLOT: usize>(hGraph: ze_executable_graph_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeExecutableGraphDestroyExp_wrapper<const SLOT: usize>(
+    hGraph: ze_executable_graph_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeExecutableGraphDestroyExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeExecutableGraphDestroyExp_t>(44, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeExecutableGraphDestroyExp_t>(44, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let mut hGraph = hGraph;
-    let mut params = ze_executable_graph_destroy_exp_params_t { phGraph: &raw mut hGraph };
+    let mut params = ze_executable_graph_destroy_exp_params_t {
+        phGraph: &raw mut hGraph,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeExecutableGraphDestroyExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeExecutableGraphDestroyExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phGraph) };
     // SAFETY: as for the prologue.
-    unsafe { zeExecutableGraphDestroyExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeExecutableGraphDestroyExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeCommandListIsGraphCaptureEnabledExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExp_wrapper<const SLOT: usize>(hCommandList: ze_command_list_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeCommandListIsGraphCaptureEnabledExp_wrapper<const SLOT: usize>(
+    hCommandList: ze_command_list_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeCommandListIsGraphCaptureEnabledExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeCommandListIsGraphCaptureEnabledExp_t>(45, SLOT) }) else {
+    let Some(original) =
+        (unsafe { extension::original::<zeCommandListIsGraphCaptureEnabledExp_t>(45, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let mut hCommandList = hCommandList;
-    let mut params = ze_command_list_is_graph_capture_enabled_exp_params_t { phCommandList: &raw mut hCommandList };
+    let mut params = ze_command_list_is_graph_capture_enabled_exp_params_t {
+        phCommandList: &raw mut hCommandList,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeCommandListIsGraphCaptureEnabledExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListIsGraphCaptureEnabledExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phCommandList) };
     // SAFETY: as for the prologue.
-    unsafe { zeCommandListIsGraphCaptureEnabledExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeCommandListIsGraphCaptureEnabledExp_epilogue(
+            &mut params,
+            result,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     result
 }
 
 /// `zeGraphIsEmptyExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeGraphIsEmptyExp_wrapper<const SLOT: usize>(hGraph: ze_graph_handle_t) -> ze_result_t {
+unsafe extern "C" fn zeGraphIsEmptyExp_wrapper<const SLOT: usize>(
+    hGraph: ze_graph_handle_t,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeGraphIsEmptyExp`, stored under this name.
     let Some(original) = (unsafe { extension::original::<zeGraphIsEmptyExp_t>(46, SLOT) }) else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let mut hGraph = hGraph;
-    let mut params = ze_graph_is_empty_exp_params_t { phGraph: &raw mut hGraph };
+    let mut params = ze_graph_is_empty_exp_params_t {
+        phGraph: &raw mut hGraph,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeGraphIsEmptyExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeGraphIsEmptyExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phGraph) };
     // SAFETY: as for the prologue.
-    unsafe { zeGraphIsEmptyExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeGraphIsEmptyExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance)
+    };
     result
 }
 
 /// `zeGraphDumpContentsExp` as obtained through `zeDriverGetExtensionFunctionAddress`: the driver's
 /// function (of slot `SLOT`), traced as the tracing layer traces the others.
-unsafe extern "C" fn zeGraphDumpContentsExp_wrapper<const SLOT: usize>(hGraph: ze_graph_handle_t, filePath: * const :: core :: ffi :: c_char, pNext: * mut c_void) -> ze_result_t {
+unsafe extern "C" fn zeGraphDumpContentsExp_wrapper<const SLOT: usize>(
+    hGraph: ze_graph_handle_t,
+    filePath: *const ::core::ffi::c_char,
+    pNext: *mut c_void,
+) -> ze_result_t {
     // SAFETY: the slot holds the driver's `zeGraphDumpContentsExp`, stored under this name.
-    let Some(original) = (unsafe { extension::original::<zeGraphDumpContentsExp_t>(47, SLOT) }) else {
+    let Some(original) = (unsafe { extension::original::<zeGraphDumpContentsExp_t>(47, SLOT) })
+    else {
         return ZE_RESULT_ERROR_UNINITIALIZED;
     };
     let (mut hGraph, mut filePath, mut pNext) = (hGraph, filePath, pNext);
-    let mut params = ze_graph_dump_contents_exp_params_t { phGraph: &raw mut hGraph, pfilePath: &raw mut filePath, ppNext: &raw mut pNext };
+    let mut params = ze_graph_dump_contents_exp_params_t {
+        phGraph: &raw mut hGraph,
+        pfilePath: &raw mut filePath,
+        ppNext: &raw mut pNext,
+    };
     let mut instance: *mut c_void = core::ptr::null_mut();
     // SAFETY: parameters that point at this call's arguments, as the layer's do.
-    unsafe { zeGraphDumpContentsExp_prologue(&mut params, ZE_RESULT_SUCCESS, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeGraphDumpContentsExp_prologue(
+            &mut params,
+            ZE_RESULT_SUCCESS,
+            core::ptr::null_mut(),
+            &mut instance,
+        )
+    };
     // SAFETY: the driver's function, with the arguments as the prologue left them.
     let result = unsafe { original(*params.phGraph, *params.pfilePath, *params.ppNext) };
     // SAFETY: as for the prologue.
-    unsafe { zeGraphDumpContentsExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance) };
+    unsafe {
+        zeGraphDumpContentsExp_epilogue(&mut params, result, core::ptr::null_mut(), &mut instance)
+    };
     result
 }

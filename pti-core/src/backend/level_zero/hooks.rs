@@ -1710,31 +1710,74 @@ fn host_waited(token: usize, result: ze_result_t, record: impl FnOnce() -> Synch
     }
 }
 
-pub(super) fn before_zeEventHostSynchronize(
-    _p: &mut ze_event_host_synchronize_params_t,
-    token: usize,
-) {
-    note_start(token);
+/// A host wait's hook pair: `before_` notes when the wait began; `after_` harvests what
+/// finished and writes the wait's record of `kind`, on the context, queue (or list) and event
+/// that `|p| (context, queue, event)` reads of the arguments (asked only for a record).
+macro_rules! wait_hooks {
+    ($before:ident, $after:ident, $params:ty, $id:ident, $kind:ident, |$p:ident| $on:expr) => {
+        pub(super) fn $before(_p: &mut $params, token: usize) {
+            note_start(token);
+        }
+
+        pub(super) fn $after($p: &mut $params, result: ze_result_t, token: usize) {
+            host_waited(token, result, || {
+                #[allow(unused_unsafe)] // a fence's record reads no argument
+                let (context, queue, event): (*mut c_void, *mut c_void, *mut c_void) = {
+                    // SAFETY: the fields point at the call's arguments.
+                    unsafe { $on }
+                };
+                let kind = pti_view_synchronization_type::$kind;
+                wait_record(kind, ids::$id, context, queue, event, result)
+            });
+        }
+    };
 }
 
-pub(super) fn after_zeEventHostSynchronize(
-    p: &mut ze_event_host_synchronize_params_t,
-    result: ze_result_t,
-    token: usize,
-) {
-    // SAFETY: the field points at the call's argument.
-    let event = unsafe { *p.phEvent };
-    host_waited(token, result, || {
-        wait_record(
-            pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_EVENT,
-            ids::zeEventHostSynchronize,
-            core::ptr::null_mut(),
-            core::ptr::null_mut(),
-            event.cast(),
-            result,
-        )
-    });
-}
+const NONE: *mut c_void = core::ptr::null_mut();
+
+wait_hooks!(
+    before_zeEventHostSynchronize,
+    after_zeEventHostSynchronize,
+    ze_event_host_synchronize_params_t,
+    zeEventHostSynchronize,
+    PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_EVENT,
+    |p| (NONE, NONE, (*p.phEvent).cast())
+);
+
+wait_hooks!(
+    before_zeCommandQueueSynchronize,
+    after_zeCommandQueueSynchronize,
+    ze_command_queue_synchronize_params_t,
+    zeCommandQueueSynchronize,
+    PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_QUEUE,
+    |p| (
+        objects::queue_context(*p.phCommandQueue),
+        (*p.phCommandQueue).cast(),
+        NONE
+    )
+);
+
+wait_hooks!(
+    before_zeCommandListHostSynchronize,
+    after_zeCommandListHostSynchronize,
+    ze_command_list_host_synchronize_params_t,
+    zeCommandListHostSynchronize,
+    PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_LIST,
+    |p| (
+        objects::list_context(*p.phCommandList),
+        (*p.phCommandList).cast(),
+        NONE
+    )
+);
+
+wait_hooks!(
+    before_zeFenceHostSynchronize,
+    after_zeFenceHostSynchronize,
+    ze_fence_host_synchronize_params_t,
+    zeFenceHostSynchronize,
+    PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_FENCE,
+    |_p| (NONE, NONE, NONE)
+);
 
 pub(super) fn after_zeEventQueryStatus(
     p: &mut ze_event_query_status_params_t,
@@ -1746,80 +1789,4 @@ pub(super) fn after_zeEventQueryStatus(
         let event = unsafe { *p.phEvent };
         PENDING.harvest_matching(|c| c.source.uses(event));
     }
-}
-
-pub(super) fn before_zeCommandQueueSynchronize(
-    _p: &mut ze_command_queue_synchronize_params_t,
-    token: usize,
-) {
-    note_start(token);
-}
-
-pub(super) fn after_zeCommandQueueSynchronize(
-    p: &mut ze_command_queue_synchronize_params_t,
-    result: ze_result_t,
-    token: usize,
-) {
-    // SAFETY: the field points at the call's argument.
-    let queue = unsafe { *p.phCommandQueue };
-    host_waited(token, result, || {
-        wait_record(
-            pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_QUEUE,
-            ids::zeCommandQueueSynchronize,
-            objects::queue_context(queue),
-            queue.cast(),
-            core::ptr::null_mut(),
-            result,
-        )
-    });
-}
-
-pub(super) fn before_zeCommandListHostSynchronize(
-    _p: &mut ze_command_list_host_synchronize_params_t,
-    token: usize,
-) {
-    note_start(token);
-}
-
-pub(super) fn after_zeCommandListHostSynchronize(
-    p: &mut ze_command_list_host_synchronize_params_t,
-    result: ze_result_t,
-    token: usize,
-) {
-    // SAFETY: the field points at the call's argument.
-    let list = unsafe { *p.phCommandList };
-    host_waited(token, result, || {
-        wait_record(
-            pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_LIST,
-            ids::zeCommandListHostSynchronize,
-            objects::list_context(list),
-            list.cast(),
-            core::ptr::null_mut(),
-            result,
-        )
-    });
-}
-
-pub(super) fn before_zeFenceHostSynchronize(
-    _p: &mut ze_fence_host_synchronize_params_t,
-    token: usize,
-) {
-    note_start(token);
-}
-
-pub(super) fn after_zeFenceHostSynchronize(
-    _p: &mut ze_fence_host_synchronize_params_t,
-    result: ze_result_t,
-    token: usize,
-) {
-    host_waited(token, result, || {
-        wait_record(
-            pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_FENCE,
-            ids::zeFenceHostSynchronize,
-            core::ptr::null_mut(),
-            core::ptr::null_mut(),
-            core::ptr::null_mut(),
-            result,
-        )
-    });
 }

@@ -26,7 +26,6 @@
 //! This module touches the rest of libpti through the engine (the dispatch entry, the view's
 //! record writers, critical events, the runtime task) and `backend::device` only.
 
-#[rustfmt::skip]
 mod callbacks;
 mod commands;
 mod devices;

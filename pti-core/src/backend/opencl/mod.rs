@@ -5,8 +5,11 @@
 //! extension functions handed out through `clGetExtensionFunctionAddress[ForPlatform]`, see
 //! `extensions`). Every wrapper runs its call through the dispatch entry with the call's
 //! parameter struct ([`params`], generated, published as `pti/pti_cl_params.h`); the functions
-//! that need more have an *override* (`overrides`): libpti code that runs in place of the plain
-//! call and makes the real call itself, behind the dispatch's panic boundary:
+//! that need more have an *override*: libpti code that runs in place of the plain call and makes
+//! the real call itself, behind the dispatch's panic boundary. The enqueue calls have one line
+//! each in `enqueues` (what command the call submits; their arguments by value are `args`,
+//! generated); the others are functions of `overrides/` (queues, kernels, host waits, extension
+//! addresses).
 //!
 //! - `queues`: queues get profiling while a device view is enabled, invisibly to the program;
 //! - `commands`: an enqueue call gets an event (the program's, or an injected one) when its
@@ -25,8 +28,10 @@
 //! record writers, critical events, the runtime task, the linker queries) and `backend::device`
 //! only.
 
+mod args;
 mod commands;
 mod devices;
+mod enqueues;
 mod errcode;
 mod extensions;
 mod kernels;
@@ -34,13 +39,11 @@ pub mod layer;
 mod lifetime;
 mod next;
 mod overrides;
-#[rustfmt::skip]
 pub mod params;
 mod pending;
 mod query;
 mod queues;
 mod retained;
-#[rustfmt::skip]
 mod wrappers;
 
 use crate::api::{ApiGroup, ApiId};

@@ -9,10 +9,10 @@
 #![allow(non_camel_case_types, non_snake_case)]
 
 use libc::{c_char, c_uchar, c_void, size_t};
-#[allow(unused_imports)] // Windows-only types, used by the wrappers only
-use pti_sys::opencl::{cl_d3d10::*, cl_d3d11::*, cl_dx9_media_sharing::*};
 use pti_sys::opencl::cl_egl::*;
 use pti_sys::opencl::*;
+#[allow(unused_imports)] // Windows-only types, used by the wrappers only
+use pti_sys::opencl::{cl_d3d10::*, cl_d3d11::*, cl_dx9_media_sharing::*};
 
 /// The arguments of `clGetPlatformIDs` (OpenCL API ID 1).
 #[repr(C)]
@@ -85,7 +85,8 @@ pub struct pti_cl_params_clCreateContext {
     /// Points at the `devices` argument.
     pub devices: *const *const cl_device_id,
     /// Points at the `pfn_notify` argument.
-    pub pfn_notify: *const Option<unsafe extern "C" fn(*const c_char, *const c_void, size_t, *mut c_void)>,
+    pub pfn_notify:
+        *const Option<unsafe extern "C" fn(*const c_char, *const c_void, size_t, *mut c_void)>,
     /// Points at the `user_data` argument.
     pub user_data: *const *mut c_void,
     /// Points at the `errcode_ret` argument.
@@ -101,7 +102,8 @@ pub struct pti_cl_params_clCreateContextFromType {
     /// Points at the `device_type` argument.
     pub device_type: *const cl_device_type,
     /// Points at the `pfn_notify` argument.
-    pub pfn_notify: *const Option<unsafe extern "C" fn(*const c_char, *const c_void, size_t, *mut c_void)>,
+    pub pfn_notify:
+        *const Option<unsafe extern "C" fn(*const c_char, *const c_void, size_t, *mut c_void)>,
     /// Points at the `user_data` argument.
     pub user_data: *const *mut c_void,
     /// Points at the `errcode_ret` argument.
@@ -1787,7 +1789,9 @@ pub struct pti_cl_params_clEnqueueSVMFree {
     /// Points at the `svm_pointers` argument.
     pub svm_pointers: *const *mut *mut c_void,
     /// Points at the `pfn_free_func` argument.
-    pub pfn_free_func: *const Option<unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void)>,
+    pub pfn_free_func: *const Option<
+        unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void),
+    >,
     /// Points at the `user_data` argument.
     pub user_data: *const *mut c_void,
     /// Points at the `num_events_in_wait_list` argument.

@@ -4,38 +4,56 @@
 //! One `extern "C"` wrapper per traced OpenCL function. Each finds the next layer's entry
 //! (the dispatch table below libpti, or for an extension function the runtime's own
 //! address), builds the parameter struct, and runs the call through the dispatch entry;
-//! functions with an override in `overrides.rs` call it (behind the dispatch's panic
-//! boundary, `run_override`), and it makes the real call itself.
+//! functions with an override (in `overrides/`, or a line of `enqueues.rs`) call it
+//! (behind the dispatch's panic boundary, `run_override`), and it makes the real call.
 //! Also here: the layer's dispatch table and the table of wrapped extension functions.
 
-#![allow(non_snake_case, non_camel_case_types, clippy::too_many_arguments, clippy::let_unit_value, unused_variables)]
+#![allow(
+    non_snake_case,
+    non_camel_case_types,
+    clippy::too_many_arguments,
+    clippy::let_unit_value,
+    unused_variables
+)]
 
 use core::ffi::CStr;
 
 use libc::{c_char, c_uchar, c_void, size_t};
+use pti_sys::opencl::cl_egl::*;
+use pti_sys::opencl::cl_icd::cl_icd_dispatch;
+use pti_sys::opencl::*;
 #[allow(unused_imports)] // Windows-only types, used by the wrappers only
 use pti_sys::opencl::{cl_d3d10::*, cl_d3d11::*, cl_dx9_media_sharing::*};
-use pti_sys::opencl::cl_egl::*;
-use pti_sys::opencl::*;
-use pti_sys::opencl::cl_icd::cl_icd_dispatch;
 use pti_sys::opencl_extra::*;
 
-use super::{errcode, extensions, kernels, next, overrides, params, queues};
+use super::{args, enqueues, errcode, extensions, kernels, next, overrides, params, queues};
 use crate::api::ApiGroup;
 use crate::dispatch::{CallInfo, NoReturnCode, run_override, trace_call};
 use crate::ids::opencl as ids;
 
 /// `clGetPlatformIDs` (OpenCL API ID 1): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetPlatformIDs(num_entries: cl_uint, platforms: *mut cl_platform_id, num_platforms: *mut cl_uint) -> cl_int {
+pub(super) unsafe extern "C" fn clGetPlatformIDs(
+    num_entries: cl_uint,
+    platforms: *mut cl_platform_id,
+    num_platforms: *mut cl_uint,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetPlatformIDs else {
         next::missing(ids::clGetPlatformIDs);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetPlatformIDs { num_entries: &num_entries, platforms: &platforms, num_platforms: &num_platforms };
+    let call_args = params::pti_cl_params_clGetPlatformIDs {
+        num_entries: &num_entries,
+        platforms: &platforms,
+        num_platforms: &num_platforms,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetPlatformIDs,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(num_entries, platforms, num_platforms) };
@@ -45,79 +63,171 @@ pub(super) unsafe extern "C" fn clGetPlatformIDs(num_entries: cl_uint, platforms
 }
 
 /// `clGetPlatformInfo` (OpenCL API ID 2): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetPlatformInfo(platform: cl_platform_id, param_name: cl_platform_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetPlatformInfo(
+    platform: cl_platform_id,
+    param_name: cl_platform_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetPlatformInfo else {
         next::missing(ids::clGetPlatformInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetPlatformInfo { platform: &platform, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetPlatformInfo {
+        platform: &platform,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetPlatformInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(platform, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    platform,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clGetDeviceIDs` (OpenCL API ID 3): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetDeviceIDs(platform: cl_platform_id, device_type: cl_device_type, num_entries: cl_uint, devices: *mut cl_device_id, num_devices: *mut cl_uint) -> cl_int {
+pub(super) unsafe extern "C" fn clGetDeviceIDs(
+    platform: cl_platform_id,
+    device_type: cl_device_type,
+    num_entries: cl_uint,
+    devices: *mut cl_device_id,
+    num_devices: *mut cl_uint,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetDeviceIDs else {
         next::missing(ids::clGetDeviceIDs);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetDeviceIDs { platform: &platform, device_type: &device_type, num_entries: &num_entries, devices: &devices, num_devices: &num_devices };
+    let call_args = params::pti_cl_params_clGetDeviceIDs {
+        platform: &platform,
+        device_type: &device_type,
+        num_entries: &num_entries,
+        devices: &devices,
+        num_devices: &num_devices,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetDeviceIDs,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(platform, device_type, num_entries, devices, num_devices) };
+            let status =
+                unsafe { next_fn(platform, device_type, num_entries, devices, num_devices) };
             (status, status)
         },
     )
 }
 
 /// `clGetDeviceInfo` (OpenCL API ID 4): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetDeviceInfo(device: cl_device_id, param_name: cl_device_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetDeviceInfo(
+    device: cl_device_id,
+    param_name: cl_device_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetDeviceInfo else {
         next::missing(ids::clGetDeviceInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetDeviceInfo { device: &device, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetDeviceInfo {
+        device: &device,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetDeviceInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(device, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    device,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCreateContext` (OpenCL API ID 5): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateContext(properties: *const cl_context_properties, num_devices: cl_uint, devices: *const cl_device_id, pfn_notify: Option<unsafe extern "C" fn(*const c_char, *const c_void, size_t, *mut c_void)>, user_data: *mut c_void, errcode_ret: *mut cl_int) -> cl_context {
+pub(super) unsafe extern "C" fn clCreateContext(
+    properties: *const cl_context_properties,
+    num_devices: cl_uint,
+    devices: *const cl_device_id,
+    pfn_notify: Option<unsafe extern "C" fn(*const c_char, *const c_void, size_t, *mut c_void)>,
+    user_data: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_context {
     let Some(next_fn) = next::dispatch().clCreateContext else {
         next::missing(ids::clCreateContext);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateContext { properties: &properties, num_devices: &num_devices, devices: &devices, pfn_notify: &pfn_notify, user_data: &user_data, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateContext {
+        properties: &properties,
+        num_devices: &num_devices,
+        devices: &devices,
+        pfn_notify: &pfn_notify,
+        user_data: &user_data,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateContext,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(properties, num_devices, devices, pfn_notify, user_data, errcode_ret) };
+            let ret = unsafe {
+                next_fn(
+                    properties,
+                    num_devices,
+                    devices,
+                    pfn_notify,
+                    user_data,
+                    errcode_ret,
+                )
+            };
             scope.set_context(ret.cast());
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
@@ -126,22 +236,39 @@ pub(super) unsafe extern "C" fn clCreateContext(properties: *const cl_context_pr
 }
 
 /// `clCreateContextFromType` (OpenCL API ID 6): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateContextFromType(properties: *const cl_context_properties, device_type: cl_device_type, pfn_notify: Option<unsafe extern "C" fn(*const c_char, *const c_void, size_t, *mut c_void)>, user_data: *mut c_void, errcode_ret: *mut cl_int) -> cl_context {
+pub(super) unsafe extern "C" fn clCreateContextFromType(
+    properties: *const cl_context_properties,
+    device_type: cl_device_type,
+    pfn_notify: Option<unsafe extern "C" fn(*const c_char, *const c_void, size_t, *mut c_void)>,
+    user_data: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_context {
     let Some(next_fn) = next::dispatch().clCreateContextFromType else {
         next::missing(ids::clCreateContextFromType);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateContextFromType { properties: &properties, device_type: &device_type, pfn_notify: &pfn_notify, user_data: &user_data, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateContextFromType {
+        properties: &properties,
+        device_type: &device_type,
+        pfn_notify: &pfn_notify,
+        user_data: &user_data,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateContextFromType,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(properties, device_type, pfn_notify, user_data, errcode_ret) };
+            let ret =
+                unsafe { next_fn(properties, device_type, pfn_notify, user_data, errcode_ret) };
             scope.set_context(ret.cast());
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
@@ -159,7 +286,11 @@ pub(super) unsafe extern "C" fn clRetainContext(context: cl_context) -> cl_int {
     trace_call(
         ApiGroup::OpenCl,
         ids::clRetainContext,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(context) };
@@ -178,7 +309,11 @@ pub(super) unsafe extern "C" fn clReleaseContext(context: cl_context) -> cl_int 
     trace_call(
         ApiGroup::OpenCl,
         ids::clReleaseContext,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(context) };
@@ -188,36 +323,74 @@ pub(super) unsafe extern "C" fn clReleaseContext(context: cl_context) -> cl_int 
 }
 
 /// `clGetContextInfo` (OpenCL API ID 9): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetContextInfo(context: cl_context, param_name: cl_context_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetContextInfo(
+    context: cl_context,
+    param_name: cl_context_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetContextInfo else {
         next::missing(ids::clGetContextInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetContextInfo { context: &context, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetContextInfo {
+        context: &context,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetContextInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(context, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    context,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCreateCommandQueue` (OpenCL API ID 10): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clCreateCommandQueue(context: cl_context, device: cl_device_id, properties: cl_command_queue_properties, errcode_ret: *mut cl_int) -> cl_command_queue {
+pub(super) unsafe extern "C" fn clCreateCommandQueue(
+    context: cl_context,
+    device: cl_device_id,
+    properties: cl_command_queue_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_command_queue {
     let Some(next_fn) = next::dispatch().clCreateCommandQueue else {
         next::missing(ids::clCreateCommandQueue);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateCommandQueue { context: &context, device: &device, properties: &properties, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateCommandQueue {
+        context: &context,
+        device: &device,
+        properties: &properties,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateCommandQueue,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -227,7 +400,16 @@ pub(super) unsafe extern "C" fn clCreateCommandQueue(context: cl_context, device
                 || unsafe { next_fn(context, device, properties, errcode_ret) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clCreateCommandQueue(scope, next_fn, context, device, properties, errcode_ret) },
+                |scope| unsafe {
+                    overrides::queue::clCreateCommandQueue(
+                        scope,
+                        next_fn,
+                        context,
+                        device,
+                        properties,
+                        errcode_ret,
+                    )
+                },
             );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
@@ -241,11 +423,17 @@ pub(super) unsafe extern "C" fn clRetainCommandQueue(command_queue: cl_command_q
         next::missing(ids::clRetainCommandQueue);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clRetainCommandQueue { command_queue: &command_queue };
+    let call_args = params::pti_cl_params_clRetainCommandQueue {
+        command_queue: &command_queue,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clRetainCommandQueue,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(command_queue) };
@@ -260,11 +448,17 @@ pub(super) unsafe extern "C" fn clReleaseCommandQueue(command_queue: cl_command_
         next::missing(ids::clReleaseCommandQueue);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clReleaseCommandQueue { command_queue: &command_queue };
+    let call_args = params::pti_cl_params_clReleaseCommandQueue {
+        command_queue: &command_queue,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clReleaseCommandQueue,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
@@ -272,7 +466,9 @@ pub(super) unsafe extern "C" fn clReleaseCommandQueue(command_queue: cl_command_
                 || unsafe { next_fn(command_queue) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clReleaseCommandQueue(scope, next_fn, command_queue) },
+                |scope| unsafe {
+                    overrides::queue::clReleaseCommandQueue(scope, next_fn, command_queue)
+                },
             );
             (status, status)
         },
@@ -280,24 +476,58 @@ pub(super) unsafe extern "C" fn clReleaseCommandQueue(command_queue: cl_command_
 }
 
 /// `clGetCommandQueueInfo` (OpenCL API ID 13): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clGetCommandQueueInfo(command_queue: cl_command_queue, param_name: cl_command_queue_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetCommandQueueInfo(
+    command_queue: cl_command_queue,
+    param_name: cl_command_queue_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetCommandQueueInfo else {
         next::missing(ids::clGetCommandQueueInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetCommandQueueInfo { command_queue: &command_queue, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetCommandQueueInfo {
+        command_queue: &command_queue,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetCommandQueueInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, param_name, param_value_size, param_value, param_value_size_ret) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        param_name,
+                        param_value_size,
+                        param_value,
+                        param_value_size_ret,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clGetCommandQueueInfo(scope, next_fn, command_queue, param_name, param_value_size, param_value, param_value_size_ret) },
+                |scope| unsafe {
+                    overrides::queue::clGetCommandQueueInfo(
+                        scope,
+                        next_fn,
+                        command_queue,
+                        param_name,
+                        param_value_size,
+                        param_value,
+                        param_value_size_ret,
+                    )
+                },
             );
             (status, status)
         },
@@ -305,16 +535,30 @@ pub(super) unsafe extern "C" fn clGetCommandQueueInfo(command_queue: cl_command_
 }
 
 /// `clSetCommandQueueProperty` (OpenCL API ID 14): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clSetCommandQueueProperty(command_queue: cl_command_queue, properties: cl_command_queue_properties, enable: cl_bool, old_properties: *mut cl_command_queue_properties) -> cl_int {
+pub(super) unsafe extern "C" fn clSetCommandQueueProperty(
+    command_queue: cl_command_queue,
+    properties: cl_command_queue_properties,
+    enable: cl_bool,
+    old_properties: *mut cl_command_queue_properties,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clSetCommandQueueProperty else {
         next::missing(ids::clSetCommandQueueProperty);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clSetCommandQueueProperty { command_queue: &command_queue, properties: &properties, enable: &enable, old_properties: &old_properties };
+    let call_args = params::pti_cl_params_clSetCommandQueueProperty {
+        command_queue: &command_queue,
+        properties: &properties,
+        enable: &enable,
+        old_properties: &old_properties,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSetCommandQueueProperty,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
@@ -322,7 +566,16 @@ pub(super) unsafe extern "C" fn clSetCommandQueueProperty(command_queue: cl_comm
                 || unsafe { next_fn(command_queue, properties, enable, old_properties) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clSetCommandQueueProperty(scope, next_fn, command_queue, properties, enable, old_properties) },
+                |scope| unsafe {
+                    overrides::queue::clSetCommandQueueProperty(
+                        scope,
+                        next_fn,
+                        command_queue,
+                        properties,
+                        enable,
+                        old_properties,
+                    )
+                },
             );
             (status, status)
         },
@@ -330,17 +583,33 @@ pub(super) unsafe extern "C" fn clSetCommandQueueProperty(command_queue: cl_comm
 }
 
 /// `clCreateBuffer` (OpenCL API ID 15): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateBuffer(context: cl_context, flags: cl_mem_flags, size: size_t, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateBuffer(
+    context: cl_context,
+    flags: cl_mem_flags,
+    size: size_t,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateBuffer else {
         next::missing(ids::clCreateBuffer);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateBuffer { context: &context, flags: &flags, size: &size, host_ptr: &host_ptr, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateBuffer {
+        context: &context,
+        flags: &flags,
+        size: &size,
+        host_ptr: &host_ptr,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateBuffer,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -353,22 +622,55 @@ pub(super) unsafe extern "C" fn clCreateBuffer(context: cl_context, flags: cl_me
 }
 
 /// `clCreateImage2D` (OpenCL API ID 16): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateImage2D(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format, image_width: size_t, image_height: size_t, image_row_pitch: size_t, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateImage2D(
+    context: cl_context,
+    flags: cl_mem_flags,
+    image_format: *const cl_image_format,
+    image_width: size_t,
+    image_height: size_t,
+    image_row_pitch: size_t,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateImage2D else {
         next::missing(ids::clCreateImage2D);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateImage2D { context: &context, flags: &flags, image_format: &image_format, image_width: &image_width, image_height: &image_height, image_row_pitch: &image_row_pitch, host_ptr: &host_ptr, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateImage2D {
+        context: &context,
+        flags: &flags,
+        image_format: &image_format,
+        image_width: &image_width,
+        image_height: &image_height,
+        image_row_pitch: &image_row_pitch,
+        host_ptr: &host_ptr,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateImage2D,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret) };
+            let ret = unsafe {
+                next_fn(
+                    context,
+                    flags,
+                    image_format,
+                    image_width,
+                    image_height,
+                    image_row_pitch,
+                    host_ptr,
+                    errcode_ret,
+                )
+            };
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -376,22 +678,61 @@ pub(super) unsafe extern "C" fn clCreateImage2D(context: cl_context, flags: cl_m
 }
 
 /// `clCreateImage3D` (OpenCL API ID 17): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateImage3D(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format, image_width: size_t, image_height: size_t, image_depth: size_t, image_row_pitch: size_t, image_slice_pitch: size_t, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateImage3D(
+    context: cl_context,
+    flags: cl_mem_flags,
+    image_format: *const cl_image_format,
+    image_width: size_t,
+    image_height: size_t,
+    image_depth: size_t,
+    image_row_pitch: size_t,
+    image_slice_pitch: size_t,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateImage3D else {
         next::missing(ids::clCreateImage3D);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateImage3D { context: &context, flags: &flags, image_format: &image_format, image_width: &image_width, image_height: &image_height, image_depth: &image_depth, image_row_pitch: &image_row_pitch, image_slice_pitch: &image_slice_pitch, host_ptr: &host_ptr, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateImage3D {
+        context: &context,
+        flags: &flags,
+        image_format: &image_format,
+        image_width: &image_width,
+        image_height: &image_height,
+        image_depth: &image_depth,
+        image_row_pitch: &image_row_pitch,
+        image_slice_pitch: &image_slice_pitch,
+        host_ptr: &host_ptr,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateImage3D,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret) };
+            let ret = unsafe {
+                next_fn(
+                    context,
+                    flags,
+                    image_format,
+                    image_width,
+                    image_height,
+                    image_depth,
+                    image_row_pitch,
+                    image_slice_pitch,
+                    host_ptr,
+                    errcode_ret,
+                )
+            };
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -408,7 +749,11 @@ pub(super) unsafe extern "C" fn clRetainMemObject(memobj: cl_mem) -> cl_int {
     trace_call(
         ApiGroup::OpenCl,
         ids::clRetainMemObject,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(memobj) };
@@ -427,7 +772,11 @@ pub(super) unsafe extern "C" fn clReleaseMemObject(memobj: cl_mem) -> cl_int {
     trace_call(
         ApiGroup::OpenCl,
         ids::clReleaseMemObject,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(memobj) };
@@ -437,79 +786,178 @@ pub(super) unsafe extern "C" fn clReleaseMemObject(memobj: cl_mem) -> cl_int {
 }
 
 /// `clGetSupportedImageFormats` (OpenCL API ID 20): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetSupportedImageFormats(context: cl_context, flags: cl_mem_flags, image_type: cl_mem_object_type, num_entries: cl_uint, image_formats: *mut cl_image_format, num_image_formats: *mut cl_uint) -> cl_int {
+pub(super) unsafe extern "C" fn clGetSupportedImageFormats(
+    context: cl_context,
+    flags: cl_mem_flags,
+    image_type: cl_mem_object_type,
+    num_entries: cl_uint,
+    image_formats: *mut cl_image_format,
+    num_image_formats: *mut cl_uint,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetSupportedImageFormats else {
         next::missing(ids::clGetSupportedImageFormats);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetSupportedImageFormats { context: &context, flags: &flags, image_type: &image_type, num_entries: &num_entries, image_formats: &image_formats, num_image_formats: &num_image_formats };
+    let call_args = params::pti_cl_params_clGetSupportedImageFormats {
+        context: &context,
+        flags: &flags,
+        image_type: &image_type,
+        num_entries: &num_entries,
+        image_formats: &image_formats,
+        num_image_formats: &num_image_formats,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetSupportedImageFormats,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(context, flags, image_type, num_entries, image_formats, num_image_formats) };
+            let status = unsafe {
+                next_fn(
+                    context,
+                    flags,
+                    image_type,
+                    num_entries,
+                    image_formats,
+                    num_image_formats,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clGetMemObjectInfo` (OpenCL API ID 21): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetMemObjectInfo(memobj: cl_mem, param_name: cl_mem_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetMemObjectInfo(
+    memobj: cl_mem,
+    param_name: cl_mem_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetMemObjectInfo else {
         next::missing(ids::clGetMemObjectInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetMemObjectInfo { memobj: &memobj, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetMemObjectInfo {
+        memobj: &memobj,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetMemObjectInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(memobj, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    memobj,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clGetImageInfo` (OpenCL API ID 22): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetImageInfo(image: cl_mem, param_name: cl_image_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetImageInfo(
+    image: cl_mem,
+    param_name: cl_image_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetImageInfo else {
         next::missing(ids::clGetImageInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetImageInfo { image: &image, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetImageInfo {
+        image: &image,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetImageInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(image, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    image,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCreateSampler` (OpenCL API ID 23): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateSampler(context: cl_context, normalized_coords: cl_bool, addressing_mode: cl_addressing_mode, filter_mode: cl_filter_mode, errcode_ret: *mut cl_int) -> cl_sampler {
+pub(super) unsafe extern "C" fn clCreateSampler(
+    context: cl_context,
+    normalized_coords: cl_bool,
+    addressing_mode: cl_addressing_mode,
+    filter_mode: cl_filter_mode,
+    errcode_ret: *mut cl_int,
+) -> cl_sampler {
     let Some(next_fn) = next::dispatch().clCreateSampler else {
         next::missing(ids::clCreateSampler);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateSampler { context: &context, normalized_coords: &normalized_coords, addressing_mode: &addressing_mode, filter_mode: &filter_mode, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateSampler {
+        context: &context,
+        normalized_coords: &normalized_coords,
+        addressing_mode: &addressing_mode,
+        filter_mode: &filter_mode,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateSampler,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(context, normalized_coords, addressing_mode, filter_mode, errcode_ret) };
+            let ret = unsafe {
+                next_fn(
+                    context,
+                    normalized_coords,
+                    addressing_mode,
+                    filter_mode,
+                    errcode_ret,
+                )
+            };
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -526,7 +974,11 @@ pub(super) unsafe extern "C" fn clRetainSampler(sampler: cl_sampler) -> cl_int {
     trace_call(
         ApiGroup::OpenCl,
         ids::clRetainSampler,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(sampler) };
@@ -545,7 +997,11 @@ pub(super) unsafe extern "C" fn clReleaseSampler(sampler: cl_sampler) -> cl_int 
     trace_call(
         ApiGroup::OpenCl,
         ids::clReleaseSampler,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(sampler) };
@@ -555,36 +1011,76 @@ pub(super) unsafe extern "C" fn clReleaseSampler(sampler: cl_sampler) -> cl_int 
 }
 
 /// `clGetSamplerInfo` (OpenCL API ID 26): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetSamplerInfo(sampler: cl_sampler, param_name: cl_sampler_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetSamplerInfo(
+    sampler: cl_sampler,
+    param_name: cl_sampler_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetSamplerInfo else {
         next::missing(ids::clGetSamplerInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetSamplerInfo { sampler: &sampler, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetSamplerInfo {
+        sampler: &sampler,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetSamplerInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(sampler, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    sampler,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCreateProgramWithSource` (OpenCL API ID 27): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateProgramWithSource(context: cl_context, count: cl_uint, strings: *mut *const c_char, lengths: *const size_t, errcode_ret: *mut cl_int) -> cl_program {
+pub(super) unsafe extern "C" fn clCreateProgramWithSource(
+    context: cl_context,
+    count: cl_uint,
+    strings: *mut *const c_char,
+    lengths: *const size_t,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
     let Some(next_fn) = next::dispatch().clCreateProgramWithSource else {
         next::missing(ids::clCreateProgramWithSource);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateProgramWithSource { context: &context, count: &count, strings: &strings, lengths: &lengths, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateProgramWithSource {
+        context: &context,
+        count: &count,
+        strings: &strings,
+        lengths: &lengths,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateProgramWithSource,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -597,22 +1093,52 @@ pub(super) unsafe extern "C" fn clCreateProgramWithSource(context: cl_context, c
 }
 
 /// `clCreateProgramWithBinary` (OpenCL API ID 28): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateProgramWithBinary(context: cl_context, num_devices: cl_uint, device_list: *const cl_device_id, lengths: *const size_t, binaries: *mut *const c_uchar, binary_status: *mut cl_int, errcode_ret: *mut cl_int) -> cl_program {
+pub(super) unsafe extern "C" fn clCreateProgramWithBinary(
+    context: cl_context,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    lengths: *const size_t,
+    binaries: *mut *const c_uchar,
+    binary_status: *mut cl_int,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
     let Some(next_fn) = next::dispatch().clCreateProgramWithBinary else {
         next::missing(ids::clCreateProgramWithBinary);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateProgramWithBinary { context: &context, num_devices: &num_devices, device_list: &device_list, lengths: &lengths, binaries: &binaries, binary_status: &binary_status, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateProgramWithBinary {
+        context: &context,
+        num_devices: &num_devices,
+        device_list: &device_list,
+        lengths: &lengths,
+        binaries: &binaries,
+        binary_status: &binary_status,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateProgramWithBinary,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret) };
+            let ret = unsafe {
+                next_fn(
+                    context,
+                    num_devices,
+                    device_list,
+                    lengths,
+                    binaries,
+                    binary_status,
+                    errcode_ret,
+                )
+            };
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -629,7 +1155,11 @@ pub(super) unsafe extern "C" fn clRetainProgram(program: cl_program) -> cl_int {
     trace_call(
         ApiGroup::OpenCl,
         ids::clRetainProgram,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(program) };
@@ -648,7 +1178,11 @@ pub(super) unsafe extern "C" fn clReleaseProgram(program: cl_program) -> cl_int 
     trace_call(
         ApiGroup::OpenCl,
         ids::clReleaseProgram,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(program) };
@@ -658,19 +1192,46 @@ pub(super) unsafe extern "C" fn clReleaseProgram(program: cl_program) -> cl_int 
 }
 
 /// `clBuildProgram` (OpenCL API ID 31): dispatch-table function.
-pub(super) unsafe extern "C" fn clBuildProgram(program: cl_program, num_devices: cl_uint, device_list: *const cl_device_id, options: *const c_char, pfn_notify: Option<unsafe extern "C" fn(cl_program, *mut c_void)>, user_data: *mut c_void) -> cl_int {
+pub(super) unsafe extern "C" fn clBuildProgram(
+    program: cl_program,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    options: *const c_char,
+    pfn_notify: Option<unsafe extern "C" fn(cl_program, *mut c_void)>,
+    user_data: *mut c_void,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clBuildProgram else {
         next::missing(ids::clBuildProgram);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clBuildProgram { program: &program, num_devices: &num_devices, device_list: &device_list, options: &options, pfn_notify: &pfn_notify, user_data: &user_data };
+    let call_args = params::pti_cl_params_clBuildProgram {
+        program: &program,
+        num_devices: &num_devices,
+        device_list: &device_list,
+        options: &options,
+        pfn_notify: &pfn_notify,
+        user_data: &user_data,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clBuildProgram,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(program, num_devices, device_list, options, pfn_notify, user_data) };
+            let status = unsafe {
+                next_fn(
+                    program,
+                    num_devices,
+                    device_list,
+                    options,
+                    pfn_notify,
+                    user_data,
+                )
+            };
             (status, status)
         },
     )
@@ -685,7 +1246,11 @@ pub(super) unsafe extern "C" fn clUnloadCompiler() -> cl_int {
     trace_call(
         ApiGroup::OpenCl,
         ids::clUnloadCompiler,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn() };
@@ -695,55 +1260,118 @@ pub(super) unsafe extern "C" fn clUnloadCompiler() -> cl_int {
 }
 
 /// `clGetProgramInfo` (OpenCL API ID 33): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetProgramInfo(program: cl_program, param_name: cl_program_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetProgramInfo(
+    program: cl_program,
+    param_name: cl_program_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetProgramInfo else {
         next::missing(ids::clGetProgramInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetProgramInfo { program: &program, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetProgramInfo {
+        program: &program,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetProgramInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(program, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    program,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clGetProgramBuildInfo` (OpenCL API ID 34): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetProgramBuildInfo(program: cl_program, device: cl_device_id, param_name: cl_program_build_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetProgramBuildInfo(
+    program: cl_program,
+    device: cl_device_id,
+    param_name: cl_program_build_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetProgramBuildInfo else {
         next::missing(ids::clGetProgramBuildInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetProgramBuildInfo { program: &program, device: &device, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetProgramBuildInfo {
+        program: &program,
+        device: &device,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetProgramBuildInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(program, device, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    program,
+                    device,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCreateKernel` (OpenCL API ID 35): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clCreateKernel(program: cl_program, kernel_name: *const c_char, errcode_ret: *mut cl_int) -> cl_kernel {
+pub(super) unsafe extern "C" fn clCreateKernel(
+    program: cl_program,
+    kernel_name: *const c_char,
+    errcode_ret: *mut cl_int,
+) -> cl_kernel {
     let Some(next_fn) = next::dispatch().clCreateKernel else {
         next::missing(ids::clCreateKernel);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateKernel { program: &program, kernel_name: &kernel_name, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateKernel {
+        program: &program,
+        kernel_name: &kernel_name,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateKernel,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -753,7 +1381,15 @@ pub(super) unsafe extern "C" fn clCreateKernel(program: cl_program, kernel_name:
                 || unsafe { next_fn(program, kernel_name, errcode_ret) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clCreateKernel(scope, next_fn, program, kernel_name, errcode_ret) },
+                |scope| unsafe {
+                    overrides::kernel::clCreateKernel(
+                        scope,
+                        next_fn,
+                        program,
+                        kernel_name,
+                        errcode_ret,
+                    )
+                },
             );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
@@ -762,16 +1398,30 @@ pub(super) unsafe extern "C" fn clCreateKernel(program: cl_program, kernel_name:
 }
 
 /// `clCreateKernelsInProgram` (OpenCL API ID 36): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clCreateKernelsInProgram(program: cl_program, num_kernels: cl_uint, kernels: *mut cl_kernel, num_kernels_ret: *mut cl_uint) -> cl_int {
+pub(super) unsafe extern "C" fn clCreateKernelsInProgram(
+    program: cl_program,
+    num_kernels: cl_uint,
+    kernels: *mut cl_kernel,
+    num_kernels_ret: *mut cl_uint,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clCreateKernelsInProgram else {
         next::missing(ids::clCreateKernelsInProgram);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCreateKernelsInProgram { program: &program, num_kernels: &num_kernels, kernels: &kernels, num_kernels_ret: &num_kernels_ret };
+    let call_args = params::pti_cl_params_clCreateKernelsInProgram {
+        program: &program,
+        num_kernels: &num_kernels,
+        kernels: &kernels,
+        num_kernels_ret: &num_kernels_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateKernelsInProgram,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             let status = run_override(
                 scope,
@@ -779,7 +1429,16 @@ pub(super) unsafe extern "C" fn clCreateKernelsInProgram(program: cl_program, nu
                 || unsafe { next_fn(program, num_kernels, kernels, num_kernels_ret) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clCreateKernelsInProgram(scope, next_fn, program, num_kernels, kernels, num_kernels_ret) },
+                |scope| unsafe {
+                    overrides::kernel::clCreateKernelsInProgram(
+                        scope,
+                        next_fn,
+                        program,
+                        num_kernels,
+                        kernels,
+                        num_kernels_ret,
+                    )
+                },
             );
             (status, status)
         },
@@ -796,7 +1455,11 @@ pub(super) unsafe extern "C" fn clRetainKernel(kernel: cl_kernel) -> cl_int {
     trace_call(
         ApiGroup::OpenCl,
         ids::clRetainKernel,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(kernel) };
@@ -815,7 +1478,11 @@ pub(super) unsafe extern "C" fn clReleaseKernel(kernel: cl_kernel) -> cl_int {
     trace_call(
         ApiGroup::OpenCl,
         ids::clReleaseKernel,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             let status = run_override(
                 scope,
@@ -823,7 +1490,7 @@ pub(super) unsafe extern "C" fn clReleaseKernel(kernel: cl_kernel) -> cl_int {
                 || unsafe { next_fn(kernel) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clReleaseKernel(scope, next_fn, kernel) },
+                |scope| unsafe { overrides::kernel::clReleaseKernel(scope, next_fn, kernel) },
             );
             (status, status)
         },
@@ -831,16 +1498,30 @@ pub(super) unsafe extern "C" fn clReleaseKernel(kernel: cl_kernel) -> cl_int {
 }
 
 /// `clSetKernelArg` (OpenCL API ID 39): dispatch-table function.
-pub(super) unsafe extern "C" fn clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: size_t, arg_value: *const c_void) -> cl_int {
+pub(super) unsafe extern "C" fn clSetKernelArg(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    arg_size: size_t,
+    arg_value: *const c_void,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clSetKernelArg else {
         next::missing(ids::clSetKernelArg);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clSetKernelArg { kernel: &kernel, arg_index: &arg_index, arg_size: &arg_size, arg_value: &arg_value };
+    let call_args = params::pti_cl_params_clSetKernelArg {
+        kernel: &kernel,
+        arg_index: &arg_index,
+        arg_size: &arg_size,
+        arg_value: &arg_value,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSetKernelArg,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(kernel, arg_index, arg_size, arg_value) };
@@ -850,54 +1531,115 @@ pub(super) unsafe extern "C" fn clSetKernelArg(kernel: cl_kernel, arg_index: cl_
 }
 
 /// `clGetKernelInfo` (OpenCL API ID 40): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetKernelInfo(kernel: cl_kernel, param_name: cl_kernel_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetKernelInfo(
+    kernel: cl_kernel,
+    param_name: cl_kernel_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetKernelInfo else {
         next::missing(ids::clGetKernelInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetKernelInfo { kernel: &kernel, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetKernelInfo {
+        kernel: &kernel,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetKernelInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(kernel, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    kernel,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clGetKernelWorkGroupInfo` (OpenCL API ID 41): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetKernelWorkGroupInfo(kernel: cl_kernel, device: cl_device_id, param_name: cl_kernel_work_group_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetKernelWorkGroupInfo(
+    kernel: cl_kernel,
+    device: cl_device_id,
+    param_name: cl_kernel_work_group_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetKernelWorkGroupInfo else {
         next::missing(ids::clGetKernelWorkGroupInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetKernelWorkGroupInfo { kernel: &kernel, device: &device, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetKernelWorkGroupInfo {
+        kernel: &kernel,
+        device: &device,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetKernelWorkGroupInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(kernel, device, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    kernel,
+                    device,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clWaitForEvents` (OpenCL API ID 42): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clWaitForEvents(
+    num_events: cl_uint,
+    event_list: *const cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clWaitForEvents else {
         next::missing(ids::clWaitForEvents);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clWaitForEvents { num_events: &num_events, event_list: &event_list };
+    let call_args = params::pti_cl_params_clWaitForEvents {
+        num_events: &num_events,
+        event_list: &event_list,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clWaitForEvents,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             let status = run_override(
                 scope,
@@ -905,7 +1647,9 @@ pub(super) unsafe extern "C" fn clWaitForEvents(num_events: cl_uint, event_list:
                 || unsafe { next_fn(num_events, event_list) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clWaitForEvents(scope, next_fn, num_events, event_list) },
+                |scope| unsafe {
+                    overrides::wait::clWaitForEvents(scope, next_fn, num_events, event_list)
+                },
             );
             (status, status)
         },
@@ -913,24 +1657,58 @@ pub(super) unsafe extern "C" fn clWaitForEvents(num_events: cl_uint, event_list:
 }
 
 /// `clGetEventInfo` (OpenCL API ID 43): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clGetEventInfo(event: cl_event, param_name: cl_event_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetEventInfo(
+    event: cl_event,
+    param_name: cl_event_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetEventInfo else {
         next::missing(ids::clGetEventInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetEventInfo { event: &event, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetEventInfo {
+        event: &event,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetEventInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(event, param_name, param_value_size, param_value, param_value_size_ret) },
+                || unsafe {
+                    next_fn(
+                        event,
+                        param_name,
+                        param_value_size,
+                        param_value,
+                        param_value_size_ret,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clGetEventInfo(scope, next_fn, event, param_name, param_value_size, param_value, param_value_size_ret) },
+                |scope| unsafe {
+                    overrides::queue::clGetEventInfo(
+                        scope,
+                        next_fn,
+                        event,
+                        param_name,
+                        param_value_size,
+                        param_value,
+                        param_value_size_ret,
+                    )
+                },
             );
             (status, status)
         },
@@ -947,7 +1725,11 @@ pub(super) unsafe extern "C" fn clRetainEvent(event: cl_event) -> cl_int {
     trace_call(
         ApiGroup::OpenCl,
         ids::clRetainEvent,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(event) };
@@ -966,7 +1748,11 @@ pub(super) unsafe extern "C" fn clReleaseEvent(event: cl_event) -> cl_int {
     trace_call(
         ApiGroup::OpenCl,
         ids::clReleaseEvent,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(event) };
@@ -976,24 +1762,58 @@ pub(super) unsafe extern "C" fn clReleaseEvent(event: cl_event) -> cl_int {
 }
 
 /// `clGetEventProfilingInfo` (OpenCL API ID 46): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clGetEventProfilingInfo(event: cl_event, param_name: cl_profiling_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetEventProfilingInfo(
+    event: cl_event,
+    param_name: cl_profiling_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetEventProfilingInfo else {
         next::missing(ids::clGetEventProfilingInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetEventProfilingInfo { event: &event, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetEventProfilingInfo {
+        event: &event,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetEventProfilingInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(event, param_name, param_value_size, param_value, param_value_size_ret) },
+                || unsafe {
+                    next_fn(
+                        event,
+                        param_name,
+                        param_value_size,
+                        param_value,
+                        param_value_size_ret,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clGetEventProfilingInfo(scope, next_fn, event, param_name, param_value_size, param_value, param_value_size_ret) },
+                |scope| unsafe {
+                    overrides::queue::clGetEventProfilingInfo(
+                        scope,
+                        next_fn,
+                        event,
+                        param_name,
+                        param_value_size,
+                        param_value,
+                        param_value_size_ret,
+                    )
+                },
             );
             (status, status)
         },
@@ -1006,11 +1826,17 @@ pub(super) unsafe extern "C" fn clFlush(command_queue: cl_command_queue) -> cl_i
         next::missing(ids::clFlush);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clFlush { command_queue: &command_queue };
+    let call_args = params::pti_cl_params_clFlush {
+        command_queue: &command_queue,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clFlush,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(command_queue) };
@@ -1025,11 +1851,17 @@ pub(super) unsafe extern "C" fn clFinish(command_queue: cl_command_queue) -> cl_
         next::missing(ids::clFinish);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clFinish { command_queue: &command_queue };
+    let call_args = params::pti_cl_params_clFinish {
+        command_queue: &command_queue,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clFinish,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
@@ -1037,7 +1869,7 @@ pub(super) unsafe extern "C" fn clFinish(command_queue: cl_command_queue) -> cl_
                 || unsafe { next_fn(command_queue) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clFinish(scope, next_fn, command_queue) },
+                |scope| unsafe { overrides::wait::clFinish(scope, next_fn, command_queue) },
             );
             (status, status)
         },
@@ -1045,24 +1877,88 @@ pub(super) unsafe extern "C" fn clFinish(command_queue: cl_command_queue) -> cl_
 }
 
 /// `clEnqueueReadBuffer` (OpenCL API ID 49): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueReadBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_read: cl_bool, offset: size_t, size: size_t, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueReadBuffer(
+    command_queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_read: cl_bool,
+    offset: size_t,
+    size: size_t,
+    ptr: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueReadBuffer else {
         next::missing(ids::clEnqueueReadBuffer);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueReadBuffer { command_queue: &command_queue, buffer: &buffer, blocking_read: &blocking_read, offset: &offset, size: &size, ptr: &ptr, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueReadBuffer {
+        command_queue: &command_queue,
+        buffer: &buffer,
+        blocking_read: &blocking_read,
+        offset: &offset,
+        size: &size,
+        ptr: &ptr,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueReadBuffer,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        buffer,
+                        blocking_read,
+                        offset,
+                        size,
+                        ptr,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueReadBuffer(scope, next_fn, command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueReadBuffer(
+                        scope,
+                        args::clEnqueueReadBuffer {
+                            command_queue,
+                            buffer,
+                            blocking_read,
+                            offset,
+                            size,
+                            ptr,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                buffer,
+                                blocking_read,
+                                offset,
+                                size,
+                                ptr,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1070,24 +1966,88 @@ pub(super) unsafe extern "C" fn clEnqueueReadBuffer(command_queue: cl_command_qu
 }
 
 /// `clEnqueueWriteBuffer` (OpenCL API ID 50): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueWriteBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_write: cl_bool, offset: size_t, size: size_t, ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueWriteBuffer(
+    command_queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_write: cl_bool,
+    offset: size_t,
+    size: size_t,
+    ptr: *const c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueWriteBuffer else {
         next::missing(ids::clEnqueueWriteBuffer);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueWriteBuffer { command_queue: &command_queue, buffer: &buffer, blocking_write: &blocking_write, offset: &offset, size: &size, ptr: &ptr, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueWriteBuffer {
+        command_queue: &command_queue,
+        buffer: &buffer,
+        blocking_write: &blocking_write,
+        offset: &offset,
+        size: &size,
+        ptr: &ptr,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueWriteBuffer,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        buffer,
+                        blocking_write,
+                        offset,
+                        size,
+                        ptr,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueWriteBuffer(scope, next_fn, command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueWriteBuffer(
+                        scope,
+                        args::clEnqueueWriteBuffer {
+                            command_queue,
+                            buffer,
+                            blocking_write,
+                            offset,
+                            size,
+                            ptr,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                buffer,
+                                blocking_write,
+                                offset,
+                                size,
+                                ptr,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1095,24 +2055,88 @@ pub(super) unsafe extern "C" fn clEnqueueWriteBuffer(command_queue: cl_command_q
 }
 
 /// `clEnqueueCopyBuffer` (OpenCL API ID 51): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueCopyBuffer(command_queue: cl_command_queue, src_buffer: cl_mem, dst_buffer: cl_mem, src_offset: size_t, dst_offset: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueCopyBuffer(
+    command_queue: cl_command_queue,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_offset: size_t,
+    dst_offset: size_t,
+    size: size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueCopyBuffer else {
         next::missing(ids::clEnqueueCopyBuffer);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueCopyBuffer { command_queue: &command_queue, src_buffer: &src_buffer, dst_buffer: &dst_buffer, src_offset: &src_offset, dst_offset: &dst_offset, size: &size, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueCopyBuffer {
+        command_queue: &command_queue,
+        src_buffer: &src_buffer,
+        dst_buffer: &dst_buffer,
+        src_offset: &src_offset,
+        dst_offset: &dst_offset,
+        size: &size,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueCopyBuffer,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        src_buffer,
+                        dst_buffer,
+                        src_offset,
+                        dst_offset,
+                        size,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueCopyBuffer(scope, next_fn, command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueCopyBuffer(
+                        scope,
+                        args::clEnqueueCopyBuffer {
+                            command_queue,
+                            src_buffer,
+                            dst_buffer,
+                            src_offset,
+                            dst_offset,
+                            size,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                src_buffer,
+                                dst_buffer,
+                                src_offset,
+                                dst_offset,
+                                size,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1120,24 +2144,98 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBuffer(command_queue: cl_command_qu
 }
 
 /// `clEnqueueReadImage` (OpenCL API ID 52): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueReadImage(command_queue: cl_command_queue, image: cl_mem, blocking_read: cl_bool, origin: *const size_t, region: *const size_t, row_pitch: size_t, slice_pitch: size_t, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueReadImage(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    blocking_read: cl_bool,
+    origin: *const size_t,
+    region: *const size_t,
+    row_pitch: size_t,
+    slice_pitch: size_t,
+    ptr: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueReadImage else {
         next::missing(ids::clEnqueueReadImage);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueReadImage { command_queue: &command_queue, image: &image, blocking_read: &blocking_read, origin: &origin, region: &region, row_pitch: &row_pitch, slice_pitch: &slice_pitch, ptr: &ptr, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueReadImage {
+        command_queue: &command_queue,
+        image: &image,
+        blocking_read: &blocking_read,
+        origin: &origin,
+        region: &region,
+        row_pitch: &row_pitch,
+        slice_pitch: &slice_pitch,
+        ptr: &ptr,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueReadImage,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        image,
+                        blocking_read,
+                        origin,
+                        region,
+                        row_pitch,
+                        slice_pitch,
+                        ptr,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueReadImage(scope, next_fn, command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueReadImage(
+                        scope,
+                        args::clEnqueueReadImage {
+                            command_queue,
+                            image,
+                            blocking_read,
+                            origin,
+                            region,
+                            row_pitch,
+                            slice_pitch,
+                            ptr,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                image,
+                                blocking_read,
+                                origin,
+                                region,
+                                row_pitch,
+                                slice_pitch,
+                                ptr,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1145,24 +2243,98 @@ pub(super) unsafe extern "C" fn clEnqueueReadImage(command_queue: cl_command_que
 }
 
 /// `clEnqueueWriteImage` (OpenCL API ID 53): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueWriteImage(command_queue: cl_command_queue, image: cl_mem, blocking_write: cl_bool, origin: *const size_t, region: *const size_t, input_row_pitch: size_t, input_slice_pitch: size_t, ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueWriteImage(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    blocking_write: cl_bool,
+    origin: *const size_t,
+    region: *const size_t,
+    input_row_pitch: size_t,
+    input_slice_pitch: size_t,
+    ptr: *const c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueWriteImage else {
         next::missing(ids::clEnqueueWriteImage);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueWriteImage { command_queue: &command_queue, image: &image, blocking_write: &blocking_write, origin: &origin, region: &region, input_row_pitch: &input_row_pitch, input_slice_pitch: &input_slice_pitch, ptr: &ptr, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueWriteImage {
+        command_queue: &command_queue,
+        image: &image,
+        blocking_write: &blocking_write,
+        origin: &origin,
+        region: &region,
+        input_row_pitch: &input_row_pitch,
+        input_slice_pitch: &input_slice_pitch,
+        ptr: &ptr,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueWriteImage,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        image,
+                        blocking_write,
+                        origin,
+                        region,
+                        input_row_pitch,
+                        input_slice_pitch,
+                        ptr,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueWriteImage(scope, next_fn, command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueWriteImage(
+                        scope,
+                        args::clEnqueueWriteImage {
+                            command_queue,
+                            image,
+                            blocking_write,
+                            origin,
+                            region,
+                            input_row_pitch,
+                            input_slice_pitch,
+                            ptr,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                image,
+                                blocking_write,
+                                origin,
+                                region,
+                                input_row_pitch,
+                                input_slice_pitch,
+                                ptr,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1170,24 +2342,88 @@ pub(super) unsafe extern "C" fn clEnqueueWriteImage(command_queue: cl_command_qu
 }
 
 /// `clEnqueueCopyImage` (OpenCL API ID 54): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueCopyImage(command_queue: cl_command_queue, src_image: cl_mem, dst_image: cl_mem, src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueCopyImage(
+    command_queue: cl_command_queue,
+    src_image: cl_mem,
+    dst_image: cl_mem,
+    src_origin: *const size_t,
+    dst_origin: *const size_t,
+    region: *const size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueCopyImage else {
         next::missing(ids::clEnqueueCopyImage);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueCopyImage { command_queue: &command_queue, src_image: &src_image, dst_image: &dst_image, src_origin: &src_origin, dst_origin: &dst_origin, region: &region, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueCopyImage {
+        command_queue: &command_queue,
+        src_image: &src_image,
+        dst_image: &dst_image,
+        src_origin: &src_origin,
+        dst_origin: &dst_origin,
+        region: &region,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueCopyImage,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        src_image,
+                        dst_image,
+                        src_origin,
+                        dst_origin,
+                        region,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueCopyImage(scope, next_fn, command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueCopyImage(
+                        scope,
+                        args::clEnqueueCopyImage {
+                            command_queue,
+                            src_image,
+                            dst_image,
+                            src_origin,
+                            dst_origin,
+                            region,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                src_image,
+                                dst_image,
+                                src_origin,
+                                dst_origin,
+                                region,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1195,24 +2431,88 @@ pub(super) unsafe extern "C" fn clEnqueueCopyImage(command_queue: cl_command_que
 }
 
 /// `clEnqueueCopyImageToBuffer` (OpenCL API ID 55): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueCopyImageToBuffer(command_queue: cl_command_queue, src_image: cl_mem, dst_buffer: cl_mem, src_origin: *const size_t, region: *const size_t, dst_offset: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueCopyImageToBuffer(
+    command_queue: cl_command_queue,
+    src_image: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const size_t,
+    region: *const size_t,
+    dst_offset: size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueCopyImageToBuffer else {
         next::missing(ids::clEnqueueCopyImageToBuffer);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueCopyImageToBuffer { command_queue: &command_queue, src_image: &src_image, dst_buffer: &dst_buffer, src_origin: &src_origin, region: &region, dst_offset: &dst_offset, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueCopyImageToBuffer {
+        command_queue: &command_queue,
+        src_image: &src_image,
+        dst_buffer: &dst_buffer,
+        src_origin: &src_origin,
+        region: &region,
+        dst_offset: &dst_offset,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueCopyImageToBuffer,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        src_image,
+                        dst_buffer,
+                        src_origin,
+                        region,
+                        dst_offset,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueCopyImageToBuffer(scope, next_fn, command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueCopyImageToBuffer(
+                        scope,
+                        args::clEnqueueCopyImageToBuffer {
+                            command_queue,
+                            src_image,
+                            dst_buffer,
+                            src_origin,
+                            region,
+                            dst_offset,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                src_image,
+                                dst_buffer,
+                                src_origin,
+                                region,
+                                dst_offset,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1220,24 +2520,88 @@ pub(super) unsafe extern "C" fn clEnqueueCopyImageToBuffer(command_queue: cl_com
 }
 
 /// `clEnqueueCopyBufferToImage` (OpenCL API ID 56): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueCopyBufferToImage(command_queue: cl_command_queue, src_buffer: cl_mem, dst_image: cl_mem, src_offset: size_t, dst_origin: *const size_t, region: *const size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueCopyBufferToImage(
+    command_queue: cl_command_queue,
+    src_buffer: cl_mem,
+    dst_image: cl_mem,
+    src_offset: size_t,
+    dst_origin: *const size_t,
+    region: *const size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueCopyBufferToImage else {
         next::missing(ids::clEnqueueCopyBufferToImage);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueCopyBufferToImage { command_queue: &command_queue, src_buffer: &src_buffer, dst_image: &dst_image, src_offset: &src_offset, dst_origin: &dst_origin, region: &region, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueCopyBufferToImage {
+        command_queue: &command_queue,
+        src_buffer: &src_buffer,
+        dst_image: &dst_image,
+        src_offset: &src_offset,
+        dst_origin: &dst_origin,
+        region: &region,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueCopyBufferToImage,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        src_buffer,
+                        dst_image,
+                        src_offset,
+                        dst_origin,
+                        region,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueCopyBufferToImage(scope, next_fn, command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueCopyBufferToImage(
+                        scope,
+                        args::clEnqueueCopyBufferToImage {
+                            command_queue,
+                            src_buffer,
+                            dst_image,
+                            src_offset,
+                            dst_origin,
+                            region,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                src_buffer,
+                                dst_image,
+                                src_offset,
+                                dst_origin,
+                                region,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1245,27 +2609,96 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBufferToImage(command_queue: cl_com
 }
 
 /// `clEnqueueMapBuffer` (OpenCL API ID 57): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueMapBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_map: cl_bool, map_flags: cl_map_flags, offset: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event, errcode_ret: *mut cl_int) -> *mut c_void {
+pub(super) unsafe extern "C" fn clEnqueueMapBuffer(
+    command_queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_map: cl_bool,
+    map_flags: cl_map_flags,
+    offset: size_t,
+    size: size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+    errcode_ret: *mut cl_int,
+) -> *mut c_void {
     let Some(next_fn) = next::dispatch().clEnqueueMapBuffer else {
         next::missing(ids::clEnqueueMapBuffer);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clEnqueueMapBuffer { command_queue: &command_queue, buffer: &buffer, blocking_map: &blocking_map, map_flags: &map_flags, offset: &offset, size: &size, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clEnqueueMapBuffer {
+        command_queue: &command_queue,
+        buffer: &buffer,
+        blocking_map: &blocking_map,
+        map_flags: &map_flags,
+        offset: &offset,
+        size: &size,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueMapBuffer,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             let ret = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        buffer,
+                        blocking_map,
+                        map_flags,
+                        offset,
+                        size,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                        errcode_ret,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueMapBuffer(scope, next_fn, command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret) },
+                |scope| unsafe {
+                    enqueues::clEnqueueMapBuffer(
+                        scope,
+                        args::clEnqueueMapBuffer {
+                            command_queue,
+                            buffer,
+                            blocking_map,
+                            map_flags,
+                            offset,
+                            size,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                            errcode_ret,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                buffer,
+                                blocking_map,
+                                map_flags,
+                                offset,
+                                size,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                                errcode_ret,
+                            )
+                        },
+                    )
+                },
             );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
@@ -1274,27 +2707,106 @@ pub(super) unsafe extern "C" fn clEnqueueMapBuffer(command_queue: cl_command_que
 }
 
 /// `clEnqueueMapImage` (OpenCL API ID 58): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueMapImage(command_queue: cl_command_queue, image: cl_mem, blocking_map: cl_bool, map_flags: cl_map_flags, origin: *const size_t, region: *const size_t, image_row_pitch: *mut size_t, image_slice_pitch: *mut size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event, errcode_ret: *mut cl_int) -> *mut c_void {
+pub(super) unsafe extern "C" fn clEnqueueMapImage(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    blocking_map: cl_bool,
+    map_flags: cl_map_flags,
+    origin: *const size_t,
+    region: *const size_t,
+    image_row_pitch: *mut size_t,
+    image_slice_pitch: *mut size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+    errcode_ret: *mut cl_int,
+) -> *mut c_void {
     let Some(next_fn) = next::dispatch().clEnqueueMapImage else {
         next::missing(ids::clEnqueueMapImage);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clEnqueueMapImage { command_queue: &command_queue, image: &image, blocking_map: &blocking_map, map_flags: &map_flags, origin: &origin, region: &region, image_row_pitch: &image_row_pitch, image_slice_pitch: &image_slice_pitch, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clEnqueueMapImage {
+        command_queue: &command_queue,
+        image: &image,
+        blocking_map: &blocking_map,
+        map_flags: &map_flags,
+        origin: &origin,
+        region: &region,
+        image_row_pitch: &image_row_pitch,
+        image_slice_pitch: &image_slice_pitch,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueMapImage,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             let ret = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        image,
+                        blocking_map,
+                        map_flags,
+                        origin,
+                        region,
+                        image_row_pitch,
+                        image_slice_pitch,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                        errcode_ret,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueMapImage(scope, next_fn, command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret) },
+                |scope| unsafe {
+                    enqueues::clEnqueueMapImage(
+                        scope,
+                        args::clEnqueueMapImage {
+                            command_queue,
+                            image,
+                            blocking_map,
+                            map_flags,
+                            origin,
+                            region,
+                            image_row_pitch,
+                            image_slice_pitch,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                            errcode_ret,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                image,
+                                blocking_map,
+                                map_flags,
+                                origin,
+                                region,
+                                image_row_pitch,
+                                image_slice_pitch,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                                errcode_ret,
+                            )
+                        },
+                    )
+                },
             );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
@@ -1303,24 +2815,73 @@ pub(super) unsafe extern "C" fn clEnqueueMapImage(command_queue: cl_command_queu
 }
 
 /// `clEnqueueUnmapMemObject` (OpenCL API ID 59): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueUnmapMemObject(command_queue: cl_command_queue, memobj: cl_mem, mapped_ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueUnmapMemObject(
+    command_queue: cl_command_queue,
+    memobj: cl_mem,
+    mapped_ptr: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueUnmapMemObject else {
         next::missing(ids::clEnqueueUnmapMemObject);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueUnmapMemObject { command_queue: &command_queue, memobj: &memobj, mapped_ptr: &mapped_ptr, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueUnmapMemObject {
+        command_queue: &command_queue,
+        memobj: &memobj,
+        mapped_ptr: &mapped_ptr,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueUnmapMemObject,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        memobj,
+                        mapped_ptr,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueUnmapMemObject(scope, next_fn, command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueUnmapMemObject(
+                        scope,
+                        args::clEnqueueUnmapMemObject {
+                            command_queue,
+                            memobj,
+                            mapped_ptr,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                memobj,
+                                mapped_ptr,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1328,24 +2889,88 @@ pub(super) unsafe extern "C" fn clEnqueueUnmapMemObject(command_queue: cl_comman
 }
 
 /// `clEnqueueNDRangeKernel` (OpenCL API ID 60): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueNDRangeKernel(command_queue: cl_command_queue, kernel: cl_kernel, work_dim: cl_uint, global_work_offset: *const size_t, global_work_size: *const size_t, local_work_size: *const size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueNDRangeKernel(
+    command_queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const size_t,
+    global_work_size: *const size_t,
+    local_work_size: *const size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueNDRangeKernel else {
         next::missing(ids::clEnqueueNDRangeKernel);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueNDRangeKernel { command_queue: &command_queue, kernel: &kernel, work_dim: &work_dim, global_work_offset: &global_work_offset, global_work_size: &global_work_size, local_work_size: &local_work_size, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueNDRangeKernel {
+        command_queue: &command_queue,
+        kernel: &kernel,
+        work_dim: &work_dim,
+        global_work_offset: &global_work_offset,
+        global_work_size: &global_work_size,
+        local_work_size: &local_work_size,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueNDRangeKernel,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: kernels::name(kernel), context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: kernels::name(kernel),
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        kernel,
+                        work_dim,
+                        global_work_offset,
+                        global_work_size,
+                        local_work_size,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueNDRangeKernel(scope, next_fn, command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueNDRangeKernel(
+                        scope,
+                        args::clEnqueueNDRangeKernel {
+                            command_queue,
+                            kernel,
+                            work_dim,
+                            global_work_offset,
+                            global_work_size,
+                            local_work_size,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                kernel,
+                                work_dim,
+                                global_work_offset,
+                                global_work_size,
+                                local_work_size,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1353,24 +2978,68 @@ pub(super) unsafe extern "C" fn clEnqueueNDRangeKernel(command_queue: cl_command
 }
 
 /// `clEnqueueTask` (OpenCL API ID 61): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueTask(command_queue: cl_command_queue, kernel: cl_kernel, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueTask(
+    command_queue: cl_command_queue,
+    kernel: cl_kernel,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueTask else {
         next::missing(ids::clEnqueueTask);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueTask { command_queue: &command_queue, kernel: &kernel, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueTask {
+        command_queue: &command_queue,
+        kernel: &kernel,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueTask,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: kernels::name(kernel), context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: kernels::name(kernel),
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, kernel, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        kernel,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueTask(scope, next_fn, command_queue, kernel, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueTask(
+                        scope,
+                        args::clEnqueueTask {
+                            command_queue,
+                            kernel,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                kernel,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1378,24 +3047,93 @@ pub(super) unsafe extern "C" fn clEnqueueTask(command_queue: cl_command_queue, k
 }
 
 /// `clEnqueueNativeKernel` (OpenCL API ID 62): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueNativeKernel(command_queue: cl_command_queue, user_func: Option<unsafe extern "C" fn(*mut c_void)>, args: *mut c_void, cb_args: size_t, num_mem_objects: cl_uint, mem_list: *const cl_mem, args_mem_loc: *mut *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueNativeKernel(
+    command_queue: cl_command_queue,
+    user_func: Option<unsafe extern "C" fn(*mut c_void)>,
+    args: *mut c_void,
+    cb_args: size_t,
+    num_mem_objects: cl_uint,
+    mem_list: *const cl_mem,
+    args_mem_loc: *mut *const c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueNativeKernel else {
         next::missing(ids::clEnqueueNativeKernel);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueNativeKernel { command_queue: &command_queue, user_func: &user_func, args: &args, cb_args: &cb_args, num_mem_objects: &num_mem_objects, mem_list: &mem_list, args_mem_loc: &args_mem_loc, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueNativeKernel {
+        command_queue: &command_queue,
+        user_func: &user_func,
+        args: &args,
+        cb_args: &cb_args,
+        num_mem_objects: &num_mem_objects,
+        mem_list: &mem_list,
+        args_mem_loc: &args_mem_loc,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueNativeKernel,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        user_func,
+                        args,
+                        cb_args,
+                        num_mem_objects,
+                        mem_list,
+                        args_mem_loc,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueNativeKernel(scope, next_fn, command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueNativeKernel(
+                        scope,
+                        args::clEnqueueNativeKernel {
+                            command_queue,
+                            user_func,
+                            args,
+                            cb_args,
+                            num_mem_objects,
+                            mem_list,
+                            args_mem_loc,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                user_func,
+                                args,
+                                cb_args,
+                                num_mem_objects,
+                                mem_list,
+                                args_mem_loc,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1403,16 +3141,26 @@ pub(super) unsafe extern "C" fn clEnqueueNativeKernel(command_queue: cl_command_
 }
 
 /// `clEnqueueMarker` (OpenCL API ID 63): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueMarker(command_queue: cl_command_queue, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueMarker(
+    command_queue: cl_command_queue,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueMarker else {
         next::missing(ids::clEnqueueMarker);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueMarker { command_queue: &command_queue, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueMarker {
+        command_queue: &command_queue,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueMarker,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
@@ -1420,7 +3168,16 @@ pub(super) unsafe extern "C" fn clEnqueueMarker(command_queue: cl_command_queue,
                 || unsafe { next_fn(command_queue, event) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueMarker(scope, next_fn, command_queue, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueMarker(
+                        scope,
+                        args::clEnqueueMarker {
+                            command_queue,
+                            event,
+                        },
+                        |event| next_fn(command_queue, event),
+                    )
+                },
             );
             (status, status)
         },
@@ -1428,16 +3185,28 @@ pub(super) unsafe extern "C" fn clEnqueueMarker(command_queue: cl_command_queue,
 }
 
 /// `clEnqueueWaitForEvents` (OpenCL API ID 64): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueWaitForEvents(command_queue: cl_command_queue, num_events: cl_uint, event_list: *const cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueWaitForEvents(
+    command_queue: cl_command_queue,
+    num_events: cl_uint,
+    event_list: *const cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueWaitForEvents else {
         next::missing(ids::clEnqueueWaitForEvents);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueWaitForEvents { command_queue: &command_queue, num_events: &num_events, event_list: &event_list };
+    let call_args = params::pti_cl_params_clEnqueueWaitForEvents {
+        command_queue: &command_queue,
+        num_events: &num_events,
+        event_list: &event_list,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueWaitForEvents,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(command_queue, num_events, event_list) };
@@ -1452,11 +3221,17 @@ pub(super) unsafe extern "C" fn clEnqueueBarrier(command_queue: cl_command_queue
         next::missing(ids::clEnqueueBarrier);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueBarrier { command_queue: &command_queue };
+    let call_args = params::pti_cl_params_clEnqueueBarrier {
+        command_queue: &command_queue,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueBarrier,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(command_queue) };
@@ -1466,16 +3241,24 @@ pub(super) unsafe extern "C" fn clEnqueueBarrier(command_queue: cl_command_queue
 }
 
 /// `clGetExtensionFunctionAddress` (OpenCL API ID 66): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clGetExtensionFunctionAddress(func_name: *const c_char) -> *mut c_void {
+pub(super) unsafe extern "C" fn clGetExtensionFunctionAddress(
+    func_name: *const c_char,
+) -> *mut c_void {
     let Some(next_fn) = next::dispatch().clGetExtensionFunctionAddress else {
         next::missing(ids::clGetExtensionFunctionAddress);
         return core::ptr::null_mut();
     };
-    let call_args = params::pti_cl_params_clGetExtensionFunctionAddress { func_name: &func_name };
+    let call_args = params::pti_cl_params_clGetExtensionFunctionAddress {
+        func_name: &func_name,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetExtensionFunctionAddress,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             let ret = run_override(
                 scope,
@@ -1483,7 +3266,11 @@ pub(super) unsafe extern "C" fn clGetExtensionFunctionAddress(func_name: *const 
                 || unsafe { next_fn(func_name) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clGetExtensionFunctionAddress(scope, next_fn, func_name) },
+                |scope| unsafe {
+                    overrides::extension_address::clGetExtensionFunctionAddress(
+                        scope, next_fn, func_name,
+                    )
+                },
             );
             (ret, NoReturnCode)
         },
@@ -1491,17 +3278,31 @@ pub(super) unsafe extern "C" fn clGetExtensionFunctionAddress(func_name: *const 
 }
 
 /// `clCreateFromGLBuffer` (OpenCL API ID 67): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateFromGLBuffer(context: cl_context, flags: cl_mem_flags, bufobj: cl_GLuint, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateFromGLBuffer(
+    context: cl_context,
+    flags: cl_mem_flags,
+    bufobj: cl_GLuint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateFromGLBuffer else {
         next::missing(ids::clCreateFromGLBuffer);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateFromGLBuffer { context: &context, flags: &flags, bufobj: &bufobj, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateFromGLBuffer {
+        context: &context,
+        flags: &flags,
+        bufobj: &bufobj,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateFromGLBuffer,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -1514,17 +3315,35 @@ pub(super) unsafe extern "C" fn clCreateFromGLBuffer(context: cl_context, flags:
 }
 
 /// `clCreateFromGLTexture2D` (OpenCL API ID 68): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateFromGLTexture2D(context: cl_context, flags: cl_mem_flags, target: cl_GLenum, miplevel: cl_GLint, texture: cl_GLuint, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateFromGLTexture2D(
+    context: cl_context,
+    flags: cl_mem_flags,
+    target: cl_GLenum,
+    miplevel: cl_GLint,
+    texture: cl_GLuint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateFromGLTexture2D else {
         next::missing(ids::clCreateFromGLTexture2D);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateFromGLTexture2D { context: &context, flags: &flags, target: &target, miplevel: &miplevel, texture: &texture, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateFromGLTexture2D {
+        context: &context,
+        flags: &flags,
+        target: &target,
+        miplevel: &miplevel,
+        texture: &texture,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateFromGLTexture2D,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -1537,17 +3356,35 @@ pub(super) unsafe extern "C" fn clCreateFromGLTexture2D(context: cl_context, fla
 }
 
 /// `clCreateFromGLTexture3D` (OpenCL API ID 69): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateFromGLTexture3D(context: cl_context, flags: cl_mem_flags, target: cl_GLenum, miplevel: cl_GLint, texture: cl_GLuint, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateFromGLTexture3D(
+    context: cl_context,
+    flags: cl_mem_flags,
+    target: cl_GLenum,
+    miplevel: cl_GLint,
+    texture: cl_GLuint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateFromGLTexture3D else {
         next::missing(ids::clCreateFromGLTexture3D);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateFromGLTexture3D { context: &context, flags: &flags, target: &target, miplevel: &miplevel, texture: &texture, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateFromGLTexture3D {
+        context: &context,
+        flags: &flags,
+        target: &target,
+        miplevel: &miplevel,
+        texture: &texture,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateFromGLTexture3D,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -1560,17 +3397,31 @@ pub(super) unsafe extern "C" fn clCreateFromGLTexture3D(context: cl_context, fla
 }
 
 /// `clCreateFromGLRenderbuffer` (OpenCL API ID 70): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateFromGLRenderbuffer(context: cl_context, flags: cl_mem_flags, renderbuffer: cl_GLuint, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateFromGLRenderbuffer(
+    context: cl_context,
+    flags: cl_mem_flags,
+    renderbuffer: cl_GLuint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateFromGLRenderbuffer else {
         next::missing(ids::clCreateFromGLRenderbuffer);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateFromGLRenderbuffer { context: &context, flags: &flags, renderbuffer: &renderbuffer, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateFromGLRenderbuffer {
+        context: &context,
+        flags: &flags,
+        renderbuffer: &renderbuffer,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateFromGLRenderbuffer,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -1583,16 +3434,28 @@ pub(super) unsafe extern "C" fn clCreateFromGLRenderbuffer(context: cl_context, 
 }
 
 /// `clGetGLObjectInfo` (OpenCL API ID 71): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetGLObjectInfo(memobj: cl_mem, gl_object_type: *mut cl_gl_object_type, gl_object_name: *mut cl_GLuint) -> cl_int {
+pub(super) unsafe extern "C" fn clGetGLObjectInfo(
+    memobj: cl_mem,
+    gl_object_type: *mut cl_gl_object_type,
+    gl_object_name: *mut cl_GLuint,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetGLObjectInfo else {
         next::missing(ids::clGetGLObjectInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetGLObjectInfo { memobj: &memobj, gl_object_type: &gl_object_type, gl_object_name: &gl_object_name };
+    let call_args = params::pti_cl_params_clGetGLObjectInfo {
+        memobj: &memobj,
+        gl_object_type: &gl_object_type,
+        gl_object_name: &gl_object_name,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetGLObjectInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(memobj, gl_object_type, gl_object_name) };
@@ -1602,83 +3465,193 @@ pub(super) unsafe extern "C" fn clGetGLObjectInfo(memobj: cl_mem, gl_object_type
 }
 
 /// `clGetGLTextureInfo` (OpenCL API ID 72): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetGLTextureInfo(memobj: cl_mem, param_name: cl_gl_texture_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetGLTextureInfo(
+    memobj: cl_mem,
+    param_name: cl_gl_texture_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetGLTextureInfo else {
         next::missing(ids::clGetGLTextureInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetGLTextureInfo { memobj: &memobj, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetGLTextureInfo {
+        memobj: &memobj,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetGLTextureInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(memobj, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    memobj,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueAcquireGLObjects` (OpenCL API ID 73): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueAcquireGLObjects(command_queue: cl_command_queue, num_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueAcquireGLObjects(
+    command_queue: cl_command_queue,
+    num_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueAcquireGLObjects else {
         next::missing(ids::clEnqueueAcquireGLObjects);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueAcquireGLObjects { command_queue: &command_queue, num_objects: &num_objects, mem_objects: &mem_objects, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueAcquireGLObjects {
+        command_queue: &command_queue,
+        num_objects: &num_objects,
+        mem_objects: &mem_objects,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueAcquireGLObjects,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_objects,
+                    mem_objects,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueReleaseGLObjects` (OpenCL API ID 74): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueReleaseGLObjects(command_queue: cl_command_queue, num_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueReleaseGLObjects(
+    command_queue: cl_command_queue,
+    num_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueReleaseGLObjects else {
         next::missing(ids::clEnqueueReleaseGLObjects);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueReleaseGLObjects { command_queue: &command_queue, num_objects: &num_objects, mem_objects: &mem_objects, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueReleaseGLObjects {
+        command_queue: &command_queue,
+        num_objects: &num_objects,
+        mem_objects: &mem_objects,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueReleaseGLObjects,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_objects,
+                    mem_objects,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clGetGLContextInfoKHR` (OpenCL API ID 75): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetGLContextInfoKHR(properties: *const cl_context_properties, param_name: cl_gl_context_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetGLContextInfoKHR(
+    properties: *const cl_context_properties,
+    param_name: cl_gl_context_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetGLContextInfoKHR else {
         next::missing(ids::clGetGLContextInfoKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetGLContextInfoKHR { properties: &properties, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetGLContextInfoKHR {
+        properties: &properties,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetGLContextInfoKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(properties, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    properties,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clGetDeviceIDsFromD3D10KHR` (OpenCL API ID 76): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetDeviceIDsFromD3D10KHR(platform: cl_platform_id, d3d_device_source: cl_d3d10_device_source_khr, d3d_object: *mut c_void, d3d_device_set: cl_d3d10_device_set_khr, num_entries: cl_uint, devices: *mut cl_device_id, num_devices: *mut cl_uint) -> cl_int {
+pub(super) unsafe extern "C" fn clGetDeviceIDsFromD3D10KHR(
+    platform: cl_platform_id,
+    d3d_device_source: cl_d3d10_device_source_khr,
+    d3d_object: *mut c_void,
+    d3d_device_set: cl_d3d10_device_set_khr,
+    num_entries: cl_uint,
+    devices: *mut cl_device_id,
+    num_devices: *mut cl_uint,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetDeviceIDsFromD3D10KHR else {
         next::missing(ids::clGetDeviceIDsFromD3D10KHR);
         return CL_INVALID_OPERATION;
@@ -1686,17 +3659,36 @@ pub(super) unsafe extern "C" fn clGetDeviceIDsFromD3D10KHR(platform: cl_platform
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetDeviceIDsFromD3D10KHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices) };
+            let status = unsafe {
+                next_fn(
+                    platform,
+                    d3d_device_source,
+                    d3d_object,
+                    d3d_device_set,
+                    num_entries,
+                    devices,
+                    num_devices,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCreateFromD3D10BufferKHR` (OpenCL API ID 77): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateFromD3D10BufferKHR(context: cl_context, flags: cl_mem_flags, resource: ID3D10Buffer_ptr, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateFromD3D10BufferKHR(
+    context: cl_context,
+    flags: cl_mem_flags,
+    resource: ID3D10Buffer_ptr,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateFromD3D10BufferKHR else {
         next::missing(ids::clCreateFromD3D10BufferKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
@@ -1705,7 +3697,11 @@ pub(super) unsafe extern "C" fn clCreateFromD3D10BufferKHR(context: cl_context, 
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateFromD3D10BufferKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -1718,7 +3714,13 @@ pub(super) unsafe extern "C" fn clCreateFromD3D10BufferKHR(context: cl_context, 
 }
 
 /// `clCreateFromD3D10Texture2DKHR` (OpenCL API ID 78): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateFromD3D10Texture2DKHR(context: cl_context, flags: cl_mem_flags, resource: ID3D10Texture2D_ptr, subresource: cl_uint, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateFromD3D10Texture2DKHR(
+    context: cl_context,
+    flags: cl_mem_flags,
+    resource: ID3D10Texture2D_ptr,
+    subresource: cl_uint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateFromD3D10Texture2DKHR else {
         next::missing(ids::clCreateFromD3D10Texture2DKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
@@ -1727,7 +3729,11 @@ pub(super) unsafe extern "C" fn clCreateFromD3D10Texture2DKHR(context: cl_contex
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateFromD3D10Texture2DKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -1740,7 +3746,13 @@ pub(super) unsafe extern "C" fn clCreateFromD3D10Texture2DKHR(context: cl_contex
 }
 
 /// `clCreateFromD3D10Texture3DKHR` (OpenCL API ID 79): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateFromD3D10Texture3DKHR(context: cl_context, flags: cl_mem_flags, resource: ID3D10Texture3D_ptr, subresource: cl_uint, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateFromD3D10Texture3DKHR(
+    context: cl_context,
+    flags: cl_mem_flags,
+    resource: ID3D10Texture3D_ptr,
+    subresource: cl_uint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateFromD3D10Texture3DKHR else {
         next::missing(ids::clCreateFromD3D10Texture3DKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
@@ -1749,7 +3761,11 @@ pub(super) unsafe extern "C" fn clCreateFromD3D10Texture3DKHR(context: cl_contex
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateFromD3D10Texture3DKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -1762,7 +3778,14 @@ pub(super) unsafe extern "C" fn clCreateFromD3D10Texture3DKHR(context: cl_contex
 }
 
 /// `clEnqueueAcquireD3D10ObjectsKHR` (OpenCL API ID 80): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueAcquireD3D10ObjectsKHR(command_queue: cl_command_queue, num_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueAcquireD3D10ObjectsKHR(
+    command_queue: cl_command_queue,
+    num_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueAcquireD3D10ObjectsKHR else {
         next::missing(ids::clEnqueueAcquireD3D10ObjectsKHR);
         return CL_INVALID_OPERATION;
@@ -1770,17 +3793,37 @@ pub(super) unsafe extern "C" fn clEnqueueAcquireD3D10ObjectsKHR(command_queue: c
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueAcquireD3D10ObjectsKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_objects,
+                    mem_objects,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueReleaseD3D10ObjectsKHR` (OpenCL API ID 81): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueReleaseD3D10ObjectsKHR(command_queue: cl_command_queue, num_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueReleaseD3D10ObjectsKHR(
+    command_queue: cl_command_queue,
+    num_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueReleaseD3D10ObjectsKHR else {
         next::missing(ids::clEnqueueReleaseD3D10ObjectsKHR);
         return CL_INVALID_OPERATION;
@@ -1788,51 +3831,103 @@ pub(super) unsafe extern "C" fn clEnqueueReleaseD3D10ObjectsKHR(command_queue: c
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueReleaseD3D10ObjectsKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_objects,
+                    mem_objects,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clSetEventCallback` (OpenCL API ID 82): dispatch-table function.
-pub(super) unsafe extern "C" fn clSetEventCallback(event: cl_event, command_exec_callback_type: cl_int, pfn_notify: Option<unsafe extern "C" fn(cl_event, cl_int, *mut c_void)>, user_data: *mut c_void) -> cl_int {
+pub(super) unsafe extern "C" fn clSetEventCallback(
+    event: cl_event,
+    command_exec_callback_type: cl_int,
+    pfn_notify: Option<unsafe extern "C" fn(cl_event, cl_int, *mut c_void)>,
+    user_data: *mut c_void,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clSetEventCallback else {
         next::missing(ids::clSetEventCallback);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clSetEventCallback { event: &event, command_exec_callback_type: &command_exec_callback_type, pfn_notify: &pfn_notify, user_data: &user_data };
+    let call_args = params::pti_cl_params_clSetEventCallback {
+        event: &event,
+        command_exec_callback_type: &command_exec_callback_type,
+        pfn_notify: &pfn_notify,
+        user_data: &user_data,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSetEventCallback,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(event, command_exec_callback_type, pfn_notify, user_data) };
+            let status =
+                unsafe { next_fn(event, command_exec_callback_type, pfn_notify, user_data) };
             (status, status)
         },
     )
 }
 
 /// `clCreateSubBuffer` (OpenCL API ID 83): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateSubBuffer(buffer: cl_mem, flags: cl_mem_flags, buffer_create_type: cl_buffer_create_type, buffer_create_info: *const c_void, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateSubBuffer(
+    buffer: cl_mem,
+    flags: cl_mem_flags,
+    buffer_create_type: cl_buffer_create_type,
+    buffer_create_info: *const c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateSubBuffer else {
         next::missing(ids::clCreateSubBuffer);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateSubBuffer { buffer: &buffer, flags: &flags, buffer_create_type: &buffer_create_type, buffer_create_info: &buffer_create_info, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateSubBuffer {
+        buffer: &buffer,
+        flags: &flags,
+        buffer_create_type: &buffer_create_type,
+        buffer_create_info: &buffer_create_info,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateSubBuffer,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret) };
+            let ret = unsafe {
+                next_fn(
+                    buffer,
+                    flags,
+                    buffer_create_type,
+                    buffer_create_info,
+                    errcode_ret,
+                )
+            };
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -1840,16 +3935,28 @@ pub(super) unsafe extern "C" fn clCreateSubBuffer(buffer: cl_mem, flags: cl_mem_
 }
 
 /// `clSetMemObjectDestructorCallback` (OpenCL API ID 84): dispatch-table function.
-pub(super) unsafe extern "C" fn clSetMemObjectDestructorCallback(memobj: cl_mem, pfn_notify: Option<unsafe extern "C" fn(cl_mem, *mut c_void)>, user_data: *mut c_void) -> cl_int {
+pub(super) unsafe extern "C" fn clSetMemObjectDestructorCallback(
+    memobj: cl_mem,
+    pfn_notify: Option<unsafe extern "C" fn(cl_mem, *mut c_void)>,
+    user_data: *mut c_void,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clSetMemObjectDestructorCallback else {
         next::missing(ids::clSetMemObjectDestructorCallback);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clSetMemObjectDestructorCallback { memobj: &memobj, pfn_notify: &pfn_notify, user_data: &user_data };
+    let call_args = params::pti_cl_params_clSetMemObjectDestructorCallback {
+        memobj: &memobj,
+        pfn_notify: &pfn_notify,
+        user_data: &user_data,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSetMemObjectDestructorCallback,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(memobj, pfn_notify, user_data) };
@@ -1859,17 +3966,27 @@ pub(super) unsafe extern "C" fn clSetMemObjectDestructorCallback(memobj: cl_mem,
 }
 
 /// `clCreateUserEvent` (OpenCL API ID 85): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateUserEvent(context: cl_context, errcode_ret: *mut cl_int) -> cl_event {
+pub(super) unsafe extern "C" fn clCreateUserEvent(
+    context: cl_context,
+    errcode_ret: *mut cl_int,
+) -> cl_event {
     let Some(next_fn) = next::dispatch().clCreateUserEvent else {
         next::missing(ids::clCreateUserEvent);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateUserEvent { context: &context, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateUserEvent {
+        context: &context,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateUserEvent,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -1882,16 +3999,26 @@ pub(super) unsafe extern "C" fn clCreateUserEvent(context: cl_context, errcode_r
 }
 
 /// `clSetUserEventStatus` (OpenCL API ID 86): dispatch-table function.
-pub(super) unsafe extern "C" fn clSetUserEventStatus(event: cl_event, execution_status: cl_int) -> cl_int {
+pub(super) unsafe extern "C" fn clSetUserEventStatus(
+    event: cl_event,
+    execution_status: cl_int,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clSetUserEventStatus else {
         next::missing(ids::clSetUserEventStatus);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clSetUserEventStatus { event: &event, execution_status: &execution_status };
+    let call_args = params::pti_cl_params_clSetUserEventStatus {
+        event: &event,
+        execution_status: &execution_status,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSetUserEventStatus,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(event, execution_status) };
@@ -1901,24 +4028,113 @@ pub(super) unsafe extern "C" fn clSetUserEventStatus(event: cl_event, execution_
 }
 
 /// `clEnqueueReadBufferRect` (OpenCL API ID 87): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueReadBufferRect(command_queue: cl_command_queue, buffer: cl_mem, blocking_read: cl_bool, buffer_origin: *const size_t, host_origin: *const size_t, region: *const size_t, buffer_row_pitch: size_t, buffer_slice_pitch: size_t, host_row_pitch: size_t, host_slice_pitch: size_t, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueReadBufferRect(
+    command_queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_read: cl_bool,
+    buffer_origin: *const size_t,
+    host_origin: *const size_t,
+    region: *const size_t,
+    buffer_row_pitch: size_t,
+    buffer_slice_pitch: size_t,
+    host_row_pitch: size_t,
+    host_slice_pitch: size_t,
+    ptr: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueReadBufferRect else {
         next::missing(ids::clEnqueueReadBufferRect);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueReadBufferRect { command_queue: &command_queue, buffer: &buffer, blocking_read: &blocking_read, buffer_origin: &buffer_origin, host_origin: &host_origin, region: &region, buffer_row_pitch: &buffer_row_pitch, buffer_slice_pitch: &buffer_slice_pitch, host_row_pitch: &host_row_pitch, host_slice_pitch: &host_slice_pitch, ptr: &ptr, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueReadBufferRect {
+        command_queue: &command_queue,
+        buffer: &buffer,
+        blocking_read: &blocking_read,
+        buffer_origin: &buffer_origin,
+        host_origin: &host_origin,
+        region: &region,
+        buffer_row_pitch: &buffer_row_pitch,
+        buffer_slice_pitch: &buffer_slice_pitch,
+        host_row_pitch: &host_row_pitch,
+        host_slice_pitch: &host_slice_pitch,
+        ptr: &ptr,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueReadBufferRect,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        buffer,
+                        blocking_read,
+                        buffer_origin,
+                        host_origin,
+                        region,
+                        buffer_row_pitch,
+                        buffer_slice_pitch,
+                        host_row_pitch,
+                        host_slice_pitch,
+                        ptr,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueReadBufferRect(scope, next_fn, command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueReadBufferRect(
+                        scope,
+                        args::clEnqueueReadBufferRect {
+                            command_queue,
+                            buffer,
+                            blocking_read,
+                            buffer_origin,
+                            host_origin,
+                            region,
+                            buffer_row_pitch,
+                            buffer_slice_pitch,
+                            host_row_pitch,
+                            host_slice_pitch,
+                            ptr,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                buffer,
+                                blocking_read,
+                                buffer_origin,
+                                host_origin,
+                                region,
+                                buffer_row_pitch,
+                                buffer_slice_pitch,
+                                host_row_pitch,
+                                host_slice_pitch,
+                                ptr,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1926,24 +4142,113 @@ pub(super) unsafe extern "C" fn clEnqueueReadBufferRect(command_queue: cl_comman
 }
 
 /// `clEnqueueWriteBufferRect` (OpenCL API ID 88): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueWriteBufferRect(command_queue: cl_command_queue, buffer: cl_mem, blocking_write: cl_bool, buffer_origin: *const size_t, host_origin: *const size_t, region: *const size_t, buffer_row_pitch: size_t, buffer_slice_pitch: size_t, host_row_pitch: size_t, host_slice_pitch: size_t, ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueWriteBufferRect(
+    command_queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_write: cl_bool,
+    buffer_origin: *const size_t,
+    host_origin: *const size_t,
+    region: *const size_t,
+    buffer_row_pitch: size_t,
+    buffer_slice_pitch: size_t,
+    host_row_pitch: size_t,
+    host_slice_pitch: size_t,
+    ptr: *const c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueWriteBufferRect else {
         next::missing(ids::clEnqueueWriteBufferRect);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueWriteBufferRect { command_queue: &command_queue, buffer: &buffer, blocking_write: &blocking_write, buffer_origin: &buffer_origin, host_origin: &host_origin, region: &region, buffer_row_pitch: &buffer_row_pitch, buffer_slice_pitch: &buffer_slice_pitch, host_row_pitch: &host_row_pitch, host_slice_pitch: &host_slice_pitch, ptr: &ptr, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueWriteBufferRect {
+        command_queue: &command_queue,
+        buffer: &buffer,
+        blocking_write: &blocking_write,
+        buffer_origin: &buffer_origin,
+        host_origin: &host_origin,
+        region: &region,
+        buffer_row_pitch: &buffer_row_pitch,
+        buffer_slice_pitch: &buffer_slice_pitch,
+        host_row_pitch: &host_row_pitch,
+        host_slice_pitch: &host_slice_pitch,
+        ptr: &ptr,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueWriteBufferRect,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        buffer,
+                        blocking_write,
+                        buffer_origin,
+                        host_origin,
+                        region,
+                        buffer_row_pitch,
+                        buffer_slice_pitch,
+                        host_row_pitch,
+                        host_slice_pitch,
+                        ptr,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueWriteBufferRect(scope, next_fn, command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueWriteBufferRect(
+                        scope,
+                        args::clEnqueueWriteBufferRect {
+                            command_queue,
+                            buffer,
+                            blocking_write,
+                            buffer_origin,
+                            host_origin,
+                            region,
+                            buffer_row_pitch,
+                            buffer_slice_pitch,
+                            host_row_pitch,
+                            host_slice_pitch,
+                            ptr,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                buffer,
+                                blocking_write,
+                                buffer_origin,
+                                host_origin,
+                                region,
+                                buffer_row_pitch,
+                                buffer_slice_pitch,
+                                host_row_pitch,
+                                host_slice_pitch,
+                                ptr,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1951,24 +4256,108 @@ pub(super) unsafe extern "C" fn clEnqueueWriteBufferRect(command_queue: cl_comma
 }
 
 /// `clEnqueueCopyBufferRect` (OpenCL API ID 89): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueCopyBufferRect(command_queue: cl_command_queue, src_buffer: cl_mem, dst_buffer: cl_mem, src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t, src_row_pitch: size_t, src_slice_pitch: size_t, dst_row_pitch: size_t, dst_slice_pitch: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueCopyBufferRect(
+    command_queue: cl_command_queue,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const size_t,
+    dst_origin: *const size_t,
+    region: *const size_t,
+    src_row_pitch: size_t,
+    src_slice_pitch: size_t,
+    dst_row_pitch: size_t,
+    dst_slice_pitch: size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueCopyBufferRect else {
         next::missing(ids::clEnqueueCopyBufferRect);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueCopyBufferRect { command_queue: &command_queue, src_buffer: &src_buffer, dst_buffer: &dst_buffer, src_origin: &src_origin, dst_origin: &dst_origin, region: &region, src_row_pitch: &src_row_pitch, src_slice_pitch: &src_slice_pitch, dst_row_pitch: &dst_row_pitch, dst_slice_pitch: &dst_slice_pitch, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueCopyBufferRect {
+        command_queue: &command_queue,
+        src_buffer: &src_buffer,
+        dst_buffer: &dst_buffer,
+        src_origin: &src_origin,
+        dst_origin: &dst_origin,
+        region: &region,
+        src_row_pitch: &src_row_pitch,
+        src_slice_pitch: &src_slice_pitch,
+        dst_row_pitch: &dst_row_pitch,
+        dst_slice_pitch: &dst_slice_pitch,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueCopyBufferRect,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        src_buffer,
+                        dst_buffer,
+                        src_origin,
+                        dst_origin,
+                        region,
+                        src_row_pitch,
+                        src_slice_pitch,
+                        dst_row_pitch,
+                        dst_slice_pitch,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueCopyBufferRect(scope, next_fn, command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueCopyBufferRect(
+                        scope,
+                        args::clEnqueueCopyBufferRect {
+                            command_queue,
+                            src_buffer,
+                            dst_buffer,
+                            src_origin,
+                            dst_origin,
+                            region,
+                            src_row_pitch,
+                            src_slice_pitch,
+                            dst_row_pitch,
+                            dst_slice_pitch,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                src_buffer,
+                                dst_buffer,
+                                src_origin,
+                                dst_origin,
+                                region,
+                                src_row_pitch,
+                                src_slice_pitch,
+                                dst_row_pitch,
+                                dst_slice_pitch,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -1976,19 +4365,36 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBufferRect(command_queue: cl_comman
 }
 
 /// `clCreateSubDevicesEXT` (OpenCL API ID 90): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateSubDevicesEXT(in_device: cl_device_id, properties: *const cl_device_partition_property_ext, num_entries: cl_uint, out_devices: *mut cl_device_id, num_devices: *mut cl_uint) -> cl_int {
+pub(super) unsafe extern "C" fn clCreateSubDevicesEXT(
+    in_device: cl_device_id,
+    properties: *const cl_device_partition_property_ext,
+    num_entries: cl_uint,
+    out_devices: *mut cl_device_id,
+    num_devices: *mut cl_uint,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clCreateSubDevicesEXT else {
         next::missing(ids::clCreateSubDevicesEXT);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCreateSubDevicesEXT { in_device: &in_device, properties: &properties, num_entries: &num_entries, out_devices: &out_devices, num_devices: &num_devices };
+    let call_args = params::pti_cl_params_clCreateSubDevicesEXT {
+        in_device: &in_device,
+        properties: &properties,
+        num_entries: &num_entries,
+        out_devices: &out_devices,
+        num_devices: &num_devices,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateSubDevicesEXT,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(in_device, properties, num_entries, out_devices, num_devices) };
+            let status =
+                unsafe { next_fn(in_device, properties, num_entries, out_devices, num_devices) };
             (status, status)
         },
     )
@@ -2004,7 +4410,11 @@ pub(super) unsafe extern "C" fn clRetainDeviceEXT(device: cl_device_id) -> cl_in
     trace_call(
         ApiGroup::OpenCl,
         ids::clRetainDeviceEXT,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(device) };
@@ -2023,7 +4433,11 @@ pub(super) unsafe extern "C" fn clReleaseDeviceEXT(device: cl_device_id) -> cl_i
     trace_call(
         ApiGroup::OpenCl,
         ids::clReleaseDeviceEXT,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(device) };
@@ -2033,17 +4447,29 @@ pub(super) unsafe extern "C" fn clReleaseDeviceEXT(device: cl_device_id) -> cl_i
 }
 
 /// `clCreateEventFromGLsyncKHR` (OpenCL API ID 93): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateEventFromGLsyncKHR(context: cl_context, sync: cl_GLsync, errcode_ret: *mut cl_int) -> cl_event {
+pub(super) unsafe extern "C" fn clCreateEventFromGLsyncKHR(
+    context: cl_context,
+    sync: cl_GLsync,
+    errcode_ret: *mut cl_int,
+) -> cl_event {
     let Some(next_fn) = next::dispatch().clCreateEventFromGLsyncKHR else {
         next::missing(ids::clCreateEventFromGLsyncKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateEventFromGLsyncKHR { context: &context, sync: &sync, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateEventFromGLsyncKHR {
+        context: &context,
+        sync: &sync,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateEventFromGLsyncKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -2056,19 +4482,43 @@ pub(super) unsafe extern "C" fn clCreateEventFromGLsyncKHR(context: cl_context, 
 }
 
 /// `clCreateSubDevices` (OpenCL API ID 94): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateSubDevices(in_device: cl_device_id, properties: *const cl_device_partition_property, num_devices: cl_uint, out_devices: *mut cl_device_id, num_devices_ret: *mut cl_uint) -> cl_int {
+pub(super) unsafe extern "C" fn clCreateSubDevices(
+    in_device: cl_device_id,
+    properties: *const cl_device_partition_property,
+    num_devices: cl_uint,
+    out_devices: *mut cl_device_id,
+    num_devices_ret: *mut cl_uint,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clCreateSubDevices else {
         next::missing(ids::clCreateSubDevices);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCreateSubDevices { in_device: &in_device, properties: &properties, num_devices: &num_devices, out_devices: &out_devices, num_devices_ret: &num_devices_ret };
+    let call_args = params::pti_cl_params_clCreateSubDevices {
+        in_device: &in_device,
+        properties: &properties,
+        num_devices: &num_devices,
+        out_devices: &out_devices,
+        num_devices_ret: &num_devices_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateSubDevices,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(in_device, properties, num_devices, out_devices, num_devices_ret) };
+            let status = unsafe {
+                next_fn(
+                    in_device,
+                    properties,
+                    num_devices,
+                    out_devices,
+                    num_devices_ret,
+                )
+            };
             (status, status)
         },
     )
@@ -2084,7 +4534,11 @@ pub(super) unsafe extern "C" fn clRetainDevice(device: cl_device_id) -> cl_int {
     trace_call(
         ApiGroup::OpenCl,
         ids::clRetainDevice,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(device) };
@@ -2103,7 +4557,11 @@ pub(super) unsafe extern "C" fn clReleaseDevice(device: cl_device_id) -> cl_int 
     trace_call(
         ApiGroup::OpenCl,
         ids::clReleaseDevice,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(device) };
@@ -2113,22 +4571,49 @@ pub(super) unsafe extern "C" fn clReleaseDevice(device: cl_device_id) -> cl_int 
 }
 
 /// `clCreateImage` (OpenCL API ID 97): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateImage(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format, image_desc: *const cl_image_desc, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateImage(
+    context: cl_context,
+    flags: cl_mem_flags,
+    image_format: *const cl_image_format,
+    image_desc: *const cl_image_desc,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateImage else {
         next::missing(ids::clCreateImage);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateImage { context: &context, flags: &flags, image_format: &image_format, image_desc: &image_desc, host_ptr: &host_ptr, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateImage {
+        context: &context,
+        flags: &flags,
+        image_format: &image_format,
+        image_desc: &image_desc,
+        host_ptr: &host_ptr,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateImage,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(context, flags, image_format, image_desc, host_ptr, errcode_ret) };
+            let ret = unsafe {
+                next_fn(
+                    context,
+                    flags,
+                    image_format,
+                    image_desc,
+                    host_ptr,
+                    errcode_ret,
+                )
+            };
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -2136,22 +4621,39 @@ pub(super) unsafe extern "C" fn clCreateImage(context: cl_context, flags: cl_mem
 }
 
 /// `clCreateProgramWithBuiltInKernels` (OpenCL API ID 98): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateProgramWithBuiltInKernels(context: cl_context, num_devices: cl_uint, device_list: *const cl_device_id, kernel_names: *const c_char, errcode_ret: *mut cl_int) -> cl_program {
+pub(super) unsafe extern "C" fn clCreateProgramWithBuiltInKernels(
+    context: cl_context,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    kernel_names: *const c_char,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
     let Some(next_fn) = next::dispatch().clCreateProgramWithBuiltInKernels else {
         next::missing(ids::clCreateProgramWithBuiltInKernels);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateProgramWithBuiltInKernels { context: &context, num_devices: &num_devices, device_list: &device_list, kernel_names: &kernel_names, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateProgramWithBuiltInKernels {
+        context: &context,
+        num_devices: &num_devices,
+        device_list: &device_list,
+        kernel_names: &kernel_names,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateProgramWithBuiltInKernels,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(context, num_devices, device_list, kernel_names, errcode_ret) };
+            let ret =
+                unsafe { next_fn(context, num_devices, device_list, kernel_names, errcode_ret) };
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -2159,41 +4661,113 @@ pub(super) unsafe extern "C" fn clCreateProgramWithBuiltInKernels(context: cl_co
 }
 
 /// `clCompileProgram` (OpenCL API ID 99): dispatch-table function.
-pub(super) unsafe extern "C" fn clCompileProgram(program: cl_program, num_devices: cl_uint, device_list: *const cl_device_id, options: *const c_char, num_input_headers: cl_uint, input_headers: *const cl_program, header_include_names: *mut *const c_char, pfn_notify: Option<unsafe extern "C" fn(cl_program, *mut c_void)>, user_data: *mut c_void) -> cl_int {
+pub(super) unsafe extern "C" fn clCompileProgram(
+    program: cl_program,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    options: *const c_char,
+    num_input_headers: cl_uint,
+    input_headers: *const cl_program,
+    header_include_names: *mut *const c_char,
+    pfn_notify: Option<unsafe extern "C" fn(cl_program, *mut c_void)>,
+    user_data: *mut c_void,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clCompileProgram else {
         next::missing(ids::clCompileProgram);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCompileProgram { program: &program, num_devices: &num_devices, device_list: &device_list, options: &options, num_input_headers: &num_input_headers, input_headers: &input_headers, header_include_names: &header_include_names, pfn_notify: &pfn_notify, user_data: &user_data };
+    let call_args = params::pti_cl_params_clCompileProgram {
+        program: &program,
+        num_devices: &num_devices,
+        device_list: &device_list,
+        options: &options,
+        num_input_headers: &num_input_headers,
+        input_headers: &input_headers,
+        header_include_names: &header_include_names,
+        pfn_notify: &pfn_notify,
+        user_data: &user_data,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCompileProgram,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data) };
+            let status = unsafe {
+                next_fn(
+                    program,
+                    num_devices,
+                    device_list,
+                    options,
+                    num_input_headers,
+                    input_headers,
+                    header_include_names,
+                    pfn_notify,
+                    user_data,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clLinkProgram` (OpenCL API ID 100): dispatch-table function.
-pub(super) unsafe extern "C" fn clLinkProgram(context: cl_context, num_devices: cl_uint, device_list: *const cl_device_id, options: *const c_char, num_input_programs: cl_uint, input_programs: *const cl_program, pfn_notify: Option<unsafe extern "C" fn(cl_program, *mut c_void)>, user_data: *mut c_void, errcode_ret: *mut cl_int) -> cl_program {
+pub(super) unsafe extern "C" fn clLinkProgram(
+    context: cl_context,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    options: *const c_char,
+    num_input_programs: cl_uint,
+    input_programs: *const cl_program,
+    pfn_notify: Option<unsafe extern "C" fn(cl_program, *mut c_void)>,
+    user_data: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
     let Some(next_fn) = next::dispatch().clLinkProgram else {
         next::missing(ids::clLinkProgram);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clLinkProgram { context: &context, num_devices: &num_devices, device_list: &device_list, options: &options, num_input_programs: &num_input_programs, input_programs: &input_programs, pfn_notify: &pfn_notify, user_data: &user_data, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clLinkProgram {
+        context: &context,
+        num_devices: &num_devices,
+        device_list: &device_list,
+        options: &options,
+        num_input_programs: &num_input_programs,
+        input_programs: &input_programs,
+        pfn_notify: &pfn_notify,
+        user_data: &user_data,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clLinkProgram,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret) };
+            let ret = unsafe {
+                next_fn(
+                    context,
+                    num_devices,
+                    device_list,
+                    options,
+                    num_input_programs,
+                    input_programs,
+                    pfn_notify,
+                    user_data,
+                    errcode_ret,
+                )
+            };
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -2206,11 +4780,17 @@ pub(super) unsafe extern "C" fn clUnloadPlatformCompiler(platform: cl_platform_i
         next::missing(ids::clUnloadPlatformCompiler);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clUnloadPlatformCompiler { platform: &platform };
+    let call_args = params::pti_cl_params_clUnloadPlatformCompiler {
+        platform: &platform,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clUnloadPlatformCompiler,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(platform) };
@@ -2220,43 +4800,134 @@ pub(super) unsafe extern "C" fn clUnloadPlatformCompiler(platform: cl_platform_i
 }
 
 /// `clGetKernelArgInfo` (OpenCL API ID 102): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetKernelArgInfo(kernel: cl_kernel, arg_index: cl_uint, param_name: cl_kernel_arg_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetKernelArgInfo(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    param_name: cl_kernel_arg_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetKernelArgInfo else {
         next::missing(ids::clGetKernelArgInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetKernelArgInfo { kernel: &kernel, arg_index: &arg_index, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetKernelArgInfo {
+        kernel: &kernel,
+        arg_index: &arg_index,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetKernelArgInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(kernel, arg_index, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    kernel,
+                    arg_index,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueFillBuffer` (OpenCL API ID 103): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueFillBuffer(command_queue: cl_command_queue, buffer: cl_mem, pattern: *const c_void, pattern_size: size_t, offset: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueFillBuffer(
+    command_queue: cl_command_queue,
+    buffer: cl_mem,
+    pattern: *const c_void,
+    pattern_size: size_t,
+    offset: size_t,
+    size: size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueFillBuffer else {
         next::missing(ids::clEnqueueFillBuffer);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueFillBuffer { command_queue: &command_queue, buffer: &buffer, pattern: &pattern, pattern_size: &pattern_size, offset: &offset, size: &size, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueFillBuffer {
+        command_queue: &command_queue,
+        buffer: &buffer,
+        pattern: &pattern,
+        pattern_size: &pattern_size,
+        offset: &offset,
+        size: &size,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueFillBuffer,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        buffer,
+                        pattern,
+                        pattern_size,
+                        offset,
+                        size,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueFillBuffer(scope, next_fn, command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueFillBuffer(
+                        scope,
+                        args::clEnqueueFillBuffer {
+                            command_queue,
+                            buffer,
+                            pattern,
+                            pattern_size,
+                            offset,
+                            size,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                buffer,
+                                pattern,
+                                pattern_size,
+                                offset,
+                                size,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -2264,24 +4935,83 @@ pub(super) unsafe extern "C" fn clEnqueueFillBuffer(command_queue: cl_command_qu
 }
 
 /// `clEnqueueFillImage` (OpenCL API ID 104): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueFillImage(command_queue: cl_command_queue, image: cl_mem, fill_color: *const c_void, origin: *const size_t, region: *const size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueFillImage(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    fill_color: *const c_void,
+    origin: *const size_t,
+    region: *const size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueFillImage else {
         next::missing(ids::clEnqueueFillImage);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueFillImage { command_queue: &command_queue, image: &image, fill_color: &fill_color, origin: &origin, region: &region, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueFillImage {
+        command_queue: &command_queue,
+        image: &image,
+        fill_color: &fill_color,
+        origin: &origin,
+        region: &region,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueFillImage,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        image,
+                        fill_color,
+                        origin,
+                        region,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueFillImage(scope, next_fn, command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueFillImage(
+                        scope,
+                        args::clEnqueueFillImage {
+                            command_queue,
+                            image,
+                            fill_color,
+                            origin,
+                            region,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                image,
+                                fill_color,
+                                origin,
+                                region,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -2289,43 +5019,112 @@ pub(super) unsafe extern "C" fn clEnqueueFillImage(command_queue: cl_command_que
 }
 
 /// `clEnqueueMigrateMemObjects` (OpenCL API ID 105): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueMigrateMemObjects(command_queue: cl_command_queue, num_mem_objects: cl_uint, mem_objects: *const cl_mem, flags: cl_mem_migration_flags, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueMigrateMemObjects(
+    command_queue: cl_command_queue,
+    num_mem_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    flags: cl_mem_migration_flags,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueMigrateMemObjects else {
         next::missing(ids::clEnqueueMigrateMemObjects);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueMigrateMemObjects { command_queue: &command_queue, num_mem_objects: &num_mem_objects, mem_objects: &mem_objects, flags: &flags, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueMigrateMemObjects {
+        command_queue: &command_queue,
+        num_mem_objects: &num_mem_objects,
+        mem_objects: &mem_objects,
+        flags: &flags,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueMigrateMemObjects,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_mem_objects,
+                    mem_objects,
+                    flags,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueMarkerWithWaitList` (OpenCL API ID 106): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueMarkerWithWaitList(command_queue: cl_command_queue, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueMarkerWithWaitList(
+    command_queue: cl_command_queue,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueMarkerWithWaitList else {
         next::missing(ids::clEnqueueMarkerWithWaitList);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueMarkerWithWaitList { command_queue: &command_queue, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueMarkerWithWaitList {
+        command_queue: &command_queue,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueMarkerWithWaitList,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueMarkerWithWaitList(scope, next_fn, command_queue, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueMarkerWithWaitList(
+                        scope,
+                        args::clEnqueueMarkerWithWaitList {
+                            command_queue,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -2333,24 +5132,63 @@ pub(super) unsafe extern "C" fn clEnqueueMarkerWithWaitList(command_queue: cl_co
 }
 
 /// `clEnqueueBarrierWithWaitList` (OpenCL API ID 107): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueBarrierWithWaitList(command_queue: cl_command_queue, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueBarrierWithWaitList(
+    command_queue: cl_command_queue,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueBarrierWithWaitList else {
         next::missing(ids::clEnqueueBarrierWithWaitList);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueBarrierWithWaitList { command_queue: &command_queue, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueBarrierWithWaitList {
+        command_queue: &command_queue,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueBarrierWithWaitList,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueBarrierWithWaitList(scope, next_fn, command_queue, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueBarrierWithWaitList(
+                        scope,
+                        args::clEnqueueBarrierWithWaitList {
+                            command_queue,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -2358,16 +5196,26 @@ pub(super) unsafe extern "C" fn clEnqueueBarrierWithWaitList(command_queue: cl_c
 }
 
 /// `clGetExtensionFunctionAddressForPlatform` (OpenCL API ID 108): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clGetExtensionFunctionAddressForPlatform(platform: cl_platform_id, func_name: *const c_char) -> *mut c_void {
+pub(super) unsafe extern "C" fn clGetExtensionFunctionAddressForPlatform(
+    platform: cl_platform_id,
+    func_name: *const c_char,
+) -> *mut c_void {
     let Some(next_fn) = next::dispatch().clGetExtensionFunctionAddressForPlatform else {
         next::missing(ids::clGetExtensionFunctionAddressForPlatform);
         return core::ptr::null_mut();
     };
-    let call_args = params::pti_cl_params_clGetExtensionFunctionAddressForPlatform { platform: &platform, func_name: &func_name };
+    let call_args = params::pti_cl_params_clGetExtensionFunctionAddressForPlatform {
+        platform: &platform,
+        func_name: &func_name,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetExtensionFunctionAddressForPlatform,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             let ret = run_override(
                 scope,
@@ -2375,7 +5223,11 @@ pub(super) unsafe extern "C" fn clGetExtensionFunctionAddressForPlatform(platfor
                 || unsafe { next_fn(platform, func_name) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clGetExtensionFunctionAddressForPlatform(scope, next_fn, platform, func_name) },
+                |scope| unsafe {
+                    overrides::extension_address::clGetExtensionFunctionAddressForPlatform(
+                        scope, next_fn, platform, func_name,
+                    )
+                },
             );
             (ret, NoReturnCode)
         },
@@ -2383,17 +5235,35 @@ pub(super) unsafe extern "C" fn clGetExtensionFunctionAddressForPlatform(platfor
 }
 
 /// `clCreateFromGLTexture` (OpenCL API ID 109): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateFromGLTexture(context: cl_context, flags: cl_mem_flags, target: cl_GLenum, miplevel: cl_GLint, texture: cl_GLuint, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateFromGLTexture(
+    context: cl_context,
+    flags: cl_mem_flags,
+    target: cl_GLenum,
+    miplevel: cl_GLint,
+    texture: cl_GLuint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateFromGLTexture else {
         next::missing(ids::clCreateFromGLTexture);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateFromGLTexture { context: &context, flags: &flags, target: &target, miplevel: &miplevel, texture: &texture, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateFromGLTexture {
+        context: &context,
+        flags: &flags,
+        target: &target,
+        miplevel: &miplevel,
+        texture: &texture,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateFromGLTexture,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -2406,7 +5276,15 @@ pub(super) unsafe extern "C" fn clCreateFromGLTexture(context: cl_context, flags
 }
 
 /// `clGetDeviceIDsFromD3D11KHR` (OpenCL API ID 110): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetDeviceIDsFromD3D11KHR(platform: cl_platform_id, d3d_device_source: cl_d3d11_device_source_khr, d3d_object: *mut c_void, d3d_device_set: cl_d3d11_device_set_khr, num_entries: cl_uint, devices: *mut cl_device_id, num_devices: *mut cl_uint) -> cl_int {
+pub(super) unsafe extern "C" fn clGetDeviceIDsFromD3D11KHR(
+    platform: cl_platform_id,
+    d3d_device_source: cl_d3d11_device_source_khr,
+    d3d_object: *mut c_void,
+    d3d_device_set: cl_d3d11_device_set_khr,
+    num_entries: cl_uint,
+    devices: *mut cl_device_id,
+    num_devices: *mut cl_uint,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetDeviceIDsFromD3D11KHR else {
         next::missing(ids::clGetDeviceIDsFromD3D11KHR);
         return CL_INVALID_OPERATION;
@@ -2414,17 +5292,36 @@ pub(super) unsafe extern "C" fn clGetDeviceIDsFromD3D11KHR(platform: cl_platform
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetDeviceIDsFromD3D11KHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(platform, d3d_device_source, d3d_object, d3d_device_set, num_entries, devices, num_devices) };
+            let status = unsafe {
+                next_fn(
+                    platform,
+                    d3d_device_source,
+                    d3d_object,
+                    d3d_device_set,
+                    num_entries,
+                    devices,
+                    num_devices,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCreateFromD3D11BufferKHR` (OpenCL API ID 111): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateFromD3D11BufferKHR(context: cl_context, flags: cl_mem_flags, resource: ID3D11Buffer_ptr, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateFromD3D11BufferKHR(
+    context: cl_context,
+    flags: cl_mem_flags,
+    resource: ID3D11Buffer_ptr,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateFromD3D11BufferKHR else {
         next::missing(ids::clCreateFromD3D11BufferKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
@@ -2433,7 +5330,11 @@ pub(super) unsafe extern "C" fn clCreateFromD3D11BufferKHR(context: cl_context, 
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateFromD3D11BufferKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -2446,7 +5347,13 @@ pub(super) unsafe extern "C" fn clCreateFromD3D11BufferKHR(context: cl_context, 
 }
 
 /// `clCreateFromD3D11Texture2DKHR` (OpenCL API ID 112): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateFromD3D11Texture2DKHR(context: cl_context, flags: cl_mem_flags, resource: ID3D11Texture2D_ptr, subresource: cl_uint, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateFromD3D11Texture2DKHR(
+    context: cl_context,
+    flags: cl_mem_flags,
+    resource: ID3D11Texture2D_ptr,
+    subresource: cl_uint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateFromD3D11Texture2DKHR else {
         next::missing(ids::clCreateFromD3D11Texture2DKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
@@ -2455,7 +5362,11 @@ pub(super) unsafe extern "C" fn clCreateFromD3D11Texture2DKHR(context: cl_contex
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateFromD3D11Texture2DKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -2468,7 +5379,13 @@ pub(super) unsafe extern "C" fn clCreateFromD3D11Texture2DKHR(context: cl_contex
 }
 
 /// `clCreateFromD3D11Texture3DKHR` (OpenCL API ID 113): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateFromD3D11Texture3DKHR(context: cl_context, flags: cl_mem_flags, resource: ID3D11Texture3D_ptr, subresource: cl_uint, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateFromD3D11Texture3DKHR(
+    context: cl_context,
+    flags: cl_mem_flags,
+    resource: ID3D11Texture3D_ptr,
+    subresource: cl_uint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateFromD3D11Texture3DKHR else {
         next::missing(ids::clCreateFromD3D11Texture3DKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
@@ -2477,7 +5394,11 @@ pub(super) unsafe extern "C" fn clCreateFromD3D11Texture3DKHR(context: cl_contex
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateFromD3D11Texture3DKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -2490,7 +5411,14 @@ pub(super) unsafe extern "C" fn clCreateFromD3D11Texture3DKHR(context: cl_contex
 }
 
 /// `clCreateFromDX9MediaSurfaceKHR` (OpenCL API ID 114): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateFromDX9MediaSurfaceKHR(context: cl_context, flags: cl_mem_flags, adapter_type: cl_dx9_media_adapter_type_khr, surface_info: *mut c_void, plane: cl_uint, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateFromDX9MediaSurfaceKHR(
+    context: cl_context,
+    flags: cl_mem_flags,
+    adapter_type: cl_dx9_media_adapter_type_khr,
+    surface_info: *mut c_void,
+    plane: cl_uint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateFromDX9MediaSurfaceKHR else {
         next::missing(ids::clCreateFromDX9MediaSurfaceKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
@@ -2499,12 +5427,25 @@ pub(super) unsafe extern "C" fn clCreateFromDX9MediaSurfaceKHR(context: cl_conte
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateFromDX9MediaSurfaceKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(context, flags, adapter_type, surface_info, plane, errcode_ret) };
+            let ret = unsafe {
+                next_fn(
+                    context,
+                    flags,
+                    adapter_type,
+                    surface_info,
+                    plane,
+                    errcode_ret,
+                )
+            };
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -2512,7 +5453,14 @@ pub(super) unsafe extern "C" fn clCreateFromDX9MediaSurfaceKHR(context: cl_conte
 }
 
 /// `clEnqueueAcquireD3D11ObjectsKHR` (OpenCL API ID 115): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueAcquireD3D11ObjectsKHR(command_queue: cl_command_queue, num_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueAcquireD3D11ObjectsKHR(
+    command_queue: cl_command_queue,
+    num_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueAcquireD3D11ObjectsKHR else {
         next::missing(ids::clEnqueueAcquireD3D11ObjectsKHR);
         return CL_INVALID_OPERATION;
@@ -2520,17 +5468,37 @@ pub(super) unsafe extern "C" fn clEnqueueAcquireD3D11ObjectsKHR(command_queue: c
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueAcquireD3D11ObjectsKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_objects,
+                    mem_objects,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueReleaseD3D11ObjectsKHR` (OpenCL API ID 116): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueReleaseD3D11ObjectsKHR(command_queue: cl_command_queue, num_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueReleaseD3D11ObjectsKHR(
+    command_queue: cl_command_queue,
+    num_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueReleaseD3D11ObjectsKHR else {
         next::missing(ids::clEnqueueReleaseD3D11ObjectsKHR);
         return CL_INVALID_OPERATION;
@@ -2538,17 +5506,39 @@ pub(super) unsafe extern "C" fn clEnqueueReleaseD3D11ObjectsKHR(command_queue: c
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueReleaseD3D11ObjectsKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_objects,
+                    mem_objects,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clGetDeviceIDsFromDX9MediaAdapterKHR` (OpenCL API ID 117): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetDeviceIDsFromDX9MediaAdapterKHR(platform: cl_platform_id, num_media_adapters: cl_uint, media_adapter_type: *mut cl_dx9_media_adapter_type_khr, media_adapters: *mut c_void, media_adapter_set: cl_dx9_media_adapter_set_khr, num_entries: cl_uint, devices: *mut cl_device_id, num_devices: *mut cl_uint) -> cl_int {
+pub(super) unsafe extern "C" fn clGetDeviceIDsFromDX9MediaAdapterKHR(
+    platform: cl_platform_id,
+    num_media_adapters: cl_uint,
+    media_adapter_type: *mut cl_dx9_media_adapter_type_khr,
+    media_adapters: *mut c_void,
+    media_adapter_set: cl_dx9_media_adapter_set_khr,
+    num_entries: cl_uint,
+    devices: *mut cl_device_id,
+    num_devices: *mut cl_uint,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetDeviceIDsFromDX9MediaAdapterKHR else {
         next::missing(ids::clGetDeviceIDsFromDX9MediaAdapterKHR);
         return CL_INVALID_OPERATION;
@@ -2556,17 +5546,39 @@ pub(super) unsafe extern "C" fn clGetDeviceIDsFromDX9MediaAdapterKHR(platform: c
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetDeviceIDsFromDX9MediaAdapterKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(platform, num_media_adapters, media_adapter_type, media_adapters, media_adapter_set, num_entries, devices, num_devices) };
+            let status = unsafe {
+                next_fn(
+                    platform,
+                    num_media_adapters,
+                    media_adapter_type,
+                    media_adapters,
+                    media_adapter_set,
+                    num_entries,
+                    devices,
+                    num_devices,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueAcquireDX9MediaSurfacesKHR` (OpenCL API ID 118): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueAcquireDX9MediaSurfacesKHR(command_queue: cl_command_queue, num_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueAcquireDX9MediaSurfacesKHR(
+    command_queue: cl_command_queue,
+    num_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueAcquireDX9MediaSurfacesKHR else {
         next::missing(ids::clEnqueueAcquireDX9MediaSurfacesKHR);
         return CL_INVALID_OPERATION;
@@ -2574,17 +5586,37 @@ pub(super) unsafe extern "C" fn clEnqueueAcquireDX9MediaSurfacesKHR(command_queu
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueAcquireDX9MediaSurfacesKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_objects,
+                    mem_objects,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueReleaseDX9MediaSurfacesKHR` (OpenCL API ID 119): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueReleaseDX9MediaSurfacesKHR(command_queue: cl_command_queue, num_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueReleaseDX9MediaSurfacesKHR(
+    command_queue: cl_command_queue,
+    num_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueReleaseDX9MediaSurfacesKHR else {
         next::missing(ids::clEnqueueReleaseDX9MediaSurfacesKHR);
         return CL_INVALID_OPERATION;
@@ -2592,32 +5624,72 @@ pub(super) unsafe extern "C" fn clEnqueueReleaseDX9MediaSurfacesKHR(command_queu
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueReleaseDX9MediaSurfacesKHR,
-        || CallInfo { args: core::ptr::null(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: core::ptr::null(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_objects,
+                    mem_objects,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCreateFromEGLImageKHR` (OpenCL API ID 120): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateFromEGLImageKHR(context: cl_context, egldisplay: CLeglDisplayKHR, eglimage: CLeglImageKHR, flags: cl_mem_flags, properties: *const cl_egl_image_properties_khr, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateFromEGLImageKHR(
+    context: cl_context,
+    egldisplay: CLeglDisplayKHR,
+    eglimage: CLeglImageKHR,
+    flags: cl_mem_flags,
+    properties: *const cl_egl_image_properties_khr,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateFromEGLImageKHR else {
         next::missing(ids::clCreateFromEGLImageKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateFromEGLImageKHR { context: &context, egldisplay: &egldisplay, eglimage: &eglimage, flags: &flags, properties: &properties, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateFromEGLImageKHR {
+        context: &context,
+        egldisplay: &egldisplay,
+        eglimage: &eglimage,
+        flags: &flags,
+        properties: &properties,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateFromEGLImageKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(context, egldisplay, eglimage, flags, properties, errcode_ret) };
+            let ret = unsafe {
+                next_fn(
+                    context,
+                    egldisplay,
+                    eglimage,
+                    flags,
+                    properties,
+                    errcode_ret,
+                )
+            };
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -2625,55 +5697,123 @@ pub(super) unsafe extern "C" fn clCreateFromEGLImageKHR(context: cl_context, egl
 }
 
 /// `clEnqueueAcquireEGLObjectsKHR` (OpenCL API ID 121): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueAcquireEGLObjectsKHR(command_queue: cl_command_queue, num_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueAcquireEGLObjectsKHR(
+    command_queue: cl_command_queue,
+    num_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueAcquireEGLObjectsKHR else {
         next::missing(ids::clEnqueueAcquireEGLObjectsKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueAcquireEGLObjectsKHR { command_queue: &command_queue, num_objects: &num_objects, mem_objects: &mem_objects, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueAcquireEGLObjectsKHR {
+        command_queue: &command_queue,
+        num_objects: &num_objects,
+        mem_objects: &mem_objects,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueAcquireEGLObjectsKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_objects,
+                    mem_objects,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueReleaseEGLObjectsKHR` (OpenCL API ID 122): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueReleaseEGLObjectsKHR(command_queue: cl_command_queue, num_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueReleaseEGLObjectsKHR(
+    command_queue: cl_command_queue,
+    num_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueReleaseEGLObjectsKHR else {
         next::missing(ids::clEnqueueReleaseEGLObjectsKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueReleaseEGLObjectsKHR { command_queue: &command_queue, num_objects: &num_objects, mem_objects: &mem_objects, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueReleaseEGLObjectsKHR {
+        command_queue: &command_queue,
+        num_objects: &num_objects,
+        mem_objects: &mem_objects,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueReleaseEGLObjectsKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_objects, mem_objects, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_objects,
+                    mem_objects,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCreateEventFromEGLSyncKHR` (OpenCL API ID 123): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateEventFromEGLSyncKHR(context: cl_context, sync: CLeglSyncKHR, display: CLeglDisplayKHR, errcode_ret: *mut cl_int) -> cl_event {
+pub(super) unsafe extern "C" fn clCreateEventFromEGLSyncKHR(
+    context: cl_context,
+    sync: CLeglSyncKHR,
+    display: CLeglDisplayKHR,
+    errcode_ret: *mut cl_int,
+) -> cl_event {
     let Some(next_fn) = next::dispatch().clCreateEventFromEGLSyncKHR else {
         next::missing(ids::clCreateEventFromEGLSyncKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateEventFromEGLSyncKHR { context: &context, sync: &sync, display: &display, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateEventFromEGLSyncKHR {
+        context: &context,
+        sync: &sync,
+        display: &display,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateEventFromEGLSyncKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -2686,17 +5826,31 @@ pub(super) unsafe extern "C" fn clCreateEventFromEGLSyncKHR(context: cl_context,
 }
 
 /// `clCreateCommandQueueWithProperties` (OpenCL API ID 124): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clCreateCommandQueueWithProperties(context: cl_context, device: cl_device_id, properties: *const cl_queue_properties, errcode_ret: *mut cl_int) -> cl_command_queue {
+pub(super) unsafe extern "C" fn clCreateCommandQueueWithProperties(
+    context: cl_context,
+    device: cl_device_id,
+    properties: *const cl_queue_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_command_queue {
     let Some(next_fn) = next::dispatch().clCreateCommandQueueWithProperties else {
         next::missing(ids::clCreateCommandQueueWithProperties);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateCommandQueueWithProperties { context: &context, device: &device, properties: &properties, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateCommandQueueWithProperties {
+        context: &context,
+        device: &device,
+        properties: &properties,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateCommandQueueWithProperties,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -2706,7 +5860,16 @@ pub(super) unsafe extern "C" fn clCreateCommandQueueWithProperties(context: cl_c
                 || unsafe { next_fn(context, device, properties, errcode_ret) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clCreateCommandQueueWithProperties(scope, next_fn, context, device, properties, errcode_ret) },
+                |scope| unsafe {
+                    overrides::queue::clCreateCommandQueueWithProperties(
+                        scope,
+                        next_fn,
+                        context,
+                        device,
+                        properties,
+                        errcode_ret,
+                    )
+                },
             );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
@@ -2715,22 +5878,49 @@ pub(super) unsafe extern "C" fn clCreateCommandQueueWithProperties(context: cl_c
 }
 
 /// `clCreatePipe` (OpenCL API ID 125): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreatePipe(context: cl_context, flags: cl_mem_flags, pipe_packet_size: cl_uint, pipe_max_packets: cl_uint, properties: *const cl_pipe_properties, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreatePipe(
+    context: cl_context,
+    flags: cl_mem_flags,
+    pipe_packet_size: cl_uint,
+    pipe_max_packets: cl_uint,
+    properties: *const cl_pipe_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreatePipe else {
         next::missing(ids::clCreatePipe);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreatePipe { context: &context, flags: &flags, pipe_packet_size: &pipe_packet_size, pipe_max_packets: &pipe_max_packets, properties: &properties, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreatePipe {
+        context: &context,
+        flags: &flags,
+        pipe_packet_size: &pipe_packet_size,
+        pipe_max_packets: &pipe_max_packets,
+        properties: &properties,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreatePipe,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret) };
+            let ret = unsafe {
+                next_fn(
+                    context,
+                    flags,
+                    pipe_packet_size,
+                    pipe_max_packets,
+                    properties,
+                    errcode_ret,
+                )
+            };
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -2738,35 +5928,73 @@ pub(super) unsafe extern "C" fn clCreatePipe(context: cl_context, flags: cl_mem_
 }
 
 /// `clGetPipeInfo` (OpenCL API ID 126): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetPipeInfo(pipe: cl_mem, param_name: cl_pipe_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetPipeInfo(
+    pipe: cl_mem,
+    param_name: cl_pipe_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetPipeInfo else {
         next::missing(ids::clGetPipeInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetPipeInfo { pipe: &pipe, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetPipeInfo {
+        pipe: &pipe,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetPipeInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(pipe, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    pipe,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clSVMAlloc` (OpenCL API ID 127): dispatch-table function.
-pub(super) unsafe extern "C" fn clSVMAlloc(context: cl_context, flags: cl_svm_mem_flags, size: size_t, alignment: cl_uint) -> *mut c_void {
+pub(super) unsafe extern "C" fn clSVMAlloc(
+    context: cl_context,
+    flags: cl_svm_mem_flags,
+    size: size_t,
+    alignment: cl_uint,
+) -> *mut c_void {
     let Some(next_fn) = next::dispatch().clSVMAlloc else {
         next::missing(ids::clSVMAlloc);
         return core::ptr::null_mut();
     };
-    let call_args = params::pti_cl_params_clSVMAlloc { context: &context, flags: &flags, size: &size, alignment: &alignment };
+    let call_args = params::pti_cl_params_clSVMAlloc {
+        context: &context,
+        flags: &flags,
+        size: &size,
+        alignment: &alignment,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSVMAlloc,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let ret = unsafe { next_fn(context, flags, size, alignment) };
@@ -2781,11 +6009,18 @@ pub(super) unsafe extern "C" fn clSVMFree(context: cl_context, svm_pointer: *mut
         next::missing(ids::clSVMFree);
         return;
     };
-    let call_args = params::pti_cl_params_clSVMFree { context: &context, svm_pointer: &svm_pointer };
+    let call_args = params::pti_cl_params_clSVMFree {
+        context: &context,
+        svm_pointer: &svm_pointer,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSVMFree,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let ret = unsafe { next_fn(context, svm_pointer) };
@@ -2795,43 +6030,137 @@ pub(super) unsafe extern "C" fn clSVMFree(context: cl_context, svm_pointer: *mut
 }
 
 /// `clEnqueueSVMFree` (OpenCL API ID 129): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueSVMFree(command_queue: cl_command_queue, num_svm_pointers: cl_uint, svm_pointers: *mut *mut c_void, pfn_free_func: Option<unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void)>, user_data: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueSVMFree(
+    command_queue: cl_command_queue,
+    num_svm_pointers: cl_uint,
+    svm_pointers: *mut *mut c_void,
+    pfn_free_func: Option<
+        unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void),
+    >,
+    user_data: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueSVMFree else {
         next::missing(ids::clEnqueueSVMFree);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueSVMFree { command_queue: &command_queue, num_svm_pointers: &num_svm_pointers, svm_pointers: &svm_pointers, pfn_free_func: &pfn_free_func, user_data: &user_data, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueSVMFree {
+        command_queue: &command_queue,
+        num_svm_pointers: &num_svm_pointers,
+        svm_pointers: &svm_pointers,
+        pfn_free_func: &pfn_free_func,
+        user_data: &user_data,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueSVMFree,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_svm_pointers,
+                    svm_pointers,
+                    pfn_free_func,
+                    user_data,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueSVMMemcpy` (OpenCL API ID 130): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueSVMMemcpy(command_queue: cl_command_queue, blocking_copy: cl_bool, dst_ptr: *mut c_void, src_ptr: *const c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueSVMMemcpy(
+    command_queue: cl_command_queue,
+    blocking_copy: cl_bool,
+    dst_ptr: *mut c_void,
+    src_ptr: *const c_void,
+    size: size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueSVMMemcpy else {
         next::missing(ids::clEnqueueSVMMemcpy);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueSVMMemcpy { command_queue: &command_queue, blocking_copy: &blocking_copy, dst_ptr: &dst_ptr, src_ptr: &src_ptr, size: &size, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueSVMMemcpy {
+        command_queue: &command_queue,
+        blocking_copy: &blocking_copy,
+        dst_ptr: &dst_ptr,
+        src_ptr: &src_ptr,
+        size: &size,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueSVMMemcpy,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        blocking_copy,
+                        dst_ptr,
+                        src_ptr,
+                        size,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueSVMMemcpy(scope, next_fn, command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueSVMMemcpy(
+                        scope,
+                        args::clEnqueueSVMMemcpy {
+                            command_queue,
+                            blocking_copy,
+                            dst_ptr,
+                            src_ptr,
+                            size,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                blocking_copy,
+                                dst_ptr,
+                                src_ptr,
+                                size,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -2839,24 +6168,83 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMemcpy(command_queue: cl_command_que
 }
 
 /// `clEnqueueSVMMemFill` (OpenCL API ID 131): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueSVMMemFill(command_queue: cl_command_queue, svm_ptr: *mut c_void, pattern: *const c_void, pattern_size: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueSVMMemFill(
+    command_queue: cl_command_queue,
+    svm_ptr: *mut c_void,
+    pattern: *const c_void,
+    pattern_size: size_t,
+    size: size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueSVMMemFill else {
         next::missing(ids::clEnqueueSVMMemFill);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueSVMMemFill { command_queue: &command_queue, svm_ptr: &svm_ptr, pattern: &pattern, pattern_size: &pattern_size, size: &size, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueSVMMemFill {
+        command_queue: &command_queue,
+        svm_ptr: &svm_ptr,
+        pattern: &pattern,
+        pattern_size: &pattern_size,
+        size: &size,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueSVMMemFill,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        svm_ptr,
+                        pattern,
+                        pattern_size,
+                        size,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueSVMMemFill(scope, next_fn, command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueSVMMemFill(
+                        scope,
+                        args::clEnqueueSVMMemFill {
+                            command_queue,
+                            svm_ptr,
+                            pattern,
+                            pattern_size,
+                            size,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                svm_ptr,
+                                pattern,
+                                pattern_size,
+                                size,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -2864,24 +6252,83 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMemFill(command_queue: cl_command_qu
 }
 
 /// `clEnqueueSVMMap` (OpenCL API ID 132): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueSVMMap(command_queue: cl_command_queue, blocking_map: cl_bool, flags: cl_map_flags, svm_ptr: *mut c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueSVMMap(
+    command_queue: cl_command_queue,
+    blocking_map: cl_bool,
+    flags: cl_map_flags,
+    svm_ptr: *mut c_void,
+    size: size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueSVMMap else {
         next::missing(ids::clEnqueueSVMMap);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueSVMMap { command_queue: &command_queue, blocking_map: &blocking_map, flags: &flags, svm_ptr: &svm_ptr, size: &size, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueSVMMap {
+        command_queue: &command_queue,
+        blocking_map: &blocking_map,
+        flags: &flags,
+        svm_ptr: &svm_ptr,
+        size: &size,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueSVMMap,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        blocking_map,
+                        flags,
+                        svm_ptr,
+                        size,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueSVMMap(scope, next_fn, command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueSVMMap(
+                        scope,
+                        args::clEnqueueSVMMap {
+                            command_queue,
+                            blocking_map,
+                            flags,
+                            svm_ptr,
+                            size,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                blocking_map,
+                                flags,
+                                svm_ptr,
+                                size,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -2889,24 +6336,68 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMap(command_queue: cl_command_queue,
 }
 
 /// `clEnqueueSVMUnmap` (OpenCL API ID 133): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clEnqueueSVMUnmap(command_queue: cl_command_queue, svm_ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueSVMUnmap(
+    command_queue: cl_command_queue,
+    svm_ptr: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueSVMUnmap else {
         next::missing(ids::clEnqueueSVMUnmap);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueSVMUnmap { command_queue: &command_queue, svm_ptr: &svm_ptr, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueSVMUnmap {
+        command_queue: &command_queue,
+        svm_ptr: &svm_ptr,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueSVMUnmap,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        svm_ptr,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueSVMUnmap(scope, next_fn, command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueSVMUnmap(
+                        scope,
+                        args::clEnqueueSVMUnmap {
+                            command_queue,
+                            svm_ptr,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                svm_ptr,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -2914,17 +6405,29 @@ pub(super) unsafe extern "C" fn clEnqueueSVMUnmap(command_queue: cl_command_queu
 }
 
 /// `clCreateSamplerWithProperties` (OpenCL API ID 134): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateSamplerWithProperties(context: cl_context, sampler_properties: *const cl_sampler_properties, errcode_ret: *mut cl_int) -> cl_sampler {
+pub(super) unsafe extern "C" fn clCreateSamplerWithProperties(
+    context: cl_context,
+    sampler_properties: *const cl_sampler_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_sampler {
     let Some(next_fn) = next::dispatch().clCreateSamplerWithProperties else {
         next::missing(ids::clCreateSamplerWithProperties);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateSamplerWithProperties { context: &context, sampler_properties: &sampler_properties, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateSamplerWithProperties {
+        context: &context,
+        sampler_properties: &sampler_properties,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateSamplerWithProperties,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -2937,16 +6440,28 @@ pub(super) unsafe extern "C" fn clCreateSamplerWithProperties(context: cl_contex
 }
 
 /// `clSetKernelArgSVMPointer` (OpenCL API ID 135): dispatch-table function.
-pub(super) unsafe extern "C" fn clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int {
+pub(super) unsafe extern "C" fn clSetKernelArgSVMPointer(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    arg_value: *const c_void,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clSetKernelArgSVMPointer else {
         next::missing(ids::clSetKernelArgSVMPointer);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clSetKernelArgSVMPointer { kernel: &kernel, arg_index: &arg_index, arg_value: &arg_value };
+    let call_args = params::pti_cl_params_clSetKernelArgSVMPointer {
+        kernel: &kernel,
+        arg_index: &arg_index,
+        arg_value: &arg_value,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSetKernelArgSVMPointer,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(kernel, arg_index, arg_value) };
@@ -2956,16 +6471,30 @@ pub(super) unsafe extern "C" fn clSetKernelArgSVMPointer(kernel: cl_kernel, arg_
 }
 
 /// `clSetKernelExecInfo` (OpenCL API ID 136): dispatch-table function.
-pub(super) unsafe extern "C" fn clSetKernelExecInfo(kernel: cl_kernel, param_name: cl_kernel_exec_info, param_value_size: size_t, param_value: *const c_void) -> cl_int {
+pub(super) unsafe extern "C" fn clSetKernelExecInfo(
+    kernel: cl_kernel,
+    param_name: cl_kernel_exec_info,
+    param_value_size: size_t,
+    param_value: *const c_void,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clSetKernelExecInfo else {
         next::missing(ids::clSetKernelExecInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clSetKernelExecInfo { kernel: &kernel, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value };
+    let call_args = params::pti_cl_params_clSetKernelExecInfo {
+        kernel: &kernel,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSetKernelExecInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(kernel, param_name, param_value_size, param_value) };
@@ -2975,36 +6504,79 @@ pub(super) unsafe extern "C" fn clSetKernelExecInfo(kernel: cl_kernel, param_nam
 }
 
 /// `clGetKernelSubGroupInfoKHR` (OpenCL API ID 137): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetKernelSubGroupInfoKHR(in_kernel: cl_kernel, in_device: cl_device_id, param_name: cl_kernel_sub_group_info, input_value_size: size_t, input_value: *const c_void, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetKernelSubGroupInfoKHR(
+    in_kernel: cl_kernel,
+    in_device: cl_device_id,
+    param_name: cl_kernel_sub_group_info,
+    input_value_size: size_t,
+    input_value: *const c_void,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetKernelSubGroupInfoKHR else {
         next::missing(ids::clGetKernelSubGroupInfoKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetKernelSubGroupInfoKHR { in_kernel: &in_kernel, in_device: &in_device, param_name: &param_name, input_value_size: &input_value_size, input_value: &input_value, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetKernelSubGroupInfoKHR {
+        in_kernel: &in_kernel,
+        in_device: &in_device,
+        param_name: &param_name,
+        input_value_size: &input_value_size,
+        input_value: &input_value,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetKernelSubGroupInfoKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(in_kernel, in_device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    in_kernel,
+                    in_device,
+                    param_name,
+                    input_value_size,
+                    input_value,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCloneKernel` (OpenCL API ID 138): dispatch-table function, overridden.
-pub(super) unsafe extern "C" fn clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) -> cl_kernel {
+pub(super) unsafe extern "C" fn clCloneKernel(
+    source_kernel: cl_kernel,
+    errcode_ret: *mut cl_int,
+) -> cl_kernel {
     let Some(next_fn) = next::dispatch().clCloneKernel else {
         next::missing(ids::clCloneKernel);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCloneKernel { source_kernel: &source_kernel, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCloneKernel {
+        source_kernel: &source_kernel,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCloneKernel,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -3014,7 +6586,9 @@ pub(super) unsafe extern "C" fn clCloneKernel(source_kernel: cl_kernel, errcode_
                 || unsafe { next_fn(source_kernel, errcode_ret) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clCloneKernel(scope, next_fn, source_kernel, errcode_ret) },
+                |scope| unsafe {
+                    overrides::kernel::clCloneKernel(scope, next_fn, source_kernel, errcode_ret)
+                },
             );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
@@ -3023,17 +6597,31 @@ pub(super) unsafe extern "C" fn clCloneKernel(source_kernel: cl_kernel, errcode_
 }
 
 /// `clCreateProgramWithIL` (OpenCL API ID 139): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateProgramWithIL(context: cl_context, il: *const c_void, length: size_t, errcode_ret: *mut cl_int) -> cl_program {
+pub(super) unsafe extern "C" fn clCreateProgramWithIL(
+    context: cl_context,
+    il: *const c_void,
+    length: size_t,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
     let Some(next_fn) = next::dispatch().clCreateProgramWithIL else {
         next::missing(ids::clCreateProgramWithIL);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateProgramWithIL { context: &context, il: &il, length: &length, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateProgramWithIL {
+        context: &context,
+        il: &il,
+        length: &length,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateProgramWithIL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -3046,35 +6634,80 @@ pub(super) unsafe extern "C" fn clCreateProgramWithIL(context: cl_context, il: *
 }
 
 /// `clEnqueueSVMMigrateMem` (OpenCL API ID 140): dispatch-table function.
-pub(super) unsafe extern "C" fn clEnqueueSVMMigrateMem(command_queue: cl_command_queue, num_svm_pointers: cl_uint, svm_pointers: *mut *const c_void, sizes: *const size_t, flags: cl_mem_migration_flags, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub(super) unsafe extern "C" fn clEnqueueSVMMigrateMem(
+    command_queue: cl_command_queue,
+    num_svm_pointers: cl_uint,
+    svm_pointers: *mut *const c_void,
+    sizes: *const size_t,
+    flags: cl_mem_migration_flags,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clEnqueueSVMMigrateMem else {
         next::missing(ids::clEnqueueSVMMigrateMem);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueSVMMigrateMem { command_queue: &command_queue, num_svm_pointers: &num_svm_pointers, svm_pointers: &svm_pointers, sizes: &sizes, flags: &flags, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueSVMMigrateMem {
+        command_queue: &command_queue,
+        num_svm_pointers: &num_svm_pointers,
+        svm_pointers: &svm_pointers,
+        sizes: &sizes,
+        flags: &flags,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueSVMMigrateMem,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_svm_pointers,
+                    svm_pointers,
+                    sizes,
+                    flags,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clGetDeviceAndHostTimer` (OpenCL API ID 141): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetDeviceAndHostTimer(device: cl_device_id, device_timestamp: *mut cl_ulong, host_timestamp: *mut cl_ulong) -> cl_int {
+pub(super) unsafe extern "C" fn clGetDeviceAndHostTimer(
+    device: cl_device_id,
+    device_timestamp: *mut cl_ulong,
+    host_timestamp: *mut cl_ulong,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetDeviceAndHostTimer else {
         next::missing(ids::clGetDeviceAndHostTimer);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetDeviceAndHostTimer { device: &device, device_timestamp: &device_timestamp, host_timestamp: &host_timestamp };
+    let call_args = params::pti_cl_params_clGetDeviceAndHostTimer {
+        device: &device,
+        device_timestamp: &device_timestamp,
+        host_timestamp: &host_timestamp,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetDeviceAndHostTimer,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(device, device_timestamp, host_timestamp) };
@@ -3084,16 +6717,26 @@ pub(super) unsafe extern "C" fn clGetDeviceAndHostTimer(device: cl_device_id, de
 }
 
 /// `clGetHostTimer` (OpenCL API ID 142): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetHostTimer(device: cl_device_id, host_timestamp: *mut cl_ulong) -> cl_int {
+pub(super) unsafe extern "C" fn clGetHostTimer(
+    device: cl_device_id,
+    host_timestamp: *mut cl_ulong,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetHostTimer else {
         next::missing(ids::clGetHostTimer);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetHostTimer { device: &device, host_timestamp: &host_timestamp };
+    let call_args = params::pti_cl_params_clGetHostTimer {
+        device: &device,
+        host_timestamp: &host_timestamp,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetHostTimer,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(device, host_timestamp) };
@@ -3103,35 +6746,80 @@ pub(super) unsafe extern "C" fn clGetHostTimer(device: cl_device_id, host_timest
 }
 
 /// `clGetKernelSubGroupInfo` (OpenCL API ID 143): dispatch-table function.
-pub(super) unsafe extern "C" fn clGetKernelSubGroupInfo(kernel: cl_kernel, device: cl_device_id, param_name: cl_kernel_sub_group_info, input_value_size: size_t, input_value: *const c_void, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
+pub(super) unsafe extern "C" fn clGetKernelSubGroupInfo(
+    kernel: cl_kernel,
+    device: cl_device_id,
+    param_name: cl_kernel_sub_group_info,
+    input_value_size: size_t,
+    input_value: *const c_void,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clGetKernelSubGroupInfo else {
         next::missing(ids::clGetKernelSubGroupInfo);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetKernelSubGroupInfo { kernel: &kernel, device: &device, param_name: &param_name, input_value_size: &input_value_size, input_value: &input_value, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetKernelSubGroupInfo {
+        kernel: &kernel,
+        device: &device,
+        param_name: &param_name,
+        input_value_size: &input_value_size,
+        input_value: &input_value,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetKernelSubGroupInfo,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    kernel,
+                    device,
+                    param_name,
+                    input_value_size,
+                    input_value,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clSetDefaultDeviceCommandQueue` (OpenCL API ID 144): dispatch-table function.
-pub(super) unsafe extern "C" fn clSetDefaultDeviceCommandQueue(context: cl_context, device: cl_device_id, command_queue: cl_command_queue) -> cl_int {
+pub(super) unsafe extern "C" fn clSetDefaultDeviceCommandQueue(
+    context: cl_context,
+    device: cl_device_id,
+    command_queue: cl_command_queue,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clSetDefaultDeviceCommandQueue else {
         next::missing(ids::clSetDefaultDeviceCommandQueue);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clSetDefaultDeviceCommandQueue { context: &context, device: &device, command_queue: &command_queue };
+    let call_args = params::pti_cl_params_clSetDefaultDeviceCommandQueue {
+        context: &context,
+        device: &device,
+        command_queue: &command_queue,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSetDefaultDeviceCommandQueue,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(context, device, command_queue) };
@@ -3141,16 +6829,28 @@ pub(super) unsafe extern "C" fn clSetDefaultDeviceCommandQueue(context: cl_conte
 }
 
 /// `clSetProgramReleaseCallback` (OpenCL API ID 145): dispatch-table function.
-pub(super) unsafe extern "C" fn clSetProgramReleaseCallback(program: cl_program, pfn_notify: Option<unsafe extern "C" fn(cl_program, *mut c_void)>, user_data: *mut c_void) -> cl_int {
+pub(super) unsafe extern "C" fn clSetProgramReleaseCallback(
+    program: cl_program,
+    pfn_notify: Option<unsafe extern "C" fn(cl_program, *mut c_void)>,
+    user_data: *mut c_void,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clSetProgramReleaseCallback else {
         next::missing(ids::clSetProgramReleaseCallback);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clSetProgramReleaseCallback { program: &program, pfn_notify: &pfn_notify, user_data: &user_data };
+    let call_args = params::pti_cl_params_clSetProgramReleaseCallback {
+        program: &program,
+        pfn_notify: &pfn_notify,
+        user_data: &user_data,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSetProgramReleaseCallback,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(program, pfn_notify, user_data) };
@@ -3160,16 +6860,30 @@ pub(super) unsafe extern "C" fn clSetProgramReleaseCallback(program: cl_program,
 }
 
 /// `clSetProgramSpecializationConstant` (OpenCL API ID 146): dispatch-table function.
-pub(super) unsafe extern "C" fn clSetProgramSpecializationConstant(program: cl_program, spec_id: cl_uint, spec_size: size_t, spec_value: *const c_void) -> cl_int {
+pub(super) unsafe extern "C" fn clSetProgramSpecializationConstant(
+    program: cl_program,
+    spec_id: cl_uint,
+    spec_size: size_t,
+    spec_value: *const c_void,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clSetProgramSpecializationConstant else {
         next::missing(ids::clSetProgramSpecializationConstant);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clSetProgramSpecializationConstant { program: &program, spec_id: &spec_id, spec_size: &spec_size, spec_value: &spec_value };
+    let call_args = params::pti_cl_params_clSetProgramSpecializationConstant {
+        program: &program,
+        spec_id: &spec_id,
+        spec_size: &spec_size,
+        spec_value: &spec_value,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSetProgramSpecializationConstant,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(program, spec_id, spec_size, spec_value) };
@@ -3179,17 +6893,35 @@ pub(super) unsafe extern "C" fn clSetProgramSpecializationConstant(program: cl_p
 }
 
 /// `clCreateBufferWithProperties` (OpenCL API ID 147): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateBufferWithProperties(context: cl_context, properties: *const cl_mem_properties, flags: cl_mem_flags, size: size_t, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateBufferWithProperties(
+    context: cl_context,
+    properties: *const cl_mem_properties,
+    flags: cl_mem_flags,
+    size: size_t,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateBufferWithProperties else {
         next::missing(ids::clCreateBufferWithProperties);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateBufferWithProperties { context: &context, properties: &properties, flags: &flags, size: &size, host_ptr: &host_ptr, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateBufferWithProperties {
+        context: &context,
+        properties: &properties,
+        flags: &flags,
+        size: &size,
+        host_ptr: &host_ptr,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateBufferWithProperties,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -3202,22 +6934,52 @@ pub(super) unsafe extern "C" fn clCreateBufferWithProperties(context: cl_context
 }
 
 /// `clCreateImageWithProperties` (OpenCL API ID 148): dispatch-table function.
-pub(super) unsafe extern "C" fn clCreateImageWithProperties(context: cl_context, properties: *const cl_mem_properties, flags: cl_mem_flags, image_format: *const cl_image_format, image_desc: *const cl_image_desc, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem {
+pub(super) unsafe extern "C" fn clCreateImageWithProperties(
+    context: cl_context,
+    properties: *const cl_mem_properties,
+    flags: cl_mem_flags,
+    image_format: *const cl_image_format,
+    image_desc: *const cl_image_desc,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let Some(next_fn) = next::dispatch().clCreateImageWithProperties else {
         next::missing(ids::clCreateImageWithProperties);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateImageWithProperties { context: &context, properties: &properties, flags: &flags, image_format: &image_format, image_desc: &image_desc, host_ptr: &host_ptr, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateImageWithProperties {
+        context: &context,
+        properties: &properties,
+        flags: &flags,
+        image_format: &image_format,
+        image_desc: &image_desc,
+        host_ptr: &host_ptr,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateImageWithProperties,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let ret = unsafe { next_fn(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret) };
+            let ret = unsafe {
+                next_fn(
+                    context,
+                    properties,
+                    flags,
+                    image_format,
+                    image_desc,
+                    host_ptr,
+                    errcode_ret,
+                )
+            };
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
         },
@@ -3225,16 +6987,28 @@ pub(super) unsafe extern "C" fn clCreateImageWithProperties(context: cl_context,
 }
 
 /// `clSetContextDestructorCallback` (OpenCL API ID 149): dispatch-table function.
-pub(super) unsafe extern "C" fn clSetContextDestructorCallback(context: cl_context, pfn_notify: Option<unsafe extern "C" fn(cl_context, *mut c_void)>, user_data: *mut c_void) -> cl_int {
+pub(super) unsafe extern "C" fn clSetContextDestructorCallback(
+    context: cl_context,
+    pfn_notify: Option<unsafe extern "C" fn(cl_context, *mut c_void)>,
+    user_data: *mut c_void,
+) -> cl_int {
     let Some(next_fn) = next::dispatch().clSetContextDestructorCallback else {
         next::missing(ids::clSetContextDestructorCallback);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clSetContextDestructorCallback { context: &context, pfn_notify: &pfn_notify, user_data: &user_data };
+    let call_args = params::pti_cl_params_clSetContextDestructorCallback {
+        context: &context,
+        pfn_notify: &pfn_notify,
+        user_data: &user_data,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSetContextDestructorCallback,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(context, pfn_notify, user_data) };
@@ -3244,17 +7018,34 @@ pub(super) unsafe extern "C" fn clSetContextDestructorCallback(context: cl_conte
 }
 
 /// `clHostMemAllocINTEL` (OpenCL API ID 150): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clHostMemAllocINTEL<const SLOT: usize>(context: cl_context, properties: *const cl_mem_properties_intel, size: size_t, alignment: cl_uint, errcode_ret: *mut cl_int) -> *mut c_void {
-    let Some(next_fn) = extensions::entry::<clHostMemAllocINTEL_t>(Ext::clHostMemAllocINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clHostMemAllocINTEL<const SLOT: usize>(
+    context: cl_context,
+    properties: *const cl_mem_properties_intel,
+    size: size_t,
+    alignment: cl_uint,
+    errcode_ret: *mut cl_int,
+) -> *mut c_void {
+    let Some(next_fn) = extensions::entry::<clHostMemAllocINTEL_t>(Ext::clHostMemAllocINTEL, SLOT)
+    else {
         next::missing(ids::clHostMemAllocINTEL);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clHostMemAllocINTEL { context: &context, properties: &properties, size: &size, alignment: &alignment, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clHostMemAllocINTEL {
+        context: &context,
+        properties: &properties,
+        size: &size,
+        alignment: &alignment,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clHostMemAllocINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -3267,17 +7058,37 @@ pub(super) unsafe extern "C" fn clHostMemAllocINTEL<const SLOT: usize>(context: 
 }
 
 /// `clDeviceMemAllocINTEL` (OpenCL API ID 151): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clDeviceMemAllocINTEL<const SLOT: usize>(context: cl_context, device: cl_device_id, properties: *const cl_mem_properties_intel, size: size_t, alignment: cl_uint, errcode_ret: *mut cl_int) -> *mut c_void {
-    let Some(next_fn) = extensions::entry::<clDeviceMemAllocINTEL_t>(Ext::clDeviceMemAllocINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clDeviceMemAllocINTEL<const SLOT: usize>(
+    context: cl_context,
+    device: cl_device_id,
+    properties: *const cl_mem_properties_intel,
+    size: size_t,
+    alignment: cl_uint,
+    errcode_ret: *mut cl_int,
+) -> *mut c_void {
+    let Some(next_fn) =
+        extensions::entry::<clDeviceMemAllocINTEL_t>(Ext::clDeviceMemAllocINTEL, SLOT)
+    else {
         next::missing(ids::clDeviceMemAllocINTEL);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clDeviceMemAllocINTEL { context: &context, device: &device, properties: &properties, size: &size, alignment: &alignment, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clDeviceMemAllocINTEL {
+        context: &context,
+        device: &device,
+        properties: &properties,
+        size: &size,
+        alignment: &alignment,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clDeviceMemAllocINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -3290,17 +7101,37 @@ pub(super) unsafe extern "C" fn clDeviceMemAllocINTEL<const SLOT: usize>(context
 }
 
 /// `clSharedMemAllocINTEL` (OpenCL API ID 152): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clSharedMemAllocINTEL<const SLOT: usize>(context: cl_context, device: cl_device_id, properties: *const cl_mem_properties_intel, size: size_t, alignment: cl_uint, errcode_ret: *mut cl_int) -> *mut c_void {
-    let Some(next_fn) = extensions::entry::<clSharedMemAllocINTEL_t>(Ext::clSharedMemAllocINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clSharedMemAllocINTEL<const SLOT: usize>(
+    context: cl_context,
+    device: cl_device_id,
+    properties: *const cl_mem_properties_intel,
+    size: size_t,
+    alignment: cl_uint,
+    errcode_ret: *mut cl_int,
+) -> *mut c_void {
+    let Some(next_fn) =
+        extensions::entry::<clSharedMemAllocINTEL_t>(Ext::clSharedMemAllocINTEL, SLOT)
+    else {
         next::missing(ids::clSharedMemAllocINTEL);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clSharedMemAllocINTEL { context: &context, device: &device, properties: &properties, size: &size, alignment: &alignment, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clSharedMemAllocINTEL {
+        context: &context,
+        device: &device,
+        properties: &properties,
+        size: &size,
+        alignment: &alignment,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSharedMemAllocINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -3313,16 +7144,26 @@ pub(super) unsafe extern "C" fn clSharedMemAllocINTEL<const SLOT: usize>(context
 }
 
 /// `clMemFreeINTEL` (OpenCL API ID 153): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clMemFreeINTEL<const SLOT: usize>(context: cl_context, ptr: *mut c_void) -> cl_int {
+pub(super) unsafe extern "C" fn clMemFreeINTEL<const SLOT: usize>(
+    context: cl_context,
+    ptr: *mut c_void,
+) -> cl_int {
     let Some(next_fn) = extensions::entry::<clMemFreeINTEL_t>(Ext::clMemFreeINTEL, SLOT) else {
         next::missing(ids::clMemFreeINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clMemFreeINTEL { context: &context, ptr: &ptr };
+    let call_args = params::pti_cl_params_clMemFreeINTEL {
+        context: &context,
+        ptr: &ptr,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clMemFreeINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(context, ptr) };
@@ -3332,16 +7173,28 @@ pub(super) unsafe extern "C" fn clMemFreeINTEL<const SLOT: usize>(context: cl_co
 }
 
 /// `clMemBlockingFreeINTEL` (OpenCL API ID 154): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clMemBlockingFreeINTEL<const SLOT: usize>(context: cl_context, ptr: *mut c_void) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clMemBlockingFreeINTEL_t>(Ext::clMemBlockingFreeINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clMemBlockingFreeINTEL<const SLOT: usize>(
+    context: cl_context,
+    ptr: *mut c_void,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clMemBlockingFreeINTEL_t>(Ext::clMemBlockingFreeINTEL, SLOT)
+    else {
         next::missing(ids::clMemBlockingFreeINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clMemBlockingFreeINTEL { context: &context, ptr: &ptr };
+    let call_args = params::pti_cl_params_clMemBlockingFreeINTEL {
+        context: &context,
+        ptr: &ptr,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clMemBlockingFreeINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let status = run_override(
                 scope,
@@ -3349,7 +7202,9 @@ pub(super) unsafe extern "C" fn clMemBlockingFreeINTEL<const SLOT: usize>(contex
                 || unsafe { next_fn(context, ptr) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clMemBlockingFreeINTEL(scope, next_fn, context, ptr) },
+                |scope| unsafe {
+                    overrides::wait::clMemBlockingFreeINTEL(scope, next_fn, context, ptr)
+                },
             );
             (status, status)
         },
@@ -3357,35 +7212,79 @@ pub(super) unsafe extern "C" fn clMemBlockingFreeINTEL<const SLOT: usize>(contex
 }
 
 /// `clGetMemAllocInfoINTEL` (OpenCL API ID 155): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clGetMemAllocInfoINTEL<const SLOT: usize>(context: cl_context, ptr: *const c_void, param_name: cl_mem_info_intel, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clGetMemAllocInfoINTEL_t>(Ext::clGetMemAllocInfoINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clGetMemAllocInfoINTEL<const SLOT: usize>(
+    context: cl_context,
+    ptr: *const c_void,
+    param_name: cl_mem_info_intel,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clGetMemAllocInfoINTEL_t>(Ext::clGetMemAllocInfoINTEL, SLOT)
+    else {
         next::missing(ids::clGetMemAllocInfoINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetMemAllocInfoINTEL { context: &context, ptr: &ptr, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetMemAllocInfoINTEL {
+        context: &context,
+        ptr: &ptr,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetMemAllocInfoINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(context, ptr, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    context,
+                    ptr,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clSetKernelArgMemPointerINTEL` (OpenCL API ID 156): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clSetKernelArgMemPointerINTEL<const SLOT: usize>(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clSetKernelArgMemPointerINTEL_t>(Ext::clSetKernelArgMemPointerINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clSetKernelArgMemPointerINTEL<const SLOT: usize>(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    arg_value: *const c_void,
+) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clSetKernelArgMemPointerINTEL_t>(
+        Ext::clSetKernelArgMemPointerINTEL,
+        SLOT,
+    ) else {
         next::missing(ids::clSetKernelArgMemPointerINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clSetKernelArgMemPointerINTEL { kernel: &kernel, arg_index: &arg_index, arg_value: &arg_value };
+    let call_args = params::pti_cl_params_clSetKernelArgMemPointerINTEL {
+        kernel: &kernel,
+        arg_index: &arg_index,
+        arg_value: &arg_value,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clSetKernelArgMemPointerINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(kernel, arg_index, arg_value) };
@@ -3395,24 +7294,80 @@ pub(super) unsafe extern "C" fn clSetKernelArgMemPointerINTEL<const SLOT: usize>
 }
 
 /// `clEnqueueMemsetINTEL` (OpenCL API ID 157): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueMemsetINTEL<const SLOT: usize>(command_queue: cl_command_queue, dst_ptr: *mut c_void, value: cl_int, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueMemsetINTEL_t>(Ext::clEnqueueMemsetINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueMemsetINTEL<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    dst_ptr: *mut c_void,
+    value: cl_int,
+    size: size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clEnqueueMemsetINTEL_t>(Ext::clEnqueueMemsetINTEL, SLOT)
+    else {
         next::missing(ids::clEnqueueMemsetINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueMemsetINTEL { command_queue: &command_queue, dst_ptr: &dst_ptr, value: &value, size: &size, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueMemsetINTEL {
+        command_queue: &command_queue,
+        dst_ptr: &dst_ptr,
+        value: &value,
+        size: &size,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueMemsetINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, dst_ptr, value, size, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        dst_ptr,
+                        value,
+                        size,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueMemsetINTEL(scope, next_fn, command_queue, dst_ptr, value, size, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueMemsetINTEL(
+                        scope,
+                        args::clEnqueueMemsetINTEL {
+                            command_queue,
+                            dst_ptr,
+                            value,
+                            size,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                dst_ptr,
+                                value,
+                                size,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -3420,24 +7375,85 @@ pub(super) unsafe extern "C" fn clEnqueueMemsetINTEL<const SLOT: usize>(command_
 }
 
 /// `clEnqueueMemFillINTEL` (OpenCL API ID 158): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueMemFillINTEL<const SLOT: usize>(command_queue: cl_command_queue, dst_ptr: *mut c_void, pattern: *const c_void, pattern_size: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueMemFillINTEL_t>(Ext::clEnqueueMemFillINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueMemFillINTEL<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    dst_ptr: *mut c_void,
+    pattern: *const c_void,
+    pattern_size: size_t,
+    size: size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clEnqueueMemFillINTEL_t>(Ext::clEnqueueMemFillINTEL, SLOT)
+    else {
         next::missing(ids::clEnqueueMemFillINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueMemFillINTEL { command_queue: &command_queue, dst_ptr: &dst_ptr, pattern: &pattern, pattern_size: &pattern_size, size: &size, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueMemFillINTEL {
+        command_queue: &command_queue,
+        dst_ptr: &dst_ptr,
+        pattern: &pattern,
+        pattern_size: &pattern_size,
+        size: &size,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueMemFillINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, dst_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        dst_ptr,
+                        pattern,
+                        pattern_size,
+                        size,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueMemFillINTEL(scope, next_fn, command_queue, dst_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueMemFillINTEL(
+                        scope,
+                        args::clEnqueueMemFillINTEL {
+                            command_queue,
+                            dst_ptr,
+                            pattern,
+                            pattern_size,
+                            size,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                dst_ptr,
+                                pattern,
+                                pattern_size,
+                                size,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -3445,24 +7461,85 @@ pub(super) unsafe extern "C" fn clEnqueueMemFillINTEL<const SLOT: usize>(command
 }
 
 /// `clEnqueueMemcpyINTEL` (OpenCL API ID 159): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueMemcpyINTEL<const SLOT: usize>(command_queue: cl_command_queue, blocking: cl_bool, dst_ptr: *mut c_void, src_ptr: *const c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueMemcpyINTEL_t>(Ext::clEnqueueMemcpyINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueMemcpyINTEL<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    blocking: cl_bool,
+    dst_ptr: *mut c_void,
+    src_ptr: *const c_void,
+    size: size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clEnqueueMemcpyINTEL_t>(Ext::clEnqueueMemcpyINTEL, SLOT)
+    else {
         next::missing(ids::clEnqueueMemcpyINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueMemcpyINTEL { command_queue: &command_queue, blocking: &blocking, dst_ptr: &dst_ptr, src_ptr: &src_ptr, size: &size, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueMemcpyINTEL {
+        command_queue: &command_queue,
+        blocking: &blocking,
+        dst_ptr: &dst_ptr,
+        src_ptr: &src_ptr,
+        size: &size,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueMemcpyINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, blocking, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        blocking,
+                        dst_ptr,
+                        src_ptr,
+                        size,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueMemcpyINTEL(scope, next_fn, command_queue, blocking, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueMemcpyINTEL(
+                        scope,
+                        args::clEnqueueMemcpyINTEL {
+                            command_queue,
+                            blocking,
+                            dst_ptr,
+                            src_ptr,
+                            size,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                blocking,
+                                dst_ptr,
+                                src_ptr,
+                                size,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -3470,55 +7547,140 @@ pub(super) unsafe extern "C" fn clEnqueueMemcpyINTEL<const SLOT: usize>(command_
 }
 
 /// `clEnqueueMigrateMemINTEL` (OpenCL API ID 160): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueMigrateMemINTEL<const SLOT: usize>(command_queue: cl_command_queue, ptr: *const c_void, size: size_t, flags: cl_mem_migration_flags, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueMigrateMemINTEL_t>(Ext::clEnqueueMigrateMemINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueMigrateMemINTEL<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    ptr: *const c_void,
+    size: size_t,
+    flags: cl_mem_migration_flags,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clEnqueueMigrateMemINTEL_t>(Ext::clEnqueueMigrateMemINTEL, SLOT)
+    else {
         next::missing(ids::clEnqueueMigrateMemINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueMigrateMemINTEL { command_queue: &command_queue, ptr: &ptr, size: &size, flags: &flags, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueMigrateMemINTEL {
+        command_queue: &command_queue,
+        ptr: &ptr,
+        size: &size,
+        flags: &flags,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueMigrateMemINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, ptr, size, flags, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    ptr,
+                    size,
+                    flags,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueMemAdviseINTEL` (OpenCL API ID 161): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueMemAdviseINTEL<const SLOT: usize>(command_queue: cl_command_queue, ptr: *const c_void, size: size_t, advice: cl_mem_advice_intel, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueMemAdviseINTEL_t>(Ext::clEnqueueMemAdviseINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueMemAdviseINTEL<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    ptr: *const c_void,
+    size: size_t,
+    advice: cl_mem_advice_intel,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clEnqueueMemAdviseINTEL_t>(Ext::clEnqueueMemAdviseINTEL, SLOT)
+    else {
         next::missing(ids::clEnqueueMemAdviseINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueMemAdviseINTEL { command_queue: &command_queue, ptr: &ptr, size: &size, advice: &advice, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueMemAdviseINTEL {
+        command_queue: &command_queue,
+        ptr: &ptr,
+        size: &size,
+        advice: &advice,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueMemAdviseINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, ptr, size, advice, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    ptr,
+                    size,
+                    advice,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCreateBufferWithPropertiesINTEL` (OpenCL API ID 162): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCreateBufferWithPropertiesINTEL<const SLOT: usize>(context: cl_context, properties: *const cl_mem_properties_intel, flags: cl_mem_flags, size: size_t, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem {
-    let Some(next_fn) = extensions::entry::<clCreateBufferWithPropertiesINTEL_t>(Ext::clCreateBufferWithPropertiesINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clCreateBufferWithPropertiesINTEL<const SLOT: usize>(
+    context: cl_context,
+    properties: *const cl_mem_properties_intel,
+    flags: cl_mem_flags,
+    size: size_t,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let Some(next_fn) = extensions::entry::<clCreateBufferWithPropertiesINTEL_t>(
+        Ext::clCreateBufferWithPropertiesINTEL,
+        SLOT,
+    ) else {
         next::missing(ids::clCreateBufferWithPropertiesINTEL);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateBufferWithPropertiesINTEL { context: &context, properties: &properties, flags: &flags, size: &size, host_ptr: &host_ptr, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateBufferWithPropertiesINTEL {
+        context: &context,
+        properties: &properties,
+        flags: &flags,
+        size: &size,
+        host_ptr: &host_ptr,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateBufferWithPropertiesINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -3531,16 +7693,33 @@ pub(super) unsafe extern "C" fn clCreateBufferWithPropertiesINTEL<const SLOT: us
 }
 
 /// `clGetDeviceFunctionPointerINTEL` (OpenCL API ID 163): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clGetDeviceFunctionPointerINTEL<const SLOT: usize>(device: cl_device_id, program: cl_program, function_name: *const c_char, function_pointer_ret: *mut cl_ulong) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clGetDeviceFunctionPointerINTEL_t>(Ext::clGetDeviceFunctionPointerINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clGetDeviceFunctionPointerINTEL<const SLOT: usize>(
+    device: cl_device_id,
+    program: cl_program,
+    function_name: *const c_char,
+    function_pointer_ret: *mut cl_ulong,
+) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clGetDeviceFunctionPointerINTEL_t>(
+        Ext::clGetDeviceFunctionPointerINTEL,
+        SLOT,
+    ) else {
         next::missing(ids::clGetDeviceFunctionPointerINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetDeviceFunctionPointerINTEL { device: &device, program: &program, function_name: &function_name, function_pointer_ret: &function_pointer_ret };
+    let call_args = params::pti_cl_params_clGetDeviceFunctionPointerINTEL {
+        device: &device,
+        program: &program,
+        function_name: &function_name,
+        function_pointer_ret: &function_pointer_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetDeviceFunctionPointerINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(device, program, function_name, function_pointer_ret) };
@@ -3550,43 +7729,142 @@ pub(super) unsafe extern "C" fn clGetDeviceFunctionPointerINTEL<const SLOT: usiz
 }
 
 /// `clGetDeviceGlobalVariablePointerINTEL` (OpenCL API ID 164): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clGetDeviceGlobalVariablePointerINTEL<const SLOT: usize>(device: cl_device_id, program: cl_program, global_variable_name: *const c_char, global_variable_size_ret: *mut size_t, global_variable_pointer_ret: *mut *mut c_void) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clGetDeviceGlobalVariablePointerINTEL_t>(Ext::clGetDeviceGlobalVariablePointerINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clGetDeviceGlobalVariablePointerINTEL<const SLOT: usize>(
+    device: cl_device_id,
+    program: cl_program,
+    global_variable_name: *const c_char,
+    global_variable_size_ret: *mut size_t,
+    global_variable_pointer_ret: *mut *mut c_void,
+) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clGetDeviceGlobalVariablePointerINTEL_t>(
+        Ext::clGetDeviceGlobalVariablePointerINTEL,
+        SLOT,
+    ) else {
         next::missing(ids::clGetDeviceGlobalVariablePointerINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetDeviceGlobalVariablePointerINTEL { device: &device, program: &program, global_variable_name: &global_variable_name, global_variable_size_ret: &global_variable_size_ret, global_variable_pointer_ret: &global_variable_pointer_ret };
+    let call_args = params::pti_cl_params_clGetDeviceGlobalVariablePointerINTEL {
+        device: &device,
+        program: &program,
+        global_variable_name: &global_variable_name,
+        global_variable_size_ret: &global_variable_size_ret,
+        global_variable_pointer_ret: &global_variable_pointer_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetDeviceGlobalVariablePointerINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(device, program, global_variable_name, global_variable_size_ret, global_variable_pointer_ret) };
+            let status = unsafe {
+                next_fn(
+                    device,
+                    program,
+                    global_variable_name,
+                    global_variable_size_ret,
+                    global_variable_pointer_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueWriteGlobalVariableINTEL` (OpenCL API ID 165): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueWriteGlobalVariableINTEL<const SLOT: usize>(command_queue: cl_command_queue, program: cl_program, name: *const c_char, blocking_write: cl_bool, size: size_t, offset: size_t, ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueWriteGlobalVariableINTEL_t>(Ext::clEnqueueWriteGlobalVariableINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueWriteGlobalVariableINTEL<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    program: cl_program,
+    name: *const c_char,
+    blocking_write: cl_bool,
+    size: size_t,
+    offset: size_t,
+    ptr: *const c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueWriteGlobalVariableINTEL_t>(
+        Ext::clEnqueueWriteGlobalVariableINTEL,
+        SLOT,
+    ) else {
         next::missing(ids::clEnqueueWriteGlobalVariableINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueWriteGlobalVariableINTEL { command_queue: &command_queue, program: &program, name: &name, blocking_write: &blocking_write, size: &size, offset: &offset, ptr: &ptr, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueWriteGlobalVariableINTEL {
+        command_queue: &command_queue,
+        program: &program,
+        name: &name,
+        blocking_write: &blocking_write,
+        size: &size,
+        offset: &offset,
+        ptr: &ptr,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueWriteGlobalVariableINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, program, name, blocking_write, size, offset, ptr, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        program,
+                        name,
+                        blocking_write,
+                        size,
+                        offset,
+                        ptr,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueWriteGlobalVariableINTEL(scope, next_fn, command_queue, program, name, blocking_write, size, offset, ptr, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueWriteGlobalVariableINTEL(
+                        scope,
+                        args::clEnqueueWriteGlobalVariableINTEL {
+                            command_queue,
+                            program,
+                            name,
+                            blocking_write,
+                            size,
+                            offset,
+                            ptr,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                program,
+                                name,
+                                blocking_write,
+                                size,
+                                offset,
+                                ptr,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -3594,24 +7872,96 @@ pub(super) unsafe extern "C" fn clEnqueueWriteGlobalVariableINTEL<const SLOT: us
 }
 
 /// `clEnqueueReadGlobalVariableINTEL` (OpenCL API ID 166): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueReadGlobalVariableINTEL<const SLOT: usize>(command_queue: cl_command_queue, program: cl_program, name: *const c_char, blocking_read: cl_bool, size: size_t, offset: size_t, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueReadGlobalVariableINTEL_t>(Ext::clEnqueueReadGlobalVariableINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueReadGlobalVariableINTEL<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    program: cl_program,
+    name: *const c_char,
+    blocking_read: cl_bool,
+    size: size_t,
+    offset: size_t,
+    ptr: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueReadGlobalVariableINTEL_t>(
+        Ext::clEnqueueReadGlobalVariableINTEL,
+        SLOT,
+    ) else {
         next::missing(ids::clEnqueueReadGlobalVariableINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueReadGlobalVariableINTEL { command_queue: &command_queue, program: &program, name: &name, blocking_read: &blocking_read, size: &size, offset: &offset, ptr: &ptr, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueReadGlobalVariableINTEL {
+        command_queue: &command_queue,
+        program: &program,
+        name: &name,
+        blocking_read: &blocking_read,
+        size: &size,
+        offset: &offset,
+        ptr: &ptr,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueReadGlobalVariableINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, program, name, blocking_read, size, offset, ptr, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        program,
+                        name,
+                        blocking_read,
+                        size,
+                        offset,
+                        ptr,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueReadGlobalVariableINTEL(scope, next_fn, command_queue, program, name, blocking_read, size, offset, ptr, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueReadGlobalVariableINTEL(
+                        scope,
+                        args::clEnqueueReadGlobalVariableINTEL {
+                            command_queue,
+                            program,
+                            name,
+                            blocking_read,
+                            size,
+                            offset,
+                            ptr,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                program,
+                                name,
+                                blocking_read,
+                                size,
+                                offset,
+                                ptr,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -3619,24 +7969,90 @@ pub(super) unsafe extern "C" fn clEnqueueReadGlobalVariableINTEL<const SLOT: usi
 }
 
 /// `clEnqueueReadHostPipeINTEL` (OpenCL API ID 167): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueReadHostPipeINTEL<const SLOT: usize>(command_queue: cl_command_queue, program: cl_program, pipe_symbol: *const c_char, blocking_read: cl_bool, ptr: *mut c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueReadHostPipeINTEL_t>(Ext::clEnqueueReadHostPipeINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueReadHostPipeINTEL<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    program: cl_program,
+    pipe_symbol: *const c_char,
+    blocking_read: cl_bool,
+    ptr: *mut c_void,
+    size: size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clEnqueueReadHostPipeINTEL_t>(Ext::clEnqueueReadHostPipeINTEL, SLOT)
+    else {
         next::missing(ids::clEnqueueReadHostPipeINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueReadHostPipeINTEL { command_queue: &command_queue, program: &program, pipe_symbol: &pipe_symbol, blocking_read: &blocking_read, ptr: &ptr, size: &size, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueReadHostPipeINTEL {
+        command_queue: &command_queue,
+        program: &program,
+        pipe_symbol: &pipe_symbol,
+        blocking_read: &blocking_read,
+        ptr: &ptr,
+        size: &size,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueReadHostPipeINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, program, pipe_symbol, blocking_read, ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        program,
+                        pipe_symbol,
+                        blocking_read,
+                        ptr,
+                        size,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueReadHostPipeINTEL(scope, next_fn, command_queue, program, pipe_symbol, blocking_read, ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueReadHostPipeINTEL(
+                        scope,
+                        args::clEnqueueReadHostPipeINTEL {
+                            command_queue,
+                            program,
+                            pipe_symbol,
+                            blocking_read,
+                            ptr,
+                            size,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                program,
+                                pipe_symbol,
+                                blocking_read,
+                                ptr,
+                                size,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -3644,24 +8060,90 @@ pub(super) unsafe extern "C" fn clEnqueueReadHostPipeINTEL<const SLOT: usize>(co
 }
 
 /// `clEnqueueWriteHostPipeINTEL` (OpenCL API ID 168): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueWriteHostPipeINTEL<const SLOT: usize>(command_queue: cl_command_queue, program: cl_program, pipe_symbol: *const c_char, blocking_write: cl_bool, ptr: *const c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueWriteHostPipeINTEL_t>(Ext::clEnqueueWriteHostPipeINTEL, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueWriteHostPipeINTEL<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    program: cl_program,
+    pipe_symbol: *const c_char,
+    blocking_write: cl_bool,
+    ptr: *const c_void,
+    size: size_t,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clEnqueueWriteHostPipeINTEL_t>(Ext::clEnqueueWriteHostPipeINTEL, SLOT)
+    else {
         next::missing(ids::clEnqueueWriteHostPipeINTEL);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueWriteHostPipeINTEL { command_queue: &command_queue, program: &program, pipe_symbol: &pipe_symbol, blocking_write: &blocking_write, ptr: &ptr, size: &size, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueWriteHostPipeINTEL {
+        command_queue: &command_queue,
+        program: &program,
+        pipe_symbol: &pipe_symbol,
+        blocking_write: &blocking_write,
+        ptr: &ptr,
+        size: &size,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueWriteHostPipeINTEL,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             let status = run_override(
                 scope,
                 // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-                || unsafe { next_fn(command_queue, program, pipe_symbol, blocking_write, ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                || unsafe {
+                    next_fn(
+                        command_queue,
+                        program,
+                        pipe_symbol,
+                        blocking_write,
+                        ptr,
+                        size,
+                        num_events_in_wait_list,
+                        event_wait_list,
+                        event,
+                    )
+                },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clEnqueueWriteHostPipeINTEL(scope, next_fn, command_queue, program, pipe_symbol, blocking_write, ptr, size, num_events_in_wait_list, event_wait_list, event) },
+                |scope| unsafe {
+                    enqueues::clEnqueueWriteHostPipeINTEL(
+                        scope,
+                        args::clEnqueueWriteHostPipeINTEL {
+                            command_queue,
+                            program,
+                            pipe_symbol,
+                            blocking_write,
+                            ptr,
+                            size,
+                            num_events_in_wait_list,
+                            event_wait_list,
+                            event,
+                        },
+                        |event| {
+                            next_fn(
+                                command_queue,
+                                program,
+                                pipe_symbol,
+                                blocking_write,
+                                ptr,
+                                size,
+                                num_events_in_wait_list,
+                                event_wait_list,
+                                event,
+                            )
+                        },
+                    )
+                },
             );
             (status, status)
         },
@@ -3669,17 +8151,33 @@ pub(super) unsafe extern "C" fn clEnqueueWriteHostPipeINTEL<const SLOT: usize>(c
 }
 
 /// `clCreateProgramWithILKHR` (OpenCL API ID 169): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCreateProgramWithILKHR<const SLOT: usize>(context: cl_context, il: *const c_void, length: size_t, errcode_ret: *mut cl_int) -> cl_program {
-    let Some(next_fn) = extensions::entry::<clCreateProgramWithILKHR_t>(Ext::clCreateProgramWithILKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCreateProgramWithILKHR<const SLOT: usize>(
+    context: cl_context,
+    il: *const c_void,
+    length: size_t,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let Some(next_fn) =
+        extensions::entry::<clCreateProgramWithILKHR_t>(Ext::clCreateProgramWithILKHR, SLOT)
+    else {
         next::missing(ids::clCreateProgramWithILKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateProgramWithILKHR { context: &context, il: &il, length: &length, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateProgramWithILKHR {
+        context: &context,
+        il: &il,
+        length: &length,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateProgramWithILKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -3692,17 +8190,33 @@ pub(super) unsafe extern "C" fn clCreateProgramWithILKHR<const SLOT: usize>(cont
 }
 
 /// `clCreateCommandBufferKHR` (OpenCL API ID 170): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCreateCommandBufferKHR<const SLOT: usize>(num_queues: cl_uint, queues: *const cl_command_queue, properties: *const cl_command_buffer_properties_khr, errcode_ret: *mut cl_int) -> cl_command_buffer_khr {
-    let Some(next_fn) = extensions::entry::<clCreateCommandBufferKHR_t>(Ext::clCreateCommandBufferKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCreateCommandBufferKHR<const SLOT: usize>(
+    num_queues: cl_uint,
+    queues: *const cl_command_queue,
+    properties: *const cl_command_buffer_properties_khr,
+    errcode_ret: *mut cl_int,
+) -> cl_command_buffer_khr {
+    let Some(next_fn) =
+        extensions::entry::<clCreateCommandBufferKHR_t>(Ext::clCreateCommandBufferKHR, SLOT)
+    else {
         next::missing(ids::clCreateCommandBufferKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateCommandBufferKHR { num_queues: &num_queues, queues: &queues, properties: &properties, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateCommandBufferKHR {
+        num_queues: &num_queues,
+        queues: &queues,
+        properties: &properties,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateCommandBufferKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -3715,16 +8229,26 @@ pub(super) unsafe extern "C" fn clCreateCommandBufferKHR<const SLOT: usize>(num_
 }
 
 /// `clRetainCommandBufferKHR` (OpenCL API ID 171): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clRetainCommandBufferKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clRetainCommandBufferKHR_t>(Ext::clRetainCommandBufferKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clRetainCommandBufferKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clRetainCommandBufferKHR_t>(Ext::clRetainCommandBufferKHR, SLOT)
+    else {
         next::missing(ids::clRetainCommandBufferKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clRetainCommandBufferKHR { command_buffer: &command_buffer };
+    let call_args = params::pti_cl_params_clRetainCommandBufferKHR {
+        command_buffer: &command_buffer,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clRetainCommandBufferKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(command_buffer) };
@@ -3734,16 +8258,26 @@ pub(super) unsafe extern "C" fn clRetainCommandBufferKHR<const SLOT: usize>(comm
 }
 
 /// `clReleaseCommandBufferKHR` (OpenCL API ID 172): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clReleaseCommandBufferKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clReleaseCommandBufferKHR_t>(Ext::clReleaseCommandBufferKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clReleaseCommandBufferKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clReleaseCommandBufferKHR_t>(Ext::clReleaseCommandBufferKHR, SLOT)
+    else {
         next::missing(ids::clReleaseCommandBufferKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clReleaseCommandBufferKHR { command_buffer: &command_buffer };
+    let call_args = params::pti_cl_params_clReleaseCommandBufferKHR {
+        command_buffer: &command_buffer,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clReleaseCommandBufferKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(command_buffer) };
@@ -3753,16 +8287,26 @@ pub(super) unsafe extern "C" fn clReleaseCommandBufferKHR<const SLOT: usize>(com
 }
 
 /// `clFinalizeCommandBufferKHR` (OpenCL API ID 173): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clFinalizeCommandBufferKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clFinalizeCommandBufferKHR_t>(Ext::clFinalizeCommandBufferKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clFinalizeCommandBufferKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clFinalizeCommandBufferKHR_t>(Ext::clFinalizeCommandBufferKHR, SLOT)
+    else {
         next::missing(ids::clFinalizeCommandBufferKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clFinalizeCommandBufferKHR { command_buffer: &command_buffer };
+    let call_args = params::pti_cl_params_clFinalizeCommandBufferKHR {
+        command_buffer: &command_buffer,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clFinalizeCommandBufferKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(command_buffer) };
@@ -3772,263 +8316,839 @@ pub(super) unsafe extern "C" fn clFinalizeCommandBufferKHR<const SLOT: usize>(co
 }
 
 /// `clEnqueueCommandBufferKHR` (OpenCL API ID 174): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueCommandBufferKHR<const SLOT: usize>(num_queues: cl_uint, queues: *mut cl_command_queue, command_buffer: cl_command_buffer_khr, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueCommandBufferKHR_t>(Ext::clEnqueueCommandBufferKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueCommandBufferKHR<const SLOT: usize>(
+    num_queues: cl_uint,
+    queues: *mut cl_command_queue,
+    command_buffer: cl_command_buffer_khr,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clEnqueueCommandBufferKHR_t>(Ext::clEnqueueCommandBufferKHR, SLOT)
+    else {
         next::missing(ids::clEnqueueCommandBufferKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueCommandBufferKHR { num_queues: &num_queues, queues: &queues, command_buffer: &command_buffer, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueCommandBufferKHR {
+        num_queues: &num_queues,
+        queues: &queues,
+        command_buffer: &command_buffer,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueCommandBufferKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(num_queues, queues, command_buffer, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    num_queues,
+                    queues,
+                    command_buffer,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCommandBarrierWithWaitListKHR` (OpenCL API ID 175): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCommandBarrierWithWaitListKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clCommandBarrierWithWaitListKHR_t>(Ext::clCommandBarrierWithWaitListKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCommandBarrierWithWaitListKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandBarrierWithWaitListKHR_t>(
+        Ext::clCommandBarrierWithWaitListKHR,
+        SLOT,
+    ) else {
         next::missing(ids::clCommandBarrierWithWaitListKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCommandBarrierWithWaitListKHR { command_buffer: &command_buffer, command_queue: &command_queue, properties: &properties, num_sync_points_in_wait_list: &num_sync_points_in_wait_list, sync_point_wait_list: &sync_point_wait_list, sync_point: &sync_point, mutable_handle: &mutable_handle };
+    let call_args = params::pti_cl_params_clCommandBarrierWithWaitListKHR {
+        command_buffer: &command_buffer,
+        command_queue: &command_queue,
+        properties: &properties,
+        num_sync_points_in_wait_list: &num_sync_points_in_wait_list,
+        sync_point_wait_list: &sync_point_wait_list,
+        sync_point: &sync_point,
+        mutable_handle: &mutable_handle,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCommandBarrierWithWaitListKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_buffer, command_queue, properties, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle) };
+            let status = unsafe {
+                next_fn(
+                    command_buffer,
+                    command_queue,
+                    properties,
+                    num_sync_points_in_wait_list,
+                    sync_point_wait_list,
+                    sync_point,
+                    mutable_handle,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCommandCopyBufferKHR` (OpenCL API ID 176): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCommandCopyBufferKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_buffer: cl_mem, dst_buffer: cl_mem, src_offset: size_t, dst_offset: size_t, size: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clCommandCopyBufferKHR_t>(Ext::clCommandCopyBufferKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCommandCopyBufferKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_offset: size_t,
+    dst_offset: size_t,
+    size: size_t,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clCommandCopyBufferKHR_t>(Ext::clCommandCopyBufferKHR, SLOT)
+    else {
         next::missing(ids::clCommandCopyBufferKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCommandCopyBufferKHR { command_buffer: &command_buffer, command_queue: &command_queue, properties: &properties, src_buffer: &src_buffer, dst_buffer: &dst_buffer, src_offset: &src_offset, dst_offset: &dst_offset, size: &size, num_sync_points_in_wait_list: &num_sync_points_in_wait_list, sync_point_wait_list: &sync_point_wait_list, sync_point: &sync_point, mutable_handle: &mutable_handle };
+    let call_args = params::pti_cl_params_clCommandCopyBufferKHR {
+        command_buffer: &command_buffer,
+        command_queue: &command_queue,
+        properties: &properties,
+        src_buffer: &src_buffer,
+        dst_buffer: &dst_buffer,
+        src_offset: &src_offset,
+        dst_offset: &dst_offset,
+        size: &size,
+        num_sync_points_in_wait_list: &num_sync_points_in_wait_list,
+        sync_point_wait_list: &sync_point_wait_list,
+        sync_point: &sync_point,
+        mutable_handle: &mutable_handle,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCommandCopyBufferKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_buffer, command_queue, properties, src_buffer, dst_buffer, src_offset, dst_offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle) };
+            let status = unsafe {
+                next_fn(
+                    command_buffer,
+                    command_queue,
+                    properties,
+                    src_buffer,
+                    dst_buffer,
+                    src_offset,
+                    dst_offset,
+                    size,
+                    num_sync_points_in_wait_list,
+                    sync_point_wait_list,
+                    sync_point,
+                    mutable_handle,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCommandCopyBufferRectKHR` (OpenCL API ID 177): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCommandCopyBufferRectKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_buffer: cl_mem, dst_buffer: cl_mem, src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t, src_row_pitch: size_t, src_slice_pitch: size_t, dst_row_pitch: size_t, dst_slice_pitch: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clCommandCopyBufferRectKHR_t>(Ext::clCommandCopyBufferRectKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCommandCopyBufferRectKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const size_t,
+    dst_origin: *const size_t,
+    region: *const size_t,
+    src_row_pitch: size_t,
+    src_slice_pitch: size_t,
+    dst_row_pitch: size_t,
+    dst_slice_pitch: size_t,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clCommandCopyBufferRectKHR_t>(Ext::clCommandCopyBufferRectKHR, SLOT)
+    else {
         next::missing(ids::clCommandCopyBufferRectKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCommandCopyBufferRectKHR { command_buffer: &command_buffer, command_queue: &command_queue, properties: &properties, src_buffer: &src_buffer, dst_buffer: &dst_buffer, src_origin: &src_origin, dst_origin: &dst_origin, region: &region, src_row_pitch: &src_row_pitch, src_slice_pitch: &src_slice_pitch, dst_row_pitch: &dst_row_pitch, dst_slice_pitch: &dst_slice_pitch, num_sync_points_in_wait_list: &num_sync_points_in_wait_list, sync_point_wait_list: &sync_point_wait_list, sync_point: &sync_point, mutable_handle: &mutable_handle };
+    let call_args = params::pti_cl_params_clCommandCopyBufferRectKHR {
+        command_buffer: &command_buffer,
+        command_queue: &command_queue,
+        properties: &properties,
+        src_buffer: &src_buffer,
+        dst_buffer: &dst_buffer,
+        src_origin: &src_origin,
+        dst_origin: &dst_origin,
+        region: &region,
+        src_row_pitch: &src_row_pitch,
+        src_slice_pitch: &src_slice_pitch,
+        dst_row_pitch: &dst_row_pitch,
+        dst_slice_pitch: &dst_slice_pitch,
+        num_sync_points_in_wait_list: &num_sync_points_in_wait_list,
+        sync_point_wait_list: &sync_point_wait_list,
+        sync_point: &sync_point,
+        mutable_handle: &mutable_handle,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCommandCopyBufferRectKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_buffer, command_queue, properties, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle) };
+            let status = unsafe {
+                next_fn(
+                    command_buffer,
+                    command_queue,
+                    properties,
+                    src_buffer,
+                    dst_buffer,
+                    src_origin,
+                    dst_origin,
+                    region,
+                    src_row_pitch,
+                    src_slice_pitch,
+                    dst_row_pitch,
+                    dst_slice_pitch,
+                    num_sync_points_in_wait_list,
+                    sync_point_wait_list,
+                    sync_point,
+                    mutable_handle,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCommandCopyBufferToImageKHR` (OpenCL API ID 178): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCommandCopyBufferToImageKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_buffer: cl_mem, dst_image: cl_mem, src_offset: size_t, dst_origin: *const size_t, region: *const size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clCommandCopyBufferToImageKHR_t>(Ext::clCommandCopyBufferToImageKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCommandCopyBufferToImageKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_buffer: cl_mem,
+    dst_image: cl_mem,
+    src_offset: size_t,
+    dst_origin: *const size_t,
+    region: *const size_t,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandCopyBufferToImageKHR_t>(
+        Ext::clCommandCopyBufferToImageKHR,
+        SLOT,
+    ) else {
         next::missing(ids::clCommandCopyBufferToImageKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCommandCopyBufferToImageKHR { command_buffer: &command_buffer, command_queue: &command_queue, properties: &properties, src_buffer: &src_buffer, dst_image: &dst_image, src_offset: &src_offset, dst_origin: &dst_origin, region: &region, num_sync_points_in_wait_list: &num_sync_points_in_wait_list, sync_point_wait_list: &sync_point_wait_list, sync_point: &sync_point, mutable_handle: &mutable_handle };
+    let call_args = params::pti_cl_params_clCommandCopyBufferToImageKHR {
+        command_buffer: &command_buffer,
+        command_queue: &command_queue,
+        properties: &properties,
+        src_buffer: &src_buffer,
+        dst_image: &dst_image,
+        src_offset: &src_offset,
+        dst_origin: &dst_origin,
+        region: &region,
+        num_sync_points_in_wait_list: &num_sync_points_in_wait_list,
+        sync_point_wait_list: &sync_point_wait_list,
+        sync_point: &sync_point,
+        mutable_handle: &mutable_handle,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCommandCopyBufferToImageKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_buffer, command_queue, properties, src_buffer, dst_image, src_offset, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle) };
+            let status = unsafe {
+                next_fn(
+                    command_buffer,
+                    command_queue,
+                    properties,
+                    src_buffer,
+                    dst_image,
+                    src_offset,
+                    dst_origin,
+                    region,
+                    num_sync_points_in_wait_list,
+                    sync_point_wait_list,
+                    sync_point,
+                    mutable_handle,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCommandCopyImageKHR` (OpenCL API ID 179): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCommandCopyImageKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_image: cl_mem, dst_image: cl_mem, src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clCommandCopyImageKHR_t>(Ext::clCommandCopyImageKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCommandCopyImageKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_image: cl_mem,
+    dst_image: cl_mem,
+    src_origin: *const size_t,
+    dst_origin: *const size_t,
+    region: *const size_t,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clCommandCopyImageKHR_t>(Ext::clCommandCopyImageKHR, SLOT)
+    else {
         next::missing(ids::clCommandCopyImageKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCommandCopyImageKHR { command_buffer: &command_buffer, command_queue: &command_queue, properties: &properties, src_image: &src_image, dst_image: &dst_image, src_origin: &src_origin, dst_origin: &dst_origin, region: &region, num_sync_points_in_wait_list: &num_sync_points_in_wait_list, sync_point_wait_list: &sync_point_wait_list, sync_point: &sync_point, mutable_handle: &mutable_handle };
+    let call_args = params::pti_cl_params_clCommandCopyImageKHR {
+        command_buffer: &command_buffer,
+        command_queue: &command_queue,
+        properties: &properties,
+        src_image: &src_image,
+        dst_image: &dst_image,
+        src_origin: &src_origin,
+        dst_origin: &dst_origin,
+        region: &region,
+        num_sync_points_in_wait_list: &num_sync_points_in_wait_list,
+        sync_point_wait_list: &sync_point_wait_list,
+        sync_point: &sync_point,
+        mutable_handle: &mutable_handle,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCommandCopyImageKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_buffer, command_queue, properties, src_image, dst_image, src_origin, dst_origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle) };
+            let status = unsafe {
+                next_fn(
+                    command_buffer,
+                    command_queue,
+                    properties,
+                    src_image,
+                    dst_image,
+                    src_origin,
+                    dst_origin,
+                    region,
+                    num_sync_points_in_wait_list,
+                    sync_point_wait_list,
+                    sync_point,
+                    mutable_handle,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCommandCopyImageToBufferKHR` (OpenCL API ID 180): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCommandCopyImageToBufferKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, src_image: cl_mem, dst_buffer: cl_mem, src_origin: *const size_t, region: *const size_t, dst_offset: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clCommandCopyImageToBufferKHR_t>(Ext::clCommandCopyImageToBufferKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCommandCopyImageToBufferKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_image: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const size_t,
+    region: *const size_t,
+    dst_offset: size_t,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clCommandCopyImageToBufferKHR_t>(
+        Ext::clCommandCopyImageToBufferKHR,
+        SLOT,
+    ) else {
         next::missing(ids::clCommandCopyImageToBufferKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCommandCopyImageToBufferKHR { command_buffer: &command_buffer, command_queue: &command_queue, properties: &properties, src_image: &src_image, dst_buffer: &dst_buffer, src_origin: &src_origin, region: &region, dst_offset: &dst_offset, num_sync_points_in_wait_list: &num_sync_points_in_wait_list, sync_point_wait_list: &sync_point_wait_list, sync_point: &sync_point, mutable_handle: &mutable_handle };
+    let call_args = params::pti_cl_params_clCommandCopyImageToBufferKHR {
+        command_buffer: &command_buffer,
+        command_queue: &command_queue,
+        properties: &properties,
+        src_image: &src_image,
+        dst_buffer: &dst_buffer,
+        src_origin: &src_origin,
+        region: &region,
+        dst_offset: &dst_offset,
+        num_sync_points_in_wait_list: &num_sync_points_in_wait_list,
+        sync_point_wait_list: &sync_point_wait_list,
+        sync_point: &sync_point,
+        mutable_handle: &mutable_handle,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCommandCopyImageToBufferKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_buffer, command_queue, properties, src_image, dst_buffer, src_origin, region, dst_offset, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle) };
+            let status = unsafe {
+                next_fn(
+                    command_buffer,
+                    command_queue,
+                    properties,
+                    src_image,
+                    dst_buffer,
+                    src_origin,
+                    region,
+                    dst_offset,
+                    num_sync_points_in_wait_list,
+                    sync_point_wait_list,
+                    sync_point,
+                    mutable_handle,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCommandFillBufferKHR` (OpenCL API ID 181): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCommandFillBufferKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, buffer: cl_mem, pattern: *const c_void, pattern_size: size_t, offset: size_t, size: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clCommandFillBufferKHR_t>(Ext::clCommandFillBufferKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCommandFillBufferKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    buffer: cl_mem,
+    pattern: *const c_void,
+    pattern_size: size_t,
+    offset: size_t,
+    size: size_t,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clCommandFillBufferKHR_t>(Ext::clCommandFillBufferKHR, SLOT)
+    else {
         next::missing(ids::clCommandFillBufferKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCommandFillBufferKHR { command_buffer: &command_buffer, command_queue: &command_queue, properties: &properties, buffer: &buffer, pattern: &pattern, pattern_size: &pattern_size, offset: &offset, size: &size, num_sync_points_in_wait_list: &num_sync_points_in_wait_list, sync_point_wait_list: &sync_point_wait_list, sync_point: &sync_point, mutable_handle: &mutable_handle };
+    let call_args = params::pti_cl_params_clCommandFillBufferKHR {
+        command_buffer: &command_buffer,
+        command_queue: &command_queue,
+        properties: &properties,
+        buffer: &buffer,
+        pattern: &pattern,
+        pattern_size: &pattern_size,
+        offset: &offset,
+        size: &size,
+        num_sync_points_in_wait_list: &num_sync_points_in_wait_list,
+        sync_point_wait_list: &sync_point_wait_list,
+        sync_point: &sync_point,
+        mutable_handle: &mutable_handle,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCommandFillBufferKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_buffer, command_queue, properties, buffer, pattern, pattern_size, offset, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle) };
+            let status = unsafe {
+                next_fn(
+                    command_buffer,
+                    command_queue,
+                    properties,
+                    buffer,
+                    pattern,
+                    pattern_size,
+                    offset,
+                    size,
+                    num_sync_points_in_wait_list,
+                    sync_point_wait_list,
+                    sync_point,
+                    mutable_handle,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCommandFillImageKHR` (OpenCL API ID 182): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCommandFillImageKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, image: cl_mem, fill_color: *const c_void, origin: *const size_t, region: *const size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clCommandFillImageKHR_t>(Ext::clCommandFillImageKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCommandFillImageKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    image: cl_mem,
+    fill_color: *const c_void,
+    origin: *const size_t,
+    region: *const size_t,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clCommandFillImageKHR_t>(Ext::clCommandFillImageKHR, SLOT)
+    else {
         next::missing(ids::clCommandFillImageKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCommandFillImageKHR { command_buffer: &command_buffer, command_queue: &command_queue, properties: &properties, image: &image, fill_color: &fill_color, origin: &origin, region: &region, num_sync_points_in_wait_list: &num_sync_points_in_wait_list, sync_point_wait_list: &sync_point_wait_list, sync_point: &sync_point, mutable_handle: &mutable_handle };
+    let call_args = params::pti_cl_params_clCommandFillImageKHR {
+        command_buffer: &command_buffer,
+        command_queue: &command_queue,
+        properties: &properties,
+        image: &image,
+        fill_color: &fill_color,
+        origin: &origin,
+        region: &region,
+        num_sync_points_in_wait_list: &num_sync_points_in_wait_list,
+        sync_point_wait_list: &sync_point_wait_list,
+        sync_point: &sync_point,
+        mutable_handle: &mutable_handle,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCommandFillImageKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_buffer, command_queue, properties, image, fill_color, origin, region, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle) };
+            let status = unsafe {
+                next_fn(
+                    command_buffer,
+                    command_queue,
+                    properties,
+                    image,
+                    fill_color,
+                    origin,
+                    region,
+                    num_sync_points_in_wait_list,
+                    sync_point_wait_list,
+                    sync_point,
+                    mutable_handle,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCommandNDRangeKernelKHR` (OpenCL API ID 183): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCommandNDRangeKernelKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, kernel: cl_kernel, work_dim: cl_uint, global_work_offset: *const size_t, global_work_size: *const size_t, local_work_size: *const size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clCommandNDRangeKernelKHR_t>(Ext::clCommandNDRangeKernelKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCommandNDRangeKernelKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const size_t,
+    global_work_size: *const size_t,
+    local_work_size: *const size_t,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clCommandNDRangeKernelKHR_t>(Ext::clCommandNDRangeKernelKHR, SLOT)
+    else {
         next::missing(ids::clCommandNDRangeKernelKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCommandNDRangeKernelKHR { command_buffer: &command_buffer, command_queue: &command_queue, properties: &properties, kernel: &kernel, work_dim: &work_dim, global_work_offset: &global_work_offset, global_work_size: &global_work_size, local_work_size: &local_work_size, num_sync_points_in_wait_list: &num_sync_points_in_wait_list, sync_point_wait_list: &sync_point_wait_list, sync_point: &sync_point, mutable_handle: &mutable_handle };
+    let call_args = params::pti_cl_params_clCommandNDRangeKernelKHR {
+        command_buffer: &command_buffer,
+        command_queue: &command_queue,
+        properties: &properties,
+        kernel: &kernel,
+        work_dim: &work_dim,
+        global_work_offset: &global_work_offset,
+        global_work_size: &global_work_size,
+        local_work_size: &local_work_size,
+        num_sync_points_in_wait_list: &num_sync_points_in_wait_list,
+        sync_point_wait_list: &sync_point_wait_list,
+        sync_point: &sync_point,
+        mutable_handle: &mutable_handle,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCommandNDRangeKernelKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_buffer, command_queue, properties, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle) };
+            let status = unsafe {
+                next_fn(
+                    command_buffer,
+                    command_queue,
+                    properties,
+                    kernel,
+                    work_dim,
+                    global_work_offset,
+                    global_work_size,
+                    local_work_size,
+                    num_sync_points_in_wait_list,
+                    sync_point_wait_list,
+                    sync_point,
+                    mutable_handle,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCommandSVMMemcpyKHR` (OpenCL API ID 184): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCommandSVMMemcpyKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, dst_ptr: *mut c_void, src_ptr: *const c_void, size: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clCommandSVMMemcpyKHR_t>(Ext::clCommandSVMMemcpyKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCommandSVMMemcpyKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    dst_ptr: *mut c_void,
+    src_ptr: *const c_void,
+    size: size_t,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clCommandSVMMemcpyKHR_t>(Ext::clCommandSVMMemcpyKHR, SLOT)
+    else {
         next::missing(ids::clCommandSVMMemcpyKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCommandSVMMemcpyKHR { command_buffer: &command_buffer, command_queue: &command_queue, properties: &properties, dst_ptr: &dst_ptr, src_ptr: &src_ptr, size: &size, num_sync_points_in_wait_list: &num_sync_points_in_wait_list, sync_point_wait_list: &sync_point_wait_list, sync_point: &sync_point, mutable_handle: &mutable_handle };
+    let call_args = params::pti_cl_params_clCommandSVMMemcpyKHR {
+        command_buffer: &command_buffer,
+        command_queue: &command_queue,
+        properties: &properties,
+        dst_ptr: &dst_ptr,
+        src_ptr: &src_ptr,
+        size: &size,
+        num_sync_points_in_wait_list: &num_sync_points_in_wait_list,
+        sync_point_wait_list: &sync_point_wait_list,
+        sync_point: &sync_point,
+        mutable_handle: &mutable_handle,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCommandSVMMemcpyKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_buffer, command_queue, properties, dst_ptr, src_ptr, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle) };
+            let status = unsafe {
+                next_fn(
+                    command_buffer,
+                    command_queue,
+                    properties,
+                    dst_ptr,
+                    src_ptr,
+                    size,
+                    num_sync_points_in_wait_list,
+                    sync_point_wait_list,
+                    sync_point,
+                    mutable_handle,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCommandSVMMemFillKHR` (OpenCL API ID 185): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCommandSVMMemFillKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, command_queue: cl_command_queue, properties: *const cl_command_properties_khr, svm_ptr: *mut c_void, pattern: *const c_void, pattern_size: size_t, size: size_t, num_sync_points_in_wait_list: cl_uint, sync_point_wait_list: *const cl_sync_point_khr, sync_point: *mut cl_sync_point_khr, mutable_handle: *mut cl_mutable_command_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clCommandSVMMemFillKHR_t>(Ext::clCommandSVMMemFillKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCommandSVMMemFillKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    svm_ptr: *mut c_void,
+    pattern: *const c_void,
+    pattern_size: size_t,
+    size: size_t,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clCommandSVMMemFillKHR_t>(Ext::clCommandSVMMemFillKHR, SLOT)
+    else {
         next::missing(ids::clCommandSVMMemFillKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clCommandSVMMemFillKHR { command_buffer: &command_buffer, command_queue: &command_queue, properties: &properties, svm_ptr: &svm_ptr, pattern: &pattern, pattern_size: &pattern_size, size: &size, num_sync_points_in_wait_list: &num_sync_points_in_wait_list, sync_point_wait_list: &sync_point_wait_list, sync_point: &sync_point, mutable_handle: &mutable_handle };
+    let call_args = params::pti_cl_params_clCommandSVMMemFillKHR {
+        command_buffer: &command_buffer,
+        command_queue: &command_queue,
+        properties: &properties,
+        svm_ptr: &svm_ptr,
+        pattern: &pattern,
+        pattern_size: &pattern_size,
+        size: &size,
+        num_sync_points_in_wait_list: &num_sync_points_in_wait_list,
+        sync_point_wait_list: &sync_point_wait_list,
+        sync_point: &sync_point,
+        mutable_handle: &mutable_handle,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCommandSVMMemFillKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_buffer, command_queue, properties, svm_ptr, pattern, pattern_size, size, num_sync_points_in_wait_list, sync_point_wait_list, sync_point, mutable_handle) };
+            let status = unsafe {
+                next_fn(
+                    command_buffer,
+                    command_queue,
+                    properties,
+                    svm_ptr,
+                    pattern,
+                    pattern_size,
+                    size,
+                    num_sync_points_in_wait_list,
+                    sync_point_wait_list,
+                    sync_point,
+                    mutable_handle,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clGetCommandBufferInfoKHR` (OpenCL API ID 186): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clGetCommandBufferInfoKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, param_name: cl_command_buffer_info_khr, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clGetCommandBufferInfoKHR_t>(Ext::clGetCommandBufferInfoKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clGetCommandBufferInfoKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+    param_name: cl_command_buffer_info_khr,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clGetCommandBufferInfoKHR_t>(Ext::clGetCommandBufferInfoKHR, SLOT)
+    else {
         next::missing(ids::clGetCommandBufferInfoKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetCommandBufferInfoKHR { command_buffer: &command_buffer, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetCommandBufferInfoKHR {
+        command_buffer: &command_buffer,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetCommandBufferInfoKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_buffer, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    command_buffer,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clUpdateMutableCommandsKHR` (OpenCL API ID 187): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clUpdateMutableCommandsKHR<const SLOT: usize>(command_buffer: cl_command_buffer_khr, num_configs: cl_uint, config_types: *const cl_command_buffer_update_type_khr, configs: *mut *const c_void) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clUpdateMutableCommandsKHR_t>(Ext::clUpdateMutableCommandsKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clUpdateMutableCommandsKHR<const SLOT: usize>(
+    command_buffer: cl_command_buffer_khr,
+    num_configs: cl_uint,
+    config_types: *const cl_command_buffer_update_type_khr,
+    configs: *mut *const c_void,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clUpdateMutableCommandsKHR_t>(Ext::clUpdateMutableCommandsKHR, SLOT)
+    else {
         next::missing(ids::clUpdateMutableCommandsKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clUpdateMutableCommandsKHR { command_buffer: &command_buffer, num_configs: &num_configs, config_types: &config_types, configs: &configs };
+    let call_args = params::pti_cl_params_clUpdateMutableCommandsKHR {
+        command_buffer: &command_buffer,
+        num_configs: &num_configs,
+        config_types: &config_types,
+        configs: &configs,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clUpdateMutableCommandsKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(command_buffer, num_configs, config_types, configs) };
@@ -4038,36 +9158,83 @@ pub(super) unsafe extern "C" fn clUpdateMutableCommandsKHR<const SLOT: usize>(co
 }
 
 /// `clGetKernelSuggestedLocalWorkSizeKHR` (OpenCL API ID 188): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clGetKernelSuggestedLocalWorkSizeKHR<const SLOT: usize>(command_queue: cl_command_queue, kernel: cl_kernel, work_dim: cl_uint, global_work_offset: *const size_t, global_work_size: *const size_t, suggested_local_work_size: *mut size_t) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clGetKernelSuggestedLocalWorkSizeKHR_t>(Ext::clGetKernelSuggestedLocalWorkSizeKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clGetKernelSuggestedLocalWorkSizeKHR<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const size_t,
+    global_work_size: *const size_t,
+    suggested_local_work_size: *mut size_t,
+) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clGetKernelSuggestedLocalWorkSizeKHR_t>(
+        Ext::clGetKernelSuggestedLocalWorkSizeKHR,
+        SLOT,
+    ) else {
         next::missing(ids::clGetKernelSuggestedLocalWorkSizeKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetKernelSuggestedLocalWorkSizeKHR { command_queue: &command_queue, kernel: &kernel, work_dim: &work_dim, global_work_offset: &global_work_offset, global_work_size: &global_work_size, suggested_local_work_size: &suggested_local_work_size };
+    let call_args = params::pti_cl_params_clGetKernelSuggestedLocalWorkSizeKHR {
+        command_queue: &command_queue,
+        kernel: &kernel,
+        work_dim: &work_dim,
+        global_work_offset: &global_work_offset,
+        global_work_size: &global_work_size,
+        suggested_local_work_size: &suggested_local_work_size,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetKernelSuggestedLocalWorkSizeKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, kernel, work_dim, global_work_offset, global_work_size, suggested_local_work_size) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    kernel,
+                    work_dim,
+                    global_work_offset,
+                    global_work_size,
+                    suggested_local_work_size,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCreateCommandQueueWithPropertiesKHR` (OpenCL API ID 189): extension function, overridden. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCreateCommandQueueWithPropertiesKHR<const SLOT: usize>(context: cl_context, device: cl_device_id, properties: *const cl_queue_properties_khr, errcode_ret: *mut cl_int) -> cl_command_queue {
-    let Some(next_fn) = extensions::entry::<clCreateCommandQueueWithPropertiesKHR_t>(Ext::clCreateCommandQueueWithPropertiesKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCreateCommandQueueWithPropertiesKHR<const SLOT: usize>(
+    context: cl_context,
+    device: cl_device_id,
+    properties: *const cl_queue_properties_khr,
+    errcode_ret: *mut cl_int,
+) -> cl_command_queue {
+    let Some(next_fn) = extensions::entry::<clCreateCommandQueueWithPropertiesKHR_t>(
+        Ext::clCreateCommandQueueWithPropertiesKHR,
+        SLOT,
+    ) else {
         next::missing(ids::clCreateCommandQueueWithPropertiesKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateCommandQueueWithPropertiesKHR { context: &context, device: &device, properties: &properties, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateCommandQueueWithPropertiesKHR {
+        context: &context,
+        device: &device,
+        properties: &properties,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateCommandQueueWithPropertiesKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -4077,7 +9244,16 @@ pub(super) unsafe extern "C" fn clCreateCommandQueueWithPropertiesKHR<const SLOT
                 || unsafe { next_fn(context, device, properties, errcode_ret) },
                 // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
                 // override, which passes them on to the next layer's entry for this function.
-                |scope| unsafe { overrides::clCreateCommandQueueWithPropertiesKHR(scope, next_fn, context, device, properties, errcode_ret) },
+                |scope| unsafe {
+                    overrides::queue::clCreateCommandQueueWithPropertiesKHR(
+                        scope,
+                        next_fn,
+                        context,
+                        device,
+                        properties,
+                        errcode_ret,
+                    )
+                },
             );
             // SAFETY: NULL, libpti's own status, or the caller's `errcode_ret`, just written.
             (ret, unsafe { errcode::read(errcode_ret) })
@@ -4086,8 +9262,12 @@ pub(super) unsafe extern "C" fn clCreateCommandQueueWithPropertiesKHR<const SLOT
 }
 
 /// `clTerminateContextKHR` (OpenCL API ID 190): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clTerminateContextKHR<const SLOT: usize>(context: cl_context) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clTerminateContextKHR_t>(Ext::clTerminateContextKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clTerminateContextKHR<const SLOT: usize>(
+    context: cl_context,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clTerminateContextKHR_t>(Ext::clTerminateContextKHR, SLOT)
+    else {
         next::missing(ids::clTerminateContextKHR);
         return CL_INVALID_OPERATION;
     };
@@ -4095,7 +9275,11 @@ pub(super) unsafe extern "C" fn clTerminateContextKHR<const SLOT: usize>(context
     trace_call(
         ApiGroup::OpenCl,
         ids::clTerminateContextKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(context) };
@@ -4105,55 +9289,130 @@ pub(super) unsafe extern "C" fn clTerminateContextKHR<const SLOT: usize>(context
 }
 
 /// `clEnqueueAcquireExternalMemObjectsKHR` (OpenCL API ID 191): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueAcquireExternalMemObjectsKHR<const SLOT: usize>(command_queue: cl_command_queue, num_mem_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueAcquireExternalMemObjectsKHR_t>(Ext::clEnqueueAcquireExternalMemObjectsKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueAcquireExternalMemObjectsKHR<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    num_mem_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueAcquireExternalMemObjectsKHR_t>(
+        Ext::clEnqueueAcquireExternalMemObjectsKHR,
+        SLOT,
+    ) else {
         next::missing(ids::clEnqueueAcquireExternalMemObjectsKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueAcquireExternalMemObjectsKHR { command_queue: &command_queue, num_mem_objects: &num_mem_objects, mem_objects: &mem_objects, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueAcquireExternalMemObjectsKHR {
+        command_queue: &command_queue,
+        num_mem_objects: &num_mem_objects,
+        mem_objects: &mem_objects,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueAcquireExternalMemObjectsKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_mem_objects,
+                    mem_objects,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueReleaseExternalMemObjectsKHR` (OpenCL API ID 192): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueReleaseExternalMemObjectsKHR<const SLOT: usize>(command_queue: cl_command_queue, num_mem_objects: cl_uint, mem_objects: *const cl_mem, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueReleaseExternalMemObjectsKHR_t>(Ext::clEnqueueReleaseExternalMemObjectsKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueReleaseExternalMemObjectsKHR<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    num_mem_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueReleaseExternalMemObjectsKHR_t>(
+        Ext::clEnqueueReleaseExternalMemObjectsKHR,
+        SLOT,
+    ) else {
         next::missing(ids::clEnqueueReleaseExternalMemObjectsKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueReleaseExternalMemObjectsKHR { command_queue: &command_queue, num_mem_objects: &num_mem_objects, mem_objects: &mem_objects, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueReleaseExternalMemObjectsKHR {
+        command_queue: &command_queue,
+        num_mem_objects: &num_mem_objects,
+        mem_objects: &mem_objects,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueReleaseExternalMemObjectsKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_mem_objects, mem_objects, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_mem_objects,
+                    mem_objects,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clCreateSemaphoreWithPropertiesKHR` (OpenCL API ID 193): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clCreateSemaphoreWithPropertiesKHR<const SLOT: usize>(context: cl_context, sema_props: *const cl_semaphore_properties_khr, errcode_ret: *mut cl_int) -> cl_semaphore_khr {
-    let Some(next_fn) = extensions::entry::<clCreateSemaphoreWithPropertiesKHR_t>(Ext::clCreateSemaphoreWithPropertiesKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clCreateSemaphoreWithPropertiesKHR<const SLOT: usize>(
+    context: cl_context,
+    sema_props: *const cl_semaphore_properties_khr,
+    errcode_ret: *mut cl_int,
+) -> cl_semaphore_khr {
+    let Some(next_fn) = extensions::entry::<clCreateSemaphoreWithPropertiesKHR_t>(
+        Ext::clCreateSemaphoreWithPropertiesKHR,
+        SLOT,
+    ) else {
         next::missing(ids::clCreateSemaphoreWithPropertiesKHR);
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    let call_args = params::pti_cl_params_clCreateSemaphoreWithPropertiesKHR { context: &context, sema_props: &sema_props, errcode_ret: &errcode_ret };
+    let call_args = params::pti_cl_params_clCreateSemaphoreWithPropertiesKHR {
+        context: &context,
+        sema_props: &sema_props,
+        errcode_ret: &errcode_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clCreateSemaphoreWithPropertiesKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: context.cast() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: context.cast(),
+        },
         |scope| {
             let mut own_status = CL_SUCCESS;
             let errcode_ret = errcode::slot(scope, errcode_ret, &mut own_status);
@@ -4166,73 +9425,174 @@ pub(super) unsafe extern "C" fn clCreateSemaphoreWithPropertiesKHR<const SLOT: u
 }
 
 /// `clEnqueueWaitSemaphoresKHR` (OpenCL API ID 194): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueWaitSemaphoresKHR<const SLOT: usize>(command_queue: cl_command_queue, num_sema_objects: cl_uint, sema_objects: *const cl_semaphore_khr, sema_payload_list: *const cl_semaphore_payload_khr, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueWaitSemaphoresKHR_t>(Ext::clEnqueueWaitSemaphoresKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueWaitSemaphoresKHR<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    num_sema_objects: cl_uint,
+    sema_objects: *const cl_semaphore_khr,
+    sema_payload_list: *const cl_semaphore_payload_khr,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clEnqueueWaitSemaphoresKHR_t>(Ext::clEnqueueWaitSemaphoresKHR, SLOT)
+    else {
         next::missing(ids::clEnqueueWaitSemaphoresKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueWaitSemaphoresKHR { command_queue: &command_queue, num_sema_objects: &num_sema_objects, sema_objects: &sema_objects, sema_payload_list: &sema_payload_list, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueWaitSemaphoresKHR {
+        command_queue: &command_queue,
+        num_sema_objects: &num_sema_objects,
+        sema_objects: &sema_objects,
+        sema_payload_list: &sema_payload_list,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueWaitSemaphoresKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_sema_objects,
+                    sema_objects,
+                    sema_payload_list,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clEnqueueSignalSemaphoresKHR` (OpenCL API ID 195): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clEnqueueSignalSemaphoresKHR<const SLOT: usize>(command_queue: cl_command_queue, num_sema_objects: cl_uint, sema_objects: *const cl_semaphore_khr, sema_payload_list: *const cl_semaphore_payload_khr, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clEnqueueSignalSemaphoresKHR_t>(Ext::clEnqueueSignalSemaphoresKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clEnqueueSignalSemaphoresKHR<const SLOT: usize>(
+    command_queue: cl_command_queue,
+    num_sema_objects: cl_uint,
+    sema_objects: *const cl_semaphore_khr,
+    sema_payload_list: *const cl_semaphore_payload_khr,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clEnqueueSignalSemaphoresKHR_t>(
+        Ext::clEnqueueSignalSemaphoresKHR,
+        SLOT,
+    ) else {
         next::missing(ids::clEnqueueSignalSemaphoresKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clEnqueueSignalSemaphoresKHR { command_queue: &command_queue, num_sema_objects: &num_sema_objects, sema_objects: &sema_objects, sema_payload_list: &sema_payload_list, num_events_in_wait_list: &num_events_in_wait_list, event_wait_list: &event_wait_list, event: &event };
+    let call_args = params::pti_cl_params_clEnqueueSignalSemaphoresKHR {
+        command_queue: &command_queue,
+        num_sema_objects: &num_sema_objects,
+        sema_objects: &sema_objects,
+        sema_payload_list: &sema_payload_list,
+        num_events_in_wait_list: &num_events_in_wait_list,
+        event_wait_list: &event_wait_list,
+        event: &event,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clEnqueueSignalSemaphoresKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: queues::context_of(command_queue) },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: queues::context_of(command_queue),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(command_queue, num_sema_objects, sema_objects, sema_payload_list, num_events_in_wait_list, event_wait_list, event) };
+            let status = unsafe {
+                next_fn(
+                    command_queue,
+                    num_sema_objects,
+                    sema_objects,
+                    sema_payload_list,
+                    num_events_in_wait_list,
+                    event_wait_list,
+                    event,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clGetSemaphoreInfoKHR` (OpenCL API ID 196): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clGetSemaphoreInfoKHR<const SLOT: usize>(sema_object: cl_semaphore_khr, param_name: cl_semaphore_info_khr, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clGetSemaphoreInfoKHR_t>(Ext::clGetSemaphoreInfoKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clGetSemaphoreInfoKHR<const SLOT: usize>(
+    sema_object: cl_semaphore_khr,
+    param_name: cl_semaphore_info_khr,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clGetSemaphoreInfoKHR_t>(Ext::clGetSemaphoreInfoKHR, SLOT)
+    else {
         next::missing(ids::clGetSemaphoreInfoKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetSemaphoreInfoKHR { sema_object: &sema_object, param_name: &param_name, param_value_size: &param_value_size, param_value: &param_value, param_value_size_ret: &param_value_size_ret };
+    let call_args = params::pti_cl_params_clGetSemaphoreInfoKHR {
+        sema_object: &sema_object,
+        param_name: &param_name,
+        param_value_size: &param_value_size,
+        param_value: &param_value,
+        param_value_size_ret: &param_value_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetSemaphoreInfoKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(sema_object, param_name, param_value_size, param_value, param_value_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    sema_object,
+                    param_name,
+                    param_value_size,
+                    param_value,
+                    param_value_size_ret,
+                )
+            };
             (status, status)
         },
     )
 }
 
 /// `clReleaseSemaphoreKHR` (OpenCL API ID 197): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clReleaseSemaphoreKHR<const SLOT: usize>(sema_object: cl_semaphore_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clReleaseSemaphoreKHR_t>(Ext::clReleaseSemaphoreKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clReleaseSemaphoreKHR<const SLOT: usize>(
+    sema_object: cl_semaphore_khr,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clReleaseSemaphoreKHR_t>(Ext::clReleaseSemaphoreKHR, SLOT)
+    else {
         next::missing(ids::clReleaseSemaphoreKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clReleaseSemaphoreKHR { sema_object: &sema_object };
+    let call_args = params::pti_cl_params_clReleaseSemaphoreKHR {
+        sema_object: &sema_object,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clReleaseSemaphoreKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(sema_object) };
@@ -4242,16 +9602,26 @@ pub(super) unsafe extern "C" fn clReleaseSemaphoreKHR<const SLOT: usize>(sema_ob
 }
 
 /// `clRetainSemaphoreKHR` (OpenCL API ID 198): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clRetainSemaphoreKHR<const SLOT: usize>(sema_object: cl_semaphore_khr) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clRetainSemaphoreKHR_t>(Ext::clRetainSemaphoreKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clRetainSemaphoreKHR<const SLOT: usize>(
+    sema_object: cl_semaphore_khr,
+) -> cl_int {
+    let Some(next_fn) =
+        extensions::entry::<clRetainSemaphoreKHR_t>(Ext::clRetainSemaphoreKHR, SLOT)
+    else {
         next::missing(ids::clRetainSemaphoreKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clRetainSemaphoreKHR { sema_object: &sema_object };
+    let call_args = params::pti_cl_params_clRetainSemaphoreKHR {
+        sema_object: &sema_object,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clRetainSemaphoreKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
             let status = unsafe { next_fn(sema_object) };
@@ -4261,19 +9631,49 @@ pub(super) unsafe extern "C" fn clRetainSemaphoreKHR<const SLOT: usize>(sema_obj
 }
 
 /// `clGetSemaphoreHandleForTypeKHR` (OpenCL API ID 199): extension function. `SLOT` is the runtime whose function this instance calls (see `extensions`).
-pub(super) unsafe extern "C" fn clGetSemaphoreHandleForTypeKHR<const SLOT: usize>(sema_object: cl_semaphore_khr, device: cl_device_id, handle_type: cl_external_semaphore_handle_type_khr, handle_size: size_t, handle_ptr: *mut c_void, handle_size_ret: *mut size_t) -> cl_int {
-    let Some(next_fn) = extensions::entry::<clGetSemaphoreHandleForTypeKHR_t>(Ext::clGetSemaphoreHandleForTypeKHR, SLOT) else {
+pub(super) unsafe extern "C" fn clGetSemaphoreHandleForTypeKHR<const SLOT: usize>(
+    sema_object: cl_semaphore_khr,
+    device: cl_device_id,
+    handle_type: cl_external_semaphore_handle_type_khr,
+    handle_size: size_t,
+    handle_ptr: *mut c_void,
+    handle_size_ret: *mut size_t,
+) -> cl_int {
+    let Some(next_fn) = extensions::entry::<clGetSemaphoreHandleForTypeKHR_t>(
+        Ext::clGetSemaphoreHandleForTypeKHR,
+        SLOT,
+    ) else {
         next::missing(ids::clGetSemaphoreHandleForTypeKHR);
         return CL_INVALID_OPERATION;
     };
-    let call_args = params::pti_cl_params_clGetSemaphoreHandleForTypeKHR { sema_object: &sema_object, device: &device, handle_type: &handle_type, handle_size: &handle_size, handle_ptr: &handle_ptr, handle_size_ret: &handle_size_ret };
+    let call_args = params::pti_cl_params_clGetSemaphoreHandleForTypeKHR {
+        sema_object: &sema_object,
+        device: &device,
+        handle_type: &handle_type,
+        handle_size: &handle_size,
+        handle_ptr: &handle_ptr,
+        handle_size_ret: &handle_size_ret,
+    };
     trace_call(
         ApiGroup::OpenCl,
         ids::clGetSemaphoreHandleForTypeKHR,
-        || CallInfo { args: (&raw const call_args).cast(), kernel_name: None, context: core::ptr::null_mut() },
+        || CallInfo {
+            args: (&raw const call_args).cast(),
+            kernel_name: None,
+            context: core::ptr::null_mut(),
+        },
         |scope| {
             // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(sema_object, device, handle_type, handle_size, handle_ptr, handle_size_ret) };
+            let status = unsafe {
+                next_fn(
+                    sema_object,
+                    device,
+                    handle_type,
+                    handle_size,
+                    handle_ptr,
+                    handle_size_ret,
+                )
+            };
             (status, status)
         },
     )
@@ -4288,150 +9688,314 @@ pub(super) fn layer_dispatch(target: &cl_icd_dispatch) -> cl_icd_dispatch {
         clGetDeviceIDs: target.clGetDeviceIDs.and(Some(clGetDeviceIDs as _)),
         clGetDeviceInfo: target.clGetDeviceInfo.and(Some(clGetDeviceInfo as _)),
         clCreateContext: target.clCreateContext.and(Some(clCreateContext as _)),
-        clCreateContextFromType: target.clCreateContextFromType.and(Some(clCreateContextFromType as _)),
+        clCreateContextFromType: target
+            .clCreateContextFromType
+            .and(Some(clCreateContextFromType as _)),
         clRetainContext: target.clRetainContext.and(Some(clRetainContext as _)),
         clReleaseContext: target.clReleaseContext.and(Some(clReleaseContext as _)),
         clGetContextInfo: target.clGetContextInfo.and(Some(clGetContextInfo as _)),
-        clCreateCommandQueue: target.clCreateCommandQueue.and(Some(clCreateCommandQueue as _)),
-        clRetainCommandQueue: target.clRetainCommandQueue.and(Some(clRetainCommandQueue as _)),
-        clReleaseCommandQueue: target.clReleaseCommandQueue.and(Some(clReleaseCommandQueue as _)),
-        clGetCommandQueueInfo: target.clGetCommandQueueInfo.and(Some(clGetCommandQueueInfo as _)),
-        clSetCommandQueueProperty: target.clSetCommandQueueProperty.and(Some(clSetCommandQueueProperty as _)),
+        clCreateCommandQueue: target
+            .clCreateCommandQueue
+            .and(Some(clCreateCommandQueue as _)),
+        clRetainCommandQueue: target
+            .clRetainCommandQueue
+            .and(Some(clRetainCommandQueue as _)),
+        clReleaseCommandQueue: target
+            .clReleaseCommandQueue
+            .and(Some(clReleaseCommandQueue as _)),
+        clGetCommandQueueInfo: target
+            .clGetCommandQueueInfo
+            .and(Some(clGetCommandQueueInfo as _)),
+        clSetCommandQueueProperty: target
+            .clSetCommandQueueProperty
+            .and(Some(clSetCommandQueueProperty as _)),
         clCreateBuffer: target.clCreateBuffer.and(Some(clCreateBuffer as _)),
         clCreateImage2D: target.clCreateImage2D.and(Some(clCreateImage2D as _)),
         clCreateImage3D: target.clCreateImage3D.and(Some(clCreateImage3D as _)),
         clRetainMemObject: target.clRetainMemObject.and(Some(clRetainMemObject as _)),
         clReleaseMemObject: target.clReleaseMemObject.and(Some(clReleaseMemObject as _)),
-        clGetSupportedImageFormats: target.clGetSupportedImageFormats.and(Some(clGetSupportedImageFormats as _)),
+        clGetSupportedImageFormats: target
+            .clGetSupportedImageFormats
+            .and(Some(clGetSupportedImageFormats as _)),
         clGetMemObjectInfo: target.clGetMemObjectInfo.and(Some(clGetMemObjectInfo as _)),
         clGetImageInfo: target.clGetImageInfo.and(Some(clGetImageInfo as _)),
         clCreateSampler: target.clCreateSampler.and(Some(clCreateSampler as _)),
         clRetainSampler: target.clRetainSampler.and(Some(clRetainSampler as _)),
         clReleaseSampler: target.clReleaseSampler.and(Some(clReleaseSampler as _)),
         clGetSamplerInfo: target.clGetSamplerInfo.and(Some(clGetSamplerInfo as _)),
-        clCreateProgramWithSource: target.clCreateProgramWithSource.and(Some(clCreateProgramWithSource as _)),
-        clCreateProgramWithBinary: target.clCreateProgramWithBinary.and(Some(clCreateProgramWithBinary as _)),
+        clCreateProgramWithSource: target
+            .clCreateProgramWithSource
+            .and(Some(clCreateProgramWithSource as _)),
+        clCreateProgramWithBinary: target
+            .clCreateProgramWithBinary
+            .and(Some(clCreateProgramWithBinary as _)),
         clRetainProgram: target.clRetainProgram.and(Some(clRetainProgram as _)),
         clReleaseProgram: target.clReleaseProgram.and(Some(clReleaseProgram as _)),
         clBuildProgram: target.clBuildProgram.and(Some(clBuildProgram as _)),
         clUnloadCompiler: target.clUnloadCompiler.and(Some(clUnloadCompiler as _)),
         clGetProgramInfo: target.clGetProgramInfo.and(Some(clGetProgramInfo as _)),
-        clGetProgramBuildInfo: target.clGetProgramBuildInfo.and(Some(clGetProgramBuildInfo as _)),
+        clGetProgramBuildInfo: target
+            .clGetProgramBuildInfo
+            .and(Some(clGetProgramBuildInfo as _)),
         clCreateKernel: target.clCreateKernel.and(Some(clCreateKernel as _)),
-        clCreateKernelsInProgram: target.clCreateKernelsInProgram.and(Some(clCreateKernelsInProgram as _)),
+        clCreateKernelsInProgram: target
+            .clCreateKernelsInProgram
+            .and(Some(clCreateKernelsInProgram as _)),
         clRetainKernel: target.clRetainKernel.and(Some(clRetainKernel as _)),
         clReleaseKernel: target.clReleaseKernel.and(Some(clReleaseKernel as _)),
         clSetKernelArg: target.clSetKernelArg.and(Some(clSetKernelArg as _)),
         clGetKernelInfo: target.clGetKernelInfo.and(Some(clGetKernelInfo as _)),
-        clGetKernelWorkGroupInfo: target.clGetKernelWorkGroupInfo.and(Some(clGetKernelWorkGroupInfo as _)),
+        clGetKernelWorkGroupInfo: target
+            .clGetKernelWorkGroupInfo
+            .and(Some(clGetKernelWorkGroupInfo as _)),
         clWaitForEvents: target.clWaitForEvents.and(Some(clWaitForEvents as _)),
         clGetEventInfo: target.clGetEventInfo.and(Some(clGetEventInfo as _)),
         clRetainEvent: target.clRetainEvent.and(Some(clRetainEvent as _)),
         clReleaseEvent: target.clReleaseEvent.and(Some(clReleaseEvent as _)),
-        clGetEventProfilingInfo: target.clGetEventProfilingInfo.and(Some(clGetEventProfilingInfo as _)),
+        clGetEventProfilingInfo: target
+            .clGetEventProfilingInfo
+            .and(Some(clGetEventProfilingInfo as _)),
         clFlush: target.clFlush.and(Some(clFlush as _)),
         clFinish: target.clFinish.and(Some(clFinish as _)),
-        clEnqueueReadBuffer: target.clEnqueueReadBuffer.and(Some(clEnqueueReadBuffer as _)),
-        clEnqueueWriteBuffer: target.clEnqueueWriteBuffer.and(Some(clEnqueueWriteBuffer as _)),
-        clEnqueueCopyBuffer: target.clEnqueueCopyBuffer.and(Some(clEnqueueCopyBuffer as _)),
+        clEnqueueReadBuffer: target
+            .clEnqueueReadBuffer
+            .and(Some(clEnqueueReadBuffer as _)),
+        clEnqueueWriteBuffer: target
+            .clEnqueueWriteBuffer
+            .and(Some(clEnqueueWriteBuffer as _)),
+        clEnqueueCopyBuffer: target
+            .clEnqueueCopyBuffer
+            .and(Some(clEnqueueCopyBuffer as _)),
         clEnqueueReadImage: target.clEnqueueReadImage.and(Some(clEnqueueReadImage as _)),
-        clEnqueueWriteImage: target.clEnqueueWriteImage.and(Some(clEnqueueWriteImage as _)),
+        clEnqueueWriteImage: target
+            .clEnqueueWriteImage
+            .and(Some(clEnqueueWriteImage as _)),
         clEnqueueCopyImage: target.clEnqueueCopyImage.and(Some(clEnqueueCopyImage as _)),
-        clEnqueueCopyImageToBuffer: target.clEnqueueCopyImageToBuffer.and(Some(clEnqueueCopyImageToBuffer as _)),
-        clEnqueueCopyBufferToImage: target.clEnqueueCopyBufferToImage.and(Some(clEnqueueCopyBufferToImage as _)),
+        clEnqueueCopyImageToBuffer: target
+            .clEnqueueCopyImageToBuffer
+            .and(Some(clEnqueueCopyImageToBuffer as _)),
+        clEnqueueCopyBufferToImage: target
+            .clEnqueueCopyBufferToImage
+            .and(Some(clEnqueueCopyBufferToImage as _)),
         clEnqueueMapBuffer: target.clEnqueueMapBuffer.and(Some(clEnqueueMapBuffer as _)),
         clEnqueueMapImage: target.clEnqueueMapImage.and(Some(clEnqueueMapImage as _)),
-        clEnqueueUnmapMemObject: target.clEnqueueUnmapMemObject.and(Some(clEnqueueUnmapMemObject as _)),
-        clEnqueueNDRangeKernel: target.clEnqueueNDRangeKernel.and(Some(clEnqueueNDRangeKernel as _)),
+        clEnqueueUnmapMemObject: target
+            .clEnqueueUnmapMemObject
+            .and(Some(clEnqueueUnmapMemObject as _)),
+        clEnqueueNDRangeKernel: target
+            .clEnqueueNDRangeKernel
+            .and(Some(clEnqueueNDRangeKernel as _)),
         clEnqueueTask: target.clEnqueueTask.and(Some(clEnqueueTask as _)),
-        clEnqueueNativeKernel: target.clEnqueueNativeKernel.and(Some(clEnqueueNativeKernel as _)),
+        clEnqueueNativeKernel: target
+            .clEnqueueNativeKernel
+            .and(Some(clEnqueueNativeKernel as _)),
         clEnqueueMarker: target.clEnqueueMarker.and(Some(clEnqueueMarker as _)),
-        clEnqueueWaitForEvents: target.clEnqueueWaitForEvents.and(Some(clEnqueueWaitForEvents as _)),
+        clEnqueueWaitForEvents: target
+            .clEnqueueWaitForEvents
+            .and(Some(clEnqueueWaitForEvents as _)),
         clEnqueueBarrier: target.clEnqueueBarrier.and(Some(clEnqueueBarrier as _)),
-        clGetExtensionFunctionAddress: target.clGetExtensionFunctionAddress.and(Some(clGetExtensionFunctionAddress as _)),
-        clCreateFromGLBuffer: target.clCreateFromGLBuffer.and(Some(clCreateFromGLBuffer as _)),
-        clCreateFromGLTexture2D: target.clCreateFromGLTexture2D.and(Some(clCreateFromGLTexture2D as _)),
-        clCreateFromGLTexture3D: target.clCreateFromGLTexture3D.and(Some(clCreateFromGLTexture3D as _)),
-        clCreateFromGLRenderbuffer: target.clCreateFromGLRenderbuffer.and(Some(clCreateFromGLRenderbuffer as _)),
+        clGetExtensionFunctionAddress: target
+            .clGetExtensionFunctionAddress
+            .and(Some(clGetExtensionFunctionAddress as _)),
+        clCreateFromGLBuffer: target
+            .clCreateFromGLBuffer
+            .and(Some(clCreateFromGLBuffer as _)),
+        clCreateFromGLTexture2D: target
+            .clCreateFromGLTexture2D
+            .and(Some(clCreateFromGLTexture2D as _)),
+        clCreateFromGLTexture3D: target
+            .clCreateFromGLTexture3D
+            .and(Some(clCreateFromGLTexture3D as _)),
+        clCreateFromGLRenderbuffer: target
+            .clCreateFromGLRenderbuffer
+            .and(Some(clCreateFromGLRenderbuffer as _)),
         clGetGLObjectInfo: target.clGetGLObjectInfo.and(Some(clGetGLObjectInfo as _)),
         clGetGLTextureInfo: target.clGetGLTextureInfo.and(Some(clGetGLTextureInfo as _)),
-        clEnqueueAcquireGLObjects: target.clEnqueueAcquireGLObjects.and(Some(clEnqueueAcquireGLObjects as _)),
-        clEnqueueReleaseGLObjects: target.clEnqueueReleaseGLObjects.and(Some(clEnqueueReleaseGLObjects as _)),
-        clGetGLContextInfoKHR: target.clGetGLContextInfoKHR.and(Some(clGetGLContextInfoKHR as _)),
-        clGetDeviceIDsFromD3D10KHR: target.clGetDeviceIDsFromD3D10KHR.and(Some(clGetDeviceIDsFromD3D10KHR as _)),
-        clCreateFromD3D10BufferKHR: target.clCreateFromD3D10BufferKHR.and(Some(clCreateFromD3D10BufferKHR as _)),
-        clCreateFromD3D10Texture2DKHR: target.clCreateFromD3D10Texture2DKHR.and(Some(clCreateFromD3D10Texture2DKHR as _)),
-        clCreateFromD3D10Texture3DKHR: target.clCreateFromD3D10Texture3DKHR.and(Some(clCreateFromD3D10Texture3DKHR as _)),
-        clEnqueueAcquireD3D10ObjectsKHR: target.clEnqueueAcquireD3D10ObjectsKHR.and(Some(clEnqueueAcquireD3D10ObjectsKHR as _)),
-        clEnqueueReleaseD3D10ObjectsKHR: target.clEnqueueReleaseD3D10ObjectsKHR.and(Some(clEnqueueReleaseD3D10ObjectsKHR as _)),
+        clEnqueueAcquireGLObjects: target
+            .clEnqueueAcquireGLObjects
+            .and(Some(clEnqueueAcquireGLObjects as _)),
+        clEnqueueReleaseGLObjects: target
+            .clEnqueueReleaseGLObjects
+            .and(Some(clEnqueueReleaseGLObjects as _)),
+        clGetGLContextInfoKHR: target
+            .clGetGLContextInfoKHR
+            .and(Some(clGetGLContextInfoKHR as _)),
+        clGetDeviceIDsFromD3D10KHR: target
+            .clGetDeviceIDsFromD3D10KHR
+            .and(Some(clGetDeviceIDsFromD3D10KHR as _)),
+        clCreateFromD3D10BufferKHR: target
+            .clCreateFromD3D10BufferKHR
+            .and(Some(clCreateFromD3D10BufferKHR as _)),
+        clCreateFromD3D10Texture2DKHR: target
+            .clCreateFromD3D10Texture2DKHR
+            .and(Some(clCreateFromD3D10Texture2DKHR as _)),
+        clCreateFromD3D10Texture3DKHR: target
+            .clCreateFromD3D10Texture3DKHR
+            .and(Some(clCreateFromD3D10Texture3DKHR as _)),
+        clEnqueueAcquireD3D10ObjectsKHR: target
+            .clEnqueueAcquireD3D10ObjectsKHR
+            .and(Some(clEnqueueAcquireD3D10ObjectsKHR as _)),
+        clEnqueueReleaseD3D10ObjectsKHR: target
+            .clEnqueueReleaseD3D10ObjectsKHR
+            .and(Some(clEnqueueReleaseD3D10ObjectsKHR as _)),
         clSetEventCallback: target.clSetEventCallback.and(Some(clSetEventCallback as _)),
         clCreateSubBuffer: target.clCreateSubBuffer.and(Some(clCreateSubBuffer as _)),
-        clSetMemObjectDestructorCallback: target.clSetMemObjectDestructorCallback.and(Some(clSetMemObjectDestructorCallback as _)),
+        clSetMemObjectDestructorCallback: target
+            .clSetMemObjectDestructorCallback
+            .and(Some(clSetMemObjectDestructorCallback as _)),
         clCreateUserEvent: target.clCreateUserEvent.and(Some(clCreateUserEvent as _)),
-        clSetUserEventStatus: target.clSetUserEventStatus.and(Some(clSetUserEventStatus as _)),
-        clEnqueueReadBufferRect: target.clEnqueueReadBufferRect.and(Some(clEnqueueReadBufferRect as _)),
-        clEnqueueWriteBufferRect: target.clEnqueueWriteBufferRect.and(Some(clEnqueueWriteBufferRect as _)),
-        clEnqueueCopyBufferRect: target.clEnqueueCopyBufferRect.and(Some(clEnqueueCopyBufferRect as _)),
-        clCreateSubDevicesEXT: target.clCreateSubDevicesEXT.and(Some(clCreateSubDevicesEXT as _)),
+        clSetUserEventStatus: target
+            .clSetUserEventStatus
+            .and(Some(clSetUserEventStatus as _)),
+        clEnqueueReadBufferRect: target
+            .clEnqueueReadBufferRect
+            .and(Some(clEnqueueReadBufferRect as _)),
+        clEnqueueWriteBufferRect: target
+            .clEnqueueWriteBufferRect
+            .and(Some(clEnqueueWriteBufferRect as _)),
+        clEnqueueCopyBufferRect: target
+            .clEnqueueCopyBufferRect
+            .and(Some(clEnqueueCopyBufferRect as _)),
+        clCreateSubDevicesEXT: target
+            .clCreateSubDevicesEXT
+            .and(Some(clCreateSubDevicesEXT as _)),
         clRetainDeviceEXT: target.clRetainDeviceEXT.and(Some(clRetainDeviceEXT as _)),
         clReleaseDeviceEXT: target.clReleaseDeviceEXT.and(Some(clReleaseDeviceEXT as _)),
-        clCreateEventFromGLsyncKHR: target.clCreateEventFromGLsyncKHR.and(Some(clCreateEventFromGLsyncKHR as _)),
+        clCreateEventFromGLsyncKHR: target
+            .clCreateEventFromGLsyncKHR
+            .and(Some(clCreateEventFromGLsyncKHR as _)),
         clCreateSubDevices: target.clCreateSubDevices.and(Some(clCreateSubDevices as _)),
         clRetainDevice: target.clRetainDevice.and(Some(clRetainDevice as _)),
         clReleaseDevice: target.clReleaseDevice.and(Some(clReleaseDevice as _)),
         clCreateImage: target.clCreateImage.and(Some(clCreateImage as _)),
-        clCreateProgramWithBuiltInKernels: target.clCreateProgramWithBuiltInKernels.and(Some(clCreateProgramWithBuiltInKernels as _)),
+        clCreateProgramWithBuiltInKernels: target
+            .clCreateProgramWithBuiltInKernels
+            .and(Some(clCreateProgramWithBuiltInKernels as _)),
         clCompileProgram: target.clCompileProgram.and(Some(clCompileProgram as _)),
         clLinkProgram: target.clLinkProgram.and(Some(clLinkProgram as _)),
-        clUnloadPlatformCompiler: target.clUnloadPlatformCompiler.and(Some(clUnloadPlatformCompiler as _)),
+        clUnloadPlatformCompiler: target
+            .clUnloadPlatformCompiler
+            .and(Some(clUnloadPlatformCompiler as _)),
         clGetKernelArgInfo: target.clGetKernelArgInfo.and(Some(clGetKernelArgInfo as _)),
-        clEnqueueFillBuffer: target.clEnqueueFillBuffer.and(Some(clEnqueueFillBuffer as _)),
+        clEnqueueFillBuffer: target
+            .clEnqueueFillBuffer
+            .and(Some(clEnqueueFillBuffer as _)),
         clEnqueueFillImage: target.clEnqueueFillImage.and(Some(clEnqueueFillImage as _)),
-        clEnqueueMigrateMemObjects: target.clEnqueueMigrateMemObjects.and(Some(clEnqueueMigrateMemObjects as _)),
-        clEnqueueMarkerWithWaitList: target.clEnqueueMarkerWithWaitList.and(Some(clEnqueueMarkerWithWaitList as _)),
-        clEnqueueBarrierWithWaitList: target.clEnqueueBarrierWithWaitList.and(Some(clEnqueueBarrierWithWaitList as _)),
-        clGetExtensionFunctionAddressForPlatform: target.clGetExtensionFunctionAddressForPlatform.and(Some(clGetExtensionFunctionAddressForPlatform as _)),
-        clCreateFromGLTexture: target.clCreateFromGLTexture.and(Some(clCreateFromGLTexture as _)),
-        clGetDeviceIDsFromD3D11KHR: target.clGetDeviceIDsFromD3D11KHR.and(Some(clGetDeviceIDsFromD3D11KHR as _)),
-        clCreateFromD3D11BufferKHR: target.clCreateFromD3D11BufferKHR.and(Some(clCreateFromD3D11BufferKHR as _)),
-        clCreateFromD3D11Texture2DKHR: target.clCreateFromD3D11Texture2DKHR.and(Some(clCreateFromD3D11Texture2DKHR as _)),
-        clCreateFromD3D11Texture3DKHR: target.clCreateFromD3D11Texture3DKHR.and(Some(clCreateFromD3D11Texture3DKHR as _)),
-        clCreateFromDX9MediaSurfaceKHR: target.clCreateFromDX9MediaSurfaceKHR.and(Some(clCreateFromDX9MediaSurfaceKHR as _)),
-        clEnqueueAcquireD3D11ObjectsKHR: target.clEnqueueAcquireD3D11ObjectsKHR.and(Some(clEnqueueAcquireD3D11ObjectsKHR as _)),
-        clEnqueueReleaseD3D11ObjectsKHR: target.clEnqueueReleaseD3D11ObjectsKHR.and(Some(clEnqueueReleaseD3D11ObjectsKHR as _)),
-        clGetDeviceIDsFromDX9MediaAdapterKHR: target.clGetDeviceIDsFromDX9MediaAdapterKHR.and(Some(clGetDeviceIDsFromDX9MediaAdapterKHR as _)),
-        clEnqueueAcquireDX9MediaSurfacesKHR: target.clEnqueueAcquireDX9MediaSurfacesKHR.and(Some(clEnqueueAcquireDX9MediaSurfacesKHR as _)),
-        clEnqueueReleaseDX9MediaSurfacesKHR: target.clEnqueueReleaseDX9MediaSurfacesKHR.and(Some(clEnqueueReleaseDX9MediaSurfacesKHR as _)),
-        clCreateFromEGLImageKHR: target.clCreateFromEGLImageKHR.and(Some(clCreateFromEGLImageKHR as _)),
-        clEnqueueAcquireEGLObjectsKHR: target.clEnqueueAcquireEGLObjectsKHR.and(Some(clEnqueueAcquireEGLObjectsKHR as _)),
-        clEnqueueReleaseEGLObjectsKHR: target.clEnqueueReleaseEGLObjectsKHR.and(Some(clEnqueueReleaseEGLObjectsKHR as _)),
-        clCreateEventFromEGLSyncKHR: target.clCreateEventFromEGLSyncKHR.and(Some(clCreateEventFromEGLSyncKHR as _)),
-        clCreateCommandQueueWithProperties: target.clCreateCommandQueueWithProperties.and(Some(clCreateCommandQueueWithProperties as _)),
+        clEnqueueMigrateMemObjects: target
+            .clEnqueueMigrateMemObjects
+            .and(Some(clEnqueueMigrateMemObjects as _)),
+        clEnqueueMarkerWithWaitList: target
+            .clEnqueueMarkerWithWaitList
+            .and(Some(clEnqueueMarkerWithWaitList as _)),
+        clEnqueueBarrierWithWaitList: target
+            .clEnqueueBarrierWithWaitList
+            .and(Some(clEnqueueBarrierWithWaitList as _)),
+        clGetExtensionFunctionAddressForPlatform: target
+            .clGetExtensionFunctionAddressForPlatform
+            .and(Some(clGetExtensionFunctionAddressForPlatform as _)),
+        clCreateFromGLTexture: target
+            .clCreateFromGLTexture
+            .and(Some(clCreateFromGLTexture as _)),
+        clGetDeviceIDsFromD3D11KHR: target
+            .clGetDeviceIDsFromD3D11KHR
+            .and(Some(clGetDeviceIDsFromD3D11KHR as _)),
+        clCreateFromD3D11BufferKHR: target
+            .clCreateFromD3D11BufferKHR
+            .and(Some(clCreateFromD3D11BufferKHR as _)),
+        clCreateFromD3D11Texture2DKHR: target
+            .clCreateFromD3D11Texture2DKHR
+            .and(Some(clCreateFromD3D11Texture2DKHR as _)),
+        clCreateFromD3D11Texture3DKHR: target
+            .clCreateFromD3D11Texture3DKHR
+            .and(Some(clCreateFromD3D11Texture3DKHR as _)),
+        clCreateFromDX9MediaSurfaceKHR: target
+            .clCreateFromDX9MediaSurfaceKHR
+            .and(Some(clCreateFromDX9MediaSurfaceKHR as _)),
+        clEnqueueAcquireD3D11ObjectsKHR: target
+            .clEnqueueAcquireD3D11ObjectsKHR
+            .and(Some(clEnqueueAcquireD3D11ObjectsKHR as _)),
+        clEnqueueReleaseD3D11ObjectsKHR: target
+            .clEnqueueReleaseD3D11ObjectsKHR
+            .and(Some(clEnqueueReleaseD3D11ObjectsKHR as _)),
+        clGetDeviceIDsFromDX9MediaAdapterKHR: target
+            .clGetDeviceIDsFromDX9MediaAdapterKHR
+            .and(Some(clGetDeviceIDsFromDX9MediaAdapterKHR as _)),
+        clEnqueueAcquireDX9MediaSurfacesKHR: target
+            .clEnqueueAcquireDX9MediaSurfacesKHR
+            .and(Some(clEnqueueAcquireDX9MediaSurfacesKHR as _)),
+        clEnqueueReleaseDX9MediaSurfacesKHR: target
+            .clEnqueueReleaseDX9MediaSurfacesKHR
+            .and(Some(clEnqueueReleaseDX9MediaSurfacesKHR as _)),
+        clCreateFromEGLImageKHR: target
+            .clCreateFromEGLImageKHR
+            .and(Some(clCreateFromEGLImageKHR as _)),
+        clEnqueueAcquireEGLObjectsKHR: target
+            .clEnqueueAcquireEGLObjectsKHR
+            .and(Some(clEnqueueAcquireEGLObjectsKHR as _)),
+        clEnqueueReleaseEGLObjectsKHR: target
+            .clEnqueueReleaseEGLObjectsKHR
+            .and(Some(clEnqueueReleaseEGLObjectsKHR as _)),
+        clCreateEventFromEGLSyncKHR: target
+            .clCreateEventFromEGLSyncKHR
+            .and(Some(clCreateEventFromEGLSyncKHR as _)),
+        clCreateCommandQueueWithProperties: target
+            .clCreateCommandQueueWithProperties
+            .and(Some(clCreateCommandQueueWithProperties as _)),
         clCreatePipe: target.clCreatePipe.and(Some(clCreatePipe as _)),
         clGetPipeInfo: target.clGetPipeInfo.and(Some(clGetPipeInfo as _)),
         clSVMAlloc: target.clSVMAlloc.and(Some(clSVMAlloc as _)),
         clSVMFree: target.clSVMFree.and(Some(clSVMFree as _)),
         clEnqueueSVMFree: target.clEnqueueSVMFree.and(Some(clEnqueueSVMFree as _)),
         clEnqueueSVMMemcpy: target.clEnqueueSVMMemcpy.and(Some(clEnqueueSVMMemcpy as _)),
-        clEnqueueSVMMemFill: target.clEnqueueSVMMemFill.and(Some(clEnqueueSVMMemFill as _)),
+        clEnqueueSVMMemFill: target
+            .clEnqueueSVMMemFill
+            .and(Some(clEnqueueSVMMemFill as _)),
         clEnqueueSVMMap: target.clEnqueueSVMMap.and(Some(clEnqueueSVMMap as _)),
         clEnqueueSVMUnmap: target.clEnqueueSVMUnmap.and(Some(clEnqueueSVMUnmap as _)),
-        clCreateSamplerWithProperties: target.clCreateSamplerWithProperties.and(Some(clCreateSamplerWithProperties as _)),
-        clSetKernelArgSVMPointer: target.clSetKernelArgSVMPointer.and(Some(clSetKernelArgSVMPointer as _)),
-        clSetKernelExecInfo: target.clSetKernelExecInfo.and(Some(clSetKernelExecInfo as _)),
-        clGetKernelSubGroupInfoKHR: target.clGetKernelSubGroupInfoKHR.and(Some(clGetKernelSubGroupInfoKHR as _)),
+        clCreateSamplerWithProperties: target
+            .clCreateSamplerWithProperties
+            .and(Some(clCreateSamplerWithProperties as _)),
+        clSetKernelArgSVMPointer: target
+            .clSetKernelArgSVMPointer
+            .and(Some(clSetKernelArgSVMPointer as _)),
+        clSetKernelExecInfo: target
+            .clSetKernelExecInfo
+            .and(Some(clSetKernelExecInfo as _)),
+        clGetKernelSubGroupInfoKHR: target
+            .clGetKernelSubGroupInfoKHR
+            .and(Some(clGetKernelSubGroupInfoKHR as _)),
         clCloneKernel: target.clCloneKernel.and(Some(clCloneKernel as _)),
-        clCreateProgramWithIL: target.clCreateProgramWithIL.and(Some(clCreateProgramWithIL as _)),
-        clEnqueueSVMMigrateMem: target.clEnqueueSVMMigrateMem.and(Some(clEnqueueSVMMigrateMem as _)),
-        clGetDeviceAndHostTimer: target.clGetDeviceAndHostTimer.and(Some(clGetDeviceAndHostTimer as _)),
+        clCreateProgramWithIL: target
+            .clCreateProgramWithIL
+            .and(Some(clCreateProgramWithIL as _)),
+        clEnqueueSVMMigrateMem: target
+            .clEnqueueSVMMigrateMem
+            .and(Some(clEnqueueSVMMigrateMem as _)),
+        clGetDeviceAndHostTimer: target
+            .clGetDeviceAndHostTimer
+            .and(Some(clGetDeviceAndHostTimer as _)),
         clGetHostTimer: target.clGetHostTimer.and(Some(clGetHostTimer as _)),
-        clGetKernelSubGroupInfo: target.clGetKernelSubGroupInfo.and(Some(clGetKernelSubGroupInfo as _)),
-        clSetDefaultDeviceCommandQueue: target.clSetDefaultDeviceCommandQueue.and(Some(clSetDefaultDeviceCommandQueue as _)),
-        clSetProgramReleaseCallback: target.clSetProgramReleaseCallback.and(Some(clSetProgramReleaseCallback as _)),
-        clSetProgramSpecializationConstant: target.clSetProgramSpecializationConstant.and(Some(clSetProgramSpecializationConstant as _)),
-        clCreateBufferWithProperties: target.clCreateBufferWithProperties.and(Some(clCreateBufferWithProperties as _)),
-        clCreateImageWithProperties: target.clCreateImageWithProperties.and(Some(clCreateImageWithProperties as _)),
-        clSetContextDestructorCallback: target.clSetContextDestructorCallback.and(Some(clSetContextDestructorCallback as _)),
+        clGetKernelSubGroupInfo: target
+            .clGetKernelSubGroupInfo
+            .and(Some(clGetKernelSubGroupInfo as _)),
+        clSetDefaultDeviceCommandQueue: target
+            .clSetDefaultDeviceCommandQueue
+            .and(Some(clSetDefaultDeviceCommandQueue as _)),
+        clSetProgramReleaseCallback: target
+            .clSetProgramReleaseCallback
+            .and(Some(clSetProgramReleaseCallback as _)),
+        clSetProgramSpecializationConstant: target
+            .clSetProgramSpecializationConstant
+            .and(Some(clSetProgramSpecializationConstant as _)),
+        clCreateBufferWithProperties: target
+            .clCreateBufferWithProperties
+            .and(Some(clCreateBufferWithProperties as _)),
+        clCreateImageWithProperties: target
+            .clCreateImageWithProperties
+            .and(Some(clCreateImageWithProperties as _)),
+        clSetContextDestructorCallback: target
+            .clSetContextDestructorCallback
+            .and(Some(clSetContextDestructorCallback as _)),
         clGetKernelSuggestedLocalWorkSize: 0,
     }
 }
@@ -4497,7 +10061,58 @@ pub(super) enum Ext {
 
 impl Ext {
     /// Every wrapped extension function.
-    pub(super) const ALL: [Ext; 50] = [Ext::clHostMemAllocINTEL, Ext::clDeviceMemAllocINTEL, Ext::clSharedMemAllocINTEL, Ext::clMemFreeINTEL, Ext::clMemBlockingFreeINTEL, Ext::clGetMemAllocInfoINTEL, Ext::clSetKernelArgMemPointerINTEL, Ext::clEnqueueMemsetINTEL, Ext::clEnqueueMemFillINTEL, Ext::clEnqueueMemcpyINTEL, Ext::clEnqueueMigrateMemINTEL, Ext::clEnqueueMemAdviseINTEL, Ext::clCreateBufferWithPropertiesINTEL, Ext::clGetDeviceFunctionPointerINTEL, Ext::clGetDeviceGlobalVariablePointerINTEL, Ext::clEnqueueWriteGlobalVariableINTEL, Ext::clEnqueueReadGlobalVariableINTEL, Ext::clEnqueueReadHostPipeINTEL, Ext::clEnqueueWriteHostPipeINTEL, Ext::clCreateProgramWithILKHR, Ext::clCreateCommandBufferKHR, Ext::clRetainCommandBufferKHR, Ext::clReleaseCommandBufferKHR, Ext::clFinalizeCommandBufferKHR, Ext::clEnqueueCommandBufferKHR, Ext::clCommandBarrierWithWaitListKHR, Ext::clCommandCopyBufferKHR, Ext::clCommandCopyBufferRectKHR, Ext::clCommandCopyBufferToImageKHR, Ext::clCommandCopyImageKHR, Ext::clCommandCopyImageToBufferKHR, Ext::clCommandFillBufferKHR, Ext::clCommandFillImageKHR, Ext::clCommandNDRangeKernelKHR, Ext::clCommandSVMMemcpyKHR, Ext::clCommandSVMMemFillKHR, Ext::clGetCommandBufferInfoKHR, Ext::clUpdateMutableCommandsKHR, Ext::clGetKernelSuggestedLocalWorkSizeKHR, Ext::clCreateCommandQueueWithPropertiesKHR, Ext::clTerminateContextKHR, Ext::clEnqueueAcquireExternalMemObjectsKHR, Ext::clEnqueueReleaseExternalMemObjectsKHR, Ext::clCreateSemaphoreWithPropertiesKHR, Ext::clEnqueueWaitSemaphoresKHR, Ext::clEnqueueSignalSemaphoresKHR, Ext::clGetSemaphoreInfoKHR, Ext::clReleaseSemaphoreKHR, Ext::clRetainSemaphoreKHR, Ext::clGetSemaphoreHandleForTypeKHR];
+    pub(super) const ALL: [Ext; 50] = [
+        Ext::clHostMemAllocINTEL,
+        Ext::clDeviceMemAllocINTEL,
+        Ext::clSharedMemAllocINTEL,
+        Ext::clMemFreeINTEL,
+        Ext::clMemBlockingFreeINTEL,
+        Ext::clGetMemAllocInfoINTEL,
+        Ext::clSetKernelArgMemPointerINTEL,
+        Ext::clEnqueueMemsetINTEL,
+        Ext::clEnqueueMemFillINTEL,
+        Ext::clEnqueueMemcpyINTEL,
+        Ext::clEnqueueMigrateMemINTEL,
+        Ext::clEnqueueMemAdviseINTEL,
+        Ext::clCreateBufferWithPropertiesINTEL,
+        Ext::clGetDeviceFunctionPointerINTEL,
+        Ext::clGetDeviceGlobalVariablePointerINTEL,
+        Ext::clEnqueueWriteGlobalVariableINTEL,
+        Ext::clEnqueueReadGlobalVariableINTEL,
+        Ext::clEnqueueReadHostPipeINTEL,
+        Ext::clEnqueueWriteHostPipeINTEL,
+        Ext::clCreateProgramWithILKHR,
+        Ext::clCreateCommandBufferKHR,
+        Ext::clRetainCommandBufferKHR,
+        Ext::clReleaseCommandBufferKHR,
+        Ext::clFinalizeCommandBufferKHR,
+        Ext::clEnqueueCommandBufferKHR,
+        Ext::clCommandBarrierWithWaitListKHR,
+        Ext::clCommandCopyBufferKHR,
+        Ext::clCommandCopyBufferRectKHR,
+        Ext::clCommandCopyBufferToImageKHR,
+        Ext::clCommandCopyImageKHR,
+        Ext::clCommandCopyImageToBufferKHR,
+        Ext::clCommandFillBufferKHR,
+        Ext::clCommandFillImageKHR,
+        Ext::clCommandNDRangeKernelKHR,
+        Ext::clCommandSVMMemcpyKHR,
+        Ext::clCommandSVMMemFillKHR,
+        Ext::clGetCommandBufferInfoKHR,
+        Ext::clUpdateMutableCommandsKHR,
+        Ext::clGetKernelSuggestedLocalWorkSizeKHR,
+        Ext::clCreateCommandQueueWithPropertiesKHR,
+        Ext::clTerminateContextKHR,
+        Ext::clEnqueueAcquireExternalMemObjectsKHR,
+        Ext::clEnqueueReleaseExternalMemObjectsKHR,
+        Ext::clCreateSemaphoreWithPropertiesKHR,
+        Ext::clEnqueueWaitSemaphoresKHR,
+        Ext::clEnqueueSignalSemaphoresKHR,
+        Ext::clGetSemaphoreInfoKHR,
+        Ext::clReleaseSemaphoreKHR,
+        Ext::clRetainSemaphoreKHR,
+        Ext::clGetSemaphoreHandleForTypeKHR,
+    ];
 
     /// The function's name.
     pub(super) fn name(self) -> &'static CStr {
@@ -4591,30 +10206,78 @@ impl Ext {
             (Ext::clMemFreeINTEL, 5) => clMemFreeINTEL::<5> as *mut core::ffi::c_void,
             (Ext::clMemFreeINTEL, 6) => clMemFreeINTEL::<6> as *mut core::ffi::c_void,
             (Ext::clMemFreeINTEL, 7) => clMemFreeINTEL::<7> as *mut core::ffi::c_void,
-            (Ext::clMemBlockingFreeINTEL, 0) => clMemBlockingFreeINTEL::<0> as *mut core::ffi::c_void,
-            (Ext::clMemBlockingFreeINTEL, 1) => clMemBlockingFreeINTEL::<1> as *mut core::ffi::c_void,
-            (Ext::clMemBlockingFreeINTEL, 2) => clMemBlockingFreeINTEL::<2> as *mut core::ffi::c_void,
-            (Ext::clMemBlockingFreeINTEL, 3) => clMemBlockingFreeINTEL::<3> as *mut core::ffi::c_void,
-            (Ext::clMemBlockingFreeINTEL, 4) => clMemBlockingFreeINTEL::<4> as *mut core::ffi::c_void,
-            (Ext::clMemBlockingFreeINTEL, 5) => clMemBlockingFreeINTEL::<5> as *mut core::ffi::c_void,
-            (Ext::clMemBlockingFreeINTEL, 6) => clMemBlockingFreeINTEL::<6> as *mut core::ffi::c_void,
-            (Ext::clMemBlockingFreeINTEL, 7) => clMemBlockingFreeINTEL::<7> as *mut core::ffi::c_void,
-            (Ext::clGetMemAllocInfoINTEL, 0) => clGetMemAllocInfoINTEL::<0> as *mut core::ffi::c_void,
-            (Ext::clGetMemAllocInfoINTEL, 1) => clGetMemAllocInfoINTEL::<1> as *mut core::ffi::c_void,
-            (Ext::clGetMemAllocInfoINTEL, 2) => clGetMemAllocInfoINTEL::<2> as *mut core::ffi::c_void,
-            (Ext::clGetMemAllocInfoINTEL, 3) => clGetMemAllocInfoINTEL::<3> as *mut core::ffi::c_void,
-            (Ext::clGetMemAllocInfoINTEL, 4) => clGetMemAllocInfoINTEL::<4> as *mut core::ffi::c_void,
-            (Ext::clGetMemAllocInfoINTEL, 5) => clGetMemAllocInfoINTEL::<5> as *mut core::ffi::c_void,
-            (Ext::clGetMemAllocInfoINTEL, 6) => clGetMemAllocInfoINTEL::<6> as *mut core::ffi::c_void,
-            (Ext::clGetMemAllocInfoINTEL, 7) => clGetMemAllocInfoINTEL::<7> as *mut core::ffi::c_void,
-            (Ext::clSetKernelArgMemPointerINTEL, 0) => clSetKernelArgMemPointerINTEL::<0> as *mut core::ffi::c_void,
-            (Ext::clSetKernelArgMemPointerINTEL, 1) => clSetKernelArgMemPointerINTEL::<1> as *mut core::ffi::c_void,
-            (Ext::clSetKernelArgMemPointerINTEL, 2) => clSetKernelArgMemPointerINTEL::<2> as *mut core::ffi::c_void,
-            (Ext::clSetKernelArgMemPointerINTEL, 3) => clSetKernelArgMemPointerINTEL::<3> as *mut core::ffi::c_void,
-            (Ext::clSetKernelArgMemPointerINTEL, 4) => clSetKernelArgMemPointerINTEL::<4> as *mut core::ffi::c_void,
-            (Ext::clSetKernelArgMemPointerINTEL, 5) => clSetKernelArgMemPointerINTEL::<5> as *mut core::ffi::c_void,
-            (Ext::clSetKernelArgMemPointerINTEL, 6) => clSetKernelArgMemPointerINTEL::<6> as *mut core::ffi::c_void,
-            (Ext::clSetKernelArgMemPointerINTEL, 7) => clSetKernelArgMemPointerINTEL::<7> as *mut core::ffi::c_void,
+            (Ext::clMemBlockingFreeINTEL, 0) => {
+                clMemBlockingFreeINTEL::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clMemBlockingFreeINTEL, 1) => {
+                clMemBlockingFreeINTEL::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clMemBlockingFreeINTEL, 2) => {
+                clMemBlockingFreeINTEL::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clMemBlockingFreeINTEL, 3) => {
+                clMemBlockingFreeINTEL::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clMemBlockingFreeINTEL, 4) => {
+                clMemBlockingFreeINTEL::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clMemBlockingFreeINTEL, 5) => {
+                clMemBlockingFreeINTEL::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clMemBlockingFreeINTEL, 6) => {
+                clMemBlockingFreeINTEL::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clMemBlockingFreeINTEL, 7) => {
+                clMemBlockingFreeINTEL::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clGetMemAllocInfoINTEL, 0) => {
+                clGetMemAllocInfoINTEL::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clGetMemAllocInfoINTEL, 1) => {
+                clGetMemAllocInfoINTEL::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clGetMemAllocInfoINTEL, 2) => {
+                clGetMemAllocInfoINTEL::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clGetMemAllocInfoINTEL, 3) => {
+                clGetMemAllocInfoINTEL::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clGetMemAllocInfoINTEL, 4) => {
+                clGetMemAllocInfoINTEL::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clGetMemAllocInfoINTEL, 5) => {
+                clGetMemAllocInfoINTEL::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clGetMemAllocInfoINTEL, 6) => {
+                clGetMemAllocInfoINTEL::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clGetMemAllocInfoINTEL, 7) => {
+                clGetMemAllocInfoINTEL::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clSetKernelArgMemPointerINTEL, 0) => {
+                clSetKernelArgMemPointerINTEL::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clSetKernelArgMemPointerINTEL, 1) => {
+                clSetKernelArgMemPointerINTEL::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clSetKernelArgMemPointerINTEL, 2) => {
+                clSetKernelArgMemPointerINTEL::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clSetKernelArgMemPointerINTEL, 3) => {
+                clSetKernelArgMemPointerINTEL::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clSetKernelArgMemPointerINTEL, 4) => {
+                clSetKernelArgMemPointerINTEL::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clSetKernelArgMemPointerINTEL, 5) => {
+                clSetKernelArgMemPointerINTEL::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clSetKernelArgMemPointerINTEL, 6) => {
+                clSetKernelArgMemPointerINTEL::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clSetKernelArgMemPointerINTEL, 7) => {
+                clSetKernelArgMemPointerINTEL::<7> as *mut core::ffi::c_void
+            }
             (Ext::clEnqueueMemsetINTEL, 0) => clEnqueueMemsetINTEL::<0> as *mut core::ffi::c_void,
             (Ext::clEnqueueMemsetINTEL, 1) => clEnqueueMemsetINTEL::<1> as *mut core::ffi::c_void,
             (Ext::clEnqueueMemsetINTEL, 2) => clEnqueueMemsetINTEL::<2> as *mut core::ffi::c_void,
@@ -4639,158 +10302,462 @@ impl Ext {
             (Ext::clEnqueueMemcpyINTEL, 5) => clEnqueueMemcpyINTEL::<5> as *mut core::ffi::c_void,
             (Ext::clEnqueueMemcpyINTEL, 6) => clEnqueueMemcpyINTEL::<6> as *mut core::ffi::c_void,
             (Ext::clEnqueueMemcpyINTEL, 7) => clEnqueueMemcpyINTEL::<7> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMigrateMemINTEL, 0) => clEnqueueMigrateMemINTEL::<0> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMigrateMemINTEL, 1) => clEnqueueMigrateMemINTEL::<1> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMigrateMemINTEL, 2) => clEnqueueMigrateMemINTEL::<2> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMigrateMemINTEL, 3) => clEnqueueMigrateMemINTEL::<3> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMigrateMemINTEL, 4) => clEnqueueMigrateMemINTEL::<4> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMigrateMemINTEL, 5) => clEnqueueMigrateMemINTEL::<5> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMigrateMemINTEL, 6) => clEnqueueMigrateMemINTEL::<6> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMigrateMemINTEL, 7) => clEnqueueMigrateMemINTEL::<7> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMemAdviseINTEL, 0) => clEnqueueMemAdviseINTEL::<0> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMemAdviseINTEL, 1) => clEnqueueMemAdviseINTEL::<1> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMemAdviseINTEL, 2) => clEnqueueMemAdviseINTEL::<2> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMemAdviseINTEL, 3) => clEnqueueMemAdviseINTEL::<3> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMemAdviseINTEL, 4) => clEnqueueMemAdviseINTEL::<4> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMemAdviseINTEL, 5) => clEnqueueMemAdviseINTEL::<5> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMemAdviseINTEL, 6) => clEnqueueMemAdviseINTEL::<6> as *mut core::ffi::c_void,
-            (Ext::clEnqueueMemAdviseINTEL, 7) => clEnqueueMemAdviseINTEL::<7> as *mut core::ffi::c_void,
-            (Ext::clCreateBufferWithPropertiesINTEL, 0) => clCreateBufferWithPropertiesINTEL::<0> as *mut core::ffi::c_void,
-            (Ext::clCreateBufferWithPropertiesINTEL, 1) => clCreateBufferWithPropertiesINTEL::<1> as *mut core::ffi::c_void,
-            (Ext::clCreateBufferWithPropertiesINTEL, 2) => clCreateBufferWithPropertiesINTEL::<2> as *mut core::ffi::c_void,
-            (Ext::clCreateBufferWithPropertiesINTEL, 3) => clCreateBufferWithPropertiesINTEL::<3> as *mut core::ffi::c_void,
-            (Ext::clCreateBufferWithPropertiesINTEL, 4) => clCreateBufferWithPropertiesINTEL::<4> as *mut core::ffi::c_void,
-            (Ext::clCreateBufferWithPropertiesINTEL, 5) => clCreateBufferWithPropertiesINTEL::<5> as *mut core::ffi::c_void,
-            (Ext::clCreateBufferWithPropertiesINTEL, 6) => clCreateBufferWithPropertiesINTEL::<6> as *mut core::ffi::c_void,
-            (Ext::clCreateBufferWithPropertiesINTEL, 7) => clCreateBufferWithPropertiesINTEL::<7> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceFunctionPointerINTEL, 0) => clGetDeviceFunctionPointerINTEL::<0> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceFunctionPointerINTEL, 1) => clGetDeviceFunctionPointerINTEL::<1> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceFunctionPointerINTEL, 2) => clGetDeviceFunctionPointerINTEL::<2> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceFunctionPointerINTEL, 3) => clGetDeviceFunctionPointerINTEL::<3> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceFunctionPointerINTEL, 4) => clGetDeviceFunctionPointerINTEL::<4> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceFunctionPointerINTEL, 5) => clGetDeviceFunctionPointerINTEL::<5> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceFunctionPointerINTEL, 6) => clGetDeviceFunctionPointerINTEL::<6> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceFunctionPointerINTEL, 7) => clGetDeviceFunctionPointerINTEL::<7> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceGlobalVariablePointerINTEL, 0) => clGetDeviceGlobalVariablePointerINTEL::<0> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceGlobalVariablePointerINTEL, 1) => clGetDeviceGlobalVariablePointerINTEL::<1> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceGlobalVariablePointerINTEL, 2) => clGetDeviceGlobalVariablePointerINTEL::<2> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceGlobalVariablePointerINTEL, 3) => clGetDeviceGlobalVariablePointerINTEL::<3> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceGlobalVariablePointerINTEL, 4) => clGetDeviceGlobalVariablePointerINTEL::<4> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceGlobalVariablePointerINTEL, 5) => clGetDeviceGlobalVariablePointerINTEL::<5> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceGlobalVariablePointerINTEL, 6) => clGetDeviceGlobalVariablePointerINTEL::<6> as *mut core::ffi::c_void,
-            (Ext::clGetDeviceGlobalVariablePointerINTEL, 7) => clGetDeviceGlobalVariablePointerINTEL::<7> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteGlobalVariableINTEL, 0) => clEnqueueWriteGlobalVariableINTEL::<0> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteGlobalVariableINTEL, 1) => clEnqueueWriteGlobalVariableINTEL::<1> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteGlobalVariableINTEL, 2) => clEnqueueWriteGlobalVariableINTEL::<2> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteGlobalVariableINTEL, 3) => clEnqueueWriteGlobalVariableINTEL::<3> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteGlobalVariableINTEL, 4) => clEnqueueWriteGlobalVariableINTEL::<4> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteGlobalVariableINTEL, 5) => clEnqueueWriteGlobalVariableINTEL::<5> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteGlobalVariableINTEL, 6) => clEnqueueWriteGlobalVariableINTEL::<6> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteGlobalVariableINTEL, 7) => clEnqueueWriteGlobalVariableINTEL::<7> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadGlobalVariableINTEL, 0) => clEnqueueReadGlobalVariableINTEL::<0> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadGlobalVariableINTEL, 1) => clEnqueueReadGlobalVariableINTEL::<1> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadGlobalVariableINTEL, 2) => clEnqueueReadGlobalVariableINTEL::<2> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadGlobalVariableINTEL, 3) => clEnqueueReadGlobalVariableINTEL::<3> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadGlobalVariableINTEL, 4) => clEnqueueReadGlobalVariableINTEL::<4> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadGlobalVariableINTEL, 5) => clEnqueueReadGlobalVariableINTEL::<5> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadGlobalVariableINTEL, 6) => clEnqueueReadGlobalVariableINTEL::<6> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadGlobalVariableINTEL, 7) => clEnqueueReadGlobalVariableINTEL::<7> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadHostPipeINTEL, 0) => clEnqueueReadHostPipeINTEL::<0> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadHostPipeINTEL, 1) => clEnqueueReadHostPipeINTEL::<1> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadHostPipeINTEL, 2) => clEnqueueReadHostPipeINTEL::<2> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadHostPipeINTEL, 3) => clEnqueueReadHostPipeINTEL::<3> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadHostPipeINTEL, 4) => clEnqueueReadHostPipeINTEL::<4> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadHostPipeINTEL, 5) => clEnqueueReadHostPipeINTEL::<5> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadHostPipeINTEL, 6) => clEnqueueReadHostPipeINTEL::<6> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReadHostPipeINTEL, 7) => clEnqueueReadHostPipeINTEL::<7> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteHostPipeINTEL, 0) => clEnqueueWriteHostPipeINTEL::<0> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteHostPipeINTEL, 1) => clEnqueueWriteHostPipeINTEL::<1> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteHostPipeINTEL, 2) => clEnqueueWriteHostPipeINTEL::<2> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteHostPipeINTEL, 3) => clEnqueueWriteHostPipeINTEL::<3> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteHostPipeINTEL, 4) => clEnqueueWriteHostPipeINTEL::<4> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteHostPipeINTEL, 5) => clEnqueueWriteHostPipeINTEL::<5> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteHostPipeINTEL, 6) => clEnqueueWriteHostPipeINTEL::<6> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWriteHostPipeINTEL, 7) => clEnqueueWriteHostPipeINTEL::<7> as *mut core::ffi::c_void,
-            (Ext::clCreateProgramWithILKHR, 0) => clCreateProgramWithILKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clCreateProgramWithILKHR, 1) => clCreateProgramWithILKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clCreateProgramWithILKHR, 2) => clCreateProgramWithILKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clCreateProgramWithILKHR, 3) => clCreateProgramWithILKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clCreateProgramWithILKHR, 4) => clCreateProgramWithILKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clCreateProgramWithILKHR, 5) => clCreateProgramWithILKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clCreateProgramWithILKHR, 6) => clCreateProgramWithILKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clCreateProgramWithILKHR, 7) => clCreateProgramWithILKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandBufferKHR, 0) => clCreateCommandBufferKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandBufferKHR, 1) => clCreateCommandBufferKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandBufferKHR, 2) => clCreateCommandBufferKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandBufferKHR, 3) => clCreateCommandBufferKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandBufferKHR, 4) => clCreateCommandBufferKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandBufferKHR, 5) => clCreateCommandBufferKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandBufferKHR, 6) => clCreateCommandBufferKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandBufferKHR, 7) => clCreateCommandBufferKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clRetainCommandBufferKHR, 0) => clRetainCommandBufferKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clRetainCommandBufferKHR, 1) => clRetainCommandBufferKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clRetainCommandBufferKHR, 2) => clRetainCommandBufferKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clRetainCommandBufferKHR, 3) => clRetainCommandBufferKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clRetainCommandBufferKHR, 4) => clRetainCommandBufferKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clRetainCommandBufferKHR, 5) => clRetainCommandBufferKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clRetainCommandBufferKHR, 6) => clRetainCommandBufferKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clRetainCommandBufferKHR, 7) => clRetainCommandBufferKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clReleaseCommandBufferKHR, 0) => clReleaseCommandBufferKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clReleaseCommandBufferKHR, 1) => clReleaseCommandBufferKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clReleaseCommandBufferKHR, 2) => clReleaseCommandBufferKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clReleaseCommandBufferKHR, 3) => clReleaseCommandBufferKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clReleaseCommandBufferKHR, 4) => clReleaseCommandBufferKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clReleaseCommandBufferKHR, 5) => clReleaseCommandBufferKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clReleaseCommandBufferKHR, 6) => clReleaseCommandBufferKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clReleaseCommandBufferKHR, 7) => clReleaseCommandBufferKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clFinalizeCommandBufferKHR, 0) => clFinalizeCommandBufferKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clFinalizeCommandBufferKHR, 1) => clFinalizeCommandBufferKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clFinalizeCommandBufferKHR, 2) => clFinalizeCommandBufferKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clFinalizeCommandBufferKHR, 3) => clFinalizeCommandBufferKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clFinalizeCommandBufferKHR, 4) => clFinalizeCommandBufferKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clFinalizeCommandBufferKHR, 5) => clFinalizeCommandBufferKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clFinalizeCommandBufferKHR, 6) => clFinalizeCommandBufferKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clFinalizeCommandBufferKHR, 7) => clFinalizeCommandBufferKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clEnqueueCommandBufferKHR, 0) => clEnqueueCommandBufferKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clEnqueueCommandBufferKHR, 1) => clEnqueueCommandBufferKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clEnqueueCommandBufferKHR, 2) => clEnqueueCommandBufferKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clEnqueueCommandBufferKHR, 3) => clEnqueueCommandBufferKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clEnqueueCommandBufferKHR, 4) => clEnqueueCommandBufferKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clEnqueueCommandBufferKHR, 5) => clEnqueueCommandBufferKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clEnqueueCommandBufferKHR, 6) => clEnqueueCommandBufferKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clEnqueueCommandBufferKHR, 7) => clEnqueueCommandBufferKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clCommandBarrierWithWaitListKHR, 0) => clCommandBarrierWithWaitListKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clCommandBarrierWithWaitListKHR, 1) => clCommandBarrierWithWaitListKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clCommandBarrierWithWaitListKHR, 2) => clCommandBarrierWithWaitListKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clCommandBarrierWithWaitListKHR, 3) => clCommandBarrierWithWaitListKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clCommandBarrierWithWaitListKHR, 4) => clCommandBarrierWithWaitListKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clCommandBarrierWithWaitListKHR, 5) => clCommandBarrierWithWaitListKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clCommandBarrierWithWaitListKHR, 6) => clCommandBarrierWithWaitListKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clCommandBarrierWithWaitListKHR, 7) => clCommandBarrierWithWaitListKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferKHR, 0) => clCommandCopyBufferKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferKHR, 1) => clCommandCopyBufferKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferKHR, 2) => clCommandCopyBufferKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferKHR, 3) => clCommandCopyBufferKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferKHR, 4) => clCommandCopyBufferKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferKHR, 5) => clCommandCopyBufferKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferKHR, 6) => clCommandCopyBufferKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferKHR, 7) => clCommandCopyBufferKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferRectKHR, 0) => clCommandCopyBufferRectKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferRectKHR, 1) => clCommandCopyBufferRectKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferRectKHR, 2) => clCommandCopyBufferRectKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferRectKHR, 3) => clCommandCopyBufferRectKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferRectKHR, 4) => clCommandCopyBufferRectKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferRectKHR, 5) => clCommandCopyBufferRectKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferRectKHR, 6) => clCommandCopyBufferRectKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferRectKHR, 7) => clCommandCopyBufferRectKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferToImageKHR, 0) => clCommandCopyBufferToImageKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferToImageKHR, 1) => clCommandCopyBufferToImageKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferToImageKHR, 2) => clCommandCopyBufferToImageKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferToImageKHR, 3) => clCommandCopyBufferToImageKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferToImageKHR, 4) => clCommandCopyBufferToImageKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferToImageKHR, 5) => clCommandCopyBufferToImageKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferToImageKHR, 6) => clCommandCopyBufferToImageKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyBufferToImageKHR, 7) => clCommandCopyBufferToImageKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueMigrateMemINTEL, 0) => {
+                clEnqueueMigrateMemINTEL::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMigrateMemINTEL, 1) => {
+                clEnqueueMigrateMemINTEL::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMigrateMemINTEL, 2) => {
+                clEnqueueMigrateMemINTEL::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMigrateMemINTEL, 3) => {
+                clEnqueueMigrateMemINTEL::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMigrateMemINTEL, 4) => {
+                clEnqueueMigrateMemINTEL::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMigrateMemINTEL, 5) => {
+                clEnqueueMigrateMemINTEL::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMigrateMemINTEL, 6) => {
+                clEnqueueMigrateMemINTEL::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMigrateMemINTEL, 7) => {
+                clEnqueueMigrateMemINTEL::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMemAdviseINTEL, 0) => {
+                clEnqueueMemAdviseINTEL::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMemAdviseINTEL, 1) => {
+                clEnqueueMemAdviseINTEL::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMemAdviseINTEL, 2) => {
+                clEnqueueMemAdviseINTEL::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMemAdviseINTEL, 3) => {
+                clEnqueueMemAdviseINTEL::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMemAdviseINTEL, 4) => {
+                clEnqueueMemAdviseINTEL::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMemAdviseINTEL, 5) => {
+                clEnqueueMemAdviseINTEL::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMemAdviseINTEL, 6) => {
+                clEnqueueMemAdviseINTEL::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueMemAdviseINTEL, 7) => {
+                clEnqueueMemAdviseINTEL::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateBufferWithPropertiesINTEL, 0) => {
+                clCreateBufferWithPropertiesINTEL::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateBufferWithPropertiesINTEL, 1) => {
+                clCreateBufferWithPropertiesINTEL::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateBufferWithPropertiesINTEL, 2) => {
+                clCreateBufferWithPropertiesINTEL::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateBufferWithPropertiesINTEL, 3) => {
+                clCreateBufferWithPropertiesINTEL::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateBufferWithPropertiesINTEL, 4) => {
+                clCreateBufferWithPropertiesINTEL::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateBufferWithPropertiesINTEL, 5) => {
+                clCreateBufferWithPropertiesINTEL::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateBufferWithPropertiesINTEL, 6) => {
+                clCreateBufferWithPropertiesINTEL::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateBufferWithPropertiesINTEL, 7) => {
+                clCreateBufferWithPropertiesINTEL::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceFunctionPointerINTEL, 0) => {
+                clGetDeviceFunctionPointerINTEL::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceFunctionPointerINTEL, 1) => {
+                clGetDeviceFunctionPointerINTEL::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceFunctionPointerINTEL, 2) => {
+                clGetDeviceFunctionPointerINTEL::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceFunctionPointerINTEL, 3) => {
+                clGetDeviceFunctionPointerINTEL::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceFunctionPointerINTEL, 4) => {
+                clGetDeviceFunctionPointerINTEL::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceFunctionPointerINTEL, 5) => {
+                clGetDeviceFunctionPointerINTEL::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceFunctionPointerINTEL, 6) => {
+                clGetDeviceFunctionPointerINTEL::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceFunctionPointerINTEL, 7) => {
+                clGetDeviceFunctionPointerINTEL::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 0) => {
+                clGetDeviceGlobalVariablePointerINTEL::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 1) => {
+                clGetDeviceGlobalVariablePointerINTEL::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 2) => {
+                clGetDeviceGlobalVariablePointerINTEL::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 3) => {
+                clGetDeviceGlobalVariablePointerINTEL::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 4) => {
+                clGetDeviceGlobalVariablePointerINTEL::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 5) => {
+                clGetDeviceGlobalVariablePointerINTEL::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 6) => {
+                clGetDeviceGlobalVariablePointerINTEL::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clGetDeviceGlobalVariablePointerINTEL, 7) => {
+                clGetDeviceGlobalVariablePointerINTEL::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 0) => {
+                clEnqueueWriteGlobalVariableINTEL::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 1) => {
+                clEnqueueWriteGlobalVariableINTEL::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 2) => {
+                clEnqueueWriteGlobalVariableINTEL::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 3) => {
+                clEnqueueWriteGlobalVariableINTEL::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 4) => {
+                clEnqueueWriteGlobalVariableINTEL::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 5) => {
+                clEnqueueWriteGlobalVariableINTEL::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 6) => {
+                clEnqueueWriteGlobalVariableINTEL::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteGlobalVariableINTEL, 7) => {
+                clEnqueueWriteGlobalVariableINTEL::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadGlobalVariableINTEL, 0) => {
+                clEnqueueReadGlobalVariableINTEL::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadGlobalVariableINTEL, 1) => {
+                clEnqueueReadGlobalVariableINTEL::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadGlobalVariableINTEL, 2) => {
+                clEnqueueReadGlobalVariableINTEL::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadGlobalVariableINTEL, 3) => {
+                clEnqueueReadGlobalVariableINTEL::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadGlobalVariableINTEL, 4) => {
+                clEnqueueReadGlobalVariableINTEL::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadGlobalVariableINTEL, 5) => {
+                clEnqueueReadGlobalVariableINTEL::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadGlobalVariableINTEL, 6) => {
+                clEnqueueReadGlobalVariableINTEL::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadGlobalVariableINTEL, 7) => {
+                clEnqueueReadGlobalVariableINTEL::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadHostPipeINTEL, 0) => {
+                clEnqueueReadHostPipeINTEL::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadHostPipeINTEL, 1) => {
+                clEnqueueReadHostPipeINTEL::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadHostPipeINTEL, 2) => {
+                clEnqueueReadHostPipeINTEL::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadHostPipeINTEL, 3) => {
+                clEnqueueReadHostPipeINTEL::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadHostPipeINTEL, 4) => {
+                clEnqueueReadHostPipeINTEL::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadHostPipeINTEL, 5) => {
+                clEnqueueReadHostPipeINTEL::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadHostPipeINTEL, 6) => {
+                clEnqueueReadHostPipeINTEL::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReadHostPipeINTEL, 7) => {
+                clEnqueueReadHostPipeINTEL::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteHostPipeINTEL, 0) => {
+                clEnqueueWriteHostPipeINTEL::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteHostPipeINTEL, 1) => {
+                clEnqueueWriteHostPipeINTEL::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteHostPipeINTEL, 2) => {
+                clEnqueueWriteHostPipeINTEL::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteHostPipeINTEL, 3) => {
+                clEnqueueWriteHostPipeINTEL::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteHostPipeINTEL, 4) => {
+                clEnqueueWriteHostPipeINTEL::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteHostPipeINTEL, 5) => {
+                clEnqueueWriteHostPipeINTEL::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteHostPipeINTEL, 6) => {
+                clEnqueueWriteHostPipeINTEL::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWriteHostPipeINTEL, 7) => {
+                clEnqueueWriteHostPipeINTEL::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateProgramWithILKHR, 0) => {
+                clCreateProgramWithILKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateProgramWithILKHR, 1) => {
+                clCreateProgramWithILKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateProgramWithILKHR, 2) => {
+                clCreateProgramWithILKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateProgramWithILKHR, 3) => {
+                clCreateProgramWithILKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateProgramWithILKHR, 4) => {
+                clCreateProgramWithILKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateProgramWithILKHR, 5) => {
+                clCreateProgramWithILKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateProgramWithILKHR, 6) => {
+                clCreateProgramWithILKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateProgramWithILKHR, 7) => {
+                clCreateProgramWithILKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandBufferKHR, 0) => {
+                clCreateCommandBufferKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandBufferKHR, 1) => {
+                clCreateCommandBufferKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandBufferKHR, 2) => {
+                clCreateCommandBufferKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandBufferKHR, 3) => {
+                clCreateCommandBufferKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandBufferKHR, 4) => {
+                clCreateCommandBufferKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandBufferKHR, 5) => {
+                clCreateCommandBufferKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandBufferKHR, 6) => {
+                clCreateCommandBufferKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandBufferKHR, 7) => {
+                clCreateCommandBufferKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clRetainCommandBufferKHR, 0) => {
+                clRetainCommandBufferKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clRetainCommandBufferKHR, 1) => {
+                clRetainCommandBufferKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clRetainCommandBufferKHR, 2) => {
+                clRetainCommandBufferKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clRetainCommandBufferKHR, 3) => {
+                clRetainCommandBufferKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clRetainCommandBufferKHR, 4) => {
+                clRetainCommandBufferKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clRetainCommandBufferKHR, 5) => {
+                clRetainCommandBufferKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clRetainCommandBufferKHR, 6) => {
+                clRetainCommandBufferKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clRetainCommandBufferKHR, 7) => {
+                clRetainCommandBufferKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clReleaseCommandBufferKHR, 0) => {
+                clReleaseCommandBufferKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clReleaseCommandBufferKHR, 1) => {
+                clReleaseCommandBufferKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clReleaseCommandBufferKHR, 2) => {
+                clReleaseCommandBufferKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clReleaseCommandBufferKHR, 3) => {
+                clReleaseCommandBufferKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clReleaseCommandBufferKHR, 4) => {
+                clReleaseCommandBufferKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clReleaseCommandBufferKHR, 5) => {
+                clReleaseCommandBufferKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clReleaseCommandBufferKHR, 6) => {
+                clReleaseCommandBufferKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clReleaseCommandBufferKHR, 7) => {
+                clReleaseCommandBufferKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clFinalizeCommandBufferKHR, 0) => {
+                clFinalizeCommandBufferKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clFinalizeCommandBufferKHR, 1) => {
+                clFinalizeCommandBufferKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clFinalizeCommandBufferKHR, 2) => {
+                clFinalizeCommandBufferKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clFinalizeCommandBufferKHR, 3) => {
+                clFinalizeCommandBufferKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clFinalizeCommandBufferKHR, 4) => {
+                clFinalizeCommandBufferKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clFinalizeCommandBufferKHR, 5) => {
+                clFinalizeCommandBufferKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clFinalizeCommandBufferKHR, 6) => {
+                clFinalizeCommandBufferKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clFinalizeCommandBufferKHR, 7) => {
+                clFinalizeCommandBufferKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueCommandBufferKHR, 0) => {
+                clEnqueueCommandBufferKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueCommandBufferKHR, 1) => {
+                clEnqueueCommandBufferKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueCommandBufferKHR, 2) => {
+                clEnqueueCommandBufferKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueCommandBufferKHR, 3) => {
+                clEnqueueCommandBufferKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueCommandBufferKHR, 4) => {
+                clEnqueueCommandBufferKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueCommandBufferKHR, 5) => {
+                clEnqueueCommandBufferKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueCommandBufferKHR, 6) => {
+                clEnqueueCommandBufferKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueCommandBufferKHR, 7) => {
+                clEnqueueCommandBufferKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandBarrierWithWaitListKHR, 0) => {
+                clCommandBarrierWithWaitListKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandBarrierWithWaitListKHR, 1) => {
+                clCommandBarrierWithWaitListKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandBarrierWithWaitListKHR, 2) => {
+                clCommandBarrierWithWaitListKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandBarrierWithWaitListKHR, 3) => {
+                clCommandBarrierWithWaitListKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandBarrierWithWaitListKHR, 4) => {
+                clCommandBarrierWithWaitListKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandBarrierWithWaitListKHR, 5) => {
+                clCommandBarrierWithWaitListKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandBarrierWithWaitListKHR, 6) => {
+                clCommandBarrierWithWaitListKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandBarrierWithWaitListKHR, 7) => {
+                clCommandBarrierWithWaitListKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferKHR, 0) => {
+                clCommandCopyBufferKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferKHR, 1) => {
+                clCommandCopyBufferKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferKHR, 2) => {
+                clCommandCopyBufferKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferKHR, 3) => {
+                clCommandCopyBufferKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferKHR, 4) => {
+                clCommandCopyBufferKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferKHR, 5) => {
+                clCommandCopyBufferKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferKHR, 6) => {
+                clCommandCopyBufferKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferKHR, 7) => {
+                clCommandCopyBufferKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferRectKHR, 0) => {
+                clCommandCopyBufferRectKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferRectKHR, 1) => {
+                clCommandCopyBufferRectKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferRectKHR, 2) => {
+                clCommandCopyBufferRectKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferRectKHR, 3) => {
+                clCommandCopyBufferRectKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferRectKHR, 4) => {
+                clCommandCopyBufferRectKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferRectKHR, 5) => {
+                clCommandCopyBufferRectKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferRectKHR, 6) => {
+                clCommandCopyBufferRectKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferRectKHR, 7) => {
+                clCommandCopyBufferRectKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferToImageKHR, 0) => {
+                clCommandCopyBufferToImageKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferToImageKHR, 1) => {
+                clCommandCopyBufferToImageKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferToImageKHR, 2) => {
+                clCommandCopyBufferToImageKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferToImageKHR, 3) => {
+                clCommandCopyBufferToImageKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferToImageKHR, 4) => {
+                clCommandCopyBufferToImageKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferToImageKHR, 5) => {
+                clCommandCopyBufferToImageKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferToImageKHR, 6) => {
+                clCommandCopyBufferToImageKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyBufferToImageKHR, 7) => {
+                clCommandCopyBufferToImageKHR::<7> as *mut core::ffi::c_void
+            }
             (Ext::clCommandCopyImageKHR, 0) => clCommandCopyImageKHR::<0> as *mut core::ffi::c_void,
             (Ext::clCommandCopyImageKHR, 1) => clCommandCopyImageKHR::<1> as *mut core::ffi::c_void,
             (Ext::clCommandCopyImageKHR, 2) => clCommandCopyImageKHR::<2> as *mut core::ffi::c_void,
@@ -4799,22 +10766,54 @@ impl Ext {
             (Ext::clCommandCopyImageKHR, 5) => clCommandCopyImageKHR::<5> as *mut core::ffi::c_void,
             (Ext::clCommandCopyImageKHR, 6) => clCommandCopyImageKHR::<6> as *mut core::ffi::c_void,
             (Ext::clCommandCopyImageKHR, 7) => clCommandCopyImageKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyImageToBufferKHR, 0) => clCommandCopyImageToBufferKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyImageToBufferKHR, 1) => clCommandCopyImageToBufferKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyImageToBufferKHR, 2) => clCommandCopyImageToBufferKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyImageToBufferKHR, 3) => clCommandCopyImageToBufferKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyImageToBufferKHR, 4) => clCommandCopyImageToBufferKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyImageToBufferKHR, 5) => clCommandCopyImageToBufferKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyImageToBufferKHR, 6) => clCommandCopyImageToBufferKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clCommandCopyImageToBufferKHR, 7) => clCommandCopyImageToBufferKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clCommandFillBufferKHR, 0) => clCommandFillBufferKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clCommandFillBufferKHR, 1) => clCommandFillBufferKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clCommandFillBufferKHR, 2) => clCommandFillBufferKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clCommandFillBufferKHR, 3) => clCommandFillBufferKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clCommandFillBufferKHR, 4) => clCommandFillBufferKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clCommandFillBufferKHR, 5) => clCommandFillBufferKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clCommandFillBufferKHR, 6) => clCommandFillBufferKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clCommandFillBufferKHR, 7) => clCommandFillBufferKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandCopyImageToBufferKHR, 0) => {
+                clCommandCopyImageToBufferKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyImageToBufferKHR, 1) => {
+                clCommandCopyImageToBufferKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyImageToBufferKHR, 2) => {
+                clCommandCopyImageToBufferKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyImageToBufferKHR, 3) => {
+                clCommandCopyImageToBufferKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyImageToBufferKHR, 4) => {
+                clCommandCopyImageToBufferKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyImageToBufferKHR, 5) => {
+                clCommandCopyImageToBufferKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyImageToBufferKHR, 6) => {
+                clCommandCopyImageToBufferKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandCopyImageToBufferKHR, 7) => {
+                clCommandCopyImageToBufferKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandFillBufferKHR, 0) => {
+                clCommandFillBufferKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandFillBufferKHR, 1) => {
+                clCommandFillBufferKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandFillBufferKHR, 2) => {
+                clCommandFillBufferKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandFillBufferKHR, 3) => {
+                clCommandFillBufferKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandFillBufferKHR, 4) => {
+                clCommandFillBufferKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandFillBufferKHR, 5) => {
+                clCommandFillBufferKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandFillBufferKHR, 6) => {
+                clCommandFillBufferKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandFillBufferKHR, 7) => {
+                clCommandFillBufferKHR::<7> as *mut core::ffi::c_void
+            }
             (Ext::clCommandFillImageKHR, 0) => clCommandFillImageKHR::<0> as *mut core::ffi::c_void,
             (Ext::clCommandFillImageKHR, 1) => clCommandFillImageKHR::<1> as *mut core::ffi::c_void,
             (Ext::clCommandFillImageKHR, 2) => clCommandFillImageKHR::<2> as *mut core::ffi::c_void,
@@ -4823,14 +10822,30 @@ impl Ext {
             (Ext::clCommandFillImageKHR, 5) => clCommandFillImageKHR::<5> as *mut core::ffi::c_void,
             (Ext::clCommandFillImageKHR, 6) => clCommandFillImageKHR::<6> as *mut core::ffi::c_void,
             (Ext::clCommandFillImageKHR, 7) => clCommandFillImageKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clCommandNDRangeKernelKHR, 0) => clCommandNDRangeKernelKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clCommandNDRangeKernelKHR, 1) => clCommandNDRangeKernelKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clCommandNDRangeKernelKHR, 2) => clCommandNDRangeKernelKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clCommandNDRangeKernelKHR, 3) => clCommandNDRangeKernelKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clCommandNDRangeKernelKHR, 4) => clCommandNDRangeKernelKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clCommandNDRangeKernelKHR, 5) => clCommandNDRangeKernelKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clCommandNDRangeKernelKHR, 6) => clCommandNDRangeKernelKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clCommandNDRangeKernelKHR, 7) => clCommandNDRangeKernelKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandNDRangeKernelKHR, 0) => {
+                clCommandNDRangeKernelKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandNDRangeKernelKHR, 1) => {
+                clCommandNDRangeKernelKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandNDRangeKernelKHR, 2) => {
+                clCommandNDRangeKernelKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandNDRangeKernelKHR, 3) => {
+                clCommandNDRangeKernelKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandNDRangeKernelKHR, 4) => {
+                clCommandNDRangeKernelKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandNDRangeKernelKHR, 5) => {
+                clCommandNDRangeKernelKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandNDRangeKernelKHR, 6) => {
+                clCommandNDRangeKernelKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandNDRangeKernelKHR, 7) => {
+                clCommandNDRangeKernelKHR::<7> as *mut core::ffi::c_void
+            }
             (Ext::clCommandSVMMemcpyKHR, 0) => clCommandSVMMemcpyKHR::<0> as *mut core::ffi::c_void,
             (Ext::clCommandSVMMemcpyKHR, 1) => clCommandSVMMemcpyKHR::<1> as *mut core::ffi::c_void,
             (Ext::clCommandSVMMemcpyKHR, 2) => clCommandSVMMemcpyKHR::<2> as *mut core::ffi::c_void,
@@ -4839,46 +10854,126 @@ impl Ext {
             (Ext::clCommandSVMMemcpyKHR, 5) => clCommandSVMMemcpyKHR::<5> as *mut core::ffi::c_void,
             (Ext::clCommandSVMMemcpyKHR, 6) => clCommandSVMMemcpyKHR::<6> as *mut core::ffi::c_void,
             (Ext::clCommandSVMMemcpyKHR, 7) => clCommandSVMMemcpyKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clCommandSVMMemFillKHR, 0) => clCommandSVMMemFillKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clCommandSVMMemFillKHR, 1) => clCommandSVMMemFillKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clCommandSVMMemFillKHR, 2) => clCommandSVMMemFillKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clCommandSVMMemFillKHR, 3) => clCommandSVMMemFillKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clCommandSVMMemFillKHR, 4) => clCommandSVMMemFillKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clCommandSVMMemFillKHR, 5) => clCommandSVMMemFillKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clCommandSVMMemFillKHR, 6) => clCommandSVMMemFillKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clCommandSVMMemFillKHR, 7) => clCommandSVMMemFillKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clGetCommandBufferInfoKHR, 0) => clGetCommandBufferInfoKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clGetCommandBufferInfoKHR, 1) => clGetCommandBufferInfoKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clGetCommandBufferInfoKHR, 2) => clGetCommandBufferInfoKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clGetCommandBufferInfoKHR, 3) => clGetCommandBufferInfoKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clGetCommandBufferInfoKHR, 4) => clGetCommandBufferInfoKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clGetCommandBufferInfoKHR, 5) => clGetCommandBufferInfoKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clGetCommandBufferInfoKHR, 6) => clGetCommandBufferInfoKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clGetCommandBufferInfoKHR, 7) => clGetCommandBufferInfoKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clUpdateMutableCommandsKHR, 0) => clUpdateMutableCommandsKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clUpdateMutableCommandsKHR, 1) => clUpdateMutableCommandsKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clUpdateMutableCommandsKHR, 2) => clUpdateMutableCommandsKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clUpdateMutableCommandsKHR, 3) => clUpdateMutableCommandsKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clUpdateMutableCommandsKHR, 4) => clUpdateMutableCommandsKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clUpdateMutableCommandsKHR, 5) => clUpdateMutableCommandsKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clUpdateMutableCommandsKHR, 6) => clUpdateMutableCommandsKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clUpdateMutableCommandsKHR, 7) => clUpdateMutableCommandsKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 0) => clGetKernelSuggestedLocalWorkSizeKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 1) => clGetKernelSuggestedLocalWorkSizeKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 2) => clGetKernelSuggestedLocalWorkSizeKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 3) => clGetKernelSuggestedLocalWorkSizeKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 4) => clGetKernelSuggestedLocalWorkSizeKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 5) => clGetKernelSuggestedLocalWorkSizeKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 6) => clGetKernelSuggestedLocalWorkSizeKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 7) => clGetKernelSuggestedLocalWorkSizeKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandQueueWithPropertiesKHR, 0) => clCreateCommandQueueWithPropertiesKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandQueueWithPropertiesKHR, 1) => clCreateCommandQueueWithPropertiesKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandQueueWithPropertiesKHR, 2) => clCreateCommandQueueWithPropertiesKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandQueueWithPropertiesKHR, 3) => clCreateCommandQueueWithPropertiesKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandQueueWithPropertiesKHR, 4) => clCreateCommandQueueWithPropertiesKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandQueueWithPropertiesKHR, 5) => clCreateCommandQueueWithPropertiesKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandQueueWithPropertiesKHR, 6) => clCreateCommandQueueWithPropertiesKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clCreateCommandQueueWithPropertiesKHR, 7) => clCreateCommandQueueWithPropertiesKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clCommandSVMMemFillKHR, 0) => {
+                clCommandSVMMemFillKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandSVMMemFillKHR, 1) => {
+                clCommandSVMMemFillKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandSVMMemFillKHR, 2) => {
+                clCommandSVMMemFillKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandSVMMemFillKHR, 3) => {
+                clCommandSVMMemFillKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandSVMMemFillKHR, 4) => {
+                clCommandSVMMemFillKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandSVMMemFillKHR, 5) => {
+                clCommandSVMMemFillKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandSVMMemFillKHR, 6) => {
+                clCommandSVMMemFillKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clCommandSVMMemFillKHR, 7) => {
+                clCommandSVMMemFillKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clGetCommandBufferInfoKHR, 0) => {
+                clGetCommandBufferInfoKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clGetCommandBufferInfoKHR, 1) => {
+                clGetCommandBufferInfoKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clGetCommandBufferInfoKHR, 2) => {
+                clGetCommandBufferInfoKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clGetCommandBufferInfoKHR, 3) => {
+                clGetCommandBufferInfoKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clGetCommandBufferInfoKHR, 4) => {
+                clGetCommandBufferInfoKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clGetCommandBufferInfoKHR, 5) => {
+                clGetCommandBufferInfoKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clGetCommandBufferInfoKHR, 6) => {
+                clGetCommandBufferInfoKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clGetCommandBufferInfoKHR, 7) => {
+                clGetCommandBufferInfoKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clUpdateMutableCommandsKHR, 0) => {
+                clUpdateMutableCommandsKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clUpdateMutableCommandsKHR, 1) => {
+                clUpdateMutableCommandsKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clUpdateMutableCommandsKHR, 2) => {
+                clUpdateMutableCommandsKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clUpdateMutableCommandsKHR, 3) => {
+                clUpdateMutableCommandsKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clUpdateMutableCommandsKHR, 4) => {
+                clUpdateMutableCommandsKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clUpdateMutableCommandsKHR, 5) => {
+                clUpdateMutableCommandsKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clUpdateMutableCommandsKHR, 6) => {
+                clUpdateMutableCommandsKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clUpdateMutableCommandsKHR, 7) => {
+                clUpdateMutableCommandsKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 0) => {
+                clGetKernelSuggestedLocalWorkSizeKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 1) => {
+                clGetKernelSuggestedLocalWorkSizeKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 2) => {
+                clGetKernelSuggestedLocalWorkSizeKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 3) => {
+                clGetKernelSuggestedLocalWorkSizeKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 4) => {
+                clGetKernelSuggestedLocalWorkSizeKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 5) => {
+                clGetKernelSuggestedLocalWorkSizeKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 6) => {
+                clGetKernelSuggestedLocalWorkSizeKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clGetKernelSuggestedLocalWorkSizeKHR, 7) => {
+                clGetKernelSuggestedLocalWorkSizeKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 0) => {
+                clCreateCommandQueueWithPropertiesKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 1) => {
+                clCreateCommandQueueWithPropertiesKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 2) => {
+                clCreateCommandQueueWithPropertiesKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 3) => {
+                clCreateCommandQueueWithPropertiesKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 4) => {
+                clCreateCommandQueueWithPropertiesKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 5) => {
+                clCreateCommandQueueWithPropertiesKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 6) => {
+                clCreateCommandQueueWithPropertiesKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateCommandQueueWithPropertiesKHR, 7) => {
+                clCreateCommandQueueWithPropertiesKHR::<7> as *mut core::ffi::c_void
+            }
             (Ext::clTerminateContextKHR, 0) => clTerminateContextKHR::<0> as *mut core::ffi::c_void,
             (Ext::clTerminateContextKHR, 1) => clTerminateContextKHR::<1> as *mut core::ffi::c_void,
             (Ext::clTerminateContextKHR, 2) => clTerminateContextKHR::<2> as *mut core::ffi::c_void,
@@ -4887,46 +10982,126 @@ impl Ext {
             (Ext::clTerminateContextKHR, 5) => clTerminateContextKHR::<5> as *mut core::ffi::c_void,
             (Ext::clTerminateContextKHR, 6) => clTerminateContextKHR::<6> as *mut core::ffi::c_void,
             (Ext::clTerminateContextKHR, 7) => clTerminateContextKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 0) => clEnqueueAcquireExternalMemObjectsKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 1) => clEnqueueAcquireExternalMemObjectsKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 2) => clEnqueueAcquireExternalMemObjectsKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 3) => clEnqueueAcquireExternalMemObjectsKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 4) => clEnqueueAcquireExternalMemObjectsKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 5) => clEnqueueAcquireExternalMemObjectsKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 6) => clEnqueueAcquireExternalMemObjectsKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 7) => clEnqueueAcquireExternalMemObjectsKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 0) => clEnqueueReleaseExternalMemObjectsKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 1) => clEnqueueReleaseExternalMemObjectsKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 2) => clEnqueueReleaseExternalMemObjectsKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 3) => clEnqueueReleaseExternalMemObjectsKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 4) => clEnqueueReleaseExternalMemObjectsKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 5) => clEnqueueReleaseExternalMemObjectsKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 6) => clEnqueueReleaseExternalMemObjectsKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 7) => clEnqueueReleaseExternalMemObjectsKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clCreateSemaphoreWithPropertiesKHR, 0) => clCreateSemaphoreWithPropertiesKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clCreateSemaphoreWithPropertiesKHR, 1) => clCreateSemaphoreWithPropertiesKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clCreateSemaphoreWithPropertiesKHR, 2) => clCreateSemaphoreWithPropertiesKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clCreateSemaphoreWithPropertiesKHR, 3) => clCreateSemaphoreWithPropertiesKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clCreateSemaphoreWithPropertiesKHR, 4) => clCreateSemaphoreWithPropertiesKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clCreateSemaphoreWithPropertiesKHR, 5) => clCreateSemaphoreWithPropertiesKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clCreateSemaphoreWithPropertiesKHR, 6) => clCreateSemaphoreWithPropertiesKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clCreateSemaphoreWithPropertiesKHR, 7) => clCreateSemaphoreWithPropertiesKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWaitSemaphoresKHR, 0) => clEnqueueWaitSemaphoresKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWaitSemaphoresKHR, 1) => clEnqueueWaitSemaphoresKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWaitSemaphoresKHR, 2) => clEnqueueWaitSemaphoresKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWaitSemaphoresKHR, 3) => clEnqueueWaitSemaphoresKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWaitSemaphoresKHR, 4) => clEnqueueWaitSemaphoresKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWaitSemaphoresKHR, 5) => clEnqueueWaitSemaphoresKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWaitSemaphoresKHR, 6) => clEnqueueWaitSemaphoresKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clEnqueueWaitSemaphoresKHR, 7) => clEnqueueWaitSemaphoresKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clEnqueueSignalSemaphoresKHR, 0) => clEnqueueSignalSemaphoresKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clEnqueueSignalSemaphoresKHR, 1) => clEnqueueSignalSemaphoresKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clEnqueueSignalSemaphoresKHR, 2) => clEnqueueSignalSemaphoresKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clEnqueueSignalSemaphoresKHR, 3) => clEnqueueSignalSemaphoresKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clEnqueueSignalSemaphoresKHR, 4) => clEnqueueSignalSemaphoresKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clEnqueueSignalSemaphoresKHR, 5) => clEnqueueSignalSemaphoresKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clEnqueueSignalSemaphoresKHR, 6) => clEnqueueSignalSemaphoresKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clEnqueueSignalSemaphoresKHR, 7) => clEnqueueSignalSemaphoresKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 0) => {
+                clEnqueueAcquireExternalMemObjectsKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 1) => {
+                clEnqueueAcquireExternalMemObjectsKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 2) => {
+                clEnqueueAcquireExternalMemObjectsKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 3) => {
+                clEnqueueAcquireExternalMemObjectsKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 4) => {
+                clEnqueueAcquireExternalMemObjectsKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 5) => {
+                clEnqueueAcquireExternalMemObjectsKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 6) => {
+                clEnqueueAcquireExternalMemObjectsKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueAcquireExternalMemObjectsKHR, 7) => {
+                clEnqueueAcquireExternalMemObjectsKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 0) => {
+                clEnqueueReleaseExternalMemObjectsKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 1) => {
+                clEnqueueReleaseExternalMemObjectsKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 2) => {
+                clEnqueueReleaseExternalMemObjectsKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 3) => {
+                clEnqueueReleaseExternalMemObjectsKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 4) => {
+                clEnqueueReleaseExternalMemObjectsKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 5) => {
+                clEnqueueReleaseExternalMemObjectsKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 6) => {
+                clEnqueueReleaseExternalMemObjectsKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueReleaseExternalMemObjectsKHR, 7) => {
+                clEnqueueReleaseExternalMemObjectsKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 0) => {
+                clCreateSemaphoreWithPropertiesKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 1) => {
+                clCreateSemaphoreWithPropertiesKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 2) => {
+                clCreateSemaphoreWithPropertiesKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 3) => {
+                clCreateSemaphoreWithPropertiesKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 4) => {
+                clCreateSemaphoreWithPropertiesKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 5) => {
+                clCreateSemaphoreWithPropertiesKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 6) => {
+                clCreateSemaphoreWithPropertiesKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clCreateSemaphoreWithPropertiesKHR, 7) => {
+                clCreateSemaphoreWithPropertiesKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWaitSemaphoresKHR, 0) => {
+                clEnqueueWaitSemaphoresKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWaitSemaphoresKHR, 1) => {
+                clEnqueueWaitSemaphoresKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWaitSemaphoresKHR, 2) => {
+                clEnqueueWaitSemaphoresKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWaitSemaphoresKHR, 3) => {
+                clEnqueueWaitSemaphoresKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWaitSemaphoresKHR, 4) => {
+                clEnqueueWaitSemaphoresKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWaitSemaphoresKHR, 5) => {
+                clEnqueueWaitSemaphoresKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWaitSemaphoresKHR, 6) => {
+                clEnqueueWaitSemaphoresKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueWaitSemaphoresKHR, 7) => {
+                clEnqueueWaitSemaphoresKHR::<7> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueSignalSemaphoresKHR, 0) => {
+                clEnqueueSignalSemaphoresKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueSignalSemaphoresKHR, 1) => {
+                clEnqueueSignalSemaphoresKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueSignalSemaphoresKHR, 2) => {
+                clEnqueueSignalSemaphoresKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueSignalSemaphoresKHR, 3) => {
+                clEnqueueSignalSemaphoresKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueSignalSemaphoresKHR, 4) => {
+                clEnqueueSignalSemaphoresKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueSignalSemaphoresKHR, 5) => {
+                clEnqueueSignalSemaphoresKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueSignalSemaphoresKHR, 6) => {
+                clEnqueueSignalSemaphoresKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clEnqueueSignalSemaphoresKHR, 7) => {
+                clEnqueueSignalSemaphoresKHR::<7> as *mut core::ffi::c_void
+            }
             (Ext::clGetSemaphoreInfoKHR, 0) => clGetSemaphoreInfoKHR::<0> as *mut core::ffi::c_void,
             (Ext::clGetSemaphoreInfoKHR, 1) => clGetSemaphoreInfoKHR::<1> as *mut core::ffi::c_void,
             (Ext::clGetSemaphoreInfoKHR, 2) => clGetSemaphoreInfoKHR::<2> as *mut core::ffi::c_void,
@@ -4951,14 +11126,30 @@ impl Ext {
             (Ext::clRetainSemaphoreKHR, 5) => clRetainSemaphoreKHR::<5> as *mut core::ffi::c_void,
             (Ext::clRetainSemaphoreKHR, 6) => clRetainSemaphoreKHR::<6> as *mut core::ffi::c_void,
             (Ext::clRetainSemaphoreKHR, 7) => clRetainSemaphoreKHR::<7> as *mut core::ffi::c_void,
-            (Ext::clGetSemaphoreHandleForTypeKHR, 0) => clGetSemaphoreHandleForTypeKHR::<0> as *mut core::ffi::c_void,
-            (Ext::clGetSemaphoreHandleForTypeKHR, 1) => clGetSemaphoreHandleForTypeKHR::<1> as *mut core::ffi::c_void,
-            (Ext::clGetSemaphoreHandleForTypeKHR, 2) => clGetSemaphoreHandleForTypeKHR::<2> as *mut core::ffi::c_void,
-            (Ext::clGetSemaphoreHandleForTypeKHR, 3) => clGetSemaphoreHandleForTypeKHR::<3> as *mut core::ffi::c_void,
-            (Ext::clGetSemaphoreHandleForTypeKHR, 4) => clGetSemaphoreHandleForTypeKHR::<4> as *mut core::ffi::c_void,
-            (Ext::clGetSemaphoreHandleForTypeKHR, 5) => clGetSemaphoreHandleForTypeKHR::<5> as *mut core::ffi::c_void,
-            (Ext::clGetSemaphoreHandleForTypeKHR, 6) => clGetSemaphoreHandleForTypeKHR::<6> as *mut core::ffi::c_void,
-            (Ext::clGetSemaphoreHandleForTypeKHR, 7) => clGetSemaphoreHandleForTypeKHR::<7> as *mut core::ffi::c_void,
+            (Ext::clGetSemaphoreHandleForTypeKHR, 0) => {
+                clGetSemaphoreHandleForTypeKHR::<0> as *mut core::ffi::c_void
+            }
+            (Ext::clGetSemaphoreHandleForTypeKHR, 1) => {
+                clGetSemaphoreHandleForTypeKHR::<1> as *mut core::ffi::c_void
+            }
+            (Ext::clGetSemaphoreHandleForTypeKHR, 2) => {
+                clGetSemaphoreHandleForTypeKHR::<2> as *mut core::ffi::c_void
+            }
+            (Ext::clGetSemaphoreHandleForTypeKHR, 3) => {
+                clGetSemaphoreHandleForTypeKHR::<3> as *mut core::ffi::c_void
+            }
+            (Ext::clGetSemaphoreHandleForTypeKHR, 4) => {
+                clGetSemaphoreHandleForTypeKHR::<4> as *mut core::ffi::c_void
+            }
+            (Ext::clGetSemaphoreHandleForTypeKHR, 5) => {
+                clGetSemaphoreHandleForTypeKHR::<5> as *mut core::ffi::c_void
+            }
+            (Ext::clGetSemaphoreHandleForTypeKHR, 6) => {
+                clGetSemaphoreHandleForTypeKHR::<6> as *mut core::ffi::c_void
+            }
+            (Ext::clGetSemaphoreHandleForTypeKHR, 7) => {
+                clGetSemaphoreHandleForTypeKHR::<7> as *mut core::ffi::c_void
+            }
             _ => return None,
         })
     }
