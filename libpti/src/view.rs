@@ -170,7 +170,7 @@ impl ViewsBuilder {
         {
             let mut active = ACTIVE.lock();
             if active.is_some() {
-                return Err(Error::from_code(3));
+                return Err(Error::BadArgument);
             }
             *active = Some(Arc::new(Active {
                 handler: Box::new(f),

@@ -65,8 +65,8 @@ fn a_built_views_lends_buffers_of_its_size_and_runs_its_first_buffer_function_on
         .expect("start the views");
     assert!(views.kinds().is_empty());
     assert_eq!(
-        Views::start(&[], |_| {}).map(|_| ()).unwrap_err().code,
-        3,
+        Views::start(&[], |_| {}).map(|_| ()).unwrap_err(),
+        libpti::Error::BadArgument,
         "one Views at a time"
     );
 
@@ -77,9 +77,8 @@ fn a_built_views_lends_buffers_of_its_size_and_runs_its_first_buffer_function_on
         .unwrap();
     assert_eq!(
         libpti::view::record_driver_api(pti_api_group_id::PTI_API_GROUP_SYCL, platforms, true)
-            .unwrap_err()
-            .code,
-        3,
+            .unwrap_err(),
+        libpti::Error::BadArgument,
         "SYCL functions are runtime API"
     );
     views.enable(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();

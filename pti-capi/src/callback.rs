@@ -10,7 +10,7 @@ use pti_core::callback::SubscriberId;
 use pti_core::session;
 use pti_core::{ApiCallbackData, CriticalEventData, Domain, Error, Event};
 
-use crate::boundary::{guard, out_ptr};
+use crate::boundary::{export, out_ptr};
 use crate::pti::pti_result;
 use crate::raw::{RawApiGroup, RawDomain};
 use crate::view::{pti_api_group_id, pti_backend_ctx_t, traced_group};
@@ -214,7 +214,7 @@ pub(crate) unsafe extern "C" fn own_ptiCallbackSubscribe(
     callback: pti_callback_function,
     user_data: *mut c_void,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let out = out_ptr(subscriber, "subscriber must not be NULL")?;
         let function = callback.ok_or(Error::BadArgument("callback must not be NULL"))?;
         let c = CCallback {
@@ -253,7 +253,7 @@ pub extern "C" fn ptiCallbackUnsubscribe(subscriber: pti_callback_subscriber) ->
 pub(crate) extern "C" fn own_ptiCallbackUnsubscribe(
     subscriber: pti_callback_subscriber,
 ) -> pti_result {
-    guard(|| session::unsubscribe(subscriber_id(subscriber)?))
+    export(|| session::unsubscribe(subscriber_id(subscriber)?))
 }
 
 /// Enables (`enable` != 0) or disables (`enable` == 0) callbacks for every function of a
@@ -283,7 +283,7 @@ pub(crate) extern "C" fn own_ptiCallbackEnableDomain(
     subscriber: pti_callback_subscriber,
     domain: RawDomain,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let id = subscriber_id(subscriber)?;
         let domain =
             Domain::from_raw(domain.0).ok_or(Error::BadArgument("unknown callback domain"))?;
@@ -304,7 +304,7 @@ pub extern "C" fn ptiCallbackEnable(
     api_group_id: RawApiGroup,
     api_id: pti_api_id,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let id = subscriber_id(subscriber)?;
         let group = traced_group(api_group_id)?;
         session::enable_callback(id, group, api_id, enable != 0)

@@ -16,7 +16,7 @@ use pti_core::dispatch::{self, CallInfo};
 use pti_core::view::{self, abi::pti_view_kind};
 use pti_core::{Error, ResultCode, session};
 
-use crate::boundary::{guard, out_ptr};
+use crate::boundary::{export, out_ptr};
 use crate::pti::pti_result;
 use crate::raw::{RawApiGroup, RawResult, RawViewKind};
 use crate::view::{pti_backend_ctx_t, traced_group};
@@ -34,7 +34,7 @@ pub unsafe extern "C" fn ptiCallbackGetCriticalEventCount(
     event: RawResult,
     count: *mut u64,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let out = out_ptr(count, "count must not be NULL")?;
         let code = ResultCode::from_raw(event.0).ok_or(Error::BadArgument("unknown pti_result"))?;
         // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
@@ -94,7 +94,7 @@ unsafe fn count_of_kind(
     count: *mut u64,
     of: fn(pti_view_kind) -> u64,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let out = out_ptr(count, "count must not be NULL")?;
         let kind = pti_view_kind::from_raw(kind.0)
             .filter(|k| k.record_size().is_some())
@@ -117,7 +117,7 @@ unsafe fn count_of_kind(
 /// `count` must be NULL or point to writable storage for one `uint64_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ptiViewGetPendingDeviceRecordCount(count: *mut u64) -> pti_result {
-    guard(|| {
+    export(|| {
         let out = out_ptr(count, "count must not be NULL")?;
         let pending = session::pending_device_commands() as u64;
         // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint64_t.
@@ -134,7 +134,7 @@ pub unsafe extern "C" fn ptiViewGetPendingDeviceRecordCount(count: *mut u64) -> 
 /// paused. Returns PTI_SUCCESS (also when already paused). Thread-safe; async-signal-unsafe.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewPause() -> pti_result {
-    guard(|| {
+    export(|| {
         session::set_paused(true);
         Ok(())
     })
@@ -144,7 +144,7 @@ pub extern "C" fn ptiViewPause() -> pti_result {
 /// PTI_SUCCESS (also when not paused). Thread-safe; async-signal-unsafe.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewResume() -> pti_result {
-    guard(|| {
+    export(|| {
         session::set_paused(false);
         Ok(())
     })
@@ -158,7 +158,7 @@ pub extern "C" fn ptiViewResume() -> pti_result {
 /// `paused` must be NULL or point to writable storage for one `uint32_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ptiViewIsPaused(paused: *mut u32) -> pti_result {
-    guard(|| {
+    export(|| {
         let out = out_ptr(paused, "paused must not be NULL")?;
         // SAFETY: checked non-NULL and aligned; the caller passes storage for one uint32_t.
         unsafe { out.write(session::is_paused() as u32) };
@@ -185,7 +185,7 @@ pub unsafe extern "C" fn ptiGetInterceptedFunctionCount(
     api_group_id: RawApiGroup,
     count: *mut u32,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let out = out_ptr(count, "count must not be NULL")?;
         let group = traced_group(api_group_id)?;
         let n = session::intercepted_functions(group);
@@ -213,7 +213,7 @@ pub unsafe extern "C" fn ptiGetUntracedCallCount(
     api_group_id: RawApiGroup,
     count: *mut u64,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let out = out_ptr(count, "count must not be NULL")?;
         let group = traced_group(api_group_id)?;
         let n = pti_core::boundary::untraced_calls(group);
@@ -244,7 +244,7 @@ pub unsafe extern "C" fn ptiViewGetUnrecordedCommandCount(
     api_id: u32,
     count: *mut u64,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let out = out_ptr(count, "count must not be NULL")?;
         let group = traced_group(api_group_id)?;
         if !pti_core::ids::is_valid(group, api_id) {
@@ -289,7 +289,7 @@ pub unsafe extern "C" fn ptiSimulateApiCall(
     user_data: *mut c_void,
     return_code: *mut i32,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let group = traced_group(api_group_id)?;
         let out = match return_code.is_null() {
             true => None,

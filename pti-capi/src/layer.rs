@@ -7,11 +7,11 @@ use core::ffi::c_void;
 use pti_core::backend::opencl::layer;
 use pti_sys::opencl::cl_icd::cl_icd_dispatch;
 use pti_sys::opencl::cl_layer::{cl_layer_info, cl_layer_properties};
-use pti_sys::opencl::{CL_INVALID_VALUE, CL_OUT_OF_HOST_MEMORY, cl_int, cl_uint};
+use pti_sys::opencl::{CL_INVALID_VALUE, cl_int, cl_uint};
 
 use pti_core::boundary::Entry;
 
-use crate::boundary::guard_runtime_entry;
+use crate::boundary::runtime_entry;
 
 /// `clGetLayerInfo`: the layer's API version (`CL_LAYER_API_VERSION_100`) and name.
 ///
@@ -25,7 +25,7 @@ pub unsafe extern "C" fn clGetLayerInfo(
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
 ) -> cl_int {
-    guard_runtime_entry(Entry::OpenClLayer, CL_OUT_OF_HOST_MEMORY, || {
+    runtime_entry(Entry::OpenClLayer, || {
         // SAFETY: the loader's arguments, with the contract stated above.
         unsafe {
             layer::get_layer_info(
@@ -49,7 +49,7 @@ pub unsafe extern "C" fn clInitLayer(
     num_entries_ret: *mut cl_uint,
     layer_dispatch_ret: *mut *const cl_icd_dispatch,
 ) -> cl_int {
-    guard_runtime_entry(Entry::OpenClLayer, CL_OUT_OF_HOST_MEMORY, || {
+    runtime_entry(Entry::OpenClLayer, || {
         // SAFETY: the loader's arguments, with the contract stated above.
         unsafe {
             layer::init_layer(
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn clInitLayerWithProperties(
     layer_dispatch_ret: *mut *const cl_icd_dispatch,
     properties: *const cl_layer_properties,
 ) -> cl_int {
-    guard_runtime_entry(Entry::OpenClLayer, CL_OUT_OF_HOST_MEMORY, || {
+    runtime_entry(Entry::OpenClLayer, || {
         // SAFETY: NULL or a zero-terminated list (the caller's contract): its first entry.
         if !properties.is_null() && unsafe { properties.read() } != 0 {
             return CL_INVALID_VALUE;
@@ -96,9 +96,5 @@ pub unsafe extern "C" fn clInitLayerWithProperties(
 /// commands still running are counted as lost.
 #[unsafe(no_mangle)]
 pub extern "C" fn clDeinitLayer() -> cl_int {
-    guard_runtime_entry(
-        Entry::OpenClLayer,
-        CL_OUT_OF_HOST_MEMORY,
-        layer::deinit_layer,
-    )
+    runtime_entry(Entry::OpenClLayer, layer::deinit_layer)
 }

@@ -5,7 +5,7 @@ use core::ffi::{CStr, c_char};
 
 use pti_core::ResultCode;
 
-use crate::boundary::guard_or;
+use crate::boundary::export;
 use crate::raw::RawResult;
 
 /// The result of every libpti function.
@@ -200,7 +200,7 @@ pub extern "C" fn ptiResultTypeToString(result_value: RawResult) -> *const c_cha
 
 /// libpti's `ptiResultTypeToString`, documented above.
 pub(crate) extern "C" fn own_ptiResultTypeToString(result_value: RawResult) -> *const c_char {
-    guard_or(c"UNKNOWN_PTI_RESULT".as_ptr(), || {
+    export(|| {
         ResultCode::from_raw(result_value.0)
             .map(ResultCode::name)
             .or_else(|| metrics_code_name(result_value.0))

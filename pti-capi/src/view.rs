@@ -8,7 +8,7 @@ use pti_core::view::abi::pti_view_kind;
 use pti_core::view::{self, ApiView, Buffer, BufferCallbacks, FilledBuffer};
 use pti_core::{ApiGroup, Error, clock, ids, session};
 
-use crate::boundary::{guard, guard_or, guard_status, out_ptr};
+use crate::boundary::{export, out_ptr};
 use crate::intel::faces::{Face, sets_buffer_callbacks};
 use crate::pti::pti_result;
 use crate::raw::{
@@ -106,7 +106,7 @@ pub(crate) fn set_callbacks(
     fptr_bufferRequested: pti_fptr_buffer_requested,
     fptr_bufferCompleted: pti_fptr_buffer_completed,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let requested =
             fptr_bufferRequested.ok_or(Error::BadArgument("buffer_requested must not be NULL"))?;
         let completed =
@@ -138,13 +138,13 @@ pub extern "C" fn ptiViewEnable(view_kind: RawViewKind) -> pti_result {
 
 /// libpti's `ptiViewEnable`, documented above.
 pub(crate) extern "C" fn own_ptiViewEnable(view_kind: RawViewKind) -> pti_result {
-    guard(|| session::enable_view(kind_from_raw(view_kind)?))
+    export(|| session::enable_view(kind_from_raw(view_kind)?))
 }
 
 /// Disables a view. Records already written stay in their buffers until a flush.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewDisable(view_kind: RawViewKind) -> pti_result {
-    guard(|| session::disable_view(kind_from_raw(view_kind)?))
+    export(|| session::disable_view(kind_from_raw(view_kind)?))
 }
 
 /// PTI_SUCCESS if Level Zero device activity can be collected from whenever the tool enables it,
@@ -155,7 +155,7 @@ pub extern "C" fn ptiViewDisable(view_kind: RawViewKind) -> pti_result {
 /// before the program uses Level Zero.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewGPULocalAvailable() -> pti_result {
-    guard(session::gpu_local_available)
+    export(session::gpu_local_available)
 }
 
 /// Hands every finished record of every thread (exited threads included) to the completed
@@ -164,7 +164,7 @@ pub extern "C" fn ptiViewGPULocalAvailable() -> pti_result {
 /// buffer or subscriber callback.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiFlushAllViews() -> pti_result {
-    guard(session::flush)
+    export(session::flush)
 }
 
 /// Walks the records of a buffer: with `*record` NULL, stores the first record in `*record`;
@@ -184,7 +184,7 @@ pub unsafe extern "C" fn ptiViewGetNextRecord(
     valid_bytes: usize,
     record: *mut *mut pti_view_record_base,
 ) -> pti_result {
-    guard_status(|| {
+    export(|| {
         let out = out_ptr(record, "record must not be NULL")?;
         if buffer.is_null() {
             return Err(Error::BadArgument("buffer must not be NULL"));
@@ -214,7 +214,7 @@ pub extern "C" fn ptiViewPushExternalCorrelationId(
     external_kind: RawExternalKind,
     external_id: u64,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let kind = pti_view_external_kind::pushable_from_raw(external_kind.0)
             .ok_or(Error::BadArgument("not a pushable external kind"))?;
         view::push_external_correlation_id(kind, external_id)
@@ -231,7 +231,7 @@ pub unsafe extern "C" fn ptiViewPopExternalCorrelationId(
     external_kind: RawExternalKind,
     p_external_id: *mut u64,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let out = match p_external_id.is_null() {
             true => None,
             false => Some(out_ptr(p_external_id, "p_external_id is misaligned")?),
@@ -262,7 +262,7 @@ pub extern "C" fn ptiViewOverheadKindToString(r#type: RawOverheadKind) -> *const
 /// libpti's `ptiViewOverheadKindToString`, documented above.
 pub(crate) extern "C" fn own_ptiViewOverheadKindToString(r#type: RawOverheadKind) -> *const c_char {
     use pti_view_overhead_kind::*;
-    guard_or(c"INVALID".as_ptr(), || {
+    export(|| {
         match pti_view_overhead_kind::from_raw(r#type.0) {
             Some(PTI_VIEW_OVERHEAD_KIND_UNKNOWN) => c"UNKNOWN",
             Some(PTI_VIEW_OVERHEAD_KIND_RESOURCE) => c"RESOURCE",
@@ -290,7 +290,7 @@ pub extern "C" fn ptiViewMemoryTypeToString(r#type: RawMemoryType) -> *const c_c
 /// libpti's `ptiViewMemoryTypeToString`, documented above.
 pub(crate) extern "C" fn own_ptiViewMemoryTypeToString(r#type: RawMemoryType) -> *const c_char {
     use pti_view_memory_type::*;
-    guard_or(c"INVALID".as_ptr(), || {
+    export(|| {
         match pti_view_memory_type::from_raw(r#type.0) {
             Some(PTI_VIEW_MEMORY_TYPE_MEMORY) => c"MEMORY",
             Some(PTI_VIEW_MEMORY_TYPE_HOST) => c"HOST",
@@ -311,7 +311,7 @@ const MEMCPY_NAMES: [&core::ffi::CStr; 16] = [
 /// string.
 #[unsafe(no_mangle)]
 pub extern "C" fn ptiViewMemcpyTypeToString(r#type: RawMemcpyType) -> *const c_char {
-    guard_or(c"INVALID".as_ptr(), || {
+    export(|| {
         pti_view_memcpy_type::from_raw(r#type.0)
             .map_or(c"INVALID", |t| MEMCPY_NAMES[t as usize])
             .as_ptr()
@@ -332,7 +332,7 @@ pub extern "C" fn ptiViewGetTimestamp() -> u64 {
 
 /// libpti's `ptiViewGetTimestamp`, documented above.
 pub(crate) extern "C" fn own_ptiViewGetTimestamp() -> u64 {
-    guard_or(0, clock::now)
+    export(clock::now)
 }
 
 /// Makes `fptr_timestampRequested` the clock of every timestamp libpti writes from now on
@@ -354,7 +354,7 @@ pub extern "C" fn ptiViewSetTimestampCallback(
 pub(crate) extern "C" fn own_ptiViewSetTimestampCallback(
     fptr_timestampRequested: pti_fptr_get_timestamp,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let f = fptr_timestampRequested.ok_or(Error::BadArgument(
             "the timestamp callback must not be NULL",
         ))?;
@@ -395,7 +395,7 @@ pub(crate) unsafe extern "C" fn own_ptiViewGetApiIdName(
     unique_id: u32,
     name: *mut *const c_char,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let out = out_ptr(name, "name must not be NULL")?;
         let group = traced_group(r#type)?;
         let found = ids::name(group, unique_id).ok_or(Error::BadApiId {
@@ -443,7 +443,7 @@ pub(crate) extern "C" fn own_ptiViewEnableDriverApi(
     api_group_id: RawApiGroup,
     api_id: u32,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         session::enable_api(
             ApiView::Driver,
             enable != 0,
@@ -461,7 +461,7 @@ pub extern "C" fn ptiViewEnableRuntimeApi(
     api_group_id: RawApiGroup,
     api_id: u32,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         session::enable_api(
             ApiView::Runtime,
             enable != 0,
@@ -480,7 +480,7 @@ pub extern "C" fn ptiViewEnableDriverApiClass(
     api_class: RawApiClass,
     group: RawApiGroup,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         session::enable_api_class(
             ApiView::Driver,
             enable != 0,
@@ -498,7 +498,7 @@ pub extern "C" fn ptiViewEnableRuntimeApiClass(
     api_class: RawApiClass,
     group: RawApiGroup,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         session::enable_api_class(
             ApiView::Runtime,
             enable != 0,

@@ -8,7 +8,7 @@ use pti_core::backend::sycl;
 
 use pti_core::boundary::Entry;
 
-use crate::boundary::guard_runtime_entry;
+use crate::boundary::runtime_entry;
 
 /// `xptiTraceInit`: the framework opened `stream_name` (of the given version); libpti registers
 /// for its events if it is one it traces. A NULL stream name is ignored.
@@ -23,7 +23,7 @@ pub unsafe extern "C" fn xptiTraceInit(
     stream_name: *const c_char,
 ) {
     let _ = (major_version, minor_version, version_str);
-    guard_runtime_entry(Entry::Xpti, (), || {
+    runtime_entry(Entry::Xpti, || {
         if !stream_name.is_null() {
             // SAFETY: the caller's contract.
             sycl::stream_initialised(unsafe { CStr::from_ptr(stream_name) });
@@ -38,7 +38,7 @@ pub unsafe extern "C" fn xptiTraceInit(
 /// `stream_name` is NULL or a NUL-terminated string.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn xptiTraceFinish(stream_name: *const c_char) {
-    guard_runtime_entry(Entry::Xpti, (), || {
+    runtime_entry(Entry::Xpti, || {
         if !stream_name.is_null() {
             // SAFETY: the caller's contract.
             sycl::stream_finished(unsafe { CStr::from_ptr(stream_name) });

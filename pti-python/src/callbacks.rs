@@ -258,7 +258,7 @@ pub(crate) fn set_critical_sink(py: Python<'_>, sink: Py<PyAny>) -> PyResult<()>
     }
     let subscriber = libpti::Subscriber::new(|event| {
         let Event::Critical(c) = event else { return };
-        let name = libpti::Error::from_code(c.code).name;
+        let name = libpti::Error::from_code(c.code).name();
         QUEUED
             .lock()
             .push((c.code, name, c.message.to_string_lossy().into_owned()));

@@ -17,7 +17,7 @@ pub(crate) fn to_py(py: Python<'_>, e: &libpti::Error) -> PyErr {
     let value = err.value(py);
     // Setting attributes on a fresh exception instance cannot fail in practice; if it did, the
     // exception still carries the message naming the code.
-    let _ = value.setattr("code", e.code);
-    let _ = value.setattr("name", e.name.as_str());
+    let _ = value.setattr("code", e.code());
+    let _ = value.setattr("name", e.name());
     err
 }

@@ -128,7 +128,7 @@ fn critical_event_count(py: Python<'_>, code: u32) -> PyResult<u64> {
 /// The name of a `pti_result`.
 #[pyfunction]
 fn result_name(code: u32) -> String {
-    libpti::Error::from_code(code).name
+    libpti::Error::from_code(code).name()
 }
 
 /// The module.

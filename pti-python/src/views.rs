@@ -137,7 +137,7 @@ pub(crate) fn start(py: Python<'_>, kinds: Vec<u32>, buffer_size: usize) -> PyRe
     let started = py
         .detach(|| Views::builder(&kinds).buffer_size(buffer_size).start(keep))
         .map_err(|e| {
-            if e.code == 3 && VIEWS.lock().is_some() {
+            if e == libpti::Error::BadArgument && VIEWS.lock().is_some() {
                 already()
             } else {
                 to_py(py, &e)

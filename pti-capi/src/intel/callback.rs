@@ -34,7 +34,7 @@ use pti_core::callback::SubscriberId;
 use pti_core::callback::{GpuOperation, GpuOperations, KernelObject, OperationKind};
 use pti_core::{ApiGroup, Domain, Error, Event, ResultCode, Site, session};
 
-use crate::boundary::{guard, guard_or, guard_status, out_ptr};
+use crate::boundary::{export, out_ptr};
 use crate::callback::subscriber_id;
 use crate::pti::pti_result;
 use crate::raw::{RawIntelDomain, RawIntelPhase};
@@ -571,7 +571,7 @@ pub unsafe extern "C" fn libpti_intel_ptiCallbackSubscribe(
     callback: pti_intel_callback_function,
     user_data: *mut c_void,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let out = out_ptr(subscriber, "subscriber must not be NULL")?;
         let function = callback.ok_or(Error::BadArgument("callback must not be NULL"))?;
         // The operations' names, as the records', are Intel's.
@@ -596,7 +596,7 @@ pub unsafe extern "C" fn libpti_intel_ptiCallbackSubscribe(
 pub extern "C" fn libpti_intel_ptiCallbackUnsubscribe(
     subscriber: pti_callback_subscriber_handle,
 ) -> pti_result {
-    guard(|| {
+    export(|| {
         let (id, _) = tool_of(subscriber)?;
         session::unsubscribe(id)?;
         tools().retain(|(k, _)| *k != id);
@@ -608,7 +608,7 @@ pub extern "C" fn libpti_intel_ptiCallbackUnsubscribe(
 /// documents for domains that are not delivered. The engine domain behind it stays enabled while
 /// any Intel domain resting on it is.
 fn set_phases(subscriber: pti_callback_subscriber_handle, domain: u32, wanted: u32) -> pti_result {
-    guard_status(|| {
+    export(|| {
         let (id, tool) = tool_of(subscriber)?;
         let Some(index) = delivered_index(domain) else {
             return match domain {
@@ -650,7 +650,7 @@ pub extern "C" fn libpti_intel_ptiCallbackEnableDomain(
         6 if wanted == ENTER | EXIT => set_phases(subscriber, domain, ENTER | EXIT),
         6 => set_phases(subscriber, domain, 0),
         1025 => set_phases(subscriber, domain, ENTER | EXIT),
-        4 | 8 | 9 if wanted == 0 => guard_status(|| {
+        4 | 8 | 9 if wanted == 0 => export(|| -> Result<(), Error> {
             tool_of(subscriber)?;
             Err(Error::BadArgument(
                 "enable at least one phase (enter_cb or exit_cb) of this domain",
@@ -688,13 +688,13 @@ pub extern "C" fn libpti_intel_ptiCallbackDisableAllDomains(
 pub extern "C" fn libpti_intel_ptiCallbackDomainTypeToString(
     domain: RawIntelDomain,
 ) -> *const c_char {
-    guard_or(c"INVALID".as_ptr(), || domain_name(domain.0).as_ptr())
+    export(|| domain_name(domain.0).as_ptr())
 }
 
 /// The name of Intel's callback phase `phase`, or "INVALID".
 #[unsafe(no_mangle)]
 pub extern "C" fn libpti_intel_ptiCallbackPhaseTypeToString(phase: RawIntelPhase) -> *const c_char {
-    guard_or(c"INVALID".as_ptr(), || phase_name(phase.0).as_ptr())
+    export(|| phase_name(phase.0).as_ptr())
 }
 
 fn domain_name(domain: u32) -> &'static CStr {

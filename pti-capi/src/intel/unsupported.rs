@@ -64,7 +64,7 @@ impl Family {
     /// Runs an entry point of the family: reports the family's first use, then answers with
     /// `answer`, a panic caught as PTI_ERROR_INTERNAL.
     pub(crate) fn answer(&self, answer: impl FnOnce() -> pti_result) -> pti_result {
-        crate::boundary::guard_or(pti_result::PTI_ERROR_INTERNAL, || {
+        crate::boundary::export(|| {
             self.used();
             answer()
         })

@@ -21,7 +21,7 @@ use core::ffi::c_char;
 
 use pti_core::ResultCode;
 
-use crate::boundary::guard_or;
+use crate::boundary::export;
 use crate::intel::clock;
 use crate::intel::faces::Face;
 use crate::pti::{metrics_code_name, pti_result};
@@ -129,7 +129,7 @@ pub extern "C" fn libpti_intel_ptiViewSetCallbacks(
     if result == pti_result::PTI_SUCCESS {
         // As Intel's library: a buffer is asked for now, and every flush hands buffers back,
         // empty ones too.
-        guard_or((), pti_core::view::lend_buffers_as_intel);
+        export(pti_core::view::lend_buffers_as_intel);
     }
     result
 }
@@ -208,7 +208,7 @@ pub extern "C" fn libpti_intel_ptiVersion() -> pti_version {
 /// Intel's `ptiResultTypeToString`: the code's name, "INVALID" for a value that is none.
 #[unsafe(no_mangle)]
 pub extern "C" fn libpti_intel_ptiResultTypeToString(result_value: RawResult) -> *const c_char {
-    guard_or(c"INVALID".as_ptr(), || {
+    export(|| {
         ResultCode::from_raw(result_value.0)
             .map(ResultCode::name)
             .or_else(|| metrics_code_name(result_value.0))

@@ -581,7 +581,7 @@ fn take(c: &mut Collected, record: Record<'_>) {
 
 /// A critical event libpti delivered: keeps it, named.
 pub(crate) fn on_critical(event: &libpti::CriticalEvent<'_>) {
-    let name = libpti::Error::from_code(event.code).name;
+    let name = libpti::Error::from_code(event.code).name();
     let message = event.message.to_string_lossy();
     let at = libpti::view::timestamp();
     with(|c| {

@@ -166,7 +166,7 @@ pub(crate) fn say(text: &str) {
 /// Warns on stderr, with libpti's name of the failure.
 pub(crate) fn check(what: &str, result: Result<(), libpti::Error>) {
     if let Err(e) = result {
-        say(&format!("pti-trace: {what}: {}\n", e.name));
+        say(&format!("pti-trace: {what}: {}\n", e.name()));
     }
 }
 
