@@ -12,7 +12,9 @@
 //! - the function counts README.md and docs/*.md state (functions per API-ID table, Level Zero
 //!   registrations and extension-route wrappers) are the tables' and the generated code's;
 //! - docs/README.md lists every document in docs/, and the links of the index and of README.md's
-//!   "Documentation" section lead to files that exist.
+//!   "Documentation" section lead to files that exist;
+//! - one version for the C library, the Rust crate and the wheel, and one minimum Rust version,
+//!   stated alike in the manifests, README.md and docs/stability.md.
 //!
 //! The collector and pti-trace are taken from the build directory (`lib_dir`); a check that
 //! needs them fails, saying how to build them, when they are missing.
@@ -1079,4 +1081,50 @@ fn docs_index_is_complete() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The value of `key = "..."` in the `[section]` of a TOML file's text (the simple form the
+/// manifests use: one key per line).
+fn toml_value(text: &str, section: &str, key: &str) -> Option<String> {
+    let body = text.split(&format!("[{section}]\n")).nth(1)?;
+    body.lines()
+        .take_while(|l| !l.starts_with('['))
+        .find_map(|l| {
+            let value = l.strip_prefix(key)?.trim_start().strip_prefix('=')?;
+            Some(value.trim().trim_matches('"').to_string())
+        })
+}
+
+#[test]
+fn one_version_and_one_minimum_rust_version() {
+    let manifest = read("Cargo.toml");
+    let version = toml_value(&manifest, "workspace.package", "version").expect("a version");
+    let msrv = toml_value(&manifest, "workspace.package", "rust-version").expect("a rust-version");
+    let wheel = toml_value(&read("pti-python/pyproject.toml"), "project", "version");
+    assert_eq!(
+        wheel.as_deref(),
+        Some(version.as_str()),
+        "the wheel's version"
+    );
+    let major = version.split('.').next().unwrap();
+    let capi = read("pti-capi/build.rs");
+    assert!(
+        capi.contains("libpti.so.{major}") && capi.contains("CARGO_PKG_VERSION_MAJOR"),
+        "the SONAME is libpti.so.<major> ({major})"
+    );
+    let stability = flat(&read("docs/stability.md"));
+    assert!(
+        stability.contains(&format!("Minimum supported Rust version: {msrv}**")),
+        "docs/stability.md states another minimum Rust version than {msrv}"
+    );
+    assert!(
+        stability.contains(&format!(
+            "workspace's (`Cargo.toml`, `[workspace.package]`), {version}"
+        )),
+        "docs/stability.md states another version than {version}"
+    );
+    assert!(
+        flat(&read("README.md")).contains(&format!("({msrv} or newer, the minimum supported")),
+        "README.md states another minimum Rust version than {msrv}"
+    );
 }

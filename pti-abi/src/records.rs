@@ -71,7 +71,7 @@ pub unsafe fn next_record_raw(
     let next = match current {
         None => first,
         Some(at) => {
-            if at < first || at >= len || (at - first) % 8 != 0 {
+            if at < first || at >= len || !(at - first).is_multiple_of(8) {
                 return Err(NotARecord(
                     "the record pointer does not point at a record of this buffer",
                 ));

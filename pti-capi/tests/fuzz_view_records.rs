@@ -403,7 +403,7 @@ fn model_next(bytes: &[u8], address: usize, current: usize) -> Result<Option<usi
         first
     } else {
         let at = current.wrapping_sub(address);
-        if at < first || at >= len || (at - first) % 8 != 0 {
+        if at < first || at >= len || !(at - first).is_multiple_of(8) {
             return Err(());
         }
         match record_at(at)? {

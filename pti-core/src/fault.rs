@@ -56,10 +56,11 @@ mod armed {
         if ARMED.try_with(|a| a.replace(false)).unwrap_or(false) {
             panic!("injected fault at {name}");
         }
-        if let Some((point, nth)) = from_env() {
-            if point == name && REACHED.fetch_add(1, Ordering::Relaxed) + 1 == *nth {
-                panic!("injected fault at {name} (PTI_FAULT_INJECT)");
-            }
+        if let Some((point, nth)) = from_env()
+            && point == name
+            && REACHED.fetch_add(1, Ordering::Relaxed) + 1 == *nth
+        {
+            panic!("injected fault at {name} (PTI_FAULT_INJECT)");
         }
     }
 }

@@ -421,12 +421,12 @@ fn a_subscriber_can_unsubscribe_itself_from_its_callback() {
     let slot: Arc<Mutex<Option<Subscriber>>> = Arc::default();
     let (c, sl) = (calls.clone(), slot.clone());
     let s = Subscriber::new(move |event| {
-        if let Event::ApiCall { data, .. } = event {
-            if data.args() as usize == want {
-                c.fetch_add(1, Ordering::SeqCst);
-                if let Some(me) = sl.lock().unwrap().take() {
-                    me.unsubscribe().unwrap();
-                }
+        if let Event::ApiCall { data, .. } = event
+            && data.args() as usize == want
+        {
+            c.fetch_add(1, Ordering::SeqCst);
+            if let Some(me) = sl.lock().unwrap().take() {
+                me.unsubscribe().unwrap();
             }
         }
     })
@@ -488,12 +488,12 @@ fn a_panicking_callback_is_contained_and_reported() {
     let reported = Arc::new(Mutex::new(Vec::<String>::new()));
     let r = reported.clone();
     let listener = Subscriber::new(move |event| {
-        if let Event::Critical(data) = event {
-            if data.code() == ResultCode::ErrorCallbackPanicked {
-                r.lock()
-                    .unwrap()
-                    .push(data.message().to_str().unwrap().into());
-            }
+        if let Event::Critical(data) = event
+            && data.code() == ResultCode::ErrorCallbackPanicked
+        {
+            r.lock()
+                .unwrap()
+                .push(data.message().to_str().unwrap().into());
         }
     })
     .unwrap();
@@ -501,13 +501,13 @@ fn a_panicking_callback_is_contained_and_reported() {
     let exits = Arc::new(AtomicUsize::new(0));
     let e = exits.clone();
     let panicker = Subscriber::new(move |event| {
-        if let Event::ApiCall { data, .. } = event {
-            if data.args() as usize == want {
-                if data.site() == Site::Exit {
-                    e.fetch_add(1, Ordering::SeqCst);
-                }
-                panic!("tool bug");
+        if let Event::ApiCall { data, .. } = event
+            && data.args() as usize == want
+        {
+            if data.site() == Site::Exit {
+                e.fetch_add(1, Ordering::SeqCst);
             }
+            panic!("tool bug");
         }
     })
     .unwrap();
@@ -575,12 +575,13 @@ fn unsubscribe_waits_for_callbacks_running_on_other_threads() {
     let finished = Arc::new(AtomicBool::new(false));
     let (i, f) = (inside.clone(), finished.clone());
     let s = Subscriber::new(move |event| {
-        if let Event::ApiCall { data, .. } = event {
-            if data.args() as usize == want && data.site() == Site::Enter {
-                i.wait();
-                std::thread::sleep(Duration::from_millis(100));
-                f.store(true, Ordering::SeqCst);
-            }
+        if let Event::ApiCall { data, .. } = event
+            && data.args() as usize == want
+            && data.site() == Site::Enter
+        {
+            i.wait();
+            std::thread::sleep(Duration::from_millis(100));
+            f.store(true, Ordering::SeqCst);
         }
     })
     .unwrap();
@@ -609,26 +610,27 @@ fn critical_events_raised_inside_a_callback_arrive_after_it_returned() {
     let received = Arc::new(Mutex::new(Vec::new()));
     let r = received.clone();
     let listener = Subscriber::new(move |event| {
-        if let Event::Critical(d) = event {
-            if d.message().to_bytes() == b"raised inside a callback" {
-                r.lock()
-                    .unwrap()
-                    .push(INSIDE_API_CALLBACK.with(|i| i.get()));
-            }
+        if let Event::Critical(d) = event
+            && d.message().to_bytes() == b"raised inside a callback"
+        {
+            r.lock()
+                .unwrap()
+                .push(INSIDE_API_CALLBACK.with(|i| i.get()));
         }
     })
     .unwrap();
     listener.enable_domain(Domain::CriticalEvent, true).unwrap();
     let raiser = Subscriber::new(move |event| {
-        if let Event::ApiCall { data, .. } = event {
-            if data.args() as usize == want && data.site() == Site::Enter {
-                INSIDE_API_CALLBACK.with(|i| i.set(true));
-                critical::raise(
-                    ResultCode::ErrorBadTimestamp,
-                    format_args!("raised inside a callback"),
-                );
-                INSIDE_API_CALLBACK.with(|i| i.set(false));
-            }
+        if let Event::ApiCall { data, .. } = event
+            && data.args() as usize == want
+            && data.site() == Site::Enter
+        {
+            INSIDE_API_CALLBACK.with(|i| i.set(true));
+            critical::raise(
+                ResultCode::ErrorBadTimestamp,
+                format_args!("raised inside a callback"),
+            );
+            INSIDE_API_CALLBACK.with(|i| i.set(false));
         }
     })
     .unwrap();

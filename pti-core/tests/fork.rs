@@ -26,10 +26,10 @@ fn child() -> i32 {
     }
     static SEEN: AtomicUsize = AtomicUsize::new(0);
     let Ok(id) = session::subscribe(Box::new(|event| {
-        if let Event::ApiCall { data, .. } = event {
-            if data.site() == Site::Exit {
-                SEEN.fetch_add(1, Ordering::SeqCst);
-            }
+        if let Event::ApiCall { data, .. } = event
+            && data.site() == Site::Exit
+        {
+            SEEN.fetch_add(1, Ordering::SeqCst);
         }
     })) else {
         return 3;

@@ -186,7 +186,7 @@ fn run(traits: Traits) {
         let counter = seen.clone();
         let sub = Subscriber::new(move |event: Event<'_>| {
             if let Event::ApiCall { .. } = event
-                && counter.fetch_add(1, Ordering::Relaxed) % 10 == 0
+                && counter.fetch_add(1, Ordering::Relaxed).is_multiple_of(10)
                 && traits.panics
             {
                 panic!("a hostile callback");

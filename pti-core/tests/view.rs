@@ -101,10 +101,10 @@ fn api_records_carry_the_call_and_the_callbacks_correlation_id() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s2 = seen.clone();
     let sub = Subscriber::new(move |e| {
-        if let Event::ApiCall { data, api_id, .. } = e {
-            if data.site() == Site::Exit {
-                s2.lock().unwrap().push((api_id, data.correlation_id()));
-            }
+        if let Event::ApiCall { data, api_id, .. } = e
+            && data.site() == Site::Exit
+        {
+            s2.lock().unwrap().push((api_id, data.correlation_id()));
         }
     })
     .unwrap();
@@ -352,10 +352,10 @@ fn records_without_a_buffer_are_dropped_counted_and_reported() {
     let reported = Arc::new(AtomicUsize::new(0));
     let r = reported.clone();
     let listener = Subscriber::new(move |e| {
-        if let Event::Critical(c) = e {
-            if c.code() == ResultCode::ErrorRecordsDropped {
-                r.fetch_add(1, Ordering::SeqCst);
-            }
+        if let Event::Critical(c) = e
+            && c.code() == ResultCode::ErrorRecordsDropped
+        {
+            r.fetch_add(1, Ordering::SeqCst);
         }
     })
     .unwrap();

@@ -87,14 +87,13 @@ fn eight_threads_a_million_calls_each_nothing_lost_without_a_count() {
     session::set_buffer_callbacks(tool.clone());
     session::enable_view(pti_view_kind::PTI_VIEW_DRIVER_API).unwrap();
     let subscriber = Subscriber::new(|event| {
-        if let Event::ApiCall { data, .. } = event {
-            if data.site() == Site::Exit {
-                let index = data.return_code().unwrap() as usize;
-                MINE.with(|m| {
-                    m.borrow().as_ref().unwrap()[index]
-                        .store(data.correlation_id(), Ordering::Relaxed)
-                });
-            }
+        if let Event::ApiCall { data, .. } = event
+            && data.site() == Site::Exit
+        {
+            let index = data.return_code().unwrap() as usize;
+            MINE.with(|m| {
+                m.borrow().as_ref().unwrap()[index].store(data.correlation_id(), Ordering::Relaxed)
+            });
         }
     })
     .unwrap();

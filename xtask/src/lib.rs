@@ -23,6 +23,7 @@ pub mod ids;
 pub mod install;
 pub mod intel_pti;
 pub mod level_zero;
+pub mod msrv;
 pub mod newest_level_zero;
 pub mod opencl;
 pub mod run;

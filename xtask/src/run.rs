@@ -197,6 +197,7 @@ pub fn test() -> Result<(), String> {
     ] {
         remove_build(&root.join(dir))?;
     }
+    crate::msrv::check(&root, &SHIPPED)?;
     step(
         "benchmarks, once each as tests",
         &mut cargo(&root, &["test", "-p", "pti-core", "--benches"]),

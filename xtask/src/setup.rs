@@ -259,6 +259,7 @@ pub fn demo() -> Result<(), String> {
 /// virtual environment, the Python tests' packages (`.cache/python-wheels`), then Intel's PTI as a reference (`.cache/intel-pti`).
 pub fn all(root: &Path) -> Result<(), String> {
     system_packages()?;
+    crate::msrv::install(root)?;
     crate::newest_level_zero::fetch(root)?;
     python_venv(root)?;
     crate::wheel::fetch_test_packages(root)?;

@@ -318,10 +318,10 @@ pub(crate) fn now() -> u64 {
     }
     let tsc = rdtsc();
     let line = read_line();
-    if tsc >= line.next {
-        if let Some(fresh) = recalibrate() {
-            return fresh.at(tsc);
-        }
+    if tsc >= line.next
+        && let Some(fresh) = recalibrate()
+    {
+        return fresh.at(tsc);
     }
     line.at(tsc)
 }

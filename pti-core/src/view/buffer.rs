@@ -300,7 +300,7 @@ fn append_in_section<R: Copy>(lent: &mut Option<FilledBuffer>, record: &R) -> At
 /// Appends `record` (of view kind `kind`) to this thread's buffer, or drops and counts it.
 #[inline]
 pub(crate) fn append<R: Copy>(state: &ThreadState, kind: pti_view_kind, record: R) {
-    const { assert!(size_of::<R>() % 8 == 0) };
+    const { assert!(size_of::<R>().is_multiple_of(8)) };
     let tb = &state.record().buffer;
     tb.count_emitted(kind);
     loop {

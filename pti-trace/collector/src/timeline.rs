@@ -240,10 +240,10 @@ fn submitter<'a>(
 ) -> Option<&'a ApiCall> {
     let calls = by_correlation.get(&(op.correlation, op.thread))?;
     let latest = |it: &mut dyn Iterator<Item = &&'a ApiCall>| it.max_by_key(|a| a.start).copied();
-    if let Some((group, id)) = op.api {
-        if let Some(call) = latest(&mut calls.iter().filter(|a| (a.group, a.id) == (group, id))) {
-            return Some(call);
-        }
+    if let Some((group, id)) = op.api
+        && let Some(call) = latest(&mut calls.iter().filter(|a| (a.group, a.id) == (group, id)))
+    {
+        return Some(call);
     }
     latest(
         &mut calls

@@ -71,12 +71,11 @@ pub(super) unsafe fn queue_created(event: *mut trace_event_data_t) {
 /// As [`queue_of`].
 pub(super) unsafe fn queue_destroyed(event: *mut trace_event_data_t) {
     // SAFETY: the caller's contract.
-    if let Some((handle, id)) = unsafe { queue_of(event) } {
-        if let Some(queues) = QUEUES.lock().as_mut() {
-            if queues.get(&handle) == Some(&id) {
-                queues.remove(&handle);
-            }
-        }
+    if let Some((handle, id)) = unsafe { queue_of(event) }
+        && let Some(queues) = QUEUES.lock().as_mut()
+        && queues.get(&handle) == Some(&id)
+    {
+        queues.remove(&handle);
     }
 }
 

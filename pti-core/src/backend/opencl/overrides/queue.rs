@@ -136,20 +136,20 @@ pub(in crate::backend::opencl) unsafe fn clGetCommandQueueInfo(
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
 ) -> cl_int {
-    if param_name == CL_QUEUE_PROPERTIES_ARRAY && queues::profiling_added(command_queue) {
-        if let Some(original) =
+    if param_name == CL_QUEUE_PROPERTIES_ARRAY
+        && queues::profiling_added(command_queue)
+        && let Some(original) =
             queues::lookup(command_queue).and_then(|q| q.original_properties.clone())
-        {
-            // SAFETY: the program's output arguments, NULL or as large as it says.
-            return unsafe {
-                answer(
-                    &original,
-                    param_value_size,
-                    param_value,
-                    param_value_size_ret,
-                )
-            };
-        }
+    {
+        // SAFETY: the program's output arguments, NULL or as large as it says.
+        return unsafe {
+            answer(
+                &original,
+                param_value_size,
+                param_value,
+                param_value_size_ret,
+            )
+        };
     }
     // SAFETY: the program's arguments, unchanged.
     let status = scope.call_next(|| unsafe {
