@@ -1128,3 +1128,67 @@ fn one_version_and_one_minimum_rust_version() {
         "README.md states another minimum Rust version than {msrv}"
     );
 }
+
+/// The test files of the workspace: integration-test roots and their modules (`<crate>/tests/`,
+/// the workspace's `tests/` and its subdirectories of modules) and the wheel's pytest files.
+fn test_files() -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in [
+        "tests",
+        "tests/pti_trace",
+        "tests/beside_intel_pti",
+        "pti-core/tests",
+        "pti-capi/tests",
+        "libpti/tests",
+        "xtask/tests",
+        "pti-python/tests",
+    ] {
+        let Ok(entries) = std::fs::read_dir(root().join(dir)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let test = (name.ends_with(".rs") && name != "support.rs")
+                || (name.starts_with("test_") && name.ends_with(".py"));
+            if test && e.path().is_file() {
+                out.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_architecture_names_every_test_file() {
+    let text = read("docs/ARCHITECTURE.md");
+    let tests = section(&text, "docs/ARCHITECTURE.md", "Tests");
+    let rows = table_rows(&tests);
+    let files = test_files();
+    assert!(files.len() > 40, "found only {files:?}");
+    let unnamed: Vec<&String> = files
+        .iter()
+        .filter(|f| {
+            let (dir, name) = f.rsplit_once('/').unwrap();
+            let stem = name.trim_end_matches(".rs");
+            !tests.contains(f.as_str())
+                && !rows.iter().any(|row| {
+                    let first = &row[0];
+                    // `dir/name`, `name` in a row of `dir`, or `dir/{a,stem,b}.rs`.
+                    let in_braces = [
+                        format!("{{{stem},"),
+                        format!(",{stem},"),
+                        format!(",{stem}}}"),
+                    ]
+                    .iter()
+                    .any(|p| first.contains(p.as_str()));
+                    let any_pytest = name.starts_with("test_") && first.contains("test_*.py");
+                    first.contains(dir) && (first.contains(name) || in_braces || any_pytest)
+                })
+        })
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "docs/ARCHITECTURE.md's Tests table names no row for {unnamed:?}"
+    );
+}

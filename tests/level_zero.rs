@@ -26,7 +26,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pti_tests::{compile_c_with, lib_dir, newest_level_zero, out_dir, root};
+use pti_tests::{api_ids, compile_c_with, lib_dir, lines_after, newest_level_zero, out_dir, root};
 
 /// The largest error allowed between a record's times and the ground truth, in nanoseconds.
 const MAX_ERROR_NS: u64 = 1_000;
@@ -156,34 +156,11 @@ fn run(exe: &Path, env: &[(&str, &str)]) -> Run {
         text
     };
     let truth = parse_truth(&read(&truth_file), read(&report_file).trim());
-    let pick = |p: &str| {
-        stdout
-            .lines()
-            .filter_map(|l| l.strip_prefix(p).map(str::to_string))
-            .collect::<Vec<_>>()
-    };
     Run {
-        w: pick("W "),
-        t: pick("T "),
+        w: lines_after(&stdout, "W "),
+        t: lines_after(&stdout, "T "),
         truth,
     }
-}
-
-/// Level Zero API IDs by name, from the generated C header.
-fn api_ids() -> HashMap<String, u32> {
-    let text = std::fs::read_to_string(root().join("include/pti/pti_driver_levelzero_api_ids.h"))
-        .expect("the Level Zero ID header");
-    text.lines()
-        .filter_map(|l| {
-            let (name, value) = l.trim().trim_end_matches(',').split_once(" = ")?;
-            let value: u32 = value.parse().ok()?;
-            // ID 0 is `reserved_*_id`, which names no function.
-            if value == 0 {
-                return None;
-            }
-            Some((name.strip_suffix("_id")?.to_string(), value))
-        })
-        .collect()
 }
 
 /// The `zelTracer*RegisterCallback` functions the installed loader exports: what its tracing
@@ -571,7 +548,7 @@ fn compare_with_truth(records: &[DeviceRecord], truth: &Truth, unrecorded: usize
 /// without host-readable timestamps.
 fn check_device(device_type: &str, keep_pools: bool) {
     let (plain_exe, traced_exe) = programs();
-    let ids = api_ids();
+    let ids = api_ids("pti_driver_levelzero_api_ids.h");
     let plain = run(plain_exe, &[("ZE_SIM_DEVICE_TYPE", device_type)]);
     let keep = if keep_pools { "1" } else { "0" };
     let traced = run(
@@ -1312,7 +1289,7 @@ fn modern_truth_error(device: &[ModernRecord], truth: &Truth) -> u64 {
 /// 1 µs of when the driver really ran its command.
 fn check_modern(env: &[(&str, &str)], exact_times: bool) -> Vec<String> {
     let run = run(modern_program(), env);
-    let ids = api_ids();
+    let ids = api_ids("pti_driver_levelzero_api_ids.h");
     let name_of = |id: u32| {
         ids.iter()
             .find(|(_, v)| **v == id)

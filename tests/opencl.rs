@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use pti_tests::{compile_c_with, lib_dir, out_dir, root};
+use pti_tests::{api_ids, compile_c_with, lib_dir, lines_after, out_dir, root};
 
 /// The two programs, compiled once per test binary (or taken from `$PTI_TEST_PROGRAMS`, where
 /// they were compiled beforehand: on a machine without a C toolchain for OpenCL).
@@ -107,34 +107,11 @@ fn run(rt: &Runtime, exe: &PathBuf, extra_env: &[(&str, &str)]) -> Run {
         rt.name,
         out.status
     );
-    let pick = |p: &str| {
-        stdout
-            .lines()
-            .filter_map(|l| l.strip_prefix(p).map(str::to_string))
-            .collect::<Vec<_>>()
-    };
     Run {
-        w: pick("W "),
-        t: pick("T "),
+        w: lines_after(&stdout, "W "),
+        t: lines_after(&stdout, "T "),
         stderr,
     }
-}
-
-/// OpenCL API IDs by name, from the generated C header.
-fn api_ids() -> HashMap<String, u32> {
-    let text = std::fs::read_to_string(root().join("include/pti/pti_driver_opencl_api_ids.h"))
-        .expect("the OpenCL ID header");
-    text.lines()
-        .filter_map(|l| {
-            let (name, value) = l.trim().trim_end_matches(',').split_once(" = ")?;
-            let value: u32 = value.parse().ok()?;
-            // ID 0 is `reserved_*_id`, which names no function.
-            if value == 0 {
-                return None;
-            }
-            Some((name.strip_suffix("_id")?.to_string(), value))
-        })
-        .collect()
 }
 
 /// The program's lines that must be the same with and without libpti.
@@ -428,7 +405,7 @@ fn check_runtime(rt: &Runtime) {
 fn check_runtime_with(rt: &Runtime, tool_env: &[(&str, &str)]) {
     let host_submission = !tool_env.contains(&("PTI_OPENCL_TIMESTAMPS", "all"));
     let (plain_exe, traced_exe) = programs();
-    let ids = api_ids();
+    let ids = api_ids("pti_driver_opencl_api_ids.h");
     let plain = run(rt, plain_exe, &[]);
     let traced = run(rt, traced_exe, tool_env);
     if let Some(trace) = rt.layer_added_trace {

@@ -47,6 +47,30 @@ pub fn out_dir() -> PathBuf {
     dir
 }
 
+/// API IDs by name, from the generated ID header `include/pti/<header>` (ID 0, a
+/// `reserved_*_id`, names no function and is left out).
+pub fn api_ids(header: &str) -> std::collections::HashMap<String, u32> {
+    let path = root().join("include/pti").join(header);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read the ID header {}: {e}", path.display()));
+    text.lines()
+        .filter_map(|l| {
+            let (name, value) = l.trim().trim_end_matches(',').split_once(" = ")?;
+            let value: u32 = value.parse().ok().filter(|v| *v != 0)?;
+            Some((name.strip_suffix("_id")?.to_string(), value))
+        })
+        .collect()
+}
+
+/// The lines of a test program's output that start with `prefix` ("W ": the program's own,
+/// "T ": its tool's), the prefix taken off.
+pub fn lines_after(stdout: &str, prefix: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix(prefix).map(str::to_string))
+        .collect()
+}
+
 /// Runs `cmd`, failing the test with its output unless it succeeds.
 pub fn run_ok(cmd: &mut Command) -> Output {
     let output = cmd

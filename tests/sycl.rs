@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use pti_tests::{
-    Adapter, compile_shared, lib_dir, out_dir, root, sycl_over_level_zero, sycl_workload,
+    Adapter, api_ids, compile_shared, lib_dir, out_dir, root, sycl_over_level_zero, sycl_workload,
 };
 
 /// The external correlation ID the program pushes around its first kernel.
@@ -114,22 +114,6 @@ fn run_on(adapter: Option<Adapter>, traced: bool, extra_env: &[(&str, &str)]) ->
         Vec::new()
     };
     Run { w, t }
-}
-
-/// API IDs by name, from a generated ID header.
-fn api_ids(header: &str) -> HashMap<String, u32> {
-    let text = std::fs::read_to_string(root().join("include/pti").join(header)).expect("ID header");
-    text.lines()
-        .filter_map(|l| {
-            let (name, value) = l.trim().trim_end_matches(',').split_once(" = ")?;
-            let value: u32 = value.parse().ok()?;
-            // ID 0 is `reserved_*_id`, which names no function.
-            if value == 0 {
-                return None;
-            }
-            Some((name.strip_suffix("_id")?.to_string(), value))
-        })
-        .collect()
 }
 
 #[derive(Debug, Clone)]
