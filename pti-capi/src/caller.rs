@@ -332,3 +332,58 @@ pub(crate) extern "C" fn callback_enable_domain(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two machine words, returned in two registers by the C ABI of both architectures.
+    #[repr(C)]
+    struct Pair {
+        argument: usize,
+        caller: usize,
+    }
+
+    /// What a trampoline hands its dispatcher: the argument, then the caller's return address.
+    extern "C" fn echo(argument: usize, caller: usize) -> Pair {
+        Pair { argument, caller }
+    }
+
+    #[unsafe(naked)]
+    extern "C" fn trampoline(_argument: usize) -> Pair {
+        pass_caller!(1, echo)
+    }
+
+    /// A function of this test binary, its address a code address of an object that does not
+    /// link `libpti_view.so.1` (and does link libc).
+    fn here() -> usize {
+        here as *const () as usize
+    }
+
+    #[test]
+    fn a_trampoline_passes_the_arguments_and_the_callers_return_address() {
+        let Pair { argument, caller } = std::hint::black_box(trampoline)(7);
+        assert_eq!(argument, 7);
+        // The return address is in this test's own code: an address of the test binary.
+        assert!(object_needs(caller, b"libc.so"), "{caller:#x}");
+        assert!(!from_intel_tool(caller));
+    }
+
+    #[test]
+    fn an_object_is_asked_for_its_own_needed_libraries() {
+        assert!(object_needs(here(), b"libc.so"));
+        assert!(!object_needs(here(), b"libpti_view.so"));
+        // An address of no loaded object is of no object that needs anything.
+        assert!(!object_needs(8, b"libc.so"));
+    }
+
+    #[test]
+    fn the_answers_are_kept_for_at_most_known_max_callers() {
+        for offset in 0..(KNOWN_MAX + 44) {
+            assert!(!from_intel_tool(here() + offset));
+        }
+        let known = KNOWN.lock().unwrap();
+        assert!(known.len() <= KNOWN_MAX, "{}", known.len());
+        assert!(known.iter().all(|(_, intel)| !intel));
+    }
+}

@@ -474,3 +474,114 @@ extern "C" fn thread_set_name(_name: *const c_char) {}
 /// `__itt_id_create` and `__itt_id_destroy`: accepted, and ignored (task IDs are kept with the
 /// tasks).
 extern "C" fn id_lifetime(_domain: *const IttDomain, _id: IttId) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An entry of a made-up static part's table.
+    fn entry(name: &'static CStr, slot: &mut *mut c_void, null: *mut c_void) -> IttApiInfo {
+        IttApiInfo {
+            name: name.as_ptr(),
+            func_ptr: slot,
+            init_func: core::ptr::null_mut(),
+            null_func: null,
+            group: 0,
+        }
+    }
+
+    /// A static part's global at its table (ittnotify 3.x when `magic` is ITT's).
+    fn global(magic: [u8; 8], table: *mut IttApiInfo) -> IttGlobal {
+        // SAFETY: all-zero bytes are a valid global (plain numbers, NULL pointers, an unused
+        // mutex).
+        let mut g: IttGlobal = unsafe { core::mem::zeroed() };
+        g.magic = magic;
+        g.version_major = 3;
+        g.api_list_ptr = table;
+        g
+    }
+
+    #[test]
+    fn the_table_gets_ours_where_we_have_one_and_its_null_function_elsewhere() {
+        let null = 0x1234 as *mut c_void;
+        let (mut task, mut counter, mut pause_slot) = (
+            core::ptr::null_mut(),
+            core::ptr::null_mut(),
+            core::ptr::null_mut(),
+        );
+        let mut table = [
+            entry(c"__itt_task_begin", &mut task, null),
+            entry(c"__itt_counter_create", &mut counter, null),
+            entry(c"__itt_pause", &mut pause_slot, null),
+            IttApiInfo {
+                name: core::ptr::null(),
+                func_ptr: core::ptr::null_mut(),
+                init_func: core::ptr::null_mut(),
+                null_func: core::ptr::null_mut(),
+                group: 0,
+            },
+        ];
+        let mut g = global(MAGIC, table.as_mut_ptr());
+        // SAFETY: a global of ITT's layout whose table ends with a NULL name.
+        unsafe { __itt_api_init(&mut g, 0) };
+        assert_eq!(task, task_begin as *mut c_void);
+        assert_eq!(
+            counter, null,
+            "a function libpti does not bind keeps ITT's null function"
+        );
+        assert_eq!(pause_slot, pause as *mut c_void);
+    }
+
+    #[test]
+    fn a_global_of_another_layout_is_left_alone() {
+        let mut slot = core::ptr::null_mut();
+        let mut table = [entry(c"__itt_task_begin", &mut slot, core::ptr::null_mut())];
+        let mut foreign = global(*b"NOTITT!!", table.as_mut_ptr());
+        let mut old = global(MAGIC, table.as_mut_ptr());
+        old.version_major = 2;
+        // SAFETY: NULL, and globals whose magic or version is checked before anything else.
+        unsafe {
+            __itt_api_init(core::ptr::null_mut(), 0);
+            __itt_api_init(&mut foreign, 0);
+            __itt_api_init(&mut old, 0);
+        }
+        assert!(slot.is_null());
+    }
+
+    #[test]
+    fn domains_and_string_handles_are_made_once_per_name_and_read_back() {
+        // SAFETY: NUL-terminated names, and the objects this module made.
+        unsafe {
+            let d = domain_create(c"test::itt domain".as_ptr());
+            assert_eq!(d, domain_create(c"test::itt domain".as_ptr()));
+            assert_eq!(domain_name(d), Some(c"test::itt domain"));
+            let h = string_handle_create(c"test::itt task".as_ptr());
+            assert_eq!(h, string_handle_create(c"test::itt task".as_ptr()));
+            assert_eq!(handle_text(h), Some(c"test::itt task"));
+            assert!(domain_create(core::ptr::null()).is_null());
+            assert!(string_handle_create(core::ptr::null()).is_null());
+            assert_eq!(domain_name(core::ptr::null()), None);
+            assert_eq!(handle_text(core::ptr::null()), None);
+            // A muted domain (ITT clears its flags) names nothing.
+            (*d).flags = 0;
+            assert_eq!(domain_name(d), None);
+            (*d).flags = 1;
+        }
+    }
+
+    #[test]
+    fn legacy_events_take_their_name_by_length() {
+        // SAFETY: a name readable for `namelen` bytes.
+        unsafe {
+            let a = event_create(c"test::ev-long".as_ptr(), 8);
+            let b = event_create(c"test::ev".as_ptr(), 8);
+            assert!(a >= 1);
+            assert_eq!(a, b, "the first 8 bytes of a longer name are that name");
+            // A length past the NUL: the name ends at the NUL.
+            assert_eq!(event_create(c"test::ev".as_ptr(), 9), a);
+            assert_ne!(event_create(c"test::ev-long".as_ptr(), 13), a);
+            assert_eq!(event_create(core::ptr::null(), 3), 0);
+            assert_eq!(event_create(c"x".as_ptr(), -1), 0);
+        }
+    }
+}

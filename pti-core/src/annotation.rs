@@ -369,3 +369,126 @@ fn write(range: &Open, end: u64, depth: u32) {
 pub(crate) fn forget_in_child() {
     OVERLAPPED.lock().clear();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This thread's open nested ranges, by name.
+    fn open_names() -> Vec<&'static CStr> {
+        NESTED.with(|n| n.borrow().iter().map(|o| o.name).collect())
+    }
+
+    #[test]
+    fn a_task_end_closes_the_innermost_task_of_its_domain_only() {
+        let (outer, inner) = (c"test::outer", c"test::inner");
+        task_begin(outer, c"a", 1, 0);
+        task_begin(inner, c"b", 2, 1);
+        task_begin(outer, c"c", 3, 1);
+        assert!(any_open());
+        task_end(outer);
+        assert_eq!(open_names(), [c"a", c"b"]);
+        // A frame of the domain is no task: a task end leaves it open.
+        frame_begin(outer, 4);
+        task_end(outer);
+        assert_eq!(open_names(), [c"b", c"test::outer"]);
+        frame_end(outer);
+        task_end(inner);
+        assert!(!any_open());
+        // Nothing open: an end does nothing (ITT's rule).
+        task_end(inner);
+        assert!(!any_open());
+    }
+
+    #[test]
+    fn metadata_goes_to_the_innermost_task_of_its_domain() {
+        task_begin(ONECCL_DOMAIN, c"allreduce", 0, 0);
+        task_begin(c"test::other", c"x", 0, 0);
+        metadata_u64(ONECCL_DOMAIN, c"send_size", 4096);
+        metadata_u64(ONECCL_DOMAIN, c"comm_id", 7);
+        metadata_u64(ONECCL_DOMAIN, c"unknown_key", 1);
+        metadata_u64(c"test::none_open", c"send_size", 1);
+        let kept = NESTED.with(|n| {
+            let n = n.borrow();
+            (n[0].send, n[0].recv, n[0].communicator, n[1].send)
+        });
+        assert_eq!(kept, (4096, 0, 7, 0));
+        task_end(c"test::other");
+        task_end(ONECCL_DOMAIN);
+        assert!(!any_open());
+    }
+
+    #[test]
+    fn overlapped_tasks_end_by_domain_and_whole_id_latest_first() {
+        let domain = name(c"test::overlapped");
+        let open_of = |id: TaskId| {
+            let key = domain.as_ptr() as usize;
+            OVERLAPPED
+                .lock()
+                .iter()
+                .filter(|(d, i, _)| *d == key && *i == id)
+                .map(|(_, _, o)| o.name)
+                .collect::<Vec<_>>()
+        };
+        // Two IDs that share their first word, as `__itt_id_make(&object, n)` makes them.
+        overlapped_begin(domain, c"first", [9, 1, 0], 0);
+        overlapped_begin(domain, c"second", [9, 2, 0], 0);
+        overlapped_begin(domain, c"again", [9, 1, 0], 0);
+        overlapped_end(domain, [9, 1, 0]);
+        assert_eq!(open_of([9, 1, 0]), [c"first"]);
+        assert_eq!(open_of([9, 2, 0]), [c"second"]);
+        // Another domain's end, or an ID never begun, ends nothing.
+        overlapped_end(c"test::elsewhere", [9, 2, 0]);
+        overlapped_end(domain, [9, 3, 0]);
+        assert_eq!(open_of([9, 2, 0]), [c"second"]);
+        overlapped_end(domain, [9, 1, 0]);
+        overlapped_end(domain, [9, 2, 0]);
+        assert!(open_of([9, 1, 0]).is_empty() && open_of([9, 2, 0]).is_empty());
+    }
+
+    #[test]
+    fn legacy_events_are_numbered_by_name_from_one() {
+        let a = event_create(name(c"test::event a"));
+        let b = event_create(name(c"test::event b"));
+        assert!(a >= 1 && b == a + 1);
+        assert_eq!(event_create(name(c"test::event a")), a);
+        assert_eq!(event_name(a), Some(c"test::event a"));
+        assert_eq!(
+            (event_name(0), event_name(-3), event_name(i32::MAX)),
+            (None, None, None)
+        );
+        // No view wants it: a start is accepted and opens nothing, an end finds nothing open.
+        assert_eq!(event_start(a), 0);
+        assert_eq!(event_end(a), -1);
+    }
+
+    #[test]
+    fn a_name_is_read_again_when_its_address_holds_other_bytes() {
+        let mut text = *b"first\0";
+        // SAFETY: a NUL-terminated buffer.
+        let one = unsafe { name_at(text.as_ptr().cast()) };
+        assert_eq!(one, c"first");
+        text[..5].copy_from_slice(b"other");
+        // SAFETY: as above, at the same address.
+        let two = unsafe { name_at(text.as_ptr().cast()) };
+        assert_eq!(two, c"other");
+        // Interned: the copy outlives the program's string.
+        assert_ne!(two.as_ptr(), text.as_ptr().cast());
+    }
+
+    #[test]
+    fn an_object_is_made_once_per_kind_and_name() {
+        let n = name(c"test::made");
+        let mut calls = 0;
+        let first = made(1, n, || {
+            calls += 1;
+            100
+        });
+        let again = made(1, n, || {
+            calls += 1;
+            200
+        });
+        let other_kind = made(2, n, || 300);
+        assert_eq!((first, again, other_kind, calls), (100, 100, 300, 1));
+    }
+}
