@@ -1106,11 +1106,17 @@ fn the_overhead_benchmark_runs_in_every_mode() {
 fn extension_route() -> Vec<String> {
     let text = std::fs::read_to_string(root().join("pti-core/src/backend/level_zero/callbacks.rs"))
         .expect("the generated callbacks");
+    // Each wrapped function's first copy, `<function>_wrapper::<0>`, wherever the formatting put
+    // it.
     let wrapped: Vec<String> = text
-        .lines()
-        .filter(|l| l.contains("_wrapper::<0>"))
-        .filter_map(|l| l.trim().strip_prefix("(c\"")?.split_once('"'))
-        .map(|(name, _)| name.to_string())
+        .match_indices("_wrapper::<0>")
+        .map(|(at, _)| {
+            let before = &text[..at];
+            let start = before
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map_or(0, |i| i + 1);
+            before[start..].to_string()
+        })
         .collect();
     assert!(wrapped.len() >= 10, "the generated wrappers: {wrapped:?}");
     wrapped
@@ -1135,9 +1141,10 @@ fn register_functions_of(loader: &Path) -> BTreeSet<String> {
 fn generated_registration() -> BTreeSet<String> {
     let text = std::fs::read_to_string(root().join("pti-core/src/backend/level_zero/callbacks.rs"))
         .expect("the generated callbacks");
-    text.lines()
-        .filter_map(|l| l.trim().strip_prefix("(c\"zelTracer"))
-        .filter_map(|l| l.split_once('"'))
+    // Every `c"zelTracer…"` literal, wherever the formatting put it.
+    text.split("c\"zelTracer")
+        .skip(1)
+        .filter_map(|rest| rest.split_once('"'))
         .map(|(stem, _)| format!("zelTracer{stem}"))
         .collect()
 }
