@@ -6,7 +6,9 @@
 //! library of the process that exports the same C name and was loaded first (Intel's PTI, or a
 //! library compatible with it; `tests/c/two_clients.c` would recurse without end otherwise).
 //! It also links the SONAMEs (`libpti.so.0`, and `libpti_view.so.1` of the Intel face) to the
-//! libraries in cargo's output directory ([`soname_link`]).
+//! libraries in cargo's output directory ([`soname_link`]), and passes the exports' symbol
+//! versions (`libpti.versions.map`), which the workspace's linker driver
+//! (`symbol-versions-gcc`, named in `.cargo/config.toml`) puts in place of rustc's own list.
 fn main() {
     let major = env!("CARGO_PKG_VERSION_MAJOR");
     soname_link(&format!("libpti.so.{major}"), "libpti.so");
@@ -15,6 +17,9 @@ fn main() {
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libpti.so.{major}");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-Bsymbolic-functions");
+    let dir = env!("CARGO_MANIFEST_DIR");
+    println!("cargo:rerun-if-changed={dir}/libpti.versions.map");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={dir}/libpti.versions.map");
 }
 
 /// Links `soname` to `library` in the directory cargo writes the library to (`OUT_DIR` is

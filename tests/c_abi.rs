@@ -2,12 +2,12 @@
 //! compilers, the SONAME (and no static library: one engine per process), and the sample of the
 //! main job.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
 use pti_tests::{
     INTEL_FACE_PREFIX, INTEL_TOOL, OWN_SYMBOL_PREFIX, compile, compile_c, compile_shared, exports,
-    exports_of, lib_dir, out_dir, root, run_ok,
+    exports_of, lib_dir, out_dir, root, run_ok, unversioned,
 };
 
 #[test]
@@ -169,6 +169,7 @@ fn every_function_has_its_own_symbol_and_the_headers_bind_to_it() {
     let called: Vec<&str> = undefined
         .lines()
         .filter_map(|l| l.split_whitespace().last())
+        .map(unversioned)
         .filter(|s| s.starts_with("pti") || s.starts_with(OWN_SYMBOL_PREFIX))
         .collect();
     assert!(called.len() >= 30, "{called:?}");
@@ -402,35 +403,110 @@ fn the_tools_clock_stamps_every_record() {
     assert!(String::from_utf8_lossy(&out.stdout).contains(" 0 failures"));
 }
 
-/// The ABI gate: the functions `libpti.so.0` and `libpti_view.so.1` export are exactly those
-/// listed in `tests/abi/`, so no change drops, renames or adds an export unnoticed. (Record
-/// layouts are gated at compile time: `pti-abi` asserts each record's size and field offsets
-/// against the published numbers, and the headers `static_assert` them.) After an intended
-/// change, regenerate a list with `nm -D --defined-only <lib> | awk '$2=="T"{print $3}' | sort`
-/// and say why in CHANGELOG.md.
+/// The ABI gate: the functions `libpti.so.0` exports are exactly those of its symbol-version map
+/// (`pti-capi/libpti.versions.map`), each under the version node the map gives it, and those of
+/// `libpti_view.so.1` are those listed in `tests/abi/`, so no change drops, renames or adds an
+/// export unnoticed. (Record layouts are gated at compile time: `pti-abi` asserts each record's
+/// size and field offsets against the published numbers, and the headers `static_assert` them.)
+/// After an intended change, edit the map (a new function goes into the node of the release that
+/// adds it; docs/stability.md) or regenerate the list with
+/// `nm -D --defined-only <lib> | awk '$2=="T"{print $3}' | sort`, and say why in CHANGELOG.md.
 #[test]
 fn exports_match_the_committed_abi_lists() {
-    for (lib, list) in [
-        ("libpti.so", "tests/abi/libpti.so.0.exports"),
-        ("libpti_view.so", "tests/abi/libpti_view.so.1.exports"),
-    ] {
-        let expected = std::fs::read_to_string(root().join(list)).unwrap();
-        let expected: Vec<&str> = expected.lines().collect();
-        let mut actual = exports_of(&lib_dir().join(lib));
-        actual.sort();
-        let missing: Vec<_> = expected
-            .iter()
-            .filter(|e| !actual.iter().any(|a| a == *e))
-            .collect();
-        let added: Vec<_> = actual
-            .iter()
-            .filter(|a| !expected.contains(&a.as_str()))
-            .collect();
-        assert!(
-            missing.is_empty() && added.is_empty(),
-            "{lib}: exports differ from {list}: missing {missing:?}, added {added:?}"
-        );
+    let mapped = symbol_versions();
+    assert!(mapped.len() > 100, "{mapped:?}");
+    let versioned = versioned_exports(&lib_dir().join("libpti.so"));
+    let differ: Vec<String> = mapped
+        .iter()
+        .filter(|(name, node)| versioned.get(*name) != Some(node))
+        .map(|(name, node)| {
+            format!(
+                "{name}: {node} in the map, {:?} in libpti.so",
+                versioned.get(name)
+            )
+        })
+        .chain(
+            versioned
+                .keys()
+                .filter(|name| !mapped.contains_key(*name))
+                .map(|name| format!("{name}: exported, not in the map")),
+        )
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "libpti.so's exports differ from pti-capi/libpti.versions.map:\n{}",
+        differ.join("\n")
+    );
+
+    let list = "tests/abi/libpti_view.so.1.exports";
+    let expected = std::fs::read_to_string(root().join(list)).unwrap();
+    let expected: BTreeSet<&str> = expected.lines().collect();
+    let actual: Vec<String> = exports_of(&lib_dir().join("libpti_view.so"));
+    let actual: BTreeSet<&str> = actual.iter().map(String::as_str).collect();
+    assert_eq!(
+        actual, expected,
+        "libpti_view.so's exports differ from {list}"
+    );
+}
+
+/// The map's functions and their version nodes (`NODE {` opens one; `name;` lines name its
+/// functions; comments are `/* */` lines).
+fn symbol_versions() -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(root().join("pti-capi/libpti.versions.map")).unwrap();
+    let mut node = None;
+    let mut out = BTreeMap::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(name) = line.strip_suffix('{') {
+            node = Some(name.trim().to_string());
+        } else if line.starts_with('}') {
+            node = None;
+        } else if let (Some(n), Some(name)) = (&node, line.strip_suffix(';'))
+            && !name.contains(':')
+        {
+            out.insert(name.to_string(), n.clone());
+        }
     }
+    out
+}
+
+/// The functions `lib` defines and exports, with their symbol version (`objdump -T`; `Base` for
+/// an unversioned one).
+fn versioned_exports(lib: &std::path::Path) -> BTreeMap<String, String> {
+    let out = run_ok(Command::new("objdump").arg("-T").arg(lib));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            // address, binding, "DF", section, size, version, name
+            (f.len() == 7 && f[1] == "g" && f[2] == "DF" && f[3] == ".text")
+                .then(|| (f[6].to_string(), f[5].to_string()))
+        })
+        .collect()
+}
+
+/// Symbol versions as a program sees them: a program built against `libpti.so.0` references
+/// each function at its version, and one built before versions (or against the libpti crate's
+/// stub) binds to the default version of the same function.
+#[test]
+fn programs_bind_to_the_versioned_functions() {
+    let exe = compile_c("bad_input_versions", &["tests/c/bad_input.c"]);
+    let refs = run_ok(Command::new("objdump").arg("-T").arg(&exe));
+    let refs = String::from_utf8_lossy(&refs.stdout);
+    let versioned = refs
+        .lines()
+        .filter(|l| l.contains("*UND*") && l.contains("libpti_ptiViewEnable"))
+        .collect::<Vec<_>>();
+    assert!(
+        versioned.iter().any(|l| l.contains("LIBPTI_0")),
+        "a program linked to libpti.so.0 references its functions at their versions: {versioned:?}"
+    );
+    let defined = run_ok(
+        Command::new("readelf")
+            .arg("-V")
+            .arg(lib_dir().join("libpti.so")),
+    );
+    let defined = String::from_utf8_lossy(&defined.stdout);
+    assert!(defined.contains("Name: LIBPTI_0"), "{defined}");
 }
 
 /// `libpti_view.so.1` is Intel PTI 1.2's ABI over libpti's engine: it exports exactly the
@@ -482,6 +558,7 @@ fn libpti_view_is_intel_pti_1_2s_abi_forwarding_to_libpti() {
     let forwarded: BTreeSet<String> = String::from_utf8_lossy(&undefined.stdout)
         .lines()
         .filter_map(|l| l.split_whitespace().last())
+        .map(unversioned)
         .filter(|s| s.starts_with(INTEL_FACE_PREFIX))
         .map(str::to_string)
         .collect();
@@ -499,4 +576,64 @@ fn libpti_view_is_intel_pti_1_2s_abi_forwarding_to_libpti() {
             "{name} does not forward to {INTEL_FACE_PREFIX}{name}"
         );
     }
+}
+
+/// The linker driver (`pti-capi/symbol-versions-gcc`) on a made-up link: rustc's list of
+/// exports and a library's map become one version script (the map's nodes, rustc's names, the
+/// rest local); a name rustc exports that the map does not version fails the link; a link
+/// without a map is passed on untouched.
+#[test]
+fn the_linker_driver_versions_the_exports_and_refuses_an_unversioned_one() {
+    let dir = out_dir().join(format!("symbol-versions-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let list = dir.join("list");
+    let map = dir.join("lib.versions.map");
+    std::fs::write(
+        &map,
+        "/* made up */\nV_0 {\n  global:\n    ptiA;\n    ptiB;\n};\n\nV_0.2 {\n  global:\n    ptiC;\n} V_0;\n",
+    )
+    .unwrap();
+    let driver = root().join("pti-capi/symbol-versions-gcc");
+    let link = |exports: &[&str]| {
+        let mut text = String::from("{\n  global:\n");
+        for e in exports {
+            text += &format!("    {e};\n");
+        }
+        text += "\n  local:\n    *;\n};\n";
+        std::fs::write(&list, text).unwrap();
+        Command::new(&driver)
+            .arg(format!("-Wl,--version-script={}", list.display()))
+            .arg(format!("-Wl,--version-script={}", map.display()))
+            .args(["-o", "lib.so"])
+            .env("PTI_LINK_CC", "true")
+            .output()
+            .unwrap()
+    };
+    let out = link(&["ptiA", "ptiC", "ptiB"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged = std::fs::read_to_string(dir.join("merged.versions.map")).unwrap();
+    assert_eq!(
+        merged,
+        "V_0 {\n  global:\n    ptiA;\n    ptiB;\n  local:\n    *;\n};\nV_0.2 {\n  global:\n    ptiC;\n} V_0;\n"
+    );
+    let out = link(&["ptiA", "ptiB", "ptiC", "ptiD"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("exports ptiD, which"), "{stderr}");
+    // No map: the arguments go to the driver as they came (`echo` shows them).
+    let plain = Command::new(&driver)
+        .args(["-Wl,--version-script=/x/list", "-shared"])
+        .env("PTI_LINK_CC", "echo")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&plain.stdout).trim(),
+        "-Wl,--version-script=/x/list -shared"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

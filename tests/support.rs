@@ -263,7 +263,7 @@ pub fn exports() -> Vec<String> {
     exports_of(&lib_dir().join("libpti.so"))
 }
 
-/// Exported function names of the shared library `lib`.
+/// Exported function names of the shared library `lib`, without their symbol versions.
 pub fn exports_of(lib: &Path) -> Vec<String> {
     let out = run_ok(Command::new("nm").args(["-D", "--defined-only"]).arg(lib));
     String::from_utf8_lossy(&out.stdout)
@@ -271,9 +271,15 @@ pub fn exports_of(lib: &Path) -> Vec<String> {
         .filter_map(|l| {
             let mut parts = l.split_whitespace();
             let (_, kind, name) = (parts.next()?, parts.next()?, parts.next()?);
-            (kind == "T").then(|| name.to_string())
+            (kind == "T").then(|| unversioned(name).to_string())
         })
         .collect()
+}
+
+/// A symbol as `nm` prints it (`ptiViewEnable@@LIBPTI_0`, `libpti_ptiViewEnable@LIBPTI_0`),
+/// without its version.
+pub fn unversioned(symbol: &str) -> &str {
+    symbol.split('@').next().unwrap_or(symbol)
 }
 
 /// One of the Unified Runtime's two Level Zero adapters in `.venv`.
