@@ -46,6 +46,7 @@ mod recent;
 pub mod result;
 mod runtime_task;
 pub mod session;
+mod sycl_tag;
 mod sync;
 mod thread;
 mod thread_stack;

@@ -19,6 +19,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::lent::ThreadBuffer;
 use crate::result::ResultCode;
+use crate::sycl_tag::SyclTag;
 
 /// Critical events a thread keeps for after its callbacks returned, at most.
 const MAX_DEFERRED_CRITICAL: usize = 64;
@@ -139,6 +140,8 @@ pub(crate) struct ThreadState {
     /// Correlation ID of the traced runtime (SYCL) call running on this thread, or 0: driver
     /// calls made inside it carry it too.
     pub(crate) runtime_correlation: Cell<u32>,
+    /// The runtime (SYCL) task whose commands this thread submits now (see `runtime_task`).
+    pub(crate) runtime_task: Cell<Option<SyclTag>>,
     /// Next correlation ID of this thread's block, and the end of the block.
     pub(crate) correlation_next: Cell<u32>,
     pub(crate) correlation_end: Cell<u32>,
@@ -162,6 +165,7 @@ impl ThreadState {
             }),
             tid: Cell::new(0),
             runtime_correlation: Cell::new(0),
+            runtime_task: Cell::new(None),
             correlation_next: Cell::new(0),
             correlation_end: Cell::new(0),
         }

@@ -318,10 +318,13 @@ pub(crate) fn now() -> u64 {
     }
     let tsc = rdtsc();
     let line = read_line();
-    if tsc >= line.next
-        && let Some(fresh) = recalibrate()
-    {
-        return fresh.at(tsc);
+    // Nested, not a `let` chain: the chain made this function big enough that `clock::now`, its
+    // caller on every record, was no longer inlined (callgrind: 12 instructions more a launch).
+    #[allow(clippy::collapsible_if)]
+    if tsc >= line.next {
+        if let Some(fresh) = recalibrate() {
+            return fresh.at(tsc);
+        }
     }
     line.at(tsc)
 }

@@ -10,7 +10,7 @@ use super::abi::*;
 use super::buffer::append;
 use super::{is_configured, is_enabled};
 use crate::api::{ApiGroup, ApiId};
-use crate::runtime_task::SyclTag;
+use crate::sycl_tag::SyclTag;
 use crate::thread::ThreadState;
 
 static LEVEL_ZERO_CPU_AS_GPU: core::sync::atomic::AtomicBool =

@@ -18,7 +18,7 @@ use crate::callback::device::{self as callbacks, GpuOperation, GpuOperations, Op
 use crate::intern::intern_str;
 use crate::recent::{self, Recent};
 use crate::result::ResultCode;
-use crate::runtime_task::SyclTag;
+use crate::sycl_tag::SyclTag;
 use crate::view::abi::{
     pti_view_kind, pti_view_memcpy_type, pti_view_memory_type, pti_view_synchronization_type,
 };

@@ -13,7 +13,7 @@ use pti_sys::xpti::trace_event_data_t;
 
 use super::framework::{self, Value};
 use crate::intern::intern;
-use crate::runtime_task::SyclTag;
+use crate::sycl_tag::SyclTag;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::view::abi::PTI_INVALID_QUEUE_ID;
