@@ -673,9 +673,13 @@ fn check_level_zero(adapter: Adapter, minimal: &str) {
     let ur = api_ids("pti_runtime_sycl_api_ids.h");
     let ze = api_ids("pti_driver_levelzero_api_ids.h");
     let ze_names: HashMap<u32, &str> = ze.iter().map(|(n, id)| (*id, n.as_str())).collect();
+    // A name of this check's own: two checks run at once on one adapter (with and without
+    // `zexCounterBasedEventCreate2`), and the driver appends its ground truth to the file.
+    static CHECKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let check = CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let report = |what: &str| {
         out_dir().join(format!(
-            "sycl-ze-{adapter:?}-{what}-{}.live",
+            "sycl-ze-{adapter:?}-{check}-{what}-{}.live",
             std::process::id()
         ))
     };
