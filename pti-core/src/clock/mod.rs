@@ -109,9 +109,6 @@ pub(crate) fn is_host_clock() -> bool {
 }
 
 /// The current time on the clock of every record (see the module docs).
-// Inlined where records are stamped, as it was before any hint: small changes elsewhere made
-// LLVM keep it out of line (callgrind: 12 instructions more a launch with views).
-#[inline]
 pub fn now() -> u64 {
     Source::current().now()
 }
