@@ -205,7 +205,8 @@ pub fn fuzz(root: &Path, seconds: u64) -> Result<(), String> {
 }
 
 /// Every job: `long` runs the concurrency tests with 64 cases and fuzzes 10 minutes per target
-/// (the closing note's run); otherwise 16 cases and 30 seconds (`cargo xtask test`).
+/// (the closing note's run); otherwise 16 cases and 30 seconds, as `cargo xtask test` runs them
+/// (one by one there, removing each build once its jobs passed).
 pub fn all(root: &Path, long: bool) -> Result<(), String> {
     asan_rust(root, if long { 64 } else { 16 })?;
     asan_c(root)?;
