@@ -54,47 +54,25 @@ fn strip_comments(text: &str) -> String {
 }
 
 /// The modules a file's `crate::` paths name first under `crate` (`crate::view::x` -> `view`,
-/// `crate::{backend, view}` -> both), and the backends it names (`crate::backend::opencl`,
-/// `crate::backend::{opencl, ...}`).
+/// `crate::{backend, view}` -> both; one entry for consecutive paths of one module), and the
+/// backends it names (`crate::backend::opencl`, `crate::backend::{opencl, ...}`), read from the
+/// paths [`expanded`] gives.
 fn named(code: &str) -> (Vec<String>, Vec<String>) {
-    let mut top = Vec::new();
+    let mut top: Vec<String> = Vec::new();
     let mut backends = Vec::new();
-    let mut rest = code;
-    while let Some(i) = rest.find("crate::") {
-        rest = &rest[i + "crate::".len()..];
-        let group: Vec<String> = if let Some(inner) = rest.strip_prefix('{') {
-            let end = matching_brace(inner);
-            split_group(&inner[..end])
-        } else {
-            vec![path_head(rest).to_string()]
-        };
-        for path in group {
-            let mut parts = path.split("::").map(str::trim);
-            let head = parts.next().unwrap_or_default().to_string();
-            if head == "backend" {
-                let next = parts.next().unwrap_or_default();
-                let names: Vec<String> = match next.strip_prefix('{') {
-                    Some(g) => split_group(g.trim_end_matches('}')),
-                    None => vec![next.to_string()],
-                };
-                for n in names {
-                    let n = n.split("::").next().unwrap_or_default().trim().to_string();
-                    if BACKENDS.contains(&n.as_str()) {
-                        backends.push(n);
-                    }
-                }
-            }
-            top.push(head);
+    for path in expanded(code) {
+        let mut parts = path.split("::").map(str::trim);
+        let head = parts.next().unwrap_or_default();
+        if head == "backend"
+            && let Some(backend) = parts.next().filter(|b| BACKENDS.contains(b))
+        {
+            backends.push(backend.to_string());
+        }
+        if top.last().map(String::as_str) != Some(head) {
+            top.push(head.to_string());
         }
     }
     (top, backends)
-}
-
-fn path_head(s: &str) -> &str {
-    let end = s
-        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':' || c == '{' || c == '}'))
-        .unwrap_or(s.len());
-    &s[..end]
 }
 
 fn matching_brace(s: &str) -> usize {
