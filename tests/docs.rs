@@ -1083,24 +1083,14 @@ fn docs_index_is_complete() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// The value of `key = "..."` in the `[section]` of a TOML file's text (the simple form the
-/// manifests use: one key per line).
-fn toml_value(text: &str, section: &str, key: &str) -> Option<String> {
-    let body = text.split(&format!("[{section}]\n")).nth(1)?;
-    body.lines()
-        .take_while(|l| !l.starts_with('['))
-        .find_map(|l| {
-            let value = l.strip_prefix(key)?.trim_start().strip_prefix('=')?;
-            Some(value.trim().trim_matches('"').to_string())
-        })
-}
-
 #[test]
 fn one_version_and_one_minimum_rust_version() {
     let manifest = read("Cargo.toml");
-    let version = toml_value(&manifest, "workspace.package", "version").expect("a version");
-    let msrv = toml_value(&manifest, "workspace.package", "rust-version").expect("a rust-version");
-    let wheel = toml_value(&read("pti-python/pyproject.toml"), "project", "version");
+    let version =
+        xtask::msrv::toml_value(&manifest, "workspace.package", "version").expect("a version");
+    let msrv = xtask::msrv::toml_value(&manifest, "workspace.package", "rust-version")
+        .expect("a rust-version");
+    let wheel = xtask::msrv::toml_value(&read("pti-python/pyproject.toml"), "project", "version");
     assert_eq!(
         wheel.as_deref(),
         Some(version.as_str()),

@@ -11,18 +11,20 @@ use crate::run::step;
 pub fn version(root: &Path) -> Result<String, String> {
     let manifest = std::fs::read_to_string(root.join("Cargo.toml"))
         .map_err(|e| format!("cannot read Cargo.toml: {e}"))?;
-    let package = manifest
-        .split("[workspace.package]")
-        .nth(1)
-        .ok_or("Cargo.toml has no [workspace.package]")?;
-    package
-        .lines()
+    toml_value(&manifest, "workspace.package", "rust-version")
+        .ok_or_else(|| "[workspace.package] of Cargo.toml has no rust-version".to_string())
+}
+
+/// The value of `key = "..."` in the `[section]` of a TOML file's text, in the simple form the
+/// project's manifests use (one key per line); also what `tests/docs.rs` reads them with.
+pub fn toml_value(text: &str, section: &str, key: &str) -> Option<String> {
+    let body = text.split(&format!("[{section}]\n")).nth(1)?;
+    body.lines()
         .take_while(|l| !l.starts_with('['))
         .find_map(|l| {
-            let value = l.strip_prefix("rust-version")?.trim().strip_prefix('=')?;
+            let value = l.strip_prefix(key)?.trim_start().strip_prefix('=')?;
             Some(value.trim().trim_matches('"').to_string())
         })
-        .ok_or_else(|| "[workspace.package] of Cargo.toml has no rust-version".to_string())
 }
 
 /// Installs the toolchain of [`version`] (rustup's minimal profile), unless it is there.
