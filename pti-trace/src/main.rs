@@ -22,6 +22,7 @@
 mod capture;
 mod check;
 mod export;
+mod identity;
 mod merge;
 mod outputs;
 mod packets;

@@ -25,17 +25,7 @@ use std::path::{Path, PathBuf};
 use perfetto_protos::trace_packet::TracePacket;
 use protobuf::Message as _;
 
-/// The clock anchor's event name (the collector's `perfetto::ANCHOR`).
-const ANCHOR: &str = "pti-trace clock anchor";
-
-/// What one input's anchor says.
-#[derive(Clone, Debug, Default)]
-struct Anchor {
-    /// libpti's time and the wall clock's, read together.
-    at: u64,
-    realtime: u64,
-    host: String,
-}
+use crate::identity::{Anchor, AnchorFinder};
 
 /// One input's figures for the summary.
 #[derive(Debug, Default)]
@@ -118,9 +108,7 @@ pub(crate) fn merge(out: &Path, traces: &[PathBuf]) -> Result<String, String> {
     let mut unanchored = Vec::new();
     for (i, survey) in surveys.into_iter().enumerate() {
         let shift = match (&survey.anchor, &reference) {
-            (Some(a), Some(r)) if a.host != r.host => {
-                (a.realtime as i64 - a.at as i64) - (r.realtime as i64 - r.at as i64)
-            }
+            (Some(a), Some(r)) if a.host != r.host => a.to_realtime() - r.to_realtime(),
             (None, _) => {
                 unanchored.push(traces[i].display().to_string());
                 0
@@ -163,51 +151,6 @@ impl Sequences {
     fn of(&mut self, tag: u64, sequence: u32) -> u32 {
         let next = self.of.len() as u32 + 1;
         *self.of.entry((tag, sequence)).or_insert(next)
-    }
-}
-
-/// Finds the clock anchor among a trace's first packets.
-#[derive(Default)]
-struct AnchorFinder {
-    names: HashMap<(u32, u64), String>,
-    found: Option<Anchor>,
-}
-
-impl AnchorFinder {
-    fn see(&mut self, p: &TracePacket) {
-        if self.found.is_some() {
-            return;
-        }
-        if let Some(interned) = p.interned_data.as_ref() {
-            for n in &interned.event_names {
-                self.names.insert(
-                    (p.trusted_packet_sequence_id(), n.iid()),
-                    n.name().to_string(),
-                );
-            }
-        }
-        if !p.has_track_event() {
-            return;
-        }
-        let e = p.track_event();
-        let key = (p.trusted_packet_sequence_id(), e.name_iid());
-        if self.names.get(&key).map(String::as_str) != Some(ANCHOR) {
-            return;
-        }
-        let mut anchor = Anchor {
-            at: p.timestamp(),
-            ..Anchor::default()
-        };
-        for a in &e.debug_annotations {
-            match a.name() {
-                "realtime_ns" => anchor.realtime = a.uint_value(),
-                "host" => anchor.host = a.string_value().to_string(),
-                _ => {}
-            }
-        }
-        self.found = Some(anchor);
-        // The names are no longer needed.
-        self.names = HashMap::new();
     }
 }
 
@@ -317,10 +260,7 @@ impl Figures {
             Item::Process { pid, name } if *first_process => {
                 *first_process = false;
                 self.pid = pid;
-                self.rank = name
-                    .strip_prefix("rank ")
-                    .and_then(|rest| rest.split(':').next())
-                    .and_then(|r| r.parse().ok());
+                self.rank = crate::identity::rank_of_name(&name);
             }
             Item::Api { .. } => self.api_calls += 1,
             Item::Device {
@@ -462,6 +402,7 @@ fn shorten(text: &str, most: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::identity::ANCHOR;
 
     /// A one-process trace of `host` whose anchor says libpti's `at` is wall-clock `realtime`,
     /// with one instant named "work <name>" at `work`, written to a file of the temporary
