@@ -7,11 +7,14 @@
 //! - `processes`: child processes, exits, signals, relative paths, MPI ranks and `merge`;
 //! - `capture`: pausing, resuming, `--delay` and `--duration`;
 //! - `memory`: long runs in bounded memory, `--max-size`;
+//! - `dataset`: the Parquet dataset of many ranks' traces, queried by DuckDB and Spark;
 //! - `files`: outputs created carefully (no link followed, nothing overwritten);
 //! - `hostile`: hostile options, paths and environments.
 
 #[path = "pti_trace/capture.rs"]
 mod capture;
+#[path = "pti_trace/dataset.rs"]
+mod dataset;
 #[path = "pti_trace/files.rs"]
 mod files;
 #[path = "pti_trace/hostile.rs"]

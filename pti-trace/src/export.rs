@@ -20,23 +20,13 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, params};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{Connection, ToSql};
 
-use crate::records::Item;
+use crate::tables::{PARTITIONS, Rows, TABLES, Type, Value};
 
-const SCHEMA: &str = "
-CREATE TABLE process(pid INTEGER PRIMARY KEY, name TEXT, file TEXT);
-CREATE TABLE thread(pid INTEGER, tid INTEGER, name TEXT, PRIMARY KEY(pid, tid));
-CREATE TABLE api_call(id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER, name TEXT,
-    api_group TEXT, correlation_id INTEGER, start_ns INTEGER, end_ns INTEGER,
-    duration_ns INTEGER);
-CREATE TABLE device_op(id INTEGER PRIMARY KEY, pid INTEGER, device TEXT, queue TEXT, kind TEXT,
-    name TEXT, correlation_id INTEGER, submit_ns INTEGER, start_ns INTEGER, end_ns INTEGER,
-    duration_ns INTEGER);
-CREATE TABLE counter(pid INTEGER, name TEXT, ts_ns INTEGER, value INTEGER);
-CREATE TABLE critical_event(pid INTEGER, ts_ns INTEGER, message TEXT);
-CREATE TABLE annotation(id INTEGER PRIMARY KEY, pid INTEGER, track TEXT, kind TEXT, name TEXT,
-    start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER);
+/// The summaries' views, over the tables.
+const VIEWS: &str = "
 CREATE VIEW api_summary AS SELECT name, api_group, COUNT(*) AS count,
     SUM(duration_ns) AS total_ns, AVG(duration_ns) AS avg_ns, MIN(duration_ns) AS min_ns,
     MAX(duration_ns) AS max_ns FROM api_call GROUP BY name, api_group ORDER BY total_ns DESC;
@@ -45,112 +35,58 @@ CREATE VIEW device_summary AS SELECT name, kind, COUNT(*) AS count,
     MAX(duration_ns) AS max_ns FROM device_op GROUP BY name, kind ORDER BY total_ns DESC;
 ";
 
+/// The database's schema: [`TABLES`], each with the [`PARTITIONS`] columns last, and the views.
+fn schema() -> String {
+    let mut sql = String::new();
+    for table in &TABLES {
+        let columns: Vec<String> = table
+            .columns
+            .iter()
+            .chain(&PARTITIONS)
+            .map(|c| {
+                let ty = match c.ty {
+                    Type::Int => "INTEGER",
+                    Type::Text => "TEXT",
+                };
+                format!("{} {ty}", c.name)
+            })
+            .collect();
+        sql += &format!("CREATE TABLE {}({});\n", table.name, columns.join(", "));
+    }
+    sql + VIEWS
+}
+
+impl ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Value::Null => ToSqlOutput::Borrowed(ValueRef::Null),
+            Value::Int(v) => ToSqlOutput::Borrowed(ValueRef::Integer(*v)),
+            Value::Text(v) => ToSqlOutput::Borrowed(ValueRef::Text(v.as_bytes())),
+        })
+    }
+}
+
 /// Reads one trace file into `db`, record by record (`records`): memory stays bounded by the
 /// trace's names and tracks, whatever its length.
 fn load(db: &Connection, file: &Path) -> Result<(), String> {
-    let file_name = file.display().to_string();
+    let mut rows = Rows::new(file.display().to_string(), crate::identity::of(file)?);
+    let partitions = rows.partitions();
+    let inserts: Vec<String> = TABLES
+        .iter()
+        .map(|t| {
+            let marks = vec!["?"; t.columns.len() + PARTITIONS.len()];
+            format!("INSERT INTO {} VALUES ({})", t.name, marks.join(", "))
+        })
+        .collect();
     crate::records::each(file, |item| {
-        insert(db, &file_name, item).map_err(|e| format!("{}: {e}", file.display()))
+        let Some((table, row)) = rows.of(item) else {
+            return Ok(());
+        };
+        db.prepare_cached(&inserts[table])
+            .and_then(|mut s| s.execute(rusqlite::params_from_iter(row.iter().chain(&partitions))))
+            .map(drop)
+            .map_err(|e| format!("{}: {e}", file.display()))
     })
-}
-
-/// One record's row (statements prepared once per database, `prepare_cached`).
-fn insert(db: &Connection, file: &str, item: Item) -> rusqlite::Result<()> {
-    let run = |sql: &str, values: &[&dyn rusqlite::ToSql]| -> rusqlite::Result<()> {
-        db.prepare_cached(sql)?.execute(values).map(drop)
-    };
-    let ns = |t: u64| t as i64;
-    match item {
-        Item::Process { pid, name } => run(
-            "INSERT OR REPLACE INTO process VALUES (?1, ?2, ?3)",
-            params![pid, name, file],
-        ),
-        Item::Thread { pid, tid, name } => run(
-            "INSERT OR REPLACE INTO thread VALUES (?1, ?2, ?3)",
-            params![pid, tid, name],
-        ),
-        Item::Api {
-            pid,
-            tid,
-            name,
-            group,
-            correlation,
-            start,
-            end,
-        } => run(
-            "INSERT INTO api_call (pid, tid, name, api_group, correlation_id, start_ns, end_ns, \
-             duration_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                pid,
-                tid,
-                name,
-                group,
-                correlation.map(|c| c as i64),
-                ns(start),
-                ns(end),
-                ns(end.saturating_sub(start))
-            ],
-        ),
-        Item::Device {
-            pid,
-            device,
-            queue,
-            kind,
-            name,
-            correlation,
-            submit,
-            start,
-            end,
-        } => run(
-            "INSERT INTO device_op (pid, device, queue, kind, name, correlation_id, submit_ns, \
-             start_ns, end_ns, duration_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![
-                pid,
-                device,
-                queue,
-                kind,
-                name,
-                correlation.map(|c| c as i64),
-                submit.map(ns),
-                ns(start),
-                ns(end),
-                ns(end.saturating_sub(start))
-            ],
-        ),
-        Item::Counter {
-            pid,
-            name,
-            ts,
-            value,
-        } => run(
-            "INSERT INTO counter VALUES (?1, ?2, ?3, ?4)",
-            params![pid, name, ns(ts), value],
-        ),
-        Item::Critical { pid, ts, message } => run(
-            "INSERT INTO critical_event VALUES (?1, ?2, ?3)",
-            params![pid, ns(ts), message],
-        ),
-        Item::Annotation {
-            pid,
-            track,
-            kind,
-            name,
-            start,
-            end,
-        } => run(
-            "INSERT INTO annotation (pid, track, kind, name, start_ns, end_ns, duration_ns) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                pid,
-                track,
-                kind,
-                name,
-                ns(start),
-                ns(end),
-                ns(end.saturating_sub(start))
-            ],
-        ),
-    }
 }
 
 /// Whether `path` is an SQLite database (its header's magic string).
@@ -168,7 +104,7 @@ pub(crate) fn sqlite(out: &Path, traces: &[std::path::PathBuf]) -> Result<(), St
     // SQLite opens the file again by its name: the one just created, empty, ours.
     drop(crate::outputs::create(out, "database")?);
     let mut db = Connection::open(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    db.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
+    db.execute_batch(&schema()).map_err(|e| e.to_string())?;
     let tx = db.transaction().map_err(|e| e.to_string())?;
     for trace in traces {
         load(&tx, trace)?;

@@ -93,7 +93,7 @@ pub(crate) fn rank_of_name(name: &str) -> Option<u32> {
 /// Whose a trace is.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Identity {
-    /// The process ID of its (first) process.
+    /// The process ID of its (first) process (0 if it has none).
     pub(crate) pid: i64,
     /// Its process's name.
     pub(crate) name: String,
@@ -108,7 +108,8 @@ pub(crate) struct Identity {
 /// had anchors).
 const LOOK_AHEAD: usize = 64;
 
-/// Reads the first packets of `trace`: whose it is. An error if it has no process among them.
+/// Reads the first packets of `trace`: whose it is (nothing known of a trace with no process
+/// among them: an empty one, one cut short at its start).
 pub(crate) fn of(trace: &Path) -> Result<Identity, String> {
     let mut finder = AnchorFinder::default();
     let mut process = None;
@@ -125,9 +126,7 @@ pub(crate) fn of(trace: &Path) -> Result<Identity, String> {
             break;
         }
     }
-    let Some((pid, name)) = process else {
-        return Err(format!("{}: no process in the trace", trace.display()));
-    };
+    let (pid, name) = process.unwrap_or_default();
     let anchor = finder.found;
     let rank = anchor
         .as_ref()

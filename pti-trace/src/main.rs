@@ -21,6 +21,7 @@
 
 mod capture;
 mod check;
+mod dataset;
 mod export;
 mod identity;
 mod merge;
@@ -29,6 +30,7 @@ mod packets;
 mod records;
 mod reports;
 mod stop;
+mod tables;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -37,6 +39,7 @@ use std::process::{Command, ExitCode};
 const USAGE: &str = "\
 usage: pti-trace [options] -- program [args...]
        pti-trace export --sqlite OUT.db TRACE.pftrace...
+       pti-trace export --parquet OUT_DIR TRACE.pftrace...
        pti-trace merge -o OUT.pftrace TRACE.pftrace...
        pti-trace check
 
@@ -44,7 +47,8 @@ Runs program with libpti injected; each process of it writes its timeline (a Per
 streamed as records arrive: open it in https://ui.perfetto.dev) and, at exit, prints a summary
 on pti-trace's stderr. `export` turns Perfetto traces it wrote into an SQLite database (tables
 api_call, device_op, annotation, counter, critical_event, thread, process; views api_summary,
-device_summary). `merge` combines the traces of several processes (the ranks of an MPI job)
+device_summary), or into a Parquet dataset of the same tables partitioned by MPI rank and host
+(OUT_DIR/TABLE/rank=R/host=H/TRACE.parquet), which several exports may write at once. `merge` combines the traces of several processes (the ranks of an MPI job)
 into one on one clock and prints a summary across them. `check` says what on this machine would
 keep a run from showing GPU records (runtimes, tracing layer, device permissions, variables).
 
@@ -425,10 +429,15 @@ fn merge_command(args: Vec<OsString>) -> ExitCode {
     }
 }
 
-/// `pti-trace export --sqlite OUT.db TRACE...`.
+/// `pti-trace export --sqlite OUT.db TRACE...` or `export --parquet OUT_DIR TRACE...`.
 fn export_command(args: Vec<OsString>) -> ExitCode {
+    if args.iter().any(|a| a == "--parquet") {
+        return parquet_export(args);
+    }
     let Some((out, traces)) = output_and_traces(args, &["--sqlite"]) else {
-        eprintln!("pti-trace: export needs --sqlite OUT.db and trace files\n\n{USAGE}");
+        eprintln!(
+            "pti-trace: export needs --sqlite OUT.db (or --parquet OUT_DIR) and trace files\n\n{USAGE}"
+        );
         return ExitCode::from(2);
     };
     if let Err(e) = outputs::check_not_an_input(&out, &traces) {
@@ -448,6 +457,39 @@ fn export_command(args: Vec<OsString>) -> ExitCode {
     match export::sqlite(&out, &traces) {
         Ok(()) => {
             eprintln!("pti-trace: wrote {}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("pti-trace: export: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `pti-trace export --parquet OUT_DIR TRACE...`: into the dataset OUT_DIR, which other exports
+/// may be writing into at the same time.
+fn parquet_export(args: Vec<OsString>) -> ExitCode {
+    let Some((out, traces)) = output_and_traces(args, &["--parquet"]) else {
+        eprintln!("pti-trace: export needs --parquet OUT_DIR and trace files\n\n{USAGE}");
+        return ExitCode::from(2);
+    };
+    // `export --parquet r1.pftrace r2.pftrace`, the directory forgotten: a file there stays.
+    if std::fs::symlink_metadata(&out).is_ok_and(|m| m.is_file()) {
+        eprintln!(
+            "pti-trace: export: {} exists and is not a directory (a trace? the command is \
+             `export --parquet OUT_DIR TRACE...`): not written",
+            out.display()
+        );
+        return ExitCode::from(2);
+    }
+    match dataset::parquet(&out, &traces) {
+        Ok(files) => {
+            eprintln!(
+                "pti-trace: wrote {} files of {} traces into the dataset {}",
+                files.len(),
+                traces.len(),
+                out.display()
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {

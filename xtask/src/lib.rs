@@ -13,10 +13,13 @@
 //! - [`sanitizers`] runs the sanitizer and fuzzing jobs (bounded in `test`, longer in
 //!   `cargo xtask sanitize --long`).
 //! - [`wheel`] builds the Python package's wheel and fetches what its tests install.
+//! - [`analysis`] runs Spark over the Parquet dataset (`cargo xtask spark`) and the scale job
+//!   of 8 to 64 ranks (`cargo xtask scale`).
 //! - [`install`] lays out an installed tree for C and C++ users (`cargo xtask install`).
 
 use std::path::{Path, PathBuf};
 
+pub mod analysis;
 pub mod disk;
 pub mod headers;
 pub mod ids;

@@ -18,6 +18,13 @@ usage: cargo xtask <command>
              pti-core's tests under AddressSanitizer and LeakSanitizer, C test programs under gcc's
              address and undefined-behaviour sanitizers, and the fuzz/ targets (30 s each, or
              10 min each with --long); `test` runs the short form
+  spark      build, then check that Spark (pyspark in target/spark-venv, local mode) reads the
+             Parquet dataset of a multi-rank job and gives DuckDB's and merge's figures; `test`
+             runs it
+  scale [RANKS,...]
+             build, then trace jobs of 8, 16, 32 and 64 ranks (or RANKS) on PoCL, export them in
+             parallel, query them with DuckDB and merge them: the times and memory of
+             docs/BENCHMARKS.md
   install --prefix P [--debug]
              build (release, unless --debug) and install libpti, its headers, pkg-config and CMake
              files, and pti-trace under P";
@@ -37,6 +44,8 @@ fn main() -> ExitCode {
         ),
         "install" => install(std::env::args().skip(2).collect()),
         "bench" => xtask::run::bench(std::env::args().nth(2).as_deref() == Some("quick")),
+        "spark" => spark(),
+        "scale" => scale(std::env::args().nth(2)),
         "help" | "-h" | "--help" => {
             println!("{HELP}");
             Ok(())
@@ -50,6 +59,31 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn spark() -> Result<(), String> {
+    let root = xtask::workspace_root();
+    xtask::setup::all(&root)?;
+    xtask::run::build(false)?;
+    xtask::analysis::spark(&root)
+}
+
+fn scale(ranks: Option<String>) -> Result<(), String> {
+    let ranks = match ranks {
+        None => vec![8, 16, 32, 64],
+        Some(list) => list
+            .split(',')
+            .map(|r| {
+                r.trim()
+                    .parse()
+                    .map_err(|_| format!("scale: {r:?} is not a number of ranks"))
+            })
+            .collect::<Result<Vec<u32>, String>>()?,
+    };
+    let root = xtask::workspace_root();
+    xtask::setup::all(&root)?;
+    xtask::run::build(false)?;
+    xtask::analysis::scale(&root, &ranks)
 }
 
 fn wheel(release: bool) -> Result<(), String> {

@@ -200,6 +200,9 @@ pub fn test() -> Result<(), String> {
     // The fuzz corpus stays; the build goes.
     remove_build(&root.join("target/sanitizers/fuzz"))?;
     crate::msrv::check(&root, &SHIPPED)?;
+    crate::analysis::spark(&root)?;
+    remove_build(&root.join("target/spark-venv"))?;
+    crate::analysis::scale(&root, &[8, 16, 32, 64])?;
     step(
         "benchmarks, once each as tests",
         &mut cargo(&root, &["test", "-p", "pti-core", "--benches"]),

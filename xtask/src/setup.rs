@@ -71,6 +71,10 @@ const PACKAGES: &[(&str, &str)] = &[
         "mpicc and mpi.h, to build the MPI test program (tests/c/mpi_ranks.c)",
     ),
     (
+        "openjdk-17-jre-headless",
+        "the Java runtime Spark needs (`cargo xtask spark`, a step of `cargo xtask test`)",
+    ),
+    (
         "libclang-common-15-dev",
         "clang's own headers (stddef.h, ...), which libclang needs to parse the Level Zero headers",
     ),
@@ -113,6 +117,10 @@ const PYTHON_PACKAGES: &[(&str, &str)] = &[
     (
         "ittapi==1.2.2",
         "Intel's ITT API from Python, unmodified: the annotation tests' client (tests/pti_trace.rs)",
+    ),
+    (
+        "duckdb==2.0.1",
+        "queries pti-trace's Parquet dataset (pti-trace/analysis/pti_query.py; tests/pti_trace.rs)",
     ),
     (
         "maturin==1.16.0",
