@@ -24,6 +24,7 @@ mod check;
 mod export;
 mod identity;
 mod merge;
+mod otf2;
 mod outputs;
 mod packets;
 mod records;
@@ -37,6 +38,7 @@ use std::process::{Command, ExitCode};
 const USAGE: &str = "\
 usage: pti-trace [options] -- program [args...]
        pti-trace export --sqlite OUT.db TRACE.pftrace...
+       pti-trace export --otf2 OUT TRACE.pftrace...
        pti-trace merge -o OUT.pftrace TRACE.pftrace...
        pti-trace check
 
@@ -47,6 +49,10 @@ api_call, device_op, annotation, counter, critical_event, thread, process; views
 device_summary). `merge` combines the traces of several processes (the ranks of an MPI job)
 into one on one clock and prints a summary across them. `check` says what on this machine would
 keep a run from showing GPU records (runtimes, tracing layer, device permissions, variables).
+
+`export --otf2 OUT` writes the traces as one OTF2 archive in the directory OUT, which it creates
+(a location group per trace, named by rank; open OUT/traces.otf2 in Vampir or otf2-print). It
+loads the OTF2 library at run time: Debian's libopen-trace-format2-10.
 
 options:
   -o, --output PATH      timeline file of each process; %p becomes its process ID, %r its MPI
@@ -427,6 +433,10 @@ fn merge_command(args: Vec<OsString>) -> ExitCode {
 
 /// `pti-trace export --sqlite OUT.db TRACE...`.
 fn export_command(args: Vec<OsString>) -> ExitCode {
+    // `export --otf2 OUT TRACE...`: module `otf2`.
+    if args.iter().any(|a| a == "--otf2") {
+        return otf2::command(args);
+    }
     let Some((out, traces)) = output_and_traces(args, &["--sqlite"]) else {
         eprintln!("pti-trace: export needs --sqlite OUT.db and trace files\n\n{USAGE}");
         return ExitCode::from(2);
