@@ -9,7 +9,8 @@
 //! - `memory`: long runs in bounded memory, `--max-size`;
 //! - `dataset`: the Parquet dataset of many ranks' traces, queried by DuckDB and Spark;
 //! - `files`: outputs created carefully (no link followed, nothing overwritten);
-//! - `hostile`: hostile options, paths and environments.
+//! - `hostile`: hostile options, paths and environments;
+//! - `otf2`: the OTF2 export of MPI ranks' traces, read back with otf2-print.
 
 #[path = "pti_trace/capture.rs"]
 mod capture;
@@ -21,6 +22,8 @@ mod files;
 mod hostile;
 #[path = "pti_trace/memory.rs"]
 mod memory;
+#[path = "pti_trace/otf2.rs"]
+mod otf2;
 #[path = "pti_trace/processes.rs"]
 mod processes;
 #[path = "pti_trace/summary.rs"]
@@ -76,6 +79,42 @@ fn opencl_program() -> &'static PathBuf {
 fn looping_program() -> &'static PathBuf {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
     EXE.get_or_init(|| compile_c_with("cl_forever", &["tests/c/cl_forever.c"], &["-lOpenCL"]))
+}
+
+/// The MPI test program (tests/c/mpi_ranks.c), built with Open MPI's `mpicc`.
+fn mpi_program() -> PathBuf {
+    let exe = out_dir().join("mpi_ranks");
+    let built = Command::new("mpicc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-Itests/c"])
+        .arg(root().join("tests/c/mpi_ranks.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lOpenCL")
+        .current_dir(root())
+        .status()
+        .unwrap_or_else(|e| {
+            panic!("cannot run mpicc ({e}): `cargo xtask setup` installs Open MPI (libopenmpi-dev)")
+        });
+    assert!(built.success(), "mpicc failed on tests/c/mpi_ranks.c");
+    exe
+}
+
+/// The MPI program's four ranks run by `mpirun`, each under pti-trace, on PoCL: rank R launches
+/// (R + 1) * `launches` kernels and writes `dir/trace.rankR.<pid>.pftrace`.
+fn traced_mpi_ranks(dir: &Path, launches: usize) -> Output {
+    // Open MPI as root on 2 cores: --allow-run-as-root, --oversubscribe; no cross-memory
+    // attach in a container.
+    run(Command::new("mpirun")
+        .args(["--oversubscribe", "--allow-run-as-root", "-np", "4"])
+        .arg(pti_trace())
+        .arg("-o")
+        .arg(dir.join("trace.rank%r.%p.pftrace"))
+        .arg("--")
+        .arg(mpi_program())
+        .arg(launches.to_string())
+        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+        .env("PTI_TEST_PLATFORM", "Portable")
+        .env_remove("OPENCL_LAYERS"))
 }
 
 /// pti-trace with `options`, writing each process's Perfetto trace into `dir`; the program

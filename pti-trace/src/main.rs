@@ -25,6 +25,7 @@ mod dataset;
 mod export;
 mod identity;
 mod merge;
+mod otf2;
 mod outputs;
 mod packets;
 mod records;
@@ -40,6 +41,7 @@ const USAGE: &str = "\
 usage: pti-trace [options] -- program [args...]
        pti-trace export --sqlite OUT.db TRACE.pftrace...
        pti-trace export --parquet OUT_DIR TRACE.pftrace...
+       pti-trace export --otf2 OUT TRACE.pftrace...
        pti-trace merge -o OUT.pftrace TRACE.pftrace...
        pti-trace check
 
@@ -48,9 +50,14 @@ streamed as records arrive: open it in https://ui.perfetto.dev) and, at exit, pr
 on pti-trace's stderr. `export` turns Perfetto traces it wrote into an SQLite database (tables
 api_call, device_op, annotation, counter, critical_event, thread, process; views api_summary,
 device_summary), or into a Parquet dataset of the same tables partitioned by MPI rank and host
-(OUT_DIR/TABLE/rank=R/host=H/TRACE.parquet), which several exports may write at once. `merge` combines the traces of several processes (the ranks of an MPI job)
-into one on one clock and prints a summary across them. `check` says what on this machine would
+(OUT_DIR/TABLE/rank=R/host=H/TRACE.parquet), which several exports may write at once. `merge`
+combines the traces of several processes (the ranks of an MPI job) into one on one clock and
+prints a summary across them. `check` says what on this machine would
 keep a run from showing GPU records (runtimes, tracing layer, device permissions, variables).
+
+`export --otf2 OUT` writes the traces as one OTF2 archive in the directory OUT, which it creates
+(a location group per trace, named by rank; open OUT/traces.otf2 in Vampir or otf2-print). It
+loads the OTF2 library at run time: Debian's libopen-trace-format2-10.
 
 options:
   -o, --output PATH      timeline file of each process; %p becomes its process ID, %r its MPI
@@ -429,14 +436,19 @@ fn merge_command(args: Vec<OsString>) -> ExitCode {
     }
 }
 
-/// `pti-trace export --sqlite OUT.db TRACE...` or `export --parquet OUT_DIR TRACE...`.
+/// `pti-trace export --sqlite OUT.db TRACE...`, `export --parquet OUT_DIR TRACE...` or
+/// `export --otf2 OUT TRACE...`.
 fn export_command(args: Vec<OsString>) -> ExitCode {
     if args.iter().any(|a| a == "--parquet") {
         return parquet_export(args);
     }
+    // `export --otf2 OUT TRACE...`: module `otf2`.
+    if args.iter().any(|a| a == "--otf2") {
+        return otf2::command(args);
+    }
     let Some((out, traces)) = output_and_traces(args, &["--sqlite"]) else {
         eprintln!(
-            "pti-trace: export needs --sqlite OUT.db (or --parquet OUT_DIR) and trace files\n\n{USAGE}"
+            "pti-trace: export needs --sqlite OUT.db (or --parquet OUT_DIR, --otf2 OUT) and trace files\n\n{USAGE}"
         );
         return ExitCode::from(2);
     };

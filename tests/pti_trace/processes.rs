@@ -148,41 +148,11 @@ fn abort_and_exit_without_handlers_keep_what_was_flushed() {
     }
 }
 
-/// The MPI test program (tests/c/mpi_ranks.c), built with Open MPI's `mpicc`.
-fn mpi_program() -> PathBuf {
-    let exe = out_dir().join("mpi_ranks");
-    let built = Command::new("mpicc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-Itests/c"])
-        .arg(root().join("tests/c/mpi_ranks.c"))
-        .arg("-o")
-        .arg(&exe)
-        .arg("-lOpenCL")
-        .current_dir(root())
-        .status()
-        .unwrap_or_else(|e| {
-            panic!("cannot run mpicc ({e}): `cargo xtask setup` installs Open MPI (libopenmpi-dev)")
-        });
-    assert!(built.success(), "mpicc failed on tests/c/mpi_ranks.c");
-    exe
-}
-
 #[test]
 fn four_mpi_ranks_on_pocl_merge_into_one_timeline() {
     let dir = scratch("mpi");
     let launches = 3;
-    // Open MPI as root on 2 cores: --allow-run-as-root, --oversubscribe; no cross-memory
-    // attach in a container.
-    let out = run(Command::new("mpirun")
-        .args(["--oversubscribe", "--allow-run-as-root", "-np", "4"])
-        .arg(pti_trace())
-        .arg("-o")
-        .arg(dir.join("trace.rank%r.%p.pftrace"))
-        .arg("--")
-        .arg(mpi_program())
-        .arg(launches.to_string())
-        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
-        .env("PTI_TEST_PLATFORM", "Portable")
-        .env_remove("OPENCL_LAYERS"));
+    let out = traced_mpi_ranks(&dir, launches);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("MPI TOTAL 30 of 4 ranks"),

@@ -75,6 +75,14 @@ const PACKAGES: &[(&str, &str)] = &[
         "the Java runtime Spark needs (`cargo xtask spark`, a step of `cargo xtask test`)",
     ),
     (
+        "libopen-trace-format2-10",
+        "libotf2 (OTF2 3.0), which `pti-trace export --otf2` loads at run time to write the archive",
+    ),
+    (
+        "otf2-tools",
+        "otf2-print, which reads the OTF2 export back in its test (tests/pti_trace/otf2.rs)",
+    ),
+    (
         "libclang-common-15-dev",
         "clang's own headers (stddef.h, ...), which libclang needs to parse the Level Zero headers",
     ),
