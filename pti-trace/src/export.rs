@@ -1,17 +1,17 @@
 //! `pti-trace export --sqlite OUT.db TRACE.pftrace...`: the records of Perfetto traces written by
 //! pti-trace, as an SQLite database to query (the way rocpd and nsys users query theirs).
 //!
-//! The schema (times in nanoseconds on libpti's clock; see docs/pti-trace.md):
+//! The schema is `tables`' (times in nanoseconds on libpti's clock; see docs/pti-trace.md):
 //!
 //! | table | a row per |
 //! | --- | --- |
-//! | `process(pid, name, file)` | traced process (one per trace file) |
-//! | `thread(pid, tid, name)` | host thread with API calls |
-//! | `api_call(id, pid, tid, name, api_group, correlation_id, start_ns, end_ns, duration_ns)` | Level Zero, OpenCL or SYCL runtime call |
-//! | `device_op(id, pid, device, queue, kind, name, correlation_id, submit_ns, start_ns, end_ns, duration_ns)` | kernel, copy, fill, barrier or marker on a device queue |
-//! | `counter(pid, name, ts_ns, value)` | value of a counter track (USM bytes allocated) |
-//! | `critical_event(pid, ts_ns, message)` | critical event of libpti |
-//! | `annotation(id, pid, track, kind, name, start_ns, end_ns, duration_ns)` | ITT range or marker of the program (`kind` "annotation"; markers last 0 ns), or communication operation (`kind` "communication") |
+//! | `process(pid, name, file, clock, anchor_ns, anchor_realtime_ns, rank, host)` | traced process (one per trace file) |
+//! | `thread(pid, tid, name, rank, host)` | host thread with API calls |
+//! | `api_call(id, pid, tid, name, api_group, correlation_id, start_ns, end_ns, duration_ns, rank, host)` | Level Zero, OpenCL or SYCL runtime call |
+//! | `device_op(id, pid, device, queue, kind, name, correlation_id, submit_ns, start_ns, end_ns, duration_ns, rank, host)` | kernel, copy, fill, barrier or marker on a device queue |
+//! | `counter(pid, name, ts_ns, value, rank, host)` | value of a counter track (USM bytes allocated) |
+//! | `critical_event(pid, ts_ns, message, rank, host)` | critical event of libpti |
+//! | `annotation(id, pid, track, kind, name, start_ns, end_ns, duration_ns, rank, host)` | ITT range or marker of the program (`kind` "annotation"; markers last 0 ns), or communication operation (`kind` "communication") |
 //!
 //! and the views `api_summary` and `device_summary` (per name: count, total, average, minimum
 //! and maximum duration). It reads only the trace files, as they are on disk, packet by packet

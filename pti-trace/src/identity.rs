@@ -93,7 +93,7 @@ pub(crate) fn rank_of_name(name: &str) -> Option<u32> {
 /// Whose a trace is.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Identity {
-    /// The process ID of its (first) process (0 if it has none).
+    /// The process ID of its (first) process.
     pub(crate) pid: i64,
     /// Its process's name.
     pub(crate) name: String,
@@ -108,8 +108,9 @@ pub(crate) struct Identity {
 /// had anchors).
 const LOOK_AHEAD: usize = 64;
 
-/// Reads the first packets of `trace`: whose it is (nothing known of a trace with no process
-/// among them: an empty one, one cut short at its start).
+/// Reads the first packets of `trace`: whose it is. An error for a trace with no process among
+/// them (an empty file, one cut short at its start, one pti-trace did not write): every export
+/// files its rows under a process.
 pub(crate) fn of(trace: &Path) -> Result<Identity, String> {
     let mut finder = AnchorFinder::default();
     let mut process = None;
@@ -126,7 +127,12 @@ pub(crate) fn of(trace: &Path) -> Result<Identity, String> {
             break;
         }
     }
-    let (pid, name) = process.unwrap_or_default();
+    let Some((pid, name)) = process else {
+        return Err(format!(
+            "{}: no process in the trace (empty, or not written by pti-trace)",
+            trace.display()
+        ));
+    };
     let anchor = finder.found;
     let rank = anchor
         .as_ref()

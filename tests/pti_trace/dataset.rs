@@ -529,6 +529,22 @@ fn a_dataset_export_refuses_what_it_must_not_write() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("junk.pftrace"));
+    let empty = dir.join("empty.pftrace");
+    std::fs::write(&empty, b"").unwrap();
+    let bad = Command::new(pti_trace())
+        .args(["export", "--parquet"])
+        .arg(dir.join("d2"))
+        .arg(&empty)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("empty.pftrace: no process in the trace"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+    // Nothing of either was written.
+    assert!(!dir.join("d2/device_op").exists());
 }
 
 /// Spark (local mode) reads the dataset as it is and gives every documented query's result as
