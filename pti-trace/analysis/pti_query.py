@@ -12,6 +12,8 @@ the same name, with the partitions' columns `rank` and `host`. `--json` prints a
 stderr (DuckDB runs in it; Spark's JVM does not).
 
 Needs the PyPI package `duckdb`, or `pyspark` and a Java runtime (Debian's openjdk-17-jre-headless).
+
+May touch: nothing but reading the dataset (DuckDB in memory; Spark's local scratch space).
 """
 import argparse
 import json

@@ -43,7 +43,7 @@ const NULL_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
 
 /// Exports each of `traces` into the dataset `out`; the files written, in order.
 pub(crate) fn parquet(out: &Path, traces: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    directory(out)?;
+    base(out)?;
     let mut written = Vec::new();
     for trace in traces {
         written.extend(one(out, trace)?);
@@ -65,20 +65,50 @@ fn one(out: &Path, trace: &Path) -> Result<Vec<PathBuf>, String> {
             .map_or_else(|| NULL_PARTITION.to_string(), escape)
     );
     let name = file_name(trace);
+    let pid = identity.pid;
     let mut rows = Rows::new(trace.display().to_string(), identity);
     let metadata = metadata(&rows, trace);
     let mut writers = TABLES
         .iter()
         .map(|table| {
-            let dir = out.join(table.name).join(&partition);
-            TableWriter::create(table, &dir, &name, metadata.clone())
+            let dir = Path::new(table.name).join(&partition);
+            TableWriter::create(table, out, &dir, &name, metadata.clone(), ROW_GROUP)
         })
         .collect::<Result<Vec<_>, String>>()?;
     crate::records::each(trace, |item| match rows.of(item) {
-        Some((table, row)) => writers[table].push(row),
+        // A file holds one partition: a trace of several processes (one `merge` wrote) would
+        // file the others under the first one's rank.
+        Some(row) if row.table == 0 && row.pid != pid => Err(format!(
+            "{}: holds more than one process (a trace `merge` wrote?): export the traces it \
+             was merged from, each under its own rank",
+            trace.display()
+        )),
+        Some(row) => writers[row.table].push(row.cells),
         None => Ok(()),
     })?;
-    writers.into_iter().map(TableWriter::finish).collect()
+    publish(writers)
+}
+
+/// Closes every file of an input, then gives each its name: all seven or none (a failure takes
+/// back the names already given), so that the dataset never holds half an input.
+fn publish(writers: Vec<TableWriter>) -> Result<Vec<PathBuf>, String> {
+    let mut closed = writers
+        .into_iter()
+        .map(TableWriter::close)
+        .collect::<Result<Vec<_>, String>>()?;
+    let mut named = Vec::new();
+    for writer in &mut closed {
+        match writer.name() {
+            Ok(path) => named.push(path),
+            Err(e) => {
+                for path in &named {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(named)
 }
 
 /// The key-value metadata of each file: where its rows come from and which clock their times
@@ -142,32 +172,49 @@ fn file_name(trace: &Path) -> String {
     clean + ".parquet"
 }
 
-/// Makes `dir` and the directories above it that are missing (mode 0700), refusing a symbolic
-/// link or a non-directory on the way.
-fn directory(dir: &Path) -> Result<(), String> {
-    use std::os::unix::fs::DirBuilderExt;
-    let mut at = PathBuf::new();
+/// Makes the dataset's directory `out` if it is missing (mode 0700; the directories above it
+/// as the user has them), refusing a symbolic link or a non-directory there.
+fn base(out: &Path) -> Result<(), String> {
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    make(out)
+}
+
+/// Makes `out/dir`, each component of `dir` in turn (mode 0700), refusing a symbolic link or a
+/// non-directory on the way: below the dataset's directory, nothing is followed.
+fn directory(out: &Path, dir: &Path) -> Result<PathBuf, String> {
+    let mut at = out.to_path_buf();
     for part in dir.components() {
         at.push(part);
-        match std::fs::symlink_metadata(&at) {
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(format!(
-                    "{} is a symbolic link: the dataset is not written through one",
-                    at.display()
-                ));
-            }
-            Ok(m) if m.is_dir() => continue,
-            Ok(_) => return Err(format!("{} exists and is not a directory", at.display())),
-            Err(_) => {}
-        }
-        match std::fs::DirBuilder::new().mode(0o700).create(&at) {
-            Ok(()) => {}
-            // Another export made it meanwhile: fine if it is a directory.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && at.is_dir() => {}
-            Err(e) => return Err(format!("{}: {e}", at.display())),
-        }
+        make(&at)?;
     }
-    Ok(())
+    Ok(at)
+}
+
+/// Makes the directory `at` unless it is one (not a link to one).
+fn make(at: &Path) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let is_dir = |at: &Path| -> Result<bool, String> {
+        match std::fs::symlink_metadata(at) {
+            Ok(m) if m.file_type().is_symlink() => Err(format!(
+                "{} is a symbolic link: the dataset is not written through one",
+                at.display()
+            )),
+            Ok(m) if m.is_dir() => Ok(true),
+            Ok(_) => Err(format!("{} exists and is not a directory", at.display())),
+            Err(_) => Ok(false),
+        }
+    };
+    if is_dir(at)? {
+        return Ok(());
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(at) {
+        Ok(()) => Ok(()),
+        // Another export made it meanwhile: fine if it is a directory (not a link).
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && is_dir(at)? => Ok(()),
+        Err(e) => Err(format!("{}: {e}", at.display())),
+    }
 }
 
 /// One column's values of the row group being gathered, with their definition levels (0: NULL).
@@ -184,17 +231,22 @@ struct TableWriter {
     writer: Option<SerializedFileWriter<File>>,
     buffers: Vec<Buffer>,
     rows: usize,
+    /// Rows per row group.
+    group: usize,
 }
 
 impl TableWriter {
-    /// Starts `name` in `dir` for `table`, refusing if a file of that name is there already.
+    /// Starts `name` in `out/dir` for `table`, refusing if a file of that name is there already;
+    /// rows go out in row groups of `group`.
     fn create(
         table: &Table,
+        out: &Path,
         dir: &Path,
         name: &str,
         metadata: Vec<KeyValue>,
+        group: usize,
     ) -> Result<TableWriter, String> {
-        directory(dir)?;
+        let dir = directory(out, dir)?;
         let path = dir.join(name);
         if std::fs::symlink_metadata(&path).is_ok() {
             return Err(format!(
@@ -228,11 +280,18 @@ impl TableWriter {
             writer: Some(writer),
             buffers,
             rows: 0,
+            group,
         })
     }
 
-    /// Adds a row (cells in the table's column order); a full row group is written.
+    /// Adds a row (cells in the table's column order, of its columns' types: `tables` makes
+    /// them so); a full row group is written.
     fn push(&mut self, row: Vec<Value>) -> Result<(), String> {
+        assert_eq!(
+            row.len(),
+            self.buffers.len(),
+            "a row of its table's columns"
+        );
         for (buffer, cell) in self.buffers.iter_mut().zip(row) {
             match (buffer, cell) {
                 (Buffer::Int(values, levels), Value::Int(v)) => {
@@ -243,11 +302,12 @@ impl TableWriter {
                     values.push(ByteArray::from(v.into_bytes()));
                     levels.push(1);
                 }
-                (Buffer::Int(_, levels) | Buffer::Text(_, levels), _) => levels.push(0),
+                (Buffer::Int(_, levels) | Buffer::Text(_, levels), Value::Null) => levels.push(0),
+                (_, cell) => unreachable!("{cell:?} in a column of another type"),
             }
         }
         self.rows += 1;
-        if self.rows == ROW_GROUP {
+        if self.rows == self.group {
             self.row_group()?;
         }
         Ok(())
@@ -288,18 +348,23 @@ impl TableWriter {
         Ok(())
     }
 
-    /// Writes what is left, closes the file and gives it its name: its path.
-    fn finish(mut self) -> Result<PathBuf, String> {
+    /// Writes what is left and closes the file, synced, still under its hidden name.
+    fn close(mut self) -> Result<TableWriter, String> {
         if self.rows > 0 {
             self.row_group()?;
         }
-        let writer = self.writer.take().expect("open until finished");
+        let writer = self.writer.take().expect("open until closed");
         let file = writer
             .into_inner()
             .map_err(|e| format!("{}: {e}", self.part.display()))?;
         file.sync_all()
             .map_err(|e| format!("{}: {e}", self.part.display()))?;
-        // A hard link fails where a file is there: never one replaced, even by a race.
+        Ok(self)
+    }
+
+    /// Gives the closed file its name: its path. A hard link fails where a file is there: never
+    /// one replaced, even by a race (the file system must have hard links).
+    fn name(&mut self) -> Result<PathBuf, String> {
         std::fs::hard_link(&self.part, &self.path).map_err(|e| {
             format!(
                 "{}: {e} (an input is exported into a dataset once)",
@@ -367,17 +432,84 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_link_on_the_way_is_refused() {
-        let dir = std::env::temp_dir().join(format!("pti-dataset-{}", std::process::id()));
+    /// A fresh directory of the temporary directory.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pti-dataset-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_link_at_or_below_the_dataset_is_refused_not_above() {
+        let dir = scratch("links");
         std::fs::create_dir_all(dir.join("real")).unwrap();
         std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
-        let error = directory(&dir.join("link/device_op")).unwrap_err();
+        // The dataset itself a link: refused.
+        let error = base(&dir.join("link")).unwrap_err();
         assert!(error.contains("symbolic link"), "{error}");
-        assert!(!dir.join("real/device_op").exists());
-        directory(&dir.join("made/device_op/rank=1")).unwrap();
-        assert!(dir.join("made/device_op/rank=1").is_dir());
+        // A link above it is the user's (a cluster's /scratch): followed.
+        base(&dir.join("link/dataset")).unwrap();
+        assert!(dir.join("real/dataset").is_dir());
+        // A link inside the dataset: refused, nothing made through it.
+        let out = dir.join("real/dataset");
+        std::os::unix::fs::symlink(dir.join("real"), out.join("device_op")).unwrap();
+        let error = directory(&out, Path::new("device_op/rank=1")).unwrap_err();
+        assert!(error.contains("symbolic link"), "{error}");
+        assert!(!dir.join("real/rank=1").exists());
+        let made = directory(&out, Path::new("api_call/rank=1/host=a")).unwrap();
+        assert!(made.is_dir() && made.ends_with("api_call/rank=1/host=a"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn rows_go_out_in_row_groups_and_read_back_whole() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let dir = scratch("groups");
+        let counter = &TABLES[4];
+        assert_eq!(counter.name, "counter");
+        let mut writer =
+            TableWriter::create(counter, &dir, Path::new("counter"), "t.parquet", vec![], 2)
+                .unwrap();
+        for i in 0..5 {
+            let name = if i == 3 {
+                Value::Null
+            } else {
+                Value::Text(format!("c{i}"))
+            };
+            writer
+                .push(vec![
+                    Value::Int(7),
+                    name,
+                    Value::Int(100 + i),
+                    Value::Int(-i),
+                ])
+                .unwrap();
+        }
+        let path = publish(vec![writer]).unwrap().pop().unwrap();
+        assert!(path.ends_with("counter/t.parquet"));
+        // Only the named file is left: the hidden one went.
+        let left: Vec<_> = std::fs::read_dir(dir.join("counter"))
+            .unwrap()
+            .flatten()
+            .collect();
+        assert_eq!(left.len(), 1);
+        let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        assert_eq!(reader.metadata().num_row_groups(), 3, "2 + 2 + the last 1");
+        assert_eq!(reader.metadata().file_metadata().num_rows(), 5);
+        let rows: Vec<String> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|r| r.unwrap().to_string())
+            .collect();
+        assert_eq!(rows[0], "{pid: 7, name: \"c0\", ts_ns: 100, value: 0}");
+        assert_eq!(rows[3], "{pid: 7, name: null, ts_ns: 103, value: -3}");
+        assert_eq!(rows[4], "{pid: 7, name: \"c4\", ts_ns: 104, value: -4}");
+        // The same name again: refused at once, the file there kept.
+        let again =
+            TableWriter::create(counter, &dir, Path::new("counter"), "t.parquet", vec![], 2);
+        assert!(again.is_err_and(|e| e.contains("exported into a dataset once")));
+        assert_eq!(std::fs::read_dir(dir.join("counter")).unwrap().count(), 1);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

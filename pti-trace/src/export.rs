@@ -70,7 +70,6 @@ impl ToSql for Value {
 /// trace's names and tracks, whatever its length.
 fn load(db: &Connection, file: &Path) -> Result<(), String> {
     let mut rows = Rows::new(file.display().to_string(), crate::identity::of(file)?);
-    let partitions = rows.partitions();
     let inserts: Vec<String> = TABLES
         .iter()
         .map(|t| {
@@ -79,11 +78,16 @@ fn load(db: &Connection, file: &Path) -> Result<(), String> {
         })
         .collect();
     crate::records::each(file, |item| {
-        let Some((table, row)) = rows.of(item) else {
+        let Some(row) = rows.of(item) else {
             return Ok(());
         };
-        db.prepare_cached(&inserts[table])
-            .and_then(|mut s| s.execute(rusqlite::params_from_iter(row.iter().chain(&partitions))))
+        let partitions = rows.partitions(row.pid);
+        db.prepare_cached(&inserts[row.table])
+            .and_then(|mut s| {
+                s.execute(rusqlite::params_from_iter(
+                    row.cells.iter().chain(&partitions),
+                ))
+            })
             .map(drop)
             .map_err(|e| format!("{}: {e}", file.display()))
     })

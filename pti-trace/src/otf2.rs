@@ -27,8 +27,9 @@
 //! Events must be in time order on each location and nest (a Leave closes the latest Enter), but
 //! `records` hands slices over at their end (nested ones inner first) and a queue's lanes
 //! (overlapping device operations) as one queue. So each input's records are buffered per
-//! location (24 bytes per record, plus each distinct name once: a trace of 10 million records
-//! needs about 240 MB while it is written; one input at a time), sorted by start (ties: the
+//! location (24 bytes per record, up to twice that as the buffers grow, plus each distinct name
+//! once: a trace of 10 million records needs 240 to 480 MB while it is written; one input at a
+//! time), sorted by start (ties: the
 //! longer first), and laid on lanes: a record that starts inside another and ends after it goes
 //! on the location's next lane, written as a location of its own ("... (overlapping 1)").
 //!

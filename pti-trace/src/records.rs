@@ -63,6 +63,21 @@ pub(crate) enum Item {
     },
 }
 
+impl Item {
+    /// The process the record is of.
+    pub(crate) fn pid(&self) -> i64 {
+        match self {
+            Item::Process { pid, .. }
+            | Item::Thread { pid, .. }
+            | Item::Api { pid, .. }
+            | Item::Device { pid, .. }
+            | Item::Counter { pid, .. }
+            | Item::Critical { pid, .. }
+            | Item::Annotation { pid, .. } => *pid,
+        }
+    }
+}
+
 /// What a track of the trace is.
 #[derive(Clone)]
 enum Track {

@@ -13,7 +13,7 @@
 //!
 //! May touch: nothing but its own state.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::identity::{self, Identity};
 use crate::records::Item;
@@ -157,14 +157,29 @@ impl<T: Into<Value>> From<Option<T>> for Value {
     }
 }
 
-/// Turns the records of one input into rows: numbers the rows of each table and writes each
-/// process and thread once.
+/// One row: its table's number (in [`TABLES`]), its process, its cells in the table's column
+/// order (`rank` and `host` left out: [`Rows::partitions`] of `pid`).
+#[derive(Debug, PartialEq)]
+pub(crate) struct Row {
+    pub(crate) table: usize,
+    pub(crate) pid: i64,
+    pub(crate) cells: Vec<Value>,
+}
+
+/// Turns the records of one input into rows: numbers the rows of each table, writes each
+/// process and thread once, and knows each process's rank and host.
+///
+/// A trace pti-trace wrote holds one process, whose rank and host its anchor gives. A trace
+/// `merge` wrote holds several: the others take their rank from their names ("rank R: ...") and
+/// no host (the anchors `identity` reads are the first process's).
 pub(crate) struct Rows {
     file: String,
     identity: Identity,
     next_id: [i64; TABLES.len()],
-    processes: HashSet<i64>,
+    /// The rank and host of each process met after the first.
+    others: HashMap<i64, [Value; 2]>,
     threads: HashSet<(i64, i64)>,
+    first_seen: bool,
 }
 
 impl Rows {
@@ -174,17 +189,21 @@ impl Rows {
             file,
             identity,
             next_id: [1; TABLES.len()],
-            processes: HashSet::new(),
+            others: HashMap::new(),
             threads: HashSet::new(),
+            first_seen: false,
         }
     }
 
-    /// The `rank` and `host` cells of every row of this input.
-    pub(crate) fn partitions(&self) -> [Value; 2] {
-        [
-            self.identity.rank.map(i64::from).into(),
-            self.identity.host.clone().into(),
-        ]
+    /// The `rank` and `host` cells of the rows of process `pid`.
+    pub(crate) fn partitions(&self, pid: i64) -> [Value; 2] {
+        match self.others.get(&pid) {
+            Some(cells) => cells.clone(),
+            None => [
+                self.identity.rank.map(i64::from).into(),
+                self.identity.host.clone().into(),
+            ],
+        }
     }
 
     /// The input's rank and host.
@@ -199,18 +218,43 @@ impl Rows {
         Value::Int(id)
     }
 
-    /// The row `item` becomes, with its table's number (in [`TABLES`]), its cells in the table's
-    /// column order (`rank` and `host` left out); `None` for a process or thread already written.
-    pub(crate) fn of(&mut self, item: Item) -> Option<(usize, Vec<Value>)> {
+    /// The row `item` becomes; `None` for a process or thread already written.
+    pub(crate) fn of(&mut self, item: Item) -> Option<Row> {
+        let pid = item.pid();
+        let (table, cells) = self.cells(item)?;
+        Some(Row { table, pid, cells })
+    }
+
+    /// Whether `pid` (of a process descriptor) is new: the first process is the identity's, the
+    /// others get their rank from `name`.
+    fn first_time(&mut self, pid: i64, name: &str) -> bool {
+        if pid == self.identity.pid && !self.first_seen {
+            self.first_seen = true;
+            return true;
+        }
+        if pid == self.identity.pid || self.others.contains_key(&pid) {
+            return false;
+        }
+        let rank = crate::identity::rank_of_name(name).map(i64::from);
+        self.others.insert(pid, [rank.into(), Value::Null]);
+        true
+    }
+
+    /// The table and cells of `item`'s row.
+    fn cells(&mut self, item: Item) -> Option<(usize, Vec<Value>)> {
         let span = |start: u64, end: u64| -> [Value; 3] {
             [start.into(), end.into(), end.saturating_sub(start).into()]
         };
         Some(match item {
             Item::Process { pid, name } => {
-                if !self.processes.insert(pid) {
+                if !self.first_time(pid, &name) {
                     return None;
                 }
-                let anchor = self.identity.anchor.as_ref();
+                let anchor = self
+                    .identity
+                    .anchor
+                    .as_ref()
+                    .filter(|_| pid == self.identity.pid);
                 (
                     0,
                     vec![
@@ -308,7 +352,11 @@ mod tests {
 
     #[test]
     fn every_row_has_its_tables_columns_and_numbers_its_own_table() {
-        let mut rows = Rows::new("t.pftrace".into(), Identity::default());
+        let identity = Identity {
+            pid: 1,
+            ..Identity::default()
+        };
+        let mut rows = Rows::new("t.pftrace".into(), identity);
         let items = [
             Item::Process {
                 pid: 1,
@@ -374,7 +422,10 @@ mod tests {
         ];
         let mut made = Vec::new();
         for item in items {
-            if let Some((table, row)) = rows.of(item) {
+            if let Some(Row {
+                table, cells: row, ..
+            }) = rows.of(item)
+            {
                 assert_eq!(
                     row.len(),
                     TABLES[table].columns.len(),
@@ -403,6 +454,42 @@ mod tests {
         // Without an anchor, the process says its clock but has no anchor.
         assert_eq!(made[0].1[3], Value::Text("CLOCK_MONOTONIC_RAW".into()));
         assert_eq!(made[0].1[4], Value::Null);
-        assert_eq!(rows.partitions(), [Value::Null, Value::Null]);
+        assert_eq!(rows.partitions(1), [Value::Null, Value::Null]);
+    }
+
+    #[test]
+    fn a_merged_traces_other_processes_take_their_rank_from_their_names() {
+        let identity = Identity {
+            pid: 10,
+            rank: Some(0),
+            host: Some("a".into()),
+            ..Identity::default()
+        };
+        let mut rows = Rows::new("merged.pftrace".into(), identity);
+        for (pid, name) in [
+            (10, "rank 0: x"),
+            (20, "rank 1: x"),
+            (30, "y"),
+            (20, "rank 1: x"),
+        ] {
+            rows.of(Item::Process {
+                pid,
+                name: name.into(),
+            });
+        }
+        assert_eq!(
+            rows.partitions(10),
+            [Value::Int(0), Value::Text("a".into())]
+        );
+        assert_eq!(rows.partitions(20), [Value::Int(1), Value::Null]);
+        assert_eq!(rows.partitions(30), [Value::Null, Value::Null]);
+        // A process described twice is one row.
+        assert!(
+            rows.of(Item::Process {
+                pid: 20,
+                name: "rank 1: x".into()
+            })
+            .is_none()
+        );
     }
 }

@@ -286,11 +286,12 @@ fn check_against_sqlite(results: &BTreeMap<String, Table>, db: &Path) {
 
     // slowest_rank: the rank with the most time in each kernel.
     let slowest = &results["slowest_rank"];
+    assert_eq!(slowest.rows.len(), 2, "scale and shift: {slowest:?}");
     for row in &slowest.rows {
         let name = cell(slowest, row, "name").as_str().unwrap();
         let per_rank = ints(&format!(
             "SELECT rank, SUM(duration_ns) FROM device_op WHERE kind = 'kernel' AND name = \
-             '{name}' GROUP BY rank ORDER BY SUM(duration_ns) DESC, rank IS NULL, rank"
+             '{name}' GROUP BY rank ORDER BY SUM(duration_ns) DESC, rank NULLS LAST"
         ));
         assert_eq!(
             cell(slowest, row, "slowest_ns").as_i64(),
@@ -331,6 +332,11 @@ fn check_against_sqlite(results: &BTreeMap<String, Table>, db: &Path) {
         "SELECT rank, NULL, COUNT(*), SUM(duration_ns) FROM api_call GROUP BY rank, api_group",
     );
     let comm = &results["communication_compute"];
+    assert_eq!(
+        comm.rows.len(),
+        5,
+        "4 ranks and the process without one: {comm:?}"
+    );
     for row in &comm.rows {
         let rank = cell(comm, row, "rank").as_i64();
         let of = |sql: &str| -> i64 {
@@ -396,7 +402,38 @@ fn ranks_exported_at_once_give_merges_figures_in_duckdb() {
         "the process outside MPI has no rank: {files:?}"
     );
 
+    // Private files, each saying which clock its times are on.
+    use std::os::unix::fs::PermissionsExt as _;
+    for f in &files {
+        let mode = std::fs::metadata(job.dataset.join(f))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{f:?}");
+    }
     let python = duckdb_python();
+    let kv = job.dir.join("kv.sql");
+    let glob = job.dataset.join("device_op/rank=0/*/*.parquet");
+    std::fs::write(
+        &kv,
+        format!(
+            "SELECT decode(key) AS key, decode(value) AS value FROM parquet_kv_metadata('{}') \
+             ORDER BY key",
+            glob.display()
+        ),
+    )
+    .unwrap();
+    let metadata = &query(&python, "duckdb", &job.dataset, &[kv.to_str().unwrap()])["kv"];
+    let clock = metadata
+        .rows
+        .iter()
+        .find(|r| r[0] == "pti.clock")
+        .unwrap_or_else(|| panic!("no pti.clock: {metadata:?}"));
+    assert!(
+        clock[1].as_str().unwrap().contains("CLOCK_MONOTONIC_RAW"),
+        "{clock:?}"
+    );
+
     let results = query(&python, "duckdb", &job.dataset, &[]);
     assert_eq!(
         results.keys().collect::<Vec<_>>(),
@@ -567,24 +604,22 @@ fn spark_reads_the_dataset_unchanged() {
     for (name, theirs) in &spark {
         let ours = &duckdb[name];
         assert_eq!(theirs.columns, ours.columns, "{name}");
-        // The engines order NULL ranks differently: rows compared sorted, numbers within 1e-9.
-        let sorted = |t: &Table| {
-            let mut rows: Vec<String> = t
-                .rows
+        // Row for row, in the queries' order (NULL ranks last in both engines); integers exact,
+        // other numbers to 12 significant digits (the engines sum doubles in their own order).
+        let cells = |t: &Table| -> Vec<Vec<String>> {
+            t.rows
                 .iter()
                 .map(|r| {
                     r.iter()
                         .map(|v| match v.as_f64() {
-                            Some(f) if !v.is_i64() => format!("{f:.6e}"),
+                            Some(f) if !v.is_i64() => format!("{f:.11e}"),
                             _ => v.to_string(),
                         })
-                        .collect::<Vec<_>>()
-                        .join("|")
+                        .collect()
                 })
-                .collect();
-            rows.sort();
-            rows
+                .collect()
         };
-        assert_eq!(sorted(theirs), sorted(ours), "{name}");
+        assert!(!theirs.rows.is_empty(), "{name}: no rows");
+        assert_eq!(cells(theirs), cells(ours), "{name}");
     }
 }

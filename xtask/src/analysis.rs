@@ -110,9 +110,15 @@ fn wait(child: std::process::Child, began: Instant) -> Result<Used, String> {
     let mut status = 0;
     // SAFETY: `rusage` is a plain C struct of integers, for which all zeroes is a value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: both pointers are to live locals wait4 only writes; the pid is our own child's,
-    // which nothing else waits for (the `Child` is dropped unwaited: std does not reap on drop).
-    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let got = loop {
+        // SAFETY: both pointers are to live locals wait4 only writes; the pid is our own
+        // child's, which nothing else waits for (the `Child` is dropped unwaited: std does not
+        // reap on drop).
+        let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if got != -1 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break got;
+        }
+    };
     if got != pid {
         return Err(format!("wait4({pid}): {}", std::io::Error::last_os_error()));
     }

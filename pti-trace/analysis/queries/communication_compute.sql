@@ -20,4 +20,4 @@ SELECT r.rank,
 FROM ranks r
 LEFT JOIN compute ON compute.rank IS NOT DISTINCT FROM r.rank
 LEFT JOIN communication ON communication.rank IS NOT DISTINCT FROM r.rank
-ORDER BY r.rank
+ORDER BY r.rank NULLS LAST

@@ -29,4 +29,4 @@ LEFT JOIN device ON device.rank IS NOT DISTINCT FROM p.rank
     AND device.host IS NOT DISTINCT FROM p.host AND device.pid = p.pid
 LEFT JOIN marks ON marks.rank IS NOT DISTINCT FROM p.rank
     AND marks.host IS NOT DISTINCT FROM p.host AND marks.pid = p.pid
-ORDER BY p.rank, p.pid
+ORDER BY p.rank NULLS LAST, p.pid
