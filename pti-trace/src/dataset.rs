@@ -27,10 +27,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parquet::basic::Compression;
-use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
+use parquet::data_type::{ByteArray, ByteArrayType, DataType, Int64Type};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
-use parquet::file::writer::SerializedFileWriter;
+use parquet::file::writer::{SerializedColumnWriter, SerializedFileWriter};
 use parquet::schema::parser::parse_message_type;
 
 use crate::tables::{Rows, TABLES, Table, Type, Value};
@@ -324,23 +324,10 @@ impl TableWriter {
                 .map_err(fail)?
                 .expect("one column per buffer");
             match buffer {
-                Buffer::Int(values, levels) => {
-                    column
-                        .typed::<Int64Type>()
-                        .write_batch(values, Some(levels), None)
-                        .map_err(fail)?;
-                    values.clear();
-                    levels.clear();
-                }
-                Buffer::Text(values, levels) => {
-                    column
-                        .typed::<ByteArrayType>()
-                        .write_batch(values, Some(levels), None)
-                        .map_err(fail)?;
-                    values.clear();
-                    levels.clear();
-                }
+                Buffer::Int(values, levels) => write::<Int64Type>(&mut column, values, levels),
+                Buffer::Text(values, levels) => write::<ByteArrayType>(&mut column, values, levels),
             }
+            .map_err(fail)?;
             column.close().map_err(fail)?;
         }
         group.close().map_err(fail)?;
@@ -373,6 +360,20 @@ impl TableWriter {
         })?;
         Ok(self.path.clone())
     }
+}
+
+/// Writes one column's gathered values (of type `T`) and empties them.
+fn write<T: DataType>(
+    column: &mut SerializedColumnWriter<'_>,
+    values: &mut Vec<T::T>,
+    levels: &mut Vec<i16>,
+) -> parquet::errors::Result<()> {
+    column
+        .typed::<T>()
+        .write_batch(values, Some(levels), None)?;
+    values.clear();
+    levels.clear();
+    Ok(())
 }
 
 impl Drop for TableWriter {

@@ -66,17 +66,21 @@ impl ToSql for Value {
     }
 }
 
-/// Reads one trace file into `db`, record by record (`records`): memory stays bounded by the
-/// trace's names and tracks, whatever its length.
-fn load(db: &Connection, file: &Path) -> Result<(), String> {
-    let mut rows = Rows::new(file.display().to_string(), crate::identity::of(file)?);
-    let inserts: Vec<String> = TABLES
+/// The statement that inserts a row of each of [`TABLES`], in their order.
+fn inserts() -> Vec<String> {
+    TABLES
         .iter()
         .map(|t| {
             let marks = vec!["?"; t.columns.len() + PARTITIONS.len()];
             format!("INSERT INTO {} VALUES ({})", t.name, marks.join(", "))
         })
-        .collect();
+        .collect()
+}
+
+/// Reads one trace file into `db` with `inserts`, record by record (`records`): memory stays bounded by the
+/// trace's names and tracks, whatever its length.
+fn load(db: &Connection, inserts: &[String], file: &Path) -> Result<(), String> {
+    let mut rows = Rows::new(file.display().to_string(), crate::identity::of(file)?);
     crate::records::each(file, |item| {
         let Some(row) = rows.of(item) else {
             return Ok(());
@@ -110,8 +114,9 @@ pub(crate) fn sqlite(out: &Path, traces: &[std::path::PathBuf]) -> Result<(), St
     let mut db = Connection::open(out).map_err(|e| format!("{}: {e}", out.display()))?;
     db.execute_batch(&schema()).map_err(|e| e.to_string())?;
     let tx = db.transaction().map_err(|e| e.to_string())?;
+    let inserts = inserts();
     for trace in traces {
-        load(&tx, trace)?;
+        load(&tx, &inserts, trace)?;
     }
     tx.commit().map_err(|e| e.to_string())
 }

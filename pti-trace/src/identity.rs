@@ -38,6 +38,18 @@ impl Anchor {
     }
 }
 
+/// What to add to the times of a trace whose anchor is `anchor` to put them on the clock of the
+/// host of `reference` (the first anchored input's), for `merge` and `export --otf2`: nothing on
+/// the same host (one monotonic clock), the difference of the two hosts' wall clocks on another.
+/// None for a trace without an anchor (left on its own clock).
+pub(crate) fn shift(anchor: Option<&Anchor>, reference: Option<&Anchor>) -> Option<i64> {
+    match (anchor, reference) {
+        (Some(a), Some(r)) if a.host != r.host => Some(a.to_realtime() - r.to_realtime()),
+        (Some(_), _) => Some(0),
+        (None, _) => None,
+    }
+}
+
 /// Finds the clock anchor among a trace's packets.
 #[derive(Default)]
 pub(crate) struct AnchorFinder {
@@ -148,4 +160,28 @@ pub(crate) fn of(trace: &Path) -> Result<Identity, String> {
         name,
         anchor,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_hosts_trace_is_shifted_by_the_wall_clocks_difference() {
+        let anchor = |at, realtime, host: &str| Anchor {
+            at,
+            realtime,
+            host: host.into(),
+            rank: None,
+        };
+        // Host a: libpti's 1,000 is wall 1,000,000. Host b: libpti's 5,000 is wall 1,000,500,
+        // so b's clock reads 3,500 more than a's for the same moment: its times move 3,500 back.
+        let a = anchor(1_000, 1_000_000, "a");
+        let b = anchor(5_000, 1_000_500, "b");
+        let a2 = anchor(9_000, 1_000_000, "a");
+        assert_eq!(shift(Some(&b), Some(&a)), Some(-3_500));
+        assert_eq!(shift(Some(&a2), Some(&a)), Some(0), "one host, one clock");
+        assert_eq!(shift(Some(&a), Some(&a)), Some(0));
+        assert_eq!(shift(None, Some(&a)), None);
+    }
 }

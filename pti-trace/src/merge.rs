@@ -107,14 +107,11 @@ pub(crate) fn merge(out: &Path, traces: &[PathBuf]) -> Result<String, String> {
     let mut figures = Vec::new();
     let mut unanchored = Vec::new();
     for (i, survey) in surveys.into_iter().enumerate() {
-        let shift = match (&survey.anchor, &reference) {
-            (Some(a), Some(r)) if a.host != r.host => a.to_realtime() - r.to_realtime(),
-            (None, _) => {
+        let shift = crate::identity::shift(survey.anchor.as_ref(), reference.as_ref())
+            .unwrap_or_else(|| {
                 unanchored.push(traces[i].display().to_string());
                 0
-            }
-            _ => 0,
-        };
+            });
         let ids = Ids::new(i, &mut taken, &survey.descriptors);
         for packet in crate::packets::open(&traces[i])? {
             let mut packet = packet.map_err(|e| format!("{}: {e}", traces[i].display()))?;

@@ -341,7 +341,7 @@ fn write(out: &Path, traces: &[PathBuf], identities: &[Identity]) -> Result<Writ
     ))?;
     let mut gathered = Gathered::default();
     for (group, (trace, who)) in traces.iter().zip(identities).enumerate() {
-        let shift = shift(who.anchor.as_ref(), reference.as_ref()).unwrap_or_else(|| {
+        let shift = identity::shift(who.anchor.as_ref(), reference.as_ref()).unwrap_or_else(|| {
             eprintln!(
                 "pti-trace: export: {} has no clock anchor (written before pti-trace had one): \
                  left on its own clock",
@@ -362,18 +362,6 @@ fn write(out: &Path, traces: &[PathBuf], identities: &[Identity]) -> Result<Writ
         regions: gathered.region_list.len(),
         events: gathered.events,
     })
-}
-
-/// What to add to the times of a trace whose anchor is `anchor` to put them on the clock of the
-/// host of `reference` (the first anchored input's), as `merge` does: nothing on the same host
-/// (one monotonic clock), the difference of the two hosts' wall clocks on another. None for a
-/// trace without an anchor (left on its own clock).
-fn shift(anchor: Option<&identity::Anchor>, reference: Option<&identity::Anchor>) -> Option<i64> {
-    match (anchor, reference) {
-        (Some(a), Some(r)) if a.host != r.host => Some(a.to_realtime() - r.to_realtime()),
-        (Some(_), _) => Some(0),
-        (None, _) => None,
-    }
 }
 
 /// Reads one trace, buffering its records per location, and writes each location's events.
@@ -718,26 +706,6 @@ mod tests {
         }
         entered.sort();
         assert_eq!(entered, (0..2000).collect::<Vec<u32>>());
-    }
-
-    #[test]
-    fn another_hosts_trace_is_shifted_by_the_wall_clocks_difference() {
-        use identity::Anchor;
-        let anchor = |at, realtime, host: &str| Anchor {
-            at,
-            realtime,
-            host: host.into(),
-            rank: None,
-        };
-        // Host a: libpti's 1,000 is wall 1,000,000. Host b: libpti's 5,000 is wall 1,000,500,
-        // so b's clock reads 3,500 more than a's for the same moment: its times move 3,500 back.
-        let a = anchor(1_000, 1_000_000, "a");
-        let b = anchor(5_000, 1_000_500, "b");
-        let a2 = anchor(9_000, 1_000_000, "a");
-        assert_eq!(shift(Some(&b), Some(&a)), Some(-3_500));
-        assert_eq!(shift(Some(&a2), Some(&a)), Some(0), "one host, one clock");
-        assert_eq!(shift(Some(&a), Some(&a)), Some(0));
-        assert_eq!(shift(None, Some(&a)), None);
     }
 
     #[test]
