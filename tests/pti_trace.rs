@@ -102,19 +102,36 @@ fn mpi_program() -> PathBuf {
 /// The MPI program's four ranks run by `mpirun`, each under pti-trace, on PoCL: rank R launches
 /// (R + 1) * `launches` kernels and writes `dir/trace.rankR.<pid>.pftrace`.
 fn traced_mpi_ranks(dir: &Path, launches: usize) -> Output {
-    // Open MPI as root on 2 cores: --allow-run-as-root, --oversubscribe; no cross-memory
-    // attach in a container.
-    run(Command::new("mpirun")
-        .args(["--oversubscribe", "--allow-run-as-root", "-np", "4"])
-        .arg(pti_trace())
-        .arg("-o")
-        .arg(dir.join("trace.rank%r.%p.pftrace"))
+    run(mpirun_under_pti_trace(dir)
         .arg("--")
         .arg(mpi_program())
         .arg(launches.to_string())
-        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
         .env("PTI_TEST_PLATFORM", "Portable")
         .env_remove("OPENCL_LAYERS"))
+}
+
+/// `mpirun` starting 4 ranks, each under pti-trace writing `dir/trace.rank<r>.<pid>.pftrace`:
+/// the program (after "--") follows.
+fn mpirun_under_pti_trace(dir: &Path) -> Command {
+    let mut cmd = Command::new("mpirun");
+    // Open MPI as root on 2 cores: --allow-run-as-root, --oversubscribe; no cross-memory
+    // attach in a container.
+    cmd.args(["--oversubscribe", "--allow-run-as-root", "-np", "4"])
+        .arg(pti_trace())
+        .arg("-o")
+        .arg(dir.join("trace.rank%r.%p.pftrace"))
+        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
+    cmd
+}
+
+/// `pti-trace merge` of `traces` into `out`: the summary it printed.
+fn merge_summary(out: &Path, traces: &[PathBuf]) -> String {
+    let printed = run(Command::new(pti_trace())
+        .arg("merge")
+        .arg("-o")
+        .arg(out)
+        .args(traces));
+    String::from_utf8_lossy(&printed.stdout).into_owned()
 }
 
 /// pti-trace with `options`, writing each process's Perfetto trace into `dir`; the program

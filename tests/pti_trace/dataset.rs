@@ -32,13 +32,7 @@ fn job(name: &str) -> Job {
             .env("LD_LIBRARY_PATH", venv.join("lib"))
             .env_remove("INTEL_LIBITTNOTIFY64");
     };
-    let mut mpi = Command::new("mpirun");
-    // Open MPI as root on 2 cores; no cross-memory attach in a container.
-    mpi.args(["--oversubscribe", "--allow-run-as-root", "-np", "4"])
-        .arg(pti_trace())
-        .arg("-o")
-        .arg(dir.join("trace.rank%r.%p.pftrace"))
-        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
+    let mut mpi = mpirun_under_pti_trace(&dir);
     workload(&mut mpi);
     let out = mpi.output().unwrap_or_else(|e| {
         panic!("cannot run mpirun ({e}): `cargo xtask setup` installs Open MPI (openmpi-bin)")
@@ -60,15 +54,7 @@ fn job(name: &str) -> Job {
     let mut traces = traces_in(&dir);
     traces.sort();
     assert_eq!(traces.len(), 5, "{traces:?}");
-    let summary = String::from_utf8_lossy(
-        &run(Command::new(pti_trace())
-            .arg("merge")
-            .arg("-o")
-            .arg(dir.join("merged.pftrace"))
-            .args(&traces))
-        .stdout,
-    )
-    .into_owned();
+    let summary = merge_summary(&dir.join("merged.pftrace"), &traces);
 
     let dataset = dir.join("dataset");
     let exports: Vec<_> = traces
@@ -95,6 +81,22 @@ fn job(name: &str) -> Job {
         summary,
         dataset,
     }
+}
+
+/// The files in the tree `dir`, as paths relative to it.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                files.push(e.path().strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    files
 }
 
 /// One query's result.
@@ -369,17 +371,7 @@ fn check_against_sqlite(results: &BTreeMap<String, Table>, db: &Path) {
 fn ranks_exported_at_once_give_merges_figures_in_duckdb() {
     let job = job("dataset");
     // Every table, every input, its partition; no hidden file left.
-    let mut files = Vec::new();
-    let mut stack = vec![job.dataset.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            if e.path().is_dir() {
-                stack.push(e.path());
-            } else {
-                files.push(e.path().strip_prefix(&job.dataset).unwrap().to_path_buf());
-            }
-        }
-    }
+    let files = files_under(&job.dataset);
     assert_eq!(files.len(), 35, "7 tables of 5 inputs: {files:?}");
     assert!(
         files
@@ -519,17 +511,10 @@ fn a_dataset_export_refuses_what_it_must_not_write() {
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
-    let mut left = Vec::new();
-    let mut stack = vec![dataset.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            if e.path().is_dir() {
-                stack.push(e.path());
-            } else {
-                left.push(e.file_name().to_string_lossy().into_owned());
-            }
-        }
-    }
+    let left: Vec<String> = files_under(&dataset)
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(left.len(), 7, "{left:?}");
     assert!(left.iter().all(|n| !n.starts_with('.')), "{left:?}");
     // The directory forgotten: the trace is not written over.

@@ -178,12 +178,7 @@ fn four_mpi_ranks_export_to_one_otf2_archive_that_counts_as_merge_does() {
     let mut traces = traces_in(&dir);
     traces.sort();
     assert_eq!(traces.len(), 4, "{traces:?}");
-    let out = run(Command::new(pti_trace())
-        .arg("merge")
-        .arg("-o")
-        .arg(dir.join("merged.pftrace"))
-        .args(&traces));
-    let summary = String::from_utf8_lossy(&out.stdout).into_owned();
+    let summary = merge_summary(&dir.join("merged.pftrace"), &traces);
     // rank pid host | API calls, kernels, kernel time, other ops, annotations, communication.
     let mut expected: BTreeMap<String, BTreeMap<&'static str, u64>> = BTreeMap::new();
     for rank in 0..4 {
@@ -339,12 +334,7 @@ fn ittapi_annotations_export_to_otf2_as_merge_counts_them() {
         .env_remove("INTEL_LIBITTNOTIFY64"));
     let traces = traces_in(&dir);
     assert_eq!(traces.len(), 1, "{traces:?}");
-    let out = run(Command::new(pti_trace())
-        .arg("merge")
-        .arg("-o")
-        .arg(dir.join("merged.pftrace"))
-        .args(&traces));
-    let summary = String::from_utf8_lossy(&out.stdout).into_owned();
+    let summary = merge_summary(&dir.join("merged.pftrace"), &traces);
     let all: Vec<&str> = summary
         .lines()
         .find(|l| l.starts_with("all "))

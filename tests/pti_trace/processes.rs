@@ -177,12 +177,7 @@ fn four_mpi_ranks_on_pocl_merge_into_one_timeline() {
     }
 
     let merged = dir.join("merged.pftrace");
-    let out = run(Command::new(pti_trace())
-        .arg("merge")
-        .arg("-o")
-        .arg(&merged)
-        .args(&traces));
-    let summary = String::from_utf8_lossy(&out.stdout);
+    let summary = merge_summary(&merged, &traces);
     // The per-rank rows: rank, pid, host, API calls, kernels, ...
     for rank in 0..4usize {
         let row = summary
