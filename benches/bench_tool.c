@@ -7,6 +7,8 @@
  * With PTI_BENCH_SYCL=1 the SYCL runtime's calls are included (runtime-API domain and view).
  * PTI_BENCH_VIEWS=api,kernel,copy,fill (any of them) narrows the views of `views` and `both`, to
  * see what each costs.
+ * With PTI_BENCH_DUMP=<file> (a file that does not exist yet) it writes each kernel record's
+ * "append start end" there, in the order the buffers deliver them (benches/anchor_error.py).
  * At exit it flushes and prints "BENCH_TOOL calls <n> records <n> dropped <n>" on stderr, so the
  * driver (benches/overhead.py) can check that the mode really traced what it claims.
  *
@@ -33,6 +35,7 @@ static const pti_view_kind VIEWS[] = {PTI_VIEW_DRIVER_API, PTI_VIEW_DEVICE_GPU_K
                                       PTI_VIEW_DEVICE_GPU_MEM_COPY, PTI_VIEW_DEVICE_GPU_MEM_FILL};
 #define NVIEWS (sizeof VIEWS / sizeof VIEWS[0])
 static int views_on, sycl;
+static FILE* dump;
 
 /* Whether view VIEWS[i] is wanted: every one, unless $PTI_BENCH_VIEWS names some. */
 static int wanted(size_t i) {
@@ -56,7 +59,14 @@ static void requested(unsigned char** buffer, size_t* size) {
 static void completed(unsigned char* buffer, size_t size, size_t used) {
   (void)size;
   pti_view_record_base* r = NULL;
-  while (ptiViewGetNextRecord(buffer, used, &r) == PTI_SUCCESS) __atomic_fetch_add(&records, 1, __ATOMIC_RELAXED);
+  while (ptiViewGetNextRecord(buffer, used, &r) == PTI_SUCCESS) {
+    __atomic_fetch_add(&records, 1, __ATOMIC_RELAXED);
+    if (dump && (r->_view_kind == PTI_VIEW_DEVICE_GPU_KERNEL || r->_view_kind == PTI_VIEW_DEVICE_CPU_KERNEL)) {
+      const pti_view_record_kernel* k = (const pti_view_record_kernel*)r;
+      fprintf(dump, "%llu %llu %llu\n", (unsigned long long)k->_append_timestamp,
+              (unsigned long long)k->_start_timestamp, (unsigned long long)k->_end_timestamp);
+    }
+  }
   free(buffer);
 }
 
@@ -84,6 +94,8 @@ __attribute__((constructor)) static void start(void) {
 #endif
   }
   if (views_on) {
+    const char* dump_path = getenv("PTI_BENCH_DUMP");
+    if (dump_path && !(dump = fopen(dump_path, "wx"))) fail("PTI_BENCH_DUMP (a new file)");
     if (ptiViewSetCallbacks(requested, completed) != PTI_SUCCESS) fail("ptiViewSetCallbacks");
     for (size_t i = 0; i < NVIEWS; i++) {
 #ifdef BENCH_INTEL_ABI
@@ -111,6 +123,7 @@ __attribute__((destructor)) static void finish(void) {
     if (sycl && ptiViewGetDroppedRecordCount(PTI_VIEW_RUNTIME_API, &n) == PTI_SUCCESS) dropped += n;
 #endif
   }
+  if (dump && fclose(dump)) fail("writing PTI_BENCH_DUMP");
   fprintf(stderr, "BENCH_TOOL calls %llu records %llu dropped %llu\n", (unsigned long long)calls,
           (unsigned long long)records, (unsigned long long)dropped);
 }

@@ -1,26 +1,40 @@
-/* The program side of the overhead benchmark (issue #8): an ordinary OpenCL program that knows
- * nothing of libpti. benches/overhead.py runs it untraced and with libpti (and
+/* The program side of the overhead benchmarks (issues #8, 21 and 39): an ordinary OpenCL program
+ * that knows nothing of libpti. benches/overhead.py runs it untraced and with libpti (and
  * benches/bench_tool.c) preloaded, interleaving the modes, and compares the times it prints.
  *
- * usage: cl_loop launch|copy <timed iterations> [warm-up iterations]
- *   launch  a one-work-item kernel enqueued again and again, no events passed, a clFinish every
- *           1024 launches (as a program that uses its results waits for them; without it, PoCL
- *           keeps every command in flight and the program's memory grows with the loop) and at
- *           the end (launch-bound);
- *   copy    blocking 1 MiB host-to-device writes (copy-bound).
- * With CL_LOOP_TIMED=1 the launch loop times every launch itself, as a program that wants each
- * kernel's device time and nothing else would (the floor that libpti's device views are measured
- * against): a profiling queue, an event per launch, and after each clFinish every event's START
- * and END read and the event released. CL_LOOP_SYNC=<n> waits every n launches instead of 1024
- * (the callgrind instrument waits every 64, so that no poll finds a command still running).
- * Prints "RESULT <ns per iteration> maxrss_kib <peak resident set>" on stdout. The platform is
- * the first whose name contains $PTI_TEST_PLATFORM (any, if unset); its first GPU, else its
- * first device.
+ * usage: cl_loop launch|copy|latency <timed iterations> [warm-up iterations]
+ *   launch   a one-work-item kernel enqueued again and again, a clFinish every CL_LOOP_SYNC
+ *            launches (default 1024; 0: none until the end, a program that streams its work)
+ *            and at the end (launch-bound);
+ *   copy     blocking 1 MiB host-to-device writes (copy-bound);
+ *   latency  as clpeak's kernel-latency test: one launch with the program's own event, a wait
+ *            for it, and its QUEUED, START and END read; prints the medians of START - QUEUED
+ *            (the launch latency) and END - START (the duration) the program measured itself,
+ *            on an "OWN" line: what libpti must not move;
+ *   anchor   launches with the program's own events on a profiling queue, each enqueue call
+ *            bracketed by two reads of CLOCK_MONOTONIC_RAW (libpti's host clock), a clFinish
+ *            every CL_LOOP_SYNC; writes "enter exit queued start end" per launch to the file
+ *            $CL_LOOP_DUMP: the ground truth benches/anchor_error.py measures libpti's
+ *            conversion of device timestamps against (issue 39).
+ * The launch loop's pattern, from the environment (issue 39: each pattern has its own floor):
+ *   CL_LOOP_SYNC=<n>     a clFinish every n launches (0: only at the end);
+ *   CL_LOOP_THREADS=<t>  t threads, each with its own queue, sharing the launches;
+ *   CL_LOOP_OOO=1        out-of-order queues;
+ *   CL_LOOP_EVENTS=1     the program asks for an event per launch (as SYCL does) and releases
+ *                        it after its next wait, without reading it;
+ *   CL_LOOP_TIMED=1      the pattern's floor: the program times every launch itself, as one
+ *                        that wants each kernel's device time and nothing else would (a
+ *                        profiling queue, an event per launch, and after each wait every event's
+ *                        START and END read and the event released).
+ * Prints "RESULT <ns per iteration> maxrss_kib <peak resident set> device_ns <sum>" on stdout.
+ * The platform is the first whose name contains $PTI_TEST_PLATFORM (any, if unset); its first
+ * GPU, else its first device.
  *
- * build: cc -std=c11 -O2 benches/cl_loop.c -o cl_loop -lOpenCL */
+ * build: cc -std=c11 -O2 -pthread benches/cl_loop.c -o cl_loop -lOpenCL */
 #define _POSIX_C_SOURCE 200809L
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +42,9 @@
 #include <time.h>
 
 #define COPY_BYTES (1u << 20)
-#define MAX_SYNC 4096
+#define MAX_THREADS 64
 
-static int sync_every = 1024, timed;
-static cl_event events[MAX_SYNC];
-/* Sum of the device times read in the timed loop (printed, so the reads are not optimised out). */
-static cl_ulong device_ns;
+static int sync_every = 1024, timed, own_events, threads = 1, out_of_order;
 
 #define CHECK(call)                                                          \
   do {                                                                       \
@@ -48,6 +59,11 @@ static double now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static int env_int(const char* name, int fallback) {
+  const char* v = getenv(name);
+  return v && *v ? atoi(v) : fallback;
 }
 
 static cl_device_id pick_device(void) {
@@ -69,89 +85,237 @@ static cl_device_id pick_device(void) {
   exit(3);
 }
 
-/* Waits for the queue; in the timed loop, reads and releases the `pending` launches' events. */
-static void finish(cl_command_queue q, int pending) {
-  CHECK(clFinish(q));
+/* One thread's share of the loop: its queue, its kernel, and the events it holds. */
+struct worker {
+  cl_command_queue q;
+  cl_kernel k;
+  cl_mem buf;
+  const void* host;
+  int launch, n;
+  cl_event* events; /* room for a wait's worth of launches */
+  cl_ulong device_ns; /* sum of the device times read (printed, so the reads are not optimised out) */
+};
+
+/* Waits for the queue; then reads (the floor) and releases the `pending` launches' events. */
+static void finish(struct worker* w, int pending) {
+  CHECK(clFinish(w->q));
   for (int i = 0; i < pending; i++) {
-    cl_ulong start, end;
-    CHECK(clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL));
-    CHECK(clGetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL));
-    device_ns += end - start;
-    CHECK(clReleaseEvent(events[i]));
+    if (timed) {
+      cl_ulong start, end;
+      CHECK(clGetEventProfilingInfo(w->events[i], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL));
+      CHECK(clGetEventProfilingInfo(w->events[i], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL));
+      w->device_ns += end - start;
+    }
+    CHECK(clReleaseEvent(w->events[i]));
   }
 }
 
-/* The loop body, `n` times; returns when the device has finished. */
-__attribute__((noinline)) static void run(int launch, int n, cl_command_queue q, cl_kernel k, cl_mem buf,
-                                          const void* host) {
+/* The loop body, `w->n` times; returns when the device has finished. */
+__attribute__((noinline)) static void run(struct worker* w) {
   size_t global = 1;
-  int pending = 0;
-  for (int i = 0; i < n; i++) {
-    if (launch) {
-      CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, timed ? &events[pending] : NULL));
-      pending += timed;
-      if (i % sync_every == sync_every - 1) {
-        finish(q, pending);
+  int pending = 0, with_events = timed || own_events;
+  for (int i = 0; i < w->n; i++) {
+    if (w->launch) {
+      CHECK(clEnqueueNDRangeKernel(w->q, w->k, 1, NULL, &global, NULL, 0, NULL,
+                                   with_events ? &w->events[pending] : NULL));
+      pending += with_events;
+      if (sync_every && i % sync_every == sync_every - 1) {
+        finish(w, pending);
         pending = 0;
       }
     } else
-      CHECK(clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, COPY_BYTES, host, 0, NULL, NULL));
+      CHECK(clEnqueueWriteBuffer(w->q, w->buf, CL_TRUE, 0, COPY_BYTES, w->host, 0, NULL, NULL));
   }
-  finish(q, pending);
+  finish(w, pending);
 }
 
-/* The timed loop: benches/callgrind.sh counts instructions only inside this function. */
-__attribute__((noinline)) static void timed_loop(int launch, int n, cl_command_queue q, cl_kernel k, cl_mem buf,
-                                                 const void* host) {
-  run(launch, n, q, k, buf, host);
+/* A thread of the timed loop (benches/callgrind.sh counts inside it), and of the warm-up. */
+__attribute__((noinline)) static void* run_thread(void* w) {
+  run(w);
+  return NULL;
+}
+
+__attribute__((noinline)) static void* warm_thread(void* w) {
+  run(w);
+  return NULL;
+}
+
+/* Runs every worker, on threads of `body` where there are several. */
+static void run_all(struct worker* w, int count, void* (*body)(void*)) {
+  if (count == 1) {
+    body(w);
+    return;
+  }
+  pthread_t t[MAX_THREADS];
+  for (int i = 0; i < count; i++)
+    if (pthread_create(&t[i], NULL, body, &w[i])) {
+      fprintf(stderr, "cl_loop: pthread_create failed\n");
+      exit(2);
+    }
+  for (int i = 0; i < count; i++) pthread_join(t[i], NULL);
+}
+
+/* The timed loop: benches/callgrind.sh counts instructions only inside this function (and the
+ * threads it starts). */
+__attribute__((noinline)) static void timed_loop(struct worker* w, int count) {
+  if (count == 1)
+    run(w); /* not run_thread: callgrind's toggle would turn collection off again */
+  else
+    run_all(w, count, run_thread);
+}
+
+static int cmp_ulong(const void* a, const void* b) {
+  cl_ulong x = *(const cl_ulong*)a, y = *(const cl_ulong*)b;
+  return (x > y) - (x < y);
+}
+
+/* clpeak's kernel-latency pattern: each launch waited for, its own timestamps read. */
+static void latency(struct worker* w, int warm, int n) {
+  size_t global = 1;
+  cl_ulong* lat = calloc(n, sizeof *lat);
+  cl_ulong* dur = calloc(n, sizeof *dur);
+  if (!lat || !dur) exit(2);
+  double t0 = 0;
+  for (int i = -warm; i < n; i++) {
+    if (i == 0) t0 = now_ns();
+    cl_event e;
+    CHECK(clEnqueueNDRangeKernel(w->q, w->k, 1, NULL, &global, NULL, 0, NULL, &e));
+    CHECK(clWaitForEvents(1, &e));
+    cl_ulong queued, start, end;
+    CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_QUEUED, sizeof queued, &queued, NULL));
+    CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL));
+    CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL));
+    CHECK(clReleaseEvent(e));
+    if (i >= 0) lat[i] = start - queued, dur[i] = end - start;
+  }
+  double per = (now_ns() - t0) / n;
+  qsort(lat, n, sizeof *lat, cmp_ulong);
+  qsort(dur, n, sizeof *dur, cmp_ulong);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("RESULT %.1f maxrss_kib %ld device_ns 0\n", per, ru.ru_maxrss);
+  printf("OWN latency_ns %llu duration_ns %llu\n", (unsigned long long)lat[n / 2], (unsigned long long)dur[n / 2]);
+  free(lat);
+  free(dur);
+}
+
+static cl_ulong raw_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+  return (cl_ulong)t.tv_sec * 1000000000u + (cl_ulong)t.tv_nsec;
+}
+
+/* The anchor loop: every launch's bracket and its device times, written to $CL_LOOP_DUMP. */
+static void anchor(struct worker* w, int n) {
+  const char* path = getenv("CL_LOOP_DUMP");
+  FILE* out = path ? fopen(path, "wx") : NULL;
+  if (!out) {
+    fprintf(stderr, "cl_loop: anchor needs CL_LOOP_DUMP, a file that does not exist yet\n");
+    exit(2);
+  }
+  int every = sync_every ? sync_every : n;
+  cl_ulong(*t)[2] = calloc(every, sizeof *t);
+  cl_event* ev = calloc(every, sizeof *ev);
+  if (!t || !ev) exit(2);
+  size_t global = 1;
+  double t0 = now_ns();
+  for (int i = 0, pending = 0; i < n; i++) {
+    t[pending][0] = raw_ns();
+    CHECK(clEnqueueNDRangeKernel(w->q, w->k, 1, NULL, &global, NULL, 0, NULL, &ev[pending]));
+    t[pending][1] = raw_ns();
+    if (++pending == every || i == n - 1) {
+      CHECK(clFinish(w->q));
+      for (int j = 0; j < pending; j++) {
+        cl_ulong q, s, e;
+        CHECK(clGetEventProfilingInfo(ev[j], CL_PROFILING_COMMAND_QUEUED, sizeof q, &q, NULL));
+        CHECK(clGetEventProfilingInfo(ev[j], CL_PROFILING_COMMAND_START, sizeof s, &s, NULL));
+        CHECK(clGetEventProfilingInfo(ev[j], CL_PROFILING_COMMAND_END, sizeof e, &e, NULL));
+        CHECK(clReleaseEvent(ev[j]));
+        fprintf(out, "%llu %llu %llu %llu %llu\n", (unsigned long long)t[j][0], (unsigned long long)t[j][1],
+                (unsigned long long)q, (unsigned long long)s, (unsigned long long)e);
+      }
+      pending = 0;
+    }
+  }
+  printf("RESULT %.1f maxrss_kib 0 device_ns 0\n", (now_ns() - t0) / n);
+  if (fclose(out)) exit(2);
+  free(t);
+  free(ev);
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3 || (strcmp(argv[1], "launch") && strcmp(argv[1], "copy"))) {
-    fprintf(stderr, "usage: cl_loop launch|copy <iterations> [warm-up iterations]\n");
+  if (argc < 3 || (strcmp(argv[1], "launch") && strcmp(argv[1], "copy") && strcmp(argv[1], "latency") &&
+                   strcmp(argv[1], "anchor"))) {
+    fprintf(stderr, "usage: cl_loop launch|copy|latency|anchor <iterations> [warm-up iterations]\n");
     return 2;
   }
-  int launch = !strcmp(argv[1], "launch");
+  int launch = strcmp(argv[1], "copy") != 0, lat = !strcmp(argv[1], "latency") || !strcmp(argv[1], "anchor");
   int n = atoi(argv[2]), warm = argc > 3 ? atoi(argv[3]) : n / 10;
-  timed = getenv("CL_LOOP_TIMED") && !strcmp(getenv("CL_LOOP_TIMED"), "1");
-  if (getenv("CL_LOOP_SYNC")) sync_every = atoi(getenv("CL_LOOP_SYNC"));
-  if (sync_every < 1 || sync_every > MAX_SYNC) {
-    fprintf(stderr, "cl_loop: CL_LOOP_SYNC must be 1..%d\n", MAX_SYNC);
+  timed = env_int("CL_LOOP_TIMED", 0) == 1;
+  own_events = env_int("CL_LOOP_EVENTS", 0) == 1;
+  out_of_order = env_int("CL_LOOP_OOO", 0) == 1;
+  sync_every = env_int("CL_LOOP_SYNC", 1024);
+  threads = env_int("CL_LOOP_THREADS", 1);
+  if (n < 1 || warm < 0 || sync_every < 0 || threads < 1 || threads > MAX_THREADS) {
+    fprintf(stderr, "cl_loop: bad arguments (CL_LOOP_SYNC >= 0, 1 <= CL_LOOP_THREADS <= %d)\n", MAX_THREADS);
     return 2;
   }
   cl_device_id device = pick_device();
   cl_int err;
   cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
   CHECK(err);
-  cl_queue_properties profiling[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-  cl_command_queue q = clCreateCommandQueueWithProperties(ctx, device, timed ? profiling : NULL, &err);
-  CHECK(err);
+  cl_command_queue_properties props = (timed || lat ? CL_QUEUE_PROFILING_ENABLE : 0) |
+                                      (out_of_order ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0);
+  cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, props, 0};
   const char* src = "__kernel void tiny(__global int* p) { p[get_global_id(0)] += 1; }";
   cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
   CHECK(err);
   CHECK(clBuildProgram(prog, 1, &device, NULL, NULL, NULL));
-  cl_kernel k = clCreateKernel(prog, "tiny", &err);
-  CHECK(err);
-  cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, COPY_BYTES, NULL, &err);
-  CHECK(err);
-  CHECK(clSetKernelArg(k, 0, sizeof buf, &buf));
   void* host = calloc(1, COPY_BYTES);
+  struct worker w[MAX_THREADS];
+  /* Each thread's share of the launches, and of the warm-up. */
+  int share = n / threads, warm_share = warm / threads;
+  int held = sync_every ? sync_every : (share > warm_share ? share : warm_share);
+  for (int i = 0; i < threads; i++) {
+    w[i] = (struct worker){.launch = launch, .host = host};
+    w[i].q = clCreateCommandQueueWithProperties(ctx, device, props ? properties : NULL, &err);
+    CHECK(err);
+    w[i].k = clCreateKernel(prog, "tiny", &err);
+    CHECK(err);
+    w[i].buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, COPY_BYTES, NULL, &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(w[i].k, 0, sizeof w[i].buf, &w[i].buf));
+    w[i].events = calloc(held + 1, sizeof(cl_event));
+    if (!w[i].events) exit(2);
+  }
 
-  run(launch, warm, q, k, buf, host);
-  double t0 = now_ns();
-  timed_loop(launch, n, q, k, buf, host);
-  double per = (now_ns() - t0) / n;
-
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  printf("RESULT %.1f maxrss_kib %ld device_ns %llu\n", per, ru.ru_maxrss, (unsigned long long)device_ns);
+  if (!strcmp(argv[1], "anchor")) {
+    anchor(&w[0], n);
+  } else if (lat) {
+    latency(&w[0], warm, n);
+  } else {
+    for (int i = 0; i < threads; i++) w[i].n = warm_share;
+    run_all(w, threads, warm_thread);
+    for (int i = 0; i < threads; i++) w[i].n = share;
+    double t0 = now_ns();
+    timed_loop(w, threads);
+    double per = (now_ns() - t0) / ((double)share * threads);
+    cl_ulong device_ns = 0;
+    for (int i = 0; i < threads; i++) device_ns += w[i].device_ns;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("RESULT %.1f maxrss_kib %ld device_ns %llu\n", per, ru.ru_maxrss, (unsigned long long)device_ns);
+  }
   fflush(stdout);
 
+  for (int i = 0; i < threads; i++) {
+    clReleaseMemObject(w[i].buf);
+    clReleaseKernel(w[i].k);
+    clReleaseCommandQueue(w[i].q);
+    free(w[i].events);
+  }
   free(host);
-  clReleaseMemObject(buf);
-  clReleaseKernel(k);
   clReleaseProgram(prog);
-  clReleaseCommandQueue(q);
   clReleaseContext(ctx);
   return 0;
 }

@@ -9,7 +9,7 @@ that traced less than the loop did fails the benchmark instead of looking cheap.
   overhead.py opencl --program cl_loop --lib-dir DIR --tool bench_tool.so [options]
   overhead.py cuda   --program cuda_loop [options]
   overhead.py sycl   --program sycl_loop.py --venv .venv --lib-dir DIR --tool bench_tool.so [options]
-options: --loop launch|copy  --n ITERATIONS  --warm ITERATIONS  --rounds R  --memory
+options: --loop launch|copy|latency  --pattern NAME (opencl launch loop; see PATTERNS)  --n ITERATIONS  --warm ITERATIONS  --rounds R  --memory
          --modes a,b,... (the modes to run; default all)  --variant LABEL:VAR=VALUE,... (repeatable)
 --variant adds a mode: (d) with those environment variables set (LIB=DIR takes libpti.so.0 from
 DIR instead), interleaved with the others, so that libpti's switches (docs/environment.md) and two
@@ -31,9 +31,21 @@ OPENCL_MODES = [
     ("d", "views", "API, kernel, copy and fill views, buffers consumed"),
     ("e", "both", "(c) and (d) together"),
 ]
-# The launch loop's floor: what any per-kernel device timing costs on this runtime.
+# The launch loop's floor: what any per-kernel device timing costs on this runtime, in the same
+# pattern (issue 39: each pattern against its own floor).
 OPENCL_FLOOR = ("f", "floor", "no libpti; the loop times each launch itself (profiling queue, an "
                 "event per launch, START and END read after each wait, events released)")
+# The launch loop's patterns (benches/cl_loop.c's environment): how a program submits and waits.
+PATTERNS = {
+    "sync1": ({"CL_LOOP_SYNC": "1"}, "a wait after every launch"),
+    "sync64": ({"CL_LOOP_SYNC": "64"}, "a wait every 64 launches"),
+    "sync1024": ({"CL_LOOP_SYNC": "1024"}, "a wait every 1,024 launches"),
+    "stream": ({"CL_LOOP_SYNC": "0"}, "no wait until the end"),
+    "threads": ({"CL_LOOP_THREADS": "4"}, "4 threads, a queue each, a wait every 1,024 launches"),
+    "ooo": ({"CL_LOOP_OOO": "1"}, "an out-of-order queue, a wait every 1,024 launches"),
+    "events": ({"CL_LOOP_EVENTS": "1"}, "the program asks for an event per launch (released "
+               "unread after its next wait), a wait every 1,024 launches"),
+}
 CUDA_MODES = [
     ("a", "none", "no CUPTI"),
     ("c", "callbacks", "CUPTI callbacks, runtime and driver domains, empty callback"),
@@ -57,7 +69,10 @@ def opencl_run(args, mode, loop, n, warm):
     env = dict(os.environ)
     env.pop("OPENCL_LAYERS", None)
     env.pop("LD_PRELOAD", None)
-    env.pop("CL_LOOP_TIMED", None)
+    for var in ("CL_LOOP_TIMED", "CL_LOOP_SYNC", "CL_LOOP_THREADS", "CL_LOOP_OOO", "CL_LOOP_EVENTS"):
+        env.pop(var, None)
+    if args.pattern:
+        env.update(PATTERNS[args.pattern][0])
     if mode == "floor":
         env["CL_LOOP_TIMED"] = "1"
     elif mode != "none":
@@ -127,6 +142,9 @@ def run(cmd, env, mode):
     if result is None:
         sys.exit(f"{mode}: no RESULT line\n{out.stdout}\n{out.stderr}")
     counts = {tool[i]: int(tool[i + 1]) for i in range(1, len(tool) - 1, 2)} if tool else {}
+    # What the program measured of its own commands (cl_loop latency): "OWN name value ...".
+    own = next((l.split() for l in out.stdout.splitlines() if l.startswith("OWN")), [])
+    counts["own"] = {own[i]: float(own[i + 1]) for i in range(1, len(own) - 1, 2)}
     return float(result[1]), int(result[3]), counts
 
 
@@ -137,7 +155,7 @@ def check(mode, counts, n, backend):
     """A traced mode must have seen at least one call or record per iteration, and lost none."""
     if mode in ("none", "idle", "floor", "intel", "dropin"):
         return
-    if not counts:
+    if set(counts) <= {"own"}:
         sys.exit(f"{mode}: the tool printed no BENCH_TOOL line")
     if mode in ("callbacks", "both") and counts["calls"] < n:
         sys.exit(f"{mode}: {counts['calls']} callbacks for {n} iterations")
@@ -147,6 +165,25 @@ def check(mode, counts, n, backend):
         sys.exit(f"{mode}: {counts['dropped']} records dropped ({backend})")
 
 
+def report_own(modes, own):
+    """What the program measured of its own commands, per mode: the median over rounds of each
+    run's median, and whether it lies within the untraced runs' range (their noise)."""
+    base = modes[0][1]
+    names = sorted(own[base][0])
+    print("\nthe program's own measurements (median per run; median and min-max over the rounds, ns)")
+    print("| mode | " + " | ".join(names) + " |")
+    print("| --- |" + " --- |" * len(names))
+    for label, mode, _ in modes:
+        cells = []
+        for name in names:
+            v = [o[name] for o in own[mode] if name in o]
+            b = [o[name] for o in own[base] if name in o]
+            inside = "" if mode == base else (" (within untraced)" if min(b) <= statistics.median(v) <= max(b)
+                                             else " (**outside untraced**)")
+            cells.append(f"{statistics.median(v):.0f} ({min(v):.0f}-{max(v):.0f}){inside}")
+        print(f"| ({label}) {mode} | " + " | ".join(cells) + " |")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("backend", choices=["opencl", "cuda", "sycl"])
@@ -154,7 +191,9 @@ def main():
     p.add_argument("--program", required=True)
     p.add_argument("--lib-dir", help="directory of libpti.so.0 (opencl)")
     p.add_argument("--tool", help="bench_tool.so (opencl)")
-    p.add_argument("--loop", choices=["launch", "copy", "burst"], default="launch",
+    p.add_argument("--pattern", choices=sorted(PATTERNS),
+                   help="opencl launch loop: how the program submits and waits (cl_loop's environment)")
+    p.add_argument("--loop", choices=["launch", "copy", "burst", "latency"], default="launch",
                    help="sycl: burst runs sycl_loop.py's burst loop, anything else its workload")
     p.add_argument("--n", type=int, default=200000)
     p.add_argument("--warm", type=int, default=20000)
@@ -197,11 +236,13 @@ def main():
 
     times = {m: [] for _, m, _ in modes}
     ratios = {m: [] for _, m, _ in modes}
+    own = {m: [] for _, m, _ in modes}
     for _ in range(args.rounds):
         for _, mode, _ in modes:
             t, _, counts = runner(args, mode, args.loop, args.n, args.warm)
             check(mode, counts, args.n, args.backend)
             times[mode].append(t)
+            own[mode].append(counts.get("own", {}))
         base = times[modes[0][1]][-1]
         for _, mode, _ in modes:
             ratios[mode].append(times[mode][-1] / base)
@@ -215,8 +256,9 @@ def main():
               f"per iteration and lost none ({', '.join(m for _, m, _ in modes)}). No times: "
               f"`cargo xtask bench` measures them.")
         return
-    print(f"\n{args.label or args.backend}, {loop} loop: {args.n} iterations after {args.warm} of warm-up, "
-          f"{args.rounds} rounds, modes interleaved")
+    pattern = f", pattern {args.pattern} ({PATTERNS[args.pattern][1]})" if args.pattern else ""
+    print(f"\n{args.label or args.backend}, {loop} loop{pattern}: {args.n} iterations after {args.warm} of "
+          f"warm-up, {args.rounds} rounds, modes interleaved")
     # Against the floor, per round too: (mode / untraced) / (floor / untraced) of the same round.
     to_floor = {m: [t / f for t, f in zip(times[m], times["floor"])] for m in times} if floor else {}
     extra = " median ratio to (f) | min-max to (f) |" if floor else ""
@@ -230,6 +272,9 @@ def main():
             cells = f" {statistics.median(f):.3f} | {min(f):.3f}-{max(f):.3f} |"
         print(f"| ({label}) {mode} | {what} | {statistics.median(times[mode]):.1f} | "
               f"{statistics.median(r):.3f} | {min(r):.3f}-{max(r):.3f} |{cells}")
+
+    if any(own[modes[0][1]]):
+        report_own(modes, own)
 
     if args.memory:
         traced = "views" if args.backend == "opencl" else "activity"

@@ -6,6 +6,12 @@
 #   benches/overhead.sh          full run (7 rounds; a few minutes)
 #   benches/overhead.sh quick    one short round of each (a smoke test; `cargo xtask test` runs it)
 #   benches/overhead.sh launch   the launch loops only (OpenCL with its floor, and CUDA)
+#   benches/overhead.sh patterns the OpenCL launch loop in each program pattern against that
+#                                pattern's floor (issue 39), the program's own latencies and
+#                                durations (latency), the conversion's error against ground truth
+#                                (anchor: anchor_error.py) and the cost of attaching (attach:
+#                                attach.py); PTI_BENCH_PATTERNS narrows them (default: sync1 sync64
+#                                sync1024 stream threads ooo events latency anchor attach)
 #
 # libpti comes from $PTI_LIB_DIR (a directory with libpti.so.0), else `cargo xtask bench` has
 # built target/release. $PTI_TEST_PLATFORM picks the OpenCL platform (default: NVIDIA where
@@ -46,7 +52,7 @@ cl_flags=""
 if ! echo '#include <CL/cl.h>' | cc -E - >/dev/null 2>&1 && [ -e "$cuda/include/CL/cl.h" ]; then
   cl_flags="-I$cuda/include -L$cuda/lib64"
 fi
-cc -std=c11 -O2 -Wall -Werror $cl_flags "$root/benches/cl_loop.c" -o "$out/cl_loop" -lOpenCL
+cc -std=c11 -O2 -Wall -Werror -pthread $cl_flags "$root/benches/cl_loop.c" -o "$out/cl_loop" -lOpenCL
 cc -std=c11 -O2 -Wall -Werror -shared -fPIC -I"$root/include" "$root/benches/bench_tool.c" \
   -o "$out/bench_tool.so" -L"$lib" -Wl,-rpath,"$lib" -lpti
 
@@ -65,6 +71,25 @@ export PTI_TEST_PLATFORM="$platform"
 echo "overhead.sh: $(date -u +%Y-%m-%dT%H:%MZ), $(uname -n), OpenCL platform matching '$platform', libpti from $lib"
 
 py="python3 $root/benches/overhead.py $smoke"
+if [ "${1:-}" = patterns ]; then
+  for pattern in ${PTI_BENCH_PATTERNS:-sync1 sync64 sync1024 stream threads ooo events latency anchor attach}; do
+    case $pattern in
+      latency) # The program's own measurements (clpeak's kernel-latency pattern): its floor is itself.
+        $py opencl --program "$out/cl_loop" --lib-dir "$lib" --tool "$out/bench_tool.so" --label "OpenCL ($platform)" \
+          --loop latency --n $((launches / 10)) --warm $((warm / 10)) --rounds $rounds $variants ;;
+      anchor)
+        python3 "$root/benches/anchor_error.py" --program "$out/cl_loop" --tool "$out/bench_tool.so" --lib-dir "$lib" \
+          --n $launches --rounds 3 --variant every:PTI_CLOCK_ANCHOR_NS=0 --variant 10ms:PTI_CLOCK_ANCHOR_NS=10000000 \
+          ${PTI_BENCH_ANCHOR_VARIANTS:-} ;;
+      attach)
+        python3 "$root/benches/attach.py" --program "$out/cl_loop" --tool "$out/bench_tool.so" --lib-dir "$lib" --rounds 11 ;;
+      *)
+        $py opencl --program "$out/cl_loop" --lib-dir "$lib" --tool "$out/bench_tool.so" --label "OpenCL ($platform)" \
+          --loop launch --pattern "$pattern" --n $launches --warm $warm --rounds $rounds $variants ;;
+    esac
+  done
+  exit 0
+fi
 $py opencl --program "$out/cl_loop" --lib-dir "$lib" --tool "$out/bench_tool.so" --label "OpenCL ($platform)" \
   --loop launch --n $launches --warm $warm --rounds $rounds $memory $variants
 [ -n "$only_launch" ] ||

@@ -38,6 +38,13 @@ pub(crate) const MIN_RATE_BASELINE_NS: u64 = 100_000_000;
 /// Largest relative difference between a measured and the nominal rate that is believed.
 pub(crate) const MAX_RATE_DEVIATION: f64 = 1e-3;
 
+/// `x` rounded to the nearest integer, halves away from zero, as `f64::round` does (within
+/// i64): the conversions to and from i64 are single instructions; `f64::round` is a library call
+/// on x86-64's baseline.
+fn round(x: f64) -> i64 {
+    (x + 0.5f64.copysign(x)) as i64
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Pair {
     host_ns: u64,
@@ -94,7 +101,9 @@ impl DeviceClock {
     /// The value congruent to `masked` (modulo 2^valid_bits) nearest to `guess`.
     fn unwrap_near(&self, masked: i128, guess: i128) -> i128 {
         let m = self.modulus();
-        let base = guess - guess.rem_euclid(m) + masked;
+        // `guess.rem_euclid(m)`, for a power of two: a mask, not an i128 division (a library
+        // call of about a hundred instructions, twice per command converted).
+        let base = guess - (guess & (m - 1)) + masked;
         [base - m, base + m].into_iter().fold(base, |best, v| {
             if (v - guess).abs() < (best - guess).abs() {
                 v
@@ -105,7 +114,11 @@ impl DeviceClock {
     }
 
     fn ticks_between(&self, from_ns: u64, to_ns: u64) -> i128 {
-        ((to_ns as i128 - from_ns as i128) as f64 / self.ns_per_tick).round() as i128
+        // Through i64 (host times 292 years apart at most): f64 to and from i128 are library
+        // calls, and `round` is one on x86-64's baseline.
+        i128::from(round(
+            (to_ns as i128 - from_ns as i128) as i64 as f64 / self.ns_per_tick,
+        ))
     }
 
     /// Adds a synchronisation pair: `device_ticks` read at host time `host_ns`.
@@ -145,7 +158,8 @@ impl DeviceClock {
         let pair = self.nearest(near_host_ns)?;
         let guess = pair.ticks + self.ticks_between(pair.host_ns, near_host_ns);
         let ticks = self.unwrap_near(self.masked(device_ticks), guess);
-        let delta_ns = ((ticks - pair.ticks) as f64 * self.ns_per_tick).round() as i128;
+        // Within half a wrap of the guess, so within i64 of the pair (see `ticks_between`).
+        let delta_ns = i128::from(round((ticks - pair.ticks) as i64 as f64 * self.ns_per_tick));
         Some((pair.host_ns as i128 + delta_ns).max(0) as u64)
     }
 
@@ -166,8 +180,8 @@ impl DeviceClock {
     /// The time from device timestamp `from` to the later timestamp `to`, in nanoseconds: less
     /// than a wrap period, whatever the valid bits of either.
     pub fn elapsed_ns(&self, from: u64, to: u64) -> u64 {
-        let ticks = (self.masked(to) - self.masked(from)).rem_euclid(self.modulus());
-        (ticks as f64 * self.ns_per_tick).round() as u64
+        let ticks = (self.masked(to) - self.masked(from)) & (self.modulus() - 1);
+        round(ticks as u64 as f64 * self.ns_per_tick).max(0) as u64
     }
 
     /// The rate in use, in nanoseconds per tick, and the nominal one.

@@ -79,10 +79,13 @@ pub fn clear_timestamp_source() {
 }
 
 /// The clock a record's timestamps come from, fixed for the record's lifetime.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Source(*const TimestampSource);
 
 impl Source {
+    /// The host clock (what untraced calls carry: no load on the dispatch's fast path).
+    pub(crate) const HOST: Source = Source(core::ptr::null());
+
     /// The clock in force now.
     #[inline]
     pub(crate) fn current() -> Self {

@@ -116,6 +116,12 @@ pub struct CallScope {
     context: *mut c_void,
     /// The real call of an override (see [`CallScope::call_next`]).
     real: Cell<RealCall>,
+    /// The clock the call's record is stamped with, and the call's start on it (0: the call is
+    /// not timed); an override times its command with them instead of reading the clock again.
+    clock: clock::Source,
+    start: u64,
+    /// When an override's real call returned (0: not said): the call's record ends there.
+    real_end: Cell<u64>,
 }
 
 /// Where an override's real call stands.
@@ -187,16 +193,40 @@ impl<T: 'static> CallResult for *const T {
 }
 
 impl CallScope {
-    fn new(correlation_id: u32, context: *mut c_void) -> Self {
+    fn new(correlation_id: u32, context: *mut c_void, clock: clock::Source, start: u64) -> Self {
         CallScope {
             correlation_id,
             context,
             real: Cell::new(RealCall::NotMade),
+            clock,
+            start,
+            real_end: Cell::new(0),
         }
     }
 
     fn untraced() -> Self {
-        Self::new(0, ptr::null_mut())
+        Self::new(0, ptr::null_mut(), clock::Source::HOST, 0)
+    }
+
+    /// The time at which the call began (as its API record has it), or now where the call is not
+    /// timed: one clock read fewer for an override that times what its call submits.
+    pub fn start_or_now(&self) -> u64 {
+        match self.start {
+            0 if !self.is_traced() => clock::now(),
+            0 => self.clock.now(),
+            start => start,
+        }
+    }
+
+    /// Reads the clock now, and takes that as when the real call returned: the call's API
+    /// record ends there, and the override uses the same time for what it submitted.
+    pub fn real_call_returned(&self) -> u64 {
+        if !self.is_traced() {
+            return clock::now();
+        }
+        let now = self.clock.now();
+        self.real_end.set(now);
+        now
     }
 
     /// The call's correlation ID; 0 when the call is not traced.
@@ -367,8 +397,13 @@ impl TracedCall {
         state: &ThreadState,
         code: C,
         context: *mut c_void,
+        real_end: u64,
     ) {
-        let end = if self.timed() { self.clock.now() } else { 0 };
+        let end = match real_end {
+            _ if !self.timed() => 0,
+            0 => self.clock.now(),
+            end => end,
+        };
         if let Some(data) = self.data.as_mut() {
             data.site = Site::Exit;
             data.context = context;
@@ -449,6 +484,8 @@ fn traced_body<'a, R, C: ReturnCode>(
     let mut scope = CallScope::new(
         call.correlation_id,
         call.data.as_ref().map_or(ptr::null_mut(), |d| d.context),
+        call.clock,
+        call.start,
     );
     let (result, code) = {
         let _runtime = RuntimeCallScope::enter(group, call.correlation_id, state);
@@ -456,7 +493,7 @@ fn traced_body<'a, R, C: ReturnCode>(
     };
     // The body ran: whatever happens now, its result is the call's.
     let _ = boundary::catch(Entry::Dispatch, || {
-        call.exit(&mut frame, state, code, scope.context)
+        call.exit(&mut frame, state, code, scope.context, scope.real_end.get())
     });
     Some(result)
 }

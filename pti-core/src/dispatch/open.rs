@@ -124,7 +124,7 @@ pub fn end<C: ReturnCode>(token: usize, code: C, context: *mut c_void) {
     }
     thread::with(|state| {
         state.runtime_correlation.set(open.previous_runtime);
-        open.call.exit(&mut open.frame, state, code, context);
+        open.call.exit(&mut open.frame, state, code, context, 0);
     });
 }
 

@@ -25,7 +25,7 @@ use crate::view::abi::{
 use crate::view::device::{
     self, Command, DeviceIdentity, Engine, Launch, Synchronization, kernel_view,
 };
-use crate::{ids, runtime_task, thread, view};
+use crate::{ids, thread, view};
 
 /// What a command does, as its record needs to know.
 #[derive(Clone, Copy, Debug)]
@@ -176,13 +176,16 @@ impl Submission {
         operation_id: u64,
         work: Work,
     ) -> Self {
+        // One look at the thread's state for both (each look costs a TLS lookup in a library).
+        let (thread_id, task) =
+            thread::with(|s| (s.thread_id(), s.runtime_task.get())).unwrap_or((0, None));
         Submission {
             work,
             group,
             api_id,
             correlation_id,
-            thread_id: thread::with(|s| s.thread_id()).unwrap_or(0),
-            task: runtime_task::current(),
+            thread_id,
+            task,
             operation_id,
         }
     }

@@ -137,12 +137,20 @@ pub(crate) enum Ask {
 /// docs/BENCHMARKS.md); a pending command holds about 200 bytes and the runtime's event.
 pub(crate) const DEFAULT_HARVEST_SIZE: usize = 4096;
 
+/// Storage a harvest sorts commands into, kept (empty) from one harvest to the next: growing it
+/// anew at each harvest of thousands of commands copied each one a few more times.
+struct Spare<C: PendingCommand> {
+    finished: Vec<(C, C::Outcome)>,
+    kept: Vec<C>,
+}
+
 /// One backend's pending commands.
 pub(crate) struct Pending<C: PendingCommand> {
     /// Held from taking commands out of `list` to putting the unfinished ones back (the runtime
     /// is asked about them meanwhile), and by [`Pending::take_where`]. Taken before `list`. It
-    /// keeps the storage of the last harvest's finished commands (empty), for the next one.
-    poll: WriterLock<Vec<(C, C::Outcome)>>,
+    /// keeps the storage of the last harvest's finished and unfinished commands (empty), for the
+    /// next one.
+    poll: WriterLock<Spare<C>>,
     list: WriterLock<Vec<C>>,
     /// Commands in the list (read without the lock, to skip empty harvests).
     count: AtomicUsize,
@@ -156,7 +164,10 @@ pub(crate) struct Pending<C: PendingCommand> {
 impl<C: PendingCommand> Pending<C> {
     pub(crate) const fn new() -> Self {
         Pending {
-            poll: WriterLock::new(Vec::new()),
+            poll: WriterLock::new(Spare {
+                finished: Vec::new(),
+                kept: Vec::new(),
+            }),
             list: WriterLock::new(Vec::new()),
             count: AtomicUsize::new(0),
             harvest_at: AtomicUsize::new(0),
@@ -268,9 +279,12 @@ impl<C: PendingCommand> Pending<C> {
                     }
                 }
             };
-            finished = core::mem::take(&mut *poll);
-            finished.reserve(taken.len());
-            let mut kept = Vec::new();
+            finished = core::mem::take(&mut poll.finished);
+            if finished.capacity() < taken.len() {
+                // Not `reserve`: growing copies the old storage, which is empty anyway.
+                finished = Vec::with_capacity(taken.len());
+            }
+            let mut kept = core::mem::take(&mut poll.kept);
             if C::SETTLED_BY_STREAM {
                 settle_by_streams(&mut taken, &mut finished, &mut kept);
             } else {
@@ -280,6 +294,7 @@ impl<C: PendingCommand> Pending<C> {
             // stays in submission order; `taken`'s storage (now empty) holds them.
             let mut list = self.list.lock();
             taken.append(&mut kept);
+            poll.kept = kept;
             taken.append(&mut list);
             *list = taken;
             self.count.store(list.len(), Ordering::Relaxed);
@@ -294,9 +309,9 @@ impl<C: PendingCommand> Pending<C> {
         }
         // The storage goes back unless another harvest is under way (it has its own).
         if let Some(mut spare) = self.poll.try_lock()
-            && spare.capacity() < finished.capacity()
+            && spare.finished.capacity() < finished.capacity()
         {
-            *spare = finished;
+            spare.finished = finished;
         }
     }
 

@@ -12,9 +12,10 @@
 //! Touches the engine's clock and the backend's own runtime calls (through [`DeviceTimer`]).
 
 use core::ffi::c_void;
+use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::timing::{DeviceTimes, HostTimes, Timing};
+use super::timing::{self, DeviceTimes, HostTimes, Timing};
 use crate::clock;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::view::device::DeviceIdentity;
@@ -82,7 +83,14 @@ pub(crate) struct Device<I> {
     timer: TimerSpec,
     /// This device's entry in the registry's timings.
     timing: usize,
+    /// What [`Timing::wants_anchor`] needs, kept beside the lock so that asking costs a load:
+    /// the call time of the device's last anchor (0: none yet), or [`NO_ANCHORS`] once the
+    /// device is known to have a timer. Written under the timings' lock after each conversion.
+    last_anchor: AtomicU64,
 }
+
+/// [`Device::last_anchor`] of a device with a timer: its commands are never anchors.
+const NO_ANCHORS: u64 = u64::MAX;
 
 // SAFETY: the raw handle inside `identity` is an opaque value passed back to the runtime, which
 // allows its objects to be used from any thread; `I` is Send + Sync by `DeviceTimer`'s bound.
@@ -147,14 +155,20 @@ impl<I: DeviceTimer> DeviceRegistry<I> {
             info: probed.info,
             timer: probed.timer,
             timing,
+            last_anchor: AtomicU64::new(0),
         });
         devices.push(device.clone());
         device
     }
 
-    /// Whether `device`'s commands anchor its clock (see [`Timing::anchored_by_commands`]).
-    pub(crate) fn anchored_by_commands(&self, device: &Device<I>) -> bool {
-        self.timings.lock()[device.timing].anchored_by_commands()
+    /// Whether the command of `device` whose call began at `enter` should anchor its clock (see
+    /// [`Timing::wants_anchor`]).
+    pub(crate) fn wants_anchor(&self, device: &Device<I>, enter: u64) -> bool {
+        match device.last_anchor.load(Ordering::Relaxed) {
+            NO_ANCHORS => false,
+            0 => true,
+            last => enter.abs_diff(last) >= timing::anchor_interval_ns(),
+        }
     }
 
     /// Converts one command's device times of `device`; `enter` is the host time at which the
@@ -162,15 +176,24 @@ impl<I: DeviceTimer> DeviceRegistry<I> {
     pub(crate) fn to_host(&self, device: &Device<I>, t: &DeviceTimes, enter: u64) -> HostTimes {
         {
             let mut timings = self.timings.lock();
-            if !timings[device.timing].needs_pair() {
-                return timings[device.timing].convert(t, enter);
+            if !timings[device.timing].needs_pair(enter) {
+                return Self::convert(device, &mut timings[device.timing], t, enter);
             }
         }
         // A pair is due: read without the lock (a runtime call), then converted with.
         let pair = sync_pair(device, clock::now, clock::is_host_clock());
         let mut timings = self.timings.lock();
         timings[device.timing].add_pair(pair);
-        timings[device.timing].convert(t, enter)
+        Self::convert(device, &mut timings[device.timing], t, enter)
+    }
+
+    /// Converts with `timing` (the device's, under the lock), and notes what the next
+    /// [`DeviceRegistry::wants_anchor`] needs.
+    fn convert(device: &Device<I>, timing: &mut Timing, t: &DeviceTimes, enter: u64) -> HostTimes {
+        let host = timing.convert(t, enter);
+        let last = timing.last_anchor().unwrap_or(NO_ANCHORS);
+        device.last_anchor.store(last, Ordering::Relaxed);
+        host
     }
 }
 
@@ -241,6 +264,7 @@ mod tests {
                 valid_bits: bits,
             },
             timing: 0,
+            last_anchor: AtomicU64::new(0),
         }
     }
 

@@ -12,6 +12,9 @@
 //!   (`harvester`) instead of on the program's thread after its waits.
 //! - `PTI_HARVEST_SIZE=<n>`: a pending list is harvested when it has grown to n commands (default
 //!   4096, `pending::DEFAULT_HARVEST_SIZE`), besides after the program's waits and at flushes.
+//! - `PTI_CLOCK_ANCHOR_NS=<ns>`: on a device without a timer read beside the host clock, the
+//!   QUEUED time of one command per `<ns>` of submissions anchors the conversion (default
+//!   1,000,000, `timing::DEFAULT_ANCHOR_INTERVAL_NS`; 0: every command, as before issue 39).
 //!
 //! Touches nothing but the process environment.
 
@@ -42,5 +45,16 @@ pub(crate) fn harvest_size() -> usize {
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
             .map_or(super::pending::DEFAULT_HARVEST_SIZE, |n| n.max(1))
+    })
+}
+
+/// `PTI_CLOCK_ANCHOR_NS=<ns>`: how often a device without a timer gets an anchor (see `timing`).
+pub(crate) fn anchor_interval_ns() -> u64 {
+    static CELL: OnceLock<u64> = OnceLock::new();
+    *CELL.get_or_init(|| {
+        std::env::var("PTI_CLOCK_ANCHOR_NS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(super::timing::DEFAULT_ANCHOR_INTERVAL_NS)
     })
 }

@@ -13,17 +13,43 @@
 //!   between the clocks; with one it only corrects the base mapping forward, by the error of a
 //!   synchronisation pair and the drift since it.
 //!
+//! Without a timer, the tightest bounds come from the commands' QUEUED times (stamped inside the
+//! enqueue call), but reading QUEUED is a runtime query (1.3 µs on NVIDIA's OpenCL). So QUEUED
+//! is read only for an **anchor**: each of a device's first [`FIRST_ANCHORS`] commands, then the
+//! first command converted after [`anchor_interval_ns`] of its own calls' time since the last
+//! anchor ([`Timing::last_anchor`]); the other commands'
+//! START times still bound the shift from below, but only an anchor's bound starts a new window,
+//! so the looser START bounds never replace an anchor's. The error this leaves (docs/BENCHMARKS.md,
+//! issue 39) is the least delay between an anchor's call and its QUEUED stamp, plus the drift of
+//! the device's clock over a window.
+//!
 //! A command's times are converted after its own bound is applied, so no command appears to
 //! start before the call that submitted it. The backend owns the lock around a [`Timing`] and
 //! reads the pairs (runtime calls) without holding it.
 
-use crate::clock::{self, DeviceClock};
+use crate::clock::DeviceClock;
 
 /// How often, at most, a device with a timer gets a new synchronisation pair.
 pub(crate) const RESYNC_NS: u64 = 100_000_000;
 
 /// How long a lower bound from a command is trusted.
 pub(crate) const OFFSET_WINDOW_NS: u64 = 1_000_000_000;
+
+/// How often, in the commands' own calls' time, a device without a timer gets an anchor (a
+/// command whose QUEUED time is read): `PTI_CLOCK_ANCHOR_NS` (0: every command), else
+/// [`DEFAULT_ANCHOR_INTERVAL_NS`].
+pub(crate) fn anchor_interval_ns() -> u64 {
+    super::switches::anchor_interval_ns()
+}
+
+/// The first commands of a device are all anchors: the first bounds are loose (a first call is
+/// slow) and would otherwise stand for a whole interval.
+pub(crate) const FIRST_ANCHORS: u32 = 64;
+
+/// The default anchor interval: 1 ms keeps the conversion within the error measured with every
+/// command anchored, to within the noise of those measurements (docs/BENCHMARKS.md, issue 39),
+/// for one QUEUED query per millisecond of submissions instead of one per command.
+pub(crate) const DEFAULT_ANCHOR_INTERVAL_NS: u64 = 1_000_000;
 
 /// The base mapping of device timestamps (see the module docs).
 #[derive(Debug)]
@@ -54,6 +80,10 @@ pub(crate) struct Timing {
     shift: i128,
     /// When the window began (0: no bound yet).
     shift_set_at: u64,
+    /// The call time of the last anchor (a command converted with its QUEUED time; 0: none).
+    last_anchor: u64,
+    /// Anchors converted so far, up to [`FIRST_ANCHORS`].
+    anchors: u32,
 }
 
 impl Timing {
@@ -67,21 +97,30 @@ impl Timing {
             },
             shift: 0,
             shift_set_at: 0,
+            last_anchor: 0,
+            anchors: 0,
         }
     }
 
-    /// Whether the commands' own earliest timestamps anchor the device's clock (no timer read
-    /// beside the host clock, or none read yet): the earlier that timestamp is, the closer the
-    /// conversion (see the module docs), so a backend reads the command's QUEUED time then.
-    pub(crate) fn anchored_by_commands(&self) -> bool {
-        !matches!(self.base, Base::Timer { .. })
+    /// The call time of the last anchor (0: none yet), or `None` where the device has a timer
+    /// (its commands are never anchors). A command whose call began at least
+    /// [`anchor_interval_ns`] from it should be one: a backend then reads its QUEUED time (see
+    /// the module docs and `DeviceRegistry::wants_anchor`).
+    pub(crate) fn last_anchor(&self) -> Option<u64> {
+        match self.base {
+            Base::Timer { .. } => None,
+            // Still among the first anchors: the next command is one too.
+            _ if self.anchors < FIRST_ANCHORS => Some(0),
+            _ => Some(self.last_anchor),
+        }
     }
 
-    /// Whether a new synchronisation pair is due (none yet, or the last is old).
-    pub(crate) fn needs_pair(&self) -> bool {
+    /// Whether a new synchronisation pair is due for a command whose call began at `enter`
+    /// (none yet, or the last is old by then: the commands' time, not a clock read per command).
+    pub(crate) fn needs_pair(&self, enter: u64) -> bool {
         match &self.base {
             Base::Unprobed { .. } => true,
-            Base::Timer { last_sync, .. } => clock::now().saturating_sub(*last_sync) >= RESYNC_NS,
+            Base::Timer { last_sync, .. } => enter.saturating_sub(*last_sync) >= RESYNC_NS,
             Base::Anchorless { .. } | Base::Identity => false,
         }
     }
@@ -100,6 +139,10 @@ pub(crate) struct DeviceTimes {
     pub(crate) submit: u64,
     pub(crate) start: u64,
     pub(crate) end: u64,
+    /// The earliest of these is the earliest the backend ever reads (an anchor: QUEUED read on
+    /// OpenCL, or any command of a backend that reads no earlier time than START): its bound may
+    /// start a new window (see the module docs).
+    pub(crate) anchor: bool,
 }
 
 /// The same times on the host clock.
@@ -206,26 +249,45 @@ impl Timing {
             .find(|v| *v != 0)
             .unwrap_or(t.start);
         self.base.anchor(enter, earliest);
+        // Mapped once, and reused below where START is the earliest (Level Zero's commands):
+        // a mapping is the costly part of a conversion on a device with a timer.
+        let start = self.base.map(t.start, enter);
+        let earliest = if earliest == t.start {
+            start
+        } else {
+            self.base.map(earliest, enter)
+        };
         // This command cannot have reached the device before its enqueue call began.
-        let bound = enter as i128 - self.base.map(earliest, enter);
+        let bound = enter as i128 - earliest;
         let bound = match self.base {
             // A device timer is believed except where a command proves it early.
             Base::Timer { .. } => bound.max(0),
             Base::Unprobed { .. } | Base::Anchorless { .. } | Base::Identity => bound,
         };
-        let now = clock::now();
+        // The window is kept in the commands' time (their calls'), not the harvest's.
         let expired =
-            self.shift_set_at == 0 || now.saturating_sub(self.shift_set_at) >= OFFSET_WINDOW_NS;
-        if expired || bound > self.shift {
+            self.shift_set_at == 0 || enter.saturating_sub(self.shift_set_at) >= OFFSET_WINDOW_NS;
+        // Without a timer, only an anchor's tight bound (from its QUEUED time on OpenCL) starts
+        // a window: a START bound, later than its call by the launch latency, would move every
+        // record early by as much until the next anchor.
+        let anchor = t.anchor;
+        let starts_window = match self.base {
+            Base::Timer { .. } => expired,
+            _ => self.shift_set_at == 0 || (expired && anchor),
+        };
+        if anchor {
+            self.last_anchor = self.last_anchor.max(enter);
+            self.anchors = (self.anchors + 1).min(FIRST_ANCHORS);
+        }
+        if starts_window || bound > self.shift {
             self.shift = bound;
-            self.shift_set_at = now;
+            self.shift_set_at = enter.max(1);
         }
         let shifted = |v: i128| (v + self.shift).max(0) as u64;
         let map = |v: u64| shifted(self.base.map(v, enter));
         let nonzero = |v: u64| (v != 0).then_some(v);
         // The end follows the start by the command's duration (a command may run longer than
         // half a wrap period, so unwrapping its end near its call could put it before its start).
-        let start = self.base.map(t.start, enter);
         let end = start + self.base.elapsed(t.start, t.end);
         HostTimes {
             queued: nonzero(t.queued).map(map),
@@ -245,6 +307,8 @@ mod tests {
             base,
             shift: 0,
             shift_set_at: 0,
+            last_anchor: 0,
+            anchors: 0,
         }
     }
 
@@ -254,6 +318,7 @@ mod tests {
             submit: queued,
             start,
             end,
+            anchor: true,
         }
     }
 
@@ -276,6 +341,90 @@ mod tests {
         let h = t.convert(&times(9_200_800, 9_201_000, 9_202_000), 10_200_000);
         assert_eq!(h.start, 9_201_000 + 999_900);
         assert!(h.queued.unwrap() >= 10_200_000);
+    }
+
+    /// Times of a command on a device 1_000_000 ns behind the host, started 5_000 ns after its
+    /// call began (`enter`); with `queued`, queued `lag` ns after it.
+    fn launched(enter: u64, lag: u64, queued: bool) -> DeviceTimes {
+        let device = enter - 1_000_000;
+        DeviceTimes {
+            queued: if queued { device + lag } else { 0 },
+            submit: 0,
+            start: device + 5_000,
+            end: device + 6_000,
+            anchor: queued,
+        }
+    }
+
+    #[test]
+    fn the_first_commands_then_one_per_interval_are_anchors() {
+        let mut t = timing(Base::Identity);
+        let interval = anchor_interval_ns();
+        assert_eq!(t.last_anchor(), Some(0), "the first command is an anchor");
+        let mut enter = 10_000_000;
+        for _ in 0..FIRST_ANCHORS {
+            assert_eq!(t.last_anchor(), Some(0));
+            t.convert(&launched(enter, 100, true), enter);
+            enter += 1_000;
+        }
+        // Now one per interval: the next is wanted `interval` after the last anchor's call.
+        let last = t.last_anchor().unwrap();
+        assert_eq!(last, enter - 1_000);
+        t.convert(&launched(enter, 0, false), enter);
+        assert_eq!(
+            t.last_anchor(),
+            Some(last),
+            "a START-only command is no anchor"
+        );
+        assert!(enter.abs_diff(last) < interval);
+        // A device with a timer never wants one.
+        let mut clock = DeviceClock::new(1_000_000_000, 64).unwrap();
+        clock.add_sync_point(5_000_000, 2_000_000);
+        let timed = timing(Base::Timer {
+            clock,
+            last_sync: 5_000_000,
+        });
+        assert_eq!(timed.last_anchor(), None);
+    }
+
+    #[test]
+    fn start_bounds_between_anchors_never_replace_an_anchors_bound() {
+        let mut t = timing(Base::Identity);
+        // An anchor queued 100 ns after its call: the offset is known to 100 ns.
+        let enter = 10_000_000;
+        let h = t.convert(&launched(enter, 100, true), enter);
+        assert_eq!(h.start, enter + 5_000 - 100);
+        // Commands without QUEUED, even once the window has expired, keep that offset: their
+        // START bounds (5_000 ns late) would move every record 4_900 ns early.
+        for later in [enter + 1_000_000, enter + OFFSET_WINDOW_NS + 1] {
+            let h = t.convert(&launched(later, 0, false), later);
+            assert_eq!(h.start, later + 5_000 - 100, "at {later}");
+        }
+        // The next anchor after the window's end starts a new window with its own bound.
+        let next = enter + OFFSET_WINDOW_NS + 2_000_000;
+        let h = t.convert(&launched(next, 300, true), next);
+        assert_eq!(h.start, next + 5_000 - 300);
+    }
+
+    #[test]
+    fn without_sampled_anchors_every_command_starts_a_window_once_it_expired() {
+        // Level Zero without a timer read beside the host: START is all there is, so every
+        // command anchors, and a clock whose offset shrinks is followed once the window ends.
+        let mut t = timing(Base::Identity);
+        let enter = 10_000_000;
+        let mut times = launched(enter, 0, false);
+        times.anchor = true;
+        let h = t.convert(&times, enter);
+        assert_eq!(h.start, enter);
+        // 2 s later the device clock is 3_000 ns further ahead: its commands start "before"
+        // their calls by the old offset, until the window expires and this bound replaces it.
+        let later = enter + 2 * OFFSET_WINDOW_NS;
+        let mut times = launched(later, 0, false);
+        times.start += 3_000;
+        times.end += 3_000;
+        times.anchor = true;
+        let h = t.convert(&times, later);
+        assert_eq!(h.start, later);
     }
 
     #[test]
@@ -305,6 +454,7 @@ mod tests {
             submit: 0,
             start: 700,
             end: 900,
+            anchor: true,
         };
         let h = t.convert(&only_start, 1_000);
         assert_eq!(

@@ -771,3 +771,18 @@ pub(super) fn executed_command(
         gate: None,
     }
 }
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    /// What a pending Level Zero command costs in libpti's memory (docs/BENCHMARKS.md, issue 39):
+    /// its entry in the list, besides the event it holds (libpti's, from its own pools, or the
+    /// program's).
+    #[test]
+    fn a_pending_command_holds_at_most_416_bytes() {
+        let entry = size_of::<ZeCommand>();
+        println!("pending Level Zero command: {entry} bytes");
+        assert!(entry <= 416, "{entry}");
+    }
+}

@@ -70,6 +70,8 @@ pub(super) fn to_host(device: &Device, start: u64, end: u64, enter: u64) -> Host
         submit: 0,
         start,
         end,
+        // START is the earliest time Level Zero has of any command: each one anchors.
+        anchor: true,
     };
     DEVICES.to_host(device, &times, enter)
 }

@@ -13,16 +13,16 @@ use pti_sys::opencl::*;
 use super::pending::{ClCommand, PENDING};
 use super::queues::{self, QueueInfo};
 use super::{next, retained};
-use crate::api::{ApiGroup, ApiId};
+use crate::Site;
+use crate::api::{ApiGroup, ApiId, Domain};
 pub(super) use crate::backend::device::command::Work;
 use crate::backend::device::command::{Appending, Submission};
 use crate::callback::critical;
-use crate::callback::device::next_operation_id;
+use crate::callback::device::{self as callbacks, next_operation_id};
 use crate::dispatch::{CallResult, CallScope};
 use crate::result::ResultCode;
 use crate::view;
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
-use crate::{Site, clock};
 
 /// Memory of an OpenCL memory object (buffer or image).
 pub(super) const OBJECT: pti_view_memory_type = pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_DEVICE;
@@ -99,7 +99,8 @@ pub(super) fn submit<R: CallResult>(
         call.event
     };
     let operation_id = next_operation_id();
-    let appending = Appending {
+    // Described to the subscribers of GPU operations only while there are some.
+    let appending = callbacks::listening(Domain::GpuOperations).then(|| Appending {
         group: ApiGroup::OpenCl,
         api_id: call.api_id,
         correlation_id: call.scope.correlation_id(),
@@ -109,12 +110,16 @@ pub(super) fn submit<R: CallResult>(
         device: queue.device.identity.device,
         immediate: true,
         operation: work.operation(ApiGroup::OpenCl, call.api_id, operation_id),
-    };
-    appending.report(Site::Enter, None);
-    let enter = clock::now();
+    });
+    if let Some(appending) = &appending {
+        appending.report(Site::Enter, None);
+    }
+    let enter = call.scope.start_or_now();
     let (result, status) = real_call(slot);
-    let exit = clock::now();
-    appending.report(Site::Exit, Some(status));
+    let exit = call.scope.real_call_returned();
+    if let Some(appending) = &appending {
+        appending.report(Site::Exit, Some(status));
+    }
     if status != CL_SUCCESS {
         return result;
     }

@@ -51,9 +51,10 @@ pub(super) fn get(handle: cl_device_id) -> Arc<Device> {
     DEVICES.get(handle.cast(), || probe(handle))
 }
 
-/// Whether `device`'s commands anchor its clock (no timer read beside the host clock).
-pub(super) fn anchored_by_commands(device: &Device) -> bool {
-    DEVICES.anchored_by_commands(device)
+/// Whether the command of `device` whose call began at `enter` should anchor its clock (no
+/// timer read beside the host clock, and no anchor lately: see `timing`).
+pub(super) fn wants_anchor(device: &Device, enter: u64) -> bool {
+    DEVICES.wants_anchor(device, enter)
 }
 
 /// Converts one command's times on `device`; `enter` is the host time its enqueue call began.

@@ -55,9 +55,10 @@ fn status(event: cl_event) -> Option<cl_int> {
 }
 
 /// The other timestamps of a command whose END is known, read from the runtime only where they
-/// are needed (0: not read): START always; QUEUED where the device has no timer read beside the
-/// host clock (NVIDIA's, PoCL's), since the commands' earliest times then anchor the conversion;
-/// SUBMIT, and QUEUED everywhere, only where `PTI_OPENCL_TIMESTAMPS=all` asks for them.
+/// are needed (0: not read): START always; QUEUED for an anchor of a device that has no timer
+/// read beside the host clock (NVIDIA's, PoCL's: one command per millisecond of submissions,
+/// see `timing`); SUBMIT, and QUEUED of every command, only where `PTI_OPENCL_TIMESTAMPS=all`
+/// asks for them.
 fn device_times(event: cl_event, end: u64, anchors: bool) -> Result<DeviceTimes, cl_int> {
     let all = switches::opencl_all_timestamps();
     let read = |wanted: bool, what| {
@@ -72,6 +73,8 @@ fn device_times(event: cl_event, end: u64, anchors: bool) -> Result<DeviceTimes,
         submit: read(all, CL_PROFILING_COMMAND_SUBMIT),
         start: query::profiling(event, CL_PROFILING_COMMAND_START)?,
         end,
+        // Where QUEUED was asked for and the runtime has none, START is the earliest there is.
+        anchor: all || anchors,
     })
 }
 
@@ -102,7 +105,7 @@ impl PendingCommand for ClCommand {
             Outcome::Ended(end) => device_times(
                 self.event,
                 end,
-                devices::anchored_by_commands(&self.queue.device),
+                devices::wants_anchor(&self.queue.device, self.enter),
             ),
             Outcome::NoTimes(code) => Err(code),
         };
@@ -201,5 +204,21 @@ impl ClCommand {
             ResultCode::ErrorDriver,
             &format!("the OpenCL runtime gave no device timestamps for it (status {code})"),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a pending command costs in libpti's memory (docs/BENCHMARKS.md, issue 39, reports
+    /// it): its entry in the list, besides the runtime's event it holds. A change that grows it
+    /// is seen here.
+    #[test]
+    fn a_pending_command_holds_at_most_264_bytes() {
+        let entry = size_of::<ClCommand>();
+        let harvested = size_of::<(ClCommand, Outcome)>();
+        println!("pending OpenCL command: {entry} bytes, {harvested} while harvested");
+        assert!(entry <= 264 && harvested <= 264, "{entry}, {harvested}");
     }
 }
