@@ -102,6 +102,18 @@ fn mpi_program() -> PathBuf {
 /// The MPI program's four ranks run by `mpirun`, each under pti-trace, on PoCL: rank R launches
 /// (R + 1) * `launches` kernels and writes `dir/trace.rankR.<pid>.pftrace`.
 fn traced_mpi_ranks(dir: &Path, launches: usize) -> Output {
+    // PoCL's kernel cache filled by one process first: ranks that all compile the kernel into an
+    // empty cache at once can fail (seen once in 8 ranks on a cold CI run, `cargo xtask scale`).
+    static WARM: std::sync::Once = std::sync::Once::new();
+    WARM.call_once(|| {
+        run(Command::new("mpirun")
+            .args(["--oversubscribe", "--allow-run-as-root", "-np", "1"])
+            .arg(mpi_program())
+            .arg("1")
+            .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+            .env("PTI_TEST_PLATFORM", "Portable")
+            .env_remove("OPENCL_LAYERS"));
+    });
     run(mpirun_under_pti_trace(dir)
         .arg("--")
         .arg(mpi_program())

@@ -53,12 +53,18 @@ static inline cl_command_queue queue_on(cl_context context, cl_device_id device)
     return queue;
 }
 
-/* `source` built for `device` in `context`; exits on an error. */
+/* `source` built for `device` in `context`; exits on an error, with the runtime's build log. */
 static inline cl_program built(cl_context context, cl_device_id device, const char *source) {
     cl_int err;
     cl_program program = clCreateProgramWithSource(context, 1, &source, NULL, &err);
     CHECK(err);
-    CHECK(clBuildProgram(program, 1, &device, "", NULL, NULL));
+    err = clBuildProgram(program, 1, &device, "", NULL, NULL);
+    if (err != CL_SUCCESS) {
+        char log[4096] = {0};
+        clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        fprintf(stderr, "clBuildProgram failed: %d; build log:\n%s\n", err, log);
+    }
+    CHECK(err);
     return program;
 }
 

@@ -167,6 +167,21 @@ pub fn scale(root: &Path, ranks: &[u32]) -> Result<(), String> {
             .arg("-lOpenCL")
             .current_dir(root),
     )?;
+    let pocl_cache = dir.join("pocl-cache");
+    // PoCL's kernel cache filled once, by one process: ranks that all compile the same kernel
+    // into an empty cache at once can fail (a cold-cache CI run saw clBuildProgram give
+    // CL_BUILD_PROGRAM_FAILURE in one of 8 ranks).
+    step(
+        "one rank alone, to fill PoCL's kernel cache",
+        Command::new("mpirun")
+            .args(["--oversubscribe", "--allow-run-as-root", "-np", "1"])
+            .arg(&program)
+            .arg("1")
+            .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+            .env("PTI_TEST_PLATFORM", "Portable")
+            .env("POCL_CACHE_DIR", &pocl_cache)
+            .env_remove("OPENCL_LAYERS"),
+    )?;
     let mut table = vec![
         "| ranks | kernels | trace (s) | traces (MB) | export, all ranks at once (s) | export peak RSS per process, max (MB) | dataset (MB) | DuckDB, 6 queries (s) | DuckDB peak RSS (MB) | merge (s) | merge peak RSS (MB) |".to_string(),
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |".to_string(),
@@ -175,7 +190,6 @@ pub fn scale(root: &Path, ranks: &[u32]) -> Result<(), String> {
         let job = dir.join(format!("ranks{n}"));
         let _ = std::fs::remove_dir_all(&job);
         std::fs::create_dir_all(&job).map_err(|e| format!("{}: {e}", job.display()))?;
-        let pocl_cache = dir.join("pocl-cache");
 
         let began = Instant::now();
         let traced = Command::new("mpirun")
