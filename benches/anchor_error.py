@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 
+from overhead import preload_libpti
+
 WINDOW_NS = 50_000_000  # --window-ms
 
 
@@ -33,17 +35,15 @@ def run(args, variant, env_vars, tmp, round_):
     records = os.path.join(tmp, f"{variant}.{round_}.records")
     env = dict(os.environ)
     env.update({k: v for k, v in env_vars.items() if k != "LIB"})
-    env.update({
-        "LD_PRELOAD": f"{os.path.join(os.path.abspath(lib), 'libpti.so.0')}:{os.path.abspath(args.tool)}",
-        "PTI_BENCH_MODE": "views", "PTI_BENCH_VIEWS": "kernel", "PTI_BENCH_DUMP": records,
-        "CL_LOOP_DUMP": truth, "CL_LOOP_SYNC": str(args.sync), "PTI_LEVEL_ZERO": "0", "PTI_SYCL": "0",
-    })
+    preload_libpti(env, lib, args.tool, "views")
+    env.update({"PTI_BENCH_VIEWS": "kernel", "PTI_BENCH_DUMP": records, "CL_LOOP_DUMP": truth,
+                "CL_LOOP_SYNC": str(args.sync)})
     out = subprocess.run([args.program, "anchor", str(args.n)], env=env, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"{variant}: cl_loop exited with {out.returncode}\n{out.stdout}\n{out.stderr}")
     cmds = [tuple(map(int, l.split())) for l in open(truth)]
-    recs = sorted(tuple(map(int, l.split())) for l in open(records))
-    recs.sort(key=lambda r: r[1])
+    # In launch order: by start (one in-order queue).
+    recs = sorted((tuple(map(int, l.split())) for l in open(records)), key=lambda r: r[1])
     if len(recs) != len(cmds):
         sys.exit(f"{variant}: {len(recs)} kernel records for {len(cmds)} launches")
     return cmds, recs

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import time
 
+from overhead import preload_libpti
+
 MODES = [("none", "no libpti"), ("idle", "libpti loaded, nothing enabled"),
          ("views", "libpti with bench_tool.so: API, kernel, copy and fill views")]
 
@@ -24,11 +26,7 @@ def run(cmd, mode, args):
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     if mode != "none":
-        env["LD_PRELOAD"] = f"{os.path.join(os.path.abspath(args.lib_dir), 'libpti.so.0')}:" \
-                            f"{os.path.abspath(args.tool)}"
-        env["PTI_BENCH_MODE"] = mode
-        env["PTI_LEVEL_ZERO"] = "0"
-        env["PTI_SYCL"] = "0"
+        preload_libpti(env, args.lib_dir, args.tool, mode)
     start = time.perf_counter()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     elapsed = (time.perf_counter() - start) * 1e3

@@ -65,6 +65,16 @@ def lib_dir(args, mode):
     return args.variants.get(mode, {}).get("LIB", args.lib_dir)
 
 
+def preload_libpti(env, lib, tool, mode):
+    """Sets `env` to run a program with libpti (libpti.so.0 from directory `lib`) and the bench
+    tool `tool` preloaded in `mode`, only OpenCL traced (anchor_error.py and attach.py too)."""
+    env["LD_PRELOAD"] = f"{os.path.join(os.path.abspath(lib), 'libpti.so.0')}:{os.path.abspath(tool)}"
+    env["PTI_BENCH_MODE"] = mode
+    # Only OpenCL is measured: the other backends stay out of the program.
+    env["PTI_LEVEL_ZERO"] = "0"
+    env["PTI_SYCL"] = "0"
+
+
 def opencl_run(args, mode, loop, n, warm):
     env = dict(os.environ)
     env.pop("OPENCL_LAYERS", None)
@@ -76,13 +86,8 @@ def opencl_run(args, mode, loop, n, warm):
     if mode == "floor":
         env["CL_LOOP_TIMED"] = "1"
     elif mode != "none":
-        lib = os.path.join(lib_dir(args, mode), "libpti.so.0")
-        env["LD_PRELOAD"] = f"{lib}:{os.path.abspath(args.tool)}"
-        env["PTI_BENCH_MODE"] = "views" if mode in args.variants else mode
+        preload_libpti(env, lib_dir(args, mode), args.tool, "views" if mode in args.variants else mode)
         variant_env(args, mode, env)
-        # Only OpenCL is measured: the other backends stay out of the program.
-        env["PTI_LEVEL_ZERO"] = "0"
-        env["PTI_SYCL"] = "0"
     return run([args.program, loop, str(n), str(warm)], env, mode)
 
 

@@ -71,12 +71,15 @@ export PTI_TEST_PLATFORM="$platform"
 echo "overhead.sh: $(date -u +%Y-%m-%dT%H:%MZ), $(uname -n), OpenCL platform matching '$platform', libpti from $lib"
 
 py="python3 $root/benches/overhead.py $smoke"
+# overhead.py on the OpenCL loop program; its options follow.
+opencl() {
+  $py opencl --program "$out/cl_loop" --lib-dir "$lib" --tool "$out/bench_tool.so" --label "OpenCL ($platform)" "$@"
+}
 if [ "${1:-}" = patterns ]; then
   for pattern in ${PTI_BENCH_PATTERNS:-sync1 sync64 sync1024 stream threads ooo events latency anchor attach}; do
     case $pattern in
       latency) # The program's own measurements (clpeak's kernel-latency pattern): its floor is itself.
-        $py opencl --program "$out/cl_loop" --lib-dir "$lib" --tool "$out/bench_tool.so" --label "OpenCL ($platform)" \
-          --loop latency --n $((launches / 10)) --warm $((warm / 10)) --rounds $rounds $variants ;;
+        opencl --loop latency --n $((launches / 10)) --warm $((warm / 10)) --rounds $rounds $variants ;;
       anchor)
         python3 "$root/benches/anchor_error.py" --program "$out/cl_loop" --tool "$out/bench_tool.so" --lib-dir "$lib" \
           --n $launches --rounds 3 --variant every:PTI_CLOCK_ANCHOR_NS=0 --variant 10ms:PTI_CLOCK_ANCHOR_NS=10000000 \
@@ -84,17 +87,14 @@ if [ "${1:-}" = patterns ]; then
       attach)
         python3 "$root/benches/attach.py" --program "$out/cl_loop" --tool "$out/bench_tool.so" --lib-dir "$lib" --rounds 11 ;;
       *)
-        $py opencl --program "$out/cl_loop" --lib-dir "$lib" --tool "$out/bench_tool.so" --label "OpenCL ($platform)" \
-          --loop launch --pattern "$pattern" --n $launches --warm $warm --rounds $rounds $variants ;;
+        opencl --loop launch --pattern "$pattern" --n $launches --warm $warm --rounds $rounds $variants ;;
     esac
   done
   exit 0
 fi
-$py opencl --program "$out/cl_loop" --lib-dir "$lib" --tool "$out/bench_tool.so" --label "OpenCL ($platform)" \
-  --loop launch --n $launches --warm $warm --rounds $rounds $memory $variants
+opencl --loop launch --n $launches --warm $warm --rounds $rounds $memory $variants
 [ -n "$only_launch" ] ||
-$py opencl --program "$out/cl_loop" --lib-dir "$lib" --tool "$out/bench_tool.so" --label "OpenCL ($platform)" \
-  --loop copy --n $copies --warm $copy_warm --rounds $rounds
+opencl --loop copy --n $copies --warm $copy_warm --rounds $rounds
 
 # The SYCL program, untraced and fully traced, where .venv has dpctl (cargo xtask setup makes it).
 if [ -n "$only_launch" ]; then

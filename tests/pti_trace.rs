@@ -106,11 +106,9 @@ fn traced_mpi_ranks(dir: &Path, launches: usize) -> Output {
     // empty cache at once can fail (seen once in 8 ranks on a cold CI run, `cargo xtask scale`).
     static WARM: std::sync::Once = std::sync::Once::new();
     WARM.call_once(|| {
-        run(Command::new("mpirun")
-            .args(["--oversubscribe", "--allow-run-as-root", "-np", "1"])
+        run(mpirun(1)
             .arg(mpi_program())
             .arg("1")
-            .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
             .env("PTI_TEST_PLATFORM", "Portable")
             .env_remove("OPENCL_LAYERS"));
     });
@@ -122,17 +120,24 @@ fn traced_mpi_ranks(dir: &Path, launches: usize) -> Output {
         .env_remove("OPENCL_LAYERS"))
 }
 
-/// `mpirun` starting 4 ranks, each under pti-trace writing `dir/trace.rank<r>.<pid>.pftrace`:
-/// the program (after "--") follows.
-fn mpirun_under_pti_trace(dir: &Path) -> Command {
+/// `mpirun` starting `ranks` ranks of what follows.
+fn mpirun(ranks: u32) -> Command {
     let mut cmd = Command::new("mpirun");
     // Open MPI as root on 2 cores: --allow-run-as-root, --oversubscribe; no cross-memory
     // attach in a container.
-    cmd.args(["--oversubscribe", "--allow-run-as-root", "-np", "4"])
-        .arg(pti_trace())
-        .arg("-o")
-        .arg(dir.join("trace.rank%r.%p.pftrace"))
+    cmd.args(["--oversubscribe", "--allow-run-as-root", "-np"])
+        .arg(ranks.to_string())
         .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
+    cmd
+}
+
+/// `mpirun` starting 4 ranks, each under pti-trace writing `dir/trace.rank<r>.<pid>.pftrace`:
+/// the program (after "--") follows.
+fn mpirun_under_pti_trace(dir: &Path) -> Command {
+    let mut cmd = mpirun(4);
+    cmd.arg(pti_trace())
+        .arg("-o")
+        .arg(dir.join("trace.rank%r.%p.pftrace"));
     cmd
 }
 

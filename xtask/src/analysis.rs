@@ -152,6 +152,20 @@ fn size_of(dir: &Path) -> u64 {
 /// times (tests/c/mpi_ranks.c).
 const LAUNCHES: u64 = 100;
 
+/// `mpirun` starting `ranks` ranks of what follows, on PoCL with its kernel cache in
+/// `pocl_cache` (Open MPI as root on 2 cores: oversubscribed; no cross-memory attach in a
+/// container).
+fn mpirun_on_pocl(ranks: u32, pocl_cache: &Path) -> Command {
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--oversubscribe", "--allow-run-as-root", "-np"])
+        .arg(ranks.to_string())
+        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+        .env("PTI_TEST_PLATFORM", "Portable")
+        .env("POCL_CACHE_DIR", pocl_cache)
+        .env_remove("OPENCL_LAYERS");
+    cmd
+}
+
 /// Runs the scale job for each number of `ranks` and prints its table.
 pub fn scale(root: &Path, ranks: &[u32]) -> Result<(), String> {
     let bin = root.join("target/debug");
@@ -173,14 +187,7 @@ pub fn scale(root: &Path, ranks: &[u32]) -> Result<(), String> {
     // CL_BUILD_PROGRAM_FAILURE in one of 8 ranks).
     step(
         "one rank alone, to fill PoCL's kernel cache",
-        Command::new("mpirun")
-            .args(["--oversubscribe", "--allow-run-as-root", "-np", "1"])
-            .arg(&program)
-            .arg("1")
-            .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
-            .env("PTI_TEST_PLATFORM", "Portable")
-            .env("POCL_CACHE_DIR", &pocl_cache)
-            .env_remove("OPENCL_LAYERS"),
+        mpirun_on_pocl(1, &pocl_cache).arg(&program).arg("1"),
     )?;
     let mut table = vec![
         "| ranks | kernels | trace (s) | traces (MB) | export, all ranks at once (s) | export peak RSS per process, max (MB) | dataset (MB) | DuckDB, 6 queries (s) | DuckDB peak RSS (MB) | merge (s) | merge peak RSS (MB) |".to_string(),
@@ -192,23 +199,13 @@ pub fn scale(root: &Path, ranks: &[u32]) -> Result<(), String> {
         std::fs::create_dir_all(&job).map_err(|e| format!("{}: {e}", job.display()))?;
 
         let began = Instant::now();
-        let traced = Command::new("mpirun")
-            .args([
-                "--oversubscribe",
-                "--allow-run-as-root",
-                "-np",
-                &n.to_string(),
-            ])
+        let traced = mpirun_on_pocl(n, &pocl_cache)
             .arg(&pti_trace)
             .arg("-o")
             .arg(job.join("trace.rank%r.%p.pftrace"))
             .arg("--")
             .arg(&program)
             .arg(LAUNCHES.to_string())
-            .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
-            .env("PTI_TEST_PLATFORM", "Portable")
-            .env("POCL_CACHE_DIR", &pocl_cache)
-            .env_remove("OPENCL_LAYERS")
             .output()
             .map_err(|e| format!("mpirun: {e} (`cargo xtask setup` installs Open MPI)"))?;
         let trace_s = began.elapsed().as_secs_f64();

@@ -15,7 +15,8 @@ use core::ffi::c_void;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::timing::{self, DeviceTimes, HostTimes, Timing};
+use super::switches;
+use super::timing::{DeviceTimes, HostTimes, Timing};
 use crate::clock;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::view::device::DeviceIdentity;
@@ -167,7 +168,7 @@ impl<I: DeviceTimer> DeviceRegistry<I> {
         match device.last_anchor.load(Ordering::Relaxed) {
             NO_ANCHORS => false,
             0 => true,
-            last => enter.abs_diff(last) >= timing::anchor_interval_ns(),
+            last => enter.abs_diff(last) >= switches::anchor_interval_ns(),
         }
     }
 

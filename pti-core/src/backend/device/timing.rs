@@ -16,10 +16,10 @@
 //! Without a timer, the tightest bounds come from the commands' QUEUED times (stamped inside the
 //! enqueue call), but reading QUEUED is a runtime query (1.3 µs on NVIDIA's OpenCL). So QUEUED
 //! is read only for an **anchor**: each of a device's first [`FIRST_ANCHORS`] commands, then the
-//! first command converted after [`anchor_interval_ns`] of its own calls' time since the last
-//! anchor ([`Timing::last_anchor`]); the other commands'
-//! START times still bound the shift from below, but only an anchor's bound starts a new window,
-//! so the looser START bounds never replace an anchor's. The error this leaves (docs/BENCHMARKS.md,
+//! first command converted after `PTI_CLOCK_ANCHOR_NS` ([`DEFAULT_ANCHOR_INTERVAL_NS`]) of its
+//! own calls' time since the last anchor ([`Timing::last_anchor`]); the other commands' START
+//! times still bound the shift from below, but only an anchor's bound starts a new window, so the
+//! looser START bounds never replace an anchor's. The error this leaves (docs/BENCHMARKS.md,
 //! issue 39) is the least delay between an anchor's call and its QUEUED stamp, plus the drift of
 //! the device's clock over a window.
 //!
@@ -34,13 +34,6 @@ pub(crate) const RESYNC_NS: u64 = 100_000_000;
 
 /// How long a lower bound from a command is trusted.
 pub(crate) const OFFSET_WINDOW_NS: u64 = 1_000_000_000;
-
-/// How often, in the commands' own calls' time, a device without a timer gets an anchor (a
-/// command whose QUEUED time is read): `PTI_CLOCK_ANCHOR_NS` (0: every command), else
-/// [`DEFAULT_ANCHOR_INTERVAL_NS`].
-pub(crate) fn anchor_interval_ns() -> u64 {
-    super::switches::anchor_interval_ns()
-}
 
 /// The first commands of a device are all anchors: the first bounds are loose (a first call is
 /// slow) and would otherwise stand for a whole interval.
@@ -104,7 +97,7 @@ impl Timing {
 
     /// The call time of the last anchor (0: none yet), or `None` where the device has a timer
     /// (its commands are never anchors). A command whose call began at least
-    /// [`anchor_interval_ns`] from it should be one: a backend then reads its QUEUED time (see
+    /// `PTI_CLOCK_ANCHOR_NS` (`switches::anchor_interval_ns`) from it should be one: a backend then reads its QUEUED time (see
     /// the module docs and `DeviceRegistry::wants_anchor`).
     pub(crate) fn last_anchor(&self) -> Option<u64> {
         match self.base {
@@ -359,7 +352,7 @@ mod tests {
     #[test]
     fn the_first_commands_then_one_per_interval_are_anchors() {
         let mut t = timing(Base::Identity);
-        let interval = anchor_interval_ns();
+        let interval = crate::backend::device::switches::anchor_interval_ns();
         assert_eq!(t.last_anchor(), Some(0), "the first command is an anchor");
         let mut enter = 10_000_000;
         for _ in 0..FIRST_ANCHORS {
