@@ -7,6 +7,8 @@
  * With PTI_BENCH_SYCL=1 the SYCL runtime's calls are included (runtime-API domain and view).
  * PTI_BENCH_VIEWS=api,kernel,copy,fill (any of them) narrows the views of `views` and `both`, to
  * see what each costs.
+ * PTI_BENCH_BUFFER_BYTES sets the size of the buffers it lends (default 1 MiB; benches/callgrind.sh
+ * lends small ones, so that walking them falls evenly into every counted loop).
  * With PTI_BENCH_DUMP=<file> (a file that does not exist yet) it writes each kernel record's
  * "append start end" there, in the order the buffers deliver them (benches/anchor_error.py).
  * At exit it flushes and prints "BENCH_TOOL calls <n> records <n> dropped <n>" on stderr, so the
@@ -17,6 +19,7 @@
  * Intel's library and libpti's drop-in for it (benches/overhead.py sycl, modes i and j).
  *
  * build: cc -std=c11 -O2 -shared -fPIC -Iinclude benches/bench_tool.c -o bench_tool.so -lpti */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +32,7 @@
 #include "pti/pti_view.h"
 
 #define BUFFER_BYTES (1u << 20)
+static size_t buffer_bytes = BUFFER_BYTES;
 
 static uint64_t calls, records;
 static const pti_view_kind VIEWS[] = {PTI_VIEW_DRIVER_API, PTI_VIEW_DEVICE_GPU_KERNEL, PTI_VIEW_DEVICE_CPU_KERNEL,
@@ -51,9 +55,30 @@ static void on_call(void* user, pti_callback_domain domain, pti_api_group_id gro
 }
 #endif
 
+/* Walked buffers are kept for reuse (a tool's usual pool): freeing one and allocating the next
+ * made glibc consolidate its free lists for every buffer of 64 KiB or more, which slowed the
+ * program's own allocations and was counted against libpti. */
+#define POOLED 16
+static unsigned char* pool[POOLED];
+static int pooled;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void requested(unsigned char** buffer, size_t* size) {
-  *buffer = malloc(BUFFER_BYTES);
-  *size = *buffer ? BUFFER_BYTES : 0;
+  pthread_mutex_lock(&pool_lock);
+  *buffer = pooled ? pool[--pooled] : NULL;
+  pthread_mutex_unlock(&pool_lock);
+  if (!*buffer) *buffer = malloc(buffer_bytes);
+  *size = *buffer ? buffer_bytes : 0;
+}
+
+static void recycle(unsigned char* buffer) {
+  pthread_mutex_lock(&pool_lock);
+  if (pooled < POOLED) {
+    pool[pooled++] = buffer;
+    buffer = NULL;
+  }
+  pthread_mutex_unlock(&pool_lock);
+  free(buffer);
 }
 
 static void completed(unsigned char* buffer, size_t size, size_t used) {
@@ -67,7 +92,7 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
               (unsigned long long)k->_start_timestamp, (unsigned long long)k->_end_timestamp);
     }
   }
-  free(buffer);
+  recycle(buffer);
 }
 
 static void fail(const char* what) {
@@ -78,6 +103,8 @@ static void fail(const char* what) {
 __attribute__((constructor)) static void start(void) {
   const char* mode = getenv("PTI_BENCH_MODE");
   if (!mode || !strcmp(mode, "idle")) return;
+  const char* bytes = getenv("PTI_BENCH_BUFFER_BYTES");
+  if (bytes && (buffer_bytes = strtoul(bytes, NULL, 10)) < 4096) fail("PTI_BENCH_BUFFER_BYTES (at least 4096)");
   int want_callbacks = !strcmp(mode, "callbacks") || !strcmp(mode, "both");
   views_on = !strcmp(mode, "views") || !strcmp(mode, "both");
   sycl = getenv("PTI_BENCH_SYCL") && !strcmp(getenv("PTI_BENCH_SYCL"), "1");

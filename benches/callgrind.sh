@@ -23,6 +23,9 @@
 # - PoCL's kernel cache warmed by one run under valgrind without a tool (PoCL keys the cache by
 #   the CPU features it sees, and valgrind's CPU has fewer than the real one), so no counted run
 #   compiles the kernel (which would be outside the counted loop anyway);
+# - the tool's buffers are small (PTI_BENCH_BUFFER_BYTES, 64 KiB, reused), so that the walks of its
+#   buffers (ptiViewGetNextRecord) fall evenly into the counted loop: with 1 MiB, one walk more or
+#   less in it moved a count by 200 to 400 instructions per launch between builds;
 # - collection only inside the timed loop (callgrind --toggle-collect=timed_loop), after a
 #   warm-up loop as long as it, not counted: the steady state of a long program (libpti's
 #   lists have grown to what the pattern needs once, as in the first part of any long run).
@@ -70,7 +73,8 @@ count() {
   case $mode in
     none) ;;
     floor) set -- "$@" CL_LOOP_TIMED=1 ;;
-    *) set -- "$@" LD_PRELOAD="$lib/libpti.so.0:$out/bench_tool.so" PTI_BENCH_MODE="$mode" ;;
+    *) set -- "$@" LD_PRELOAD="$lib/libpti.so.0:$out/bench_tool.so" PTI_BENCH_MODE="$mode" \
+      PTI_BENCH_BUFFER_BYTES=65536 ;;
   esac
   "$@" valgrind --tool=callgrind --callgrind-out-file="$file" --collect-atstart=no \
     --toggle-collect='timed_loop*' --toggle-collect='run_thread*' \

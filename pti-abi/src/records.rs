@@ -25,32 +25,85 @@ pub fn first_offset(address: usize) -> usize {
     address.wrapping_neg() & 7
 }
 
-/// The record that starts at `at`: its kind and size; `None` where the records end.
+/// What a 4-byte `_view_kind` says of its record: its size, or one of the markers below.
+type SizeEntry = u16;
+/// `PTI_VIEW_INVALID`: the records end (a zeroed tail).
+const END: SizeEntry = 0;
+/// A value that is no kind.
+const UNKNOWN: SizeEntry = SizeEntry::MAX;
+/// `PTI_VIEW_RESERVED`: a kind without records.
+const RESERVED: SizeEntry = SizeEntry::MAX - 1;
+
+/// The first extension kind's value; the extensions' values follow it densely.
+const EXTENSION_BASE: u32 = pti_view_kind::EXTENSIONS[0] as u32;
+
+/// Slots of [`SIZES`]: the published kinds by value (INVALID at 0), then the extensions.
+const PUBLISHED: usize = pti_view_kind::ALL.len() + 1;
+const SLOTS: usize = PUBLISHED + pti_view_kind::EXTENSIONS.len();
+
+/// Each kind's record size, by [`slot`]: the walk's one lookup per record (a `match` over the
+/// kinds per step cost a tool more than libpti's writing of the record).
+const SIZES: [SizeEntry; SLOTS] = {
+    let mut sizes = [UNKNOWN; SLOTS];
+    sizes[0] = END;
+    let mut i = 0;
+    while i < SLOTS - 1 {
+        let kind = if i < pti_view_kind::ALL.len() {
+            pti_view_kind::ALL[i]
+        } else {
+            pti_view_kind::EXTENSIONS[i - pti_view_kind::ALL.len()]
+        };
+        let at = slot(kind as u32);
+        assert!(
+            at < SLOTS && sizes[at] == UNKNOWN,
+            "kinds are dense and distinct"
+        );
+        sizes[at] = match kind.record_size() {
+            Some(size) => {
+                assert!(size > 0 && size < RESERVED as usize);
+                size as SizeEntry
+            }
+            None => RESERVED,
+        };
+        i += 1;
+    }
+    sizes
+};
+
+/// The slot of raw kind `raw` in [`SIZES`] (out of range for values that are no kind).
+#[inline(always)]
+const fn slot(raw: u32) -> usize {
+    if (raw as usize) < PUBLISHED {
+        raw as usize
+    } else if raw >= EXTENSION_BASE {
+        (raw - EXTENSION_BASE) as usize + PUBLISHED
+    } else {
+        SLOTS
+    }
+}
+
+/// The size of the record that starts at `at`; `None` where the records end.
 ///
 /// # Safety
 /// `base` is readable for `len` bytes, of which the four at `at` (if they lie within) are
 /// initialised.
-unsafe fn record_at(
-    base: *const u8,
-    len: usize,
-    at: usize,
-) -> Result<Option<(pti_view_kind, usize)>, NotARecord> {
+#[inline(always)]
+unsafe fn record_at(base: *const u8, len: usize, at: usize) -> Result<Option<usize>, NotARecord> {
     if at.checked_add(4).is_none_or(|end| end > len) {
         return Ok(None);
     }
     // SAFETY: [at, at + 4) lies within the readable, initialised bytes (checked, contract).
     let raw = unsafe { base.add(at).cast::<u32>().read_unaligned() };
-    let kind = pti_view_kind::from_raw(raw).ok_or(NotARecord("not a record: unknown view kind"))?;
-    if kind == pti_view_kind::PTI_VIEW_INVALID {
-        return Ok(None);
-    }
-    let size = kind
-        .record_size()
-        .ok_or(NotARecord("not a record: reserved view kind"))?;
+    let size = match SIZES.get(slot(raw)).copied().unwrap_or(UNKNOWN) {
+        END => return Ok(None),
+        UNKNOWN => return Err(NotARecord("not a record: unknown view kind")),
+        RESERVED => return Err(NotARecord("not a record: reserved view kind")),
+        size => size as usize,
+    };
     if len - at < size {
         return Err(NotARecord("the record runs past the valid bytes"));
     }
-    Ok(Some((kind, size)))
+    Ok(Some(size))
 }
 
 /// The offset of the record after the one at `current` (the first record when `None`), or
@@ -62,6 +115,7 @@ unsafe fn record_at(
 /// # Safety
 /// `base` must be readable for `len` bytes; the bytes of the records' `_view_kind` fields must be
 /// initialised (any other byte need not be).
+#[inline]
 pub unsafe fn next_record_raw(
     base: *const u8,
     len: usize,
@@ -78,7 +132,7 @@ pub unsafe fn next_record_raw(
             }
             // SAFETY: the caller's contract.
             match unsafe { record_at(base, len, at) }? {
-                Some((_, size)) => at + size,
+                Some(size) => at + size,
                 None => {
                     return Err(NotARecord("the record pointer does not point at a record"));
                 }
@@ -87,6 +141,32 @@ pub unsafe fn next_record_raw(
     };
     // SAFETY: the caller's contract.
     Ok(unsafe { record_at(base, len, next) }?.map(|_| next))
+}
+
+/// [`next_record_raw`] for a walk that goes well, as a tool's walk of its buffers does: the
+/// offset of the next record, or `None` for anything else (the end of the records, or a position
+/// or record the walk refuses, which [`next_record_raw`] then tells apart). It builds no error, so
+/// a tool's loop pays only for the checks.
+///
+/// # Safety
+/// As [`next_record_raw`].
+#[inline(always)]
+pub unsafe fn next_record_quick(
+    base: *const u8,
+    len: usize,
+    current: Option<usize>,
+) -> Option<usize> {
+    let first = first_offset(base as usize);
+    let next = match current {
+        None => first,
+        Some(at) if at >= first && at < len && (at - first).is_multiple_of(8) => {
+            // SAFETY: the caller's contract.
+            at + unsafe { record_at(base, len, at) }.ok()??
+        }
+        Some(_) => return None,
+    };
+    // SAFETY: the caller's contract.
+    unsafe { record_at(base, len, next) }.ok()?.map(|_| next)
 }
 
 /// [`next_record_raw`] over a byte slice (whose bytes are all initialised).
@@ -241,6 +321,28 @@ mod tests {
 
     use super::*;
 
+    /// The size table says of every value what the kinds themselves say.
+    #[test]
+    fn the_size_table_agrees_with_the_kinds() {
+        let values =
+            (0..0x1_0010u32).chain([u32::MAX, u32::MAX - 1, 0x8000_0000, EXTENSION_BASE - 1]);
+        for raw in values {
+            let mut words = [0u64; 64];
+            words[0] = u64::from(raw);
+            // SAFETY: 512 initialised bytes; the kind is at offset 0 (little-endian).
+            let got = unsafe { record_at(words.as_ptr().cast(), 512, 0) };
+            let want = match pti_view_kind::from_raw(raw) {
+                None => Err(NotARecord("not a record: unknown view kind")),
+                Some(pti_view_kind::PTI_VIEW_INVALID) => Ok(None),
+                Some(kind) => match kind.record_size() {
+                    None => Err(NotARecord("not a record: reserved view kind")),
+                    Some(size) => Ok(Some(size)),
+                },
+            };
+            assert_eq!(got, want, "raw kind {raw:#x}");
+        }
+    }
+
     /// An 8-aligned byte buffer of `n` bytes.
     fn aligned(n: usize) -> Vec<u64> {
         vec![0u64; n.div_ceil(8)]
@@ -315,6 +417,41 @@ mod tests {
                 let raw = u32::from_ne_bytes(slice[at..at + 4].try_into().unwrap());
                 let size = pti_view_kind::from_raw(raw).unwrap().record_size().unwrap();
                 prop_assert!(at + size <= slice.len());
+            }
+        }
+
+        /// The quick walk finds the record the full walk finds, and nothing where it finds none.
+        #[test]
+        fn the_quick_walk_is_the_walk(
+            kinds in prop::collection::vec(prop::sample::select(&[1u32, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 0x10001, 0x10003, 0, 77]), 0..40),
+            len_cut in 0usize..4096,
+            start in prop::option::of(0usize..4096),
+            record in prop::option::of(0usize..40),
+        ) {
+            // Records of the chosen kinds, back to back (an unknown kind ends what can be laid out).
+            let mut words = aligned(4096);
+            let (mut at, mut offsets) = (0, Vec::new());
+            for kind in kinds {
+                let size = pti_view_kind::from_raw(kind).and_then(|k| k.record_size()).unwrap_or(8);
+                if at + size > 4096 {
+                    break;
+                }
+                put_kind(&mut words, at, kind);
+                offsets.push(at);
+                at += size;
+            }
+            // Half the positions are those of records laid out (a tool's walk), half arbitrary.
+            let start = match record {
+                Some(i) if i < offsets.len() => Some(offsets[i]),
+                _ => start,
+            };
+            let len = len_cut.min(4096);
+            let bytes = as_bytes(&words, len);
+            // SAFETY: a slice is readable and initialised for its whole length.
+            let quick = unsafe { next_record_quick(bytes.as_ptr(), bytes.len(), start) };
+            match next_record(bytes, start) {
+                Ok(Some(at)) => prop_assert_eq!(quick, Some(at)),
+                _ => prop_assert_eq!(quick, None),
             }
         }
     }

@@ -195,8 +195,17 @@ pub unsafe extern "C" fn ptiViewGetNextRecord(
             true => None,
             false => Some((current as usize).wrapping_sub(buffer as usize)),
         };
+        // The walk of a well-formed buffer first, which builds no error; the full walk says
+        // what is wrong otherwise (or that the records end).
         // SAFETY: the caller promises `buffer` is readable for `valid_bytes` bytes, and the
         // records' kinds are initialised (libpti wrote them); the walk reads nothing else.
+        let quick = unsafe { view::next_record_quick(buffer, valid_bytes, current) };
+        if let Some(at) = quick {
+            // SAFETY: `at` lies within the buffer.
+            unsafe { out.write(buffer.add(at) as *mut pti_view_record_base) };
+            return Ok(pti_result::PTI_SUCCESS);
+        }
+        // SAFETY: as for the quick walk.
         match unsafe { view::next_record_raw(buffer, valid_bytes, current) }? {
             // SAFETY: as above; `at` lies within the buffer.
             Some(at) => unsafe { out.write(buffer.add(at) as *mut pti_view_record_base) },

@@ -122,6 +122,10 @@ pub struct CallScope {
     start: u64,
     /// When an override's real call returned (0: not said): the call's record ends there.
     real_end: Cell<u64>,
+    /// The calling thread's state (NULL: the call is not traced), so that an override need not
+    /// look it up again (each look is a TLS lookup in a shared library). See
+    /// [`CallScope::thread`] for why it stays valid.
+    thread: *const ThreadState,
 }
 
 /// Where an override's real call stands.
@@ -193,7 +197,13 @@ impl<T: 'static> CallResult for *const T {
 }
 
 impl CallScope {
-    fn new(correlation_id: u32, context: *mut c_void, clock: clock::Source, start: u64) -> Self {
+    fn new(
+        correlation_id: u32,
+        context: *mut c_void,
+        clock: clock::Source,
+        start: u64,
+        thread: *const ThreadState,
+    ) -> Self {
         CallScope {
             correlation_id,
             context,
@@ -201,11 +211,22 @@ impl CallScope {
             clock,
             start,
             real_end: Cell::new(0),
+            thread,
         }
     }
 
     fn untraced() -> Self {
-        Self::new(0, ptr::null_mut(), clock::Source::HOST, 0)
+        Self::new(0, ptr::null_mut(), clock::Source::HOST, 0, ptr::null())
+    }
+
+    /// The state of the thread making the call; `None` where the call is not traced.
+    pub(crate) fn thread(&self) -> Option<&ThreadState> {
+        // SAFETY: a traced scope is made only by `traced_body`, from the state it borrows for
+        // its whole run, and lives inside that run (its constructors are private to this module,
+        // so a body given `&mut CallScope` cannot replace it with one of its own making, only
+        // swap it with another of this thread's, which points at the same state); the state of
+        // a thread outlives every call the thread makes.
+        unsafe { self.thread.as_ref() }
     }
 
     /// The time at which the call began (as its API record has it), or now where the call is not
@@ -486,6 +507,7 @@ fn traced_body<'a, R, C: ReturnCode>(
         call.data.as_ref().map_or(ptr::null_mut(), |d| d.context),
         call.clock,
         call.start,
+        state,
     );
     let (result, code) = {
         let _runtime = RuntimeCallScope::enter(group, call.correlation_id, state);

@@ -19,13 +19,14 @@ use crate::intern::intern_str;
 use crate::recent::{self, Recent};
 use crate::result::ResultCode;
 use crate::sycl_tag::SyclTag;
+use crate::thread::{self, ThreadState};
 use crate::view::abi::{
     pti_view_kind, pti_view_memcpy_type, pti_view_memory_type, pti_view_synchronization_type,
 };
 use crate::view::device::{
     self, Command, DeviceIdentity, Engine, Launch, Synchronization, kernel_view,
 };
-use crate::{ids, thread, view};
+use crate::{ids, view};
 
 /// What a command does, as its record needs to know.
 #[derive(Clone, Copy, Debug)]
@@ -93,7 +94,16 @@ impl Work {
     /// face asked for Intel's names, [`view::name_fills_as_intel`]). Asked for every command
     /// (at its submission and at its record), so the names built from the function are
     /// remembered per thread ([`NAMES`]) instead of formatted and interned each time.
+    #[inline]
     pub(crate) fn name(&self, group: ApiGroup, api_id: ApiId) -> &'static CStr {
+        match self {
+            Work::Kernel { name, .. } => name,
+            _ => self.remembered_name(group, api_id),
+        }
+    }
+
+    /// [`Work::name`] of work other than a kernel's.
+    fn remembered_name(&self, group: ApiGroup, api_id: ApiId) -> &'static CStr {
         let key = match self {
             Work::Kernel { name, .. } => return name,
             Work::Copy { src, dst, .. } => (*src as u32) << 8 | *dst as u32,
@@ -176,9 +186,43 @@ impl Submission {
         operation_id: u64,
         work: Work,
     ) -> Self {
-        // One look at the thread's state for both (each look costs a TLS lookup in a library).
-        let (thread_id, task) =
-            thread::with(|s| (s.thread_id(), s.runtime_task.get())).unwrap_or((0, None));
+        thread::with(|state| Self::on(state, group, api_id, correlation_id, operation_id, work))
+            .unwrap_or_else(|| {
+                Self::of_thread(0, None, group, api_id, correlation_id, operation_id, work)
+            })
+    }
+
+    /// As [`Submission::now`], on the thread whose state the caller has (a traced call's
+    /// scope has it: no TLS lookup).
+    pub(crate) fn on(
+        state: &ThreadState,
+        group: ApiGroup,
+        api_id: ApiId,
+        correlation_id: u32,
+        operation_id: u64,
+        work: Work,
+    ) -> Self {
+        let (thread_id, task) = (state.thread_id(), state.runtime_task.get());
+        Self::of_thread(
+            thread_id,
+            task,
+            group,
+            api_id,
+            correlation_id,
+            operation_id,
+            work,
+        )
+    }
+
+    fn of_thread(
+        thread_id: u32,
+        task: Option<SyclTag>,
+        group: ApiGroup,
+        api_id: ApiId,
+        correlation_id: u32,
+        operation_id: u64,
+        work: Work,
+    ) -> Self {
         Submission {
             work,
             group,
@@ -240,10 +284,11 @@ pub(crate) struct Finished<'a> {
 }
 
 impl Finished<'_> {
-    /// Writes the command's record into this thread's buffer (if its view is enabled). A thread
-    /// whose state is gone (a wait in a thread-local destructor) cannot write: the record is
-    /// counted as lost, with a critical event.
-    pub(crate) fn record(&self) {
+    /// Writes the command's record into the buffer of `state` (if its view is enabled; the
+    /// harvesting thread's, looked up once per harvest). Without a state (a thread whose own is
+    /// gone while the one of exited threads stayed busy) the record is counted as lost, with a
+    /// critical event.
+    pub(crate) fn record(&self, state: Option<&ThreadState>) {
         let s = self.submission;
         let command = Command {
             operation_id: s.operation_id,
@@ -260,7 +305,7 @@ impl Finished<'_> {
             end: self.end,
             sycl: s.task,
         };
-        let written = thread::with_any(|state| match s.work {
+        let written = state.map(|state| match s.work {
             Work::Kernel { launch, .. } => {
                 device::kernel(state, self.device_is_cpu, &command);
                 device::kernel_launch(state, s.operation_id, &launch);

@@ -24,6 +24,7 @@ use crate::callback::critical;
 use crate::result::ResultCode;
 use crate::sync::backoff::Backoff;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
+use crate::thread::{self, ThreadState};
 use crate::view;
 use crate::view::abi::{pti_view_kind, pti_view_loss_reason};
 
@@ -35,9 +36,12 @@ pub(crate) trait PendingCommand: Send + Sized {
     /// Where the command stands, without waiting: `None` while it runs.
     fn poll(&self) -> Option<Self::Outcome>;
 
-    /// Writes the record of the completed command (or counts it lost, saying why) and gives back
-    /// its event.
-    fn finish(self, outcome: Self::Outcome);
+    /// Writes the record of the completed command into `state`'s buffer (or counts it lost,
+    /// saying why; always where `state` is `None`: the thread's state could not be had) and gives
+    /// back its event. Called once, through [`finish`] or a harvest, which look the state up once
+    /// and drop the command right after, where it lies (a harvest finishes thousands: moving each
+    /// into a call that takes it by value copied it each time).
+    fn finish(&mut self, outcome: Self::Outcome, state: Option<&ThreadState>);
 
     /// The view its record belongs to, for counting it lost.
     fn view(&self) -> pti_view_kind;
@@ -137,11 +141,13 @@ pub(crate) enum Ask {
 /// docs/BENCHMARKS.md); a pending command holds about 200 bytes and the runtime's event.
 pub(crate) const DEFAULT_HARVEST_SIZE: usize = 4096;
 
-/// Storage a harvest sorts commands into, kept (empty) from one harvest to the next: growing it
-/// anew at each harvest of thousands of commands copied each one a few more times.
+/// Storage a harvest works in, kept (empty) from one harvest to the next, so that a program's
+/// steady loop allocates nothing and moves each command once after its submission (into its
+/// `finish`): `kept` becomes the list's storage at each harvest, and `outcomes` holds what the
+/// runtime answered for each command taken, beside it.
 struct Spare<C: PendingCommand> {
-    finished: Vec<(C, C::Outcome)>,
     kept: Vec<C>,
+    outcomes: Vec<Option<C::Outcome>>,
 }
 
 /// One backend's pending commands.
@@ -165,8 +171,8 @@ impl<C: PendingCommand> Pending<C> {
     pub(crate) const fn new() -> Self {
         Pending {
             poll: WriterLock::new(Spare {
-                finished: Vec::new(),
                 kept: Vec::new(),
+                outcomes: Vec::new(),
             }),
             list: WriterLock::new(Vec::new()),
             count: AtomicUsize::new(0),
@@ -201,7 +207,9 @@ impl<C: PendingCommand> Pending<C> {
         &self.harvester_knows
     }
 
-    /// Leaves a command pending; has the list harvested if it has grown.
+    /// Leaves a command pending; has the list harvested if it has grown. Inlined, so that the
+    /// caller's command is built where the list keeps it rather than copied there.
+    #[inline]
     pub(crate) fn add(&'static self, command: C) {
         let count = {
             let mut list = self.list.lock();
@@ -209,6 +217,11 @@ impl<C: PendingCommand> Pending<C> {
             self.count.store(list.len(), Ordering::Relaxed);
             list.len()
         };
+        self.added(count);
+    }
+
+    /// Has the list harvested if it has grown to `count` commands.
+    fn added(&'static self, count: usize) {
         if count
             >= self
                 .harvest_at
@@ -236,7 +249,7 @@ impl<C: PendingCommand> Pending<C> {
             None => self.add(command),
             Some(outcome) => {
                 let _harvesting = Harvesting::begin();
-                command.finish(outcome);
+                finish(command, outcome);
             }
         }
     }
@@ -257,18 +270,19 @@ impl<C: PendingCommand> Pending<C> {
         self.harvest_inner(Some(pick), Ask::All);
     }
 
-    /// Harvests the commands `pick` selects (all of them: `None`). The list's storage goes back
-    /// to it, and the finished commands' storage is kept for the next harvest, so a program's
-    /// steady loop allocates nothing here.
+    /// Harvests the commands `pick` selects (all of them: `None`). The commands found complete
+    /// stay where they were taken into, and are finished from there once the locks are released;
+    /// the others move back to the list, before those added meanwhile. The list's storage and the
+    /// outcomes' are kept for the next harvest (see [`Spare`]).
     fn harvest_inner(&self, pick: Option<impl Fn(&C) -> bool>, ask: Ask) {
         if self.count.load(Ordering::Relaxed) == 0 {
             return;
         }
         let _harvesting = Harvesting::begin();
-        let mut finished;
+        let (mut taken, mut outcomes);
         {
             let mut poll = self.poll.lock();
-            let mut taken = {
+            taken = {
                 let mut list = self.list.lock();
                 match &pick {
                     None => core::mem::take(&mut *list),
@@ -279,24 +293,24 @@ impl<C: PendingCommand> Pending<C> {
                     }
                 }
             };
-            finished = core::mem::take(&mut poll.finished);
-            if finished.capacity() < taken.len() {
-                // Not `reserve`: growing copies the old storage, which is empty anyway.
-                finished = Vec::with_capacity(taken.len());
-            }
-            let mut kept = core::mem::take(&mut poll.kept);
+            outcomes = core::mem::take(&mut poll.outcomes);
             if C::SETTLED_BY_STREAM {
-                settle_by_streams(&mut taken, &mut finished, &mut kept);
+                settle_by_streams(&taken, &mut outcomes);
             } else {
-                poll_up_to_busy(&mut taken, &mut finished, &mut kept, ask);
+                poll_up_to_busy(&taken, &mut outcomes, ask);
             }
-            // The kept commands are older than any added meanwhile: they go first, so the list
-            // stays in submission order; `taken`'s storage (now empty) holds them.
+            // The unfinished commands, in submission order (older than any added meanwhile,
+            // which go after them), become the list; the completed ones stay in `taken`.
+            let mut kept = core::mem::take(&mut poll.kept);
+            if outcomes.iter().any(Option::is_none) {
+                let mut running = outcomes.iter().map(Option::is_none);
+                kept.extend(taken.extract_if(.., |_| running.next().unwrap_or(false)));
+                outcomes.retain(Option::is_some);
+            }
             let mut list = self.list.lock();
-            taken.append(&mut kept);
+            kept.append(&mut list);
+            core::mem::swap(&mut *list, &mut kept);
             poll.kept = kept;
-            taken.append(&mut list);
-            *list = taken;
             self.count.store(list.len(), Ordering::Relaxed);
             if pick.is_none() {
                 // The list grows to twice what is left unfinished before it is harvested again.
@@ -304,14 +318,35 @@ impl<C: PendingCommand> Pending<C> {
             }
         }
         // Records are written without the locks: writing may run tool code.
-        for (command, outcome) in finished.drain(..) {
-            command.finish(outcome);
+        let mut done = taken.iter_mut().zip(outcomes.drain(..).flatten());
+        thread::with_any(|state| {
+            for (command, outcome) in &mut done {
+                command.finish(outcome, Some(state));
+            }
+        });
+        // Left only where no thread state could be had: counted lost.
+        for (command, outcome) in done {
+            command.finish(outcome, None);
         }
-        // The storage goes back unless another harvest is under way (it has its own).
-        if let Some(mut spare) = self.poll.try_lock()
-            && spare.finished.capacity() < finished.capacity()
-        {
-            spare.finished = finished;
+        taken.clear();
+        // The storage goes back unless another harvest is under way (it has its own). The list
+        // keeps the larger of its storage and the taken commands' (which held all the list had),
+        // so that it does not grow anew, copying its commands, before every harvest; the other
+        // is kept for the next harvest's unfinished commands.
+        if let Some(mut spare) = self.poll.try_lock() {
+            {
+                let mut list = self.list.lock();
+                if list.capacity() < taken.capacity() {
+                    taken.append(&mut list);
+                    core::mem::swap(&mut *list, &mut taken);
+                }
+            }
+            if spare.kept.capacity() < taken.capacity() {
+                spare.kept = taken;
+            }
+            if spare.outcomes.capacity() < outcomes.capacity() {
+                spare.outcomes = outcomes;
+            }
         }
     }
 
@@ -382,41 +417,35 @@ impl<C: PendingCommand> Pending<C> {
     }
 }
 
-/// Polls each command, oldest first; with [`Ask::UpToBusy`], none behind a command of its
-/// in-order stream found running.
+/// Polls each command of `taken`, oldest first, into `outcomes` (one each; `None`: running or
+/// not asked); with [`Ask::UpToBusy`], none behind a command of its in-order stream found
+/// running.
 fn poll_up_to_busy<C: PendingCommand>(
-    taken: &mut Vec<C>,
-    finished: &mut Vec<(C, C::Outcome)>,
-    kept: &mut Vec<C>,
+    taken: &[C],
+    outcomes: &mut Vec<Option<C::Outcome>>,
     ask: Ask,
 ) {
     // Streams found busy in this harvest (few: one per queue with work in flight).
     let mut busy: Vec<usize> = Vec::new();
-    for command in taken.drain(..) {
+    for command in taken {
         let stream = command.in_order_stream().filter(|_| ask == Ask::UpToBusy);
         if stream.is_some_and(|s| busy.contains(&s)) {
-            kept.push(command);
+            outcomes.push(None);
             continue;
         }
-        match command.poll() {
-            None => {
-                busy.extend(stream);
-                kept.push(command);
-            }
-            Some(outcome) => finished.push((command, outcome)),
+        let outcome = command.poll();
+        if outcome.is_none() {
+            busy.extend(stream);
         }
+        outcomes.push(outcome);
     }
 }
 
-/// Settles each in-order stream by its newest completed command (see
-/// [`PendingCommand::SETTLED_BY_STREAM`]): the status of the stream's newest command, then a
-/// bisection of the older ones if it is still running; the completed ones are read. Commands of
-/// no stream are polled. What is kept stays in submission order.
-fn settle_by_streams<C: PendingCommand>(
-    taken: &mut Vec<C>,
-    finished: &mut Vec<(C, C::Outcome)>,
-    kept: &mut Vec<C>,
-) {
+/// Settles each in-order stream of `taken` by its newest completed command (see
+/// [`PendingCommand::SETTLED_BY_STREAM`]) into `outcomes` (one per command): the status of the
+/// stream's newest command, then a bisection of the older ones if it is still running; the
+/// completed ones are read. Commands of no stream are polled.
+fn settle_by_streams<C: PendingCommand>(taken: &[C], outcomes: &mut Vec<Option<C::Outcome>>) {
     // Each stream's commands, by their place in `taken` (in submission order).
     let mut streams: Vec<(usize, Vec<usize>)> = Vec::new();
     for (i, c) in taken.iter().enumerate() {
@@ -451,16 +480,29 @@ fn settle_by_streams<C: PendingCommand>(
             done[i] = true;
         }
     }
-    for (i, command) in taken.drain(..).enumerate() {
-        let outcome = match command.in_order_stream() {
-            None => command.poll(),
-            Some(_) if done[i] => command.read(),
-            Some(_) => None,
-        };
-        match outcome {
-            Some(outcome) => finished.push((command, outcome)),
-            None => kept.push(command),
+    outcomes.extend(
+        taken
+            .iter()
+            .enumerate()
+            .map(|(i, command)| match command.in_order_stream() {
+                None => command.poll(),
+                Some(_) if done[i] => command.read(),
+                Some(_) => None,
+            }),
+    );
+}
+
+/// Finishes one command (one that completed in its blocking call, or one that will never be
+/// timed) with this thread's state.
+pub(crate) fn finish<C: PendingCommand>(mut command: C, outcome: C::Outcome) {
+    let mut outcome = Some(outcome);
+    thread::with_any(|state| {
+        if let Some(outcome) = outcome.take() {
+            command.finish(outcome, Some(state));
         }
+    });
+    if let Some(outcome) = outcome {
+        command.finish(outcome, None);
     }
 }
 
@@ -482,7 +524,7 @@ mod tests {
             None
         }
 
-        fn finish(self, _: ()) {}
+        fn finish(&mut self, _: (), _: Option<&ThreadState>) {}
 
         fn view(&self) -> pti_view_kind {
             pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL
@@ -521,7 +563,7 @@ mod tests {
             self.done.then_some(())
         }
 
-        fn finish(self, _: ()) {
+        fn finish(&mut self, _: (), _: Option<&ThreadState>) {
             self.log
                 .lock()
                 .unwrap()

@@ -40,6 +40,7 @@ use crate::callback::device::next_operation_id;
 use crate::dispatch::open;
 use crate::result::ResultCode;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
+use crate::thread::ThreadState;
 use crate::thread_stack::{LocalStack, ThreadStack};
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
 use crate::view::device::{self as records, Engine, Execution};
@@ -196,13 +197,11 @@ impl PendingCommand for ZeCommand {
         outcome
     }
 
-    fn finish(self, outcome: Self::Outcome) {
+    fn finish(&mut self, outcome: Self::Outcome, state: Option<&ThreadState>) {
         if let (Ok(Timed::Kernel(ts)), Some(e)) = (&outcome, self.source.borrowed()) {
             seen(e, self.context, ts);
         }
-        let ZeCommand {
-            give_back, context, ..
-        } = self;
+        let (give_back, context) = (core::mem::take(&mut self.give_back), self.context);
         // Records are written without holding libpti's resources: give back afterwards.
         let (start, end) = match outcome {
             Ok(Timed::Kernel(ts)) => {
@@ -261,7 +260,7 @@ impl PendingCommand for ZeCommand {
             start,
             end,
         }
-        .record();
+        .record(state);
         if let Some(execution) = &self.execution {
             let operation_id = self.submission.operation_id;
             thread::with_any(|state| records::command_execution(state, operation_id, execution));
@@ -653,7 +652,7 @@ pub(super) fn complete(token: usize, result: ze_result_t, signal: &mut ze_event_
         gate: None,
     };
     if let Source::Untimed(_) = command.source {
-        command.finish(Err(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE));
+        pending::finish(command, Err(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE));
     } else if list.synchronous {
         PENDING.complete_now(command);
     } else {

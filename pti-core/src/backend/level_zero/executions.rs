@@ -32,7 +32,7 @@ use super::source::Source;
 use super::tracer::{internal, loader};
 use super::{devices, events};
 use crate::api::ApiId;
-use crate::backend::device::pending::PendingCommand;
+use crate::backend::device::pending::{self, PendingCommand};
 use crate::callback::critical;
 use crate::dispatch::open;
 use crate::result::ResultCode;
@@ -443,7 +443,7 @@ pub(super) fn after(batches: Vec<Batch>, token: usize, entered: u64, by: &Execut
                 })
                 .cloned();
             if let Source::Untimed(_) = command.source {
-                command.finish(Err(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE));
+                pending::finish(command, Err(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE));
             } else {
                 PENDING.add(command);
             }

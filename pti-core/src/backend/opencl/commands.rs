@@ -127,13 +127,12 @@ pub(super) fn submit<R: CallResult>(
     // runtime has just written on success.
     let event = unsafe { slot.read() };
     let injected = call.event.is_null();
-    let submission = Submission::now(
-        ApiGroup::OpenCl,
-        call.api_id,
-        call.scope.correlation_id(),
-        operation_id,
-        work,
-    );
+    let (group, api_id, correlation_id) =
+        (ApiGroup::OpenCl, call.api_id, call.scope.correlation_id());
+    let submission = match call.scope.thread() {
+        Some(state) => Submission::on(state, group, api_id, correlation_id, operation_id, work),
+        None => Submission::now(group, api_id, correlation_id, operation_id, work),
+    };
     // SAFETY: an event the runtime has just returned for this command.
     if event.is_null() || (!injected && !unsafe { retain(event) }) {
         submission.lost(

@@ -14,6 +14,7 @@ use crate::backend::device::switches;
 use crate::backend::device::timing::DeviceTimes;
 use crate::callback::critical;
 use crate::result::ResultCode;
+use crate::thread::ThreadState;
 use crate::view;
 use crate::view::abi::pti_view_kind;
 use crate::view::device::Engine;
@@ -100,7 +101,7 @@ impl PendingCommand for ClCommand {
         }
     }
 
-    fn finish(self, outcome: Outcome) {
+    fn finish(&mut self, outcome: Outcome, state: Option<&ThreadState>) {
         let times = match outcome {
             Outcome::Ended(end) => device_times(
                 self.event,
@@ -160,7 +161,7 @@ impl PendingCommand for ClCommand {
             start: h.start,
             end: h.end,
         }
-        .record();
+        .record(state);
     }
 
     fn view(&self) -> pti_view_kind {
