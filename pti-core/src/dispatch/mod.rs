@@ -305,7 +305,10 @@ pub fn run_override<R: CallResult>(
     untraced: impl FnOnce() -> R,
     body: impl FnOnce(&mut CallScope) -> R,
 ) -> R {
-    if boundary::is_off(Entry::Dispatch) {
+    // A traced scope's thread was found on by `traced_body` just before it ran this body (and a
+    // panic there would have left the call untraced): only an untraced scope is asked here,
+    // which saves a traced call a TLS lookup.
+    if !scope.is_traced() && boundary::is_off(Entry::Dispatch) {
         return untraced();
     }
     if let Some(result) = boundary::catch(Entry::Dispatch, || body(&mut *scope)) {
