@@ -1,5 +1,6 @@
 //! Host waits: each harvests the commands that finished and records the wait (host times of
-//! the call).
+//! the call: its API record's start, and when the runtime's call returned, where the API record
+//! now ends too; the harvest after it is libpti's work, which the overhead view counts).
 //!
 //! # Safety (every override)
 //! The arguments are the program's, valid as the OpenCL API requires of them for this function;
@@ -17,7 +18,6 @@ use super::super::pending::PENDING;
 use super::super::{query, queues};
 use crate::api::ApiGroup;
 use crate::backend::device::command;
-use crate::clock;
 use crate::dispatch::CallScope;
 use crate::ids::opencl as ids;
 use crate::view::abi::pti_view_synchronization_type;
@@ -30,10 +30,10 @@ pub(in crate::backend::opencl) unsafe fn clFinish(
     next_fn: Next<clFinish_t>,
     command_queue: cl_command_queue,
 ) -> cl_int {
-    let start = clock::now();
+    let start = scope.start_or_now();
     // SAFETY: the program's argument, unchanged.
     let status = scope.call_next(|| unsafe { next_fn(command_queue) });
-    let end = clock::now();
+    let end = scope.real_call_returned();
     PENDING.harvest_soon();
     command::host_wait(scope.correlation_id(), (start, end), || Synchronization {
         kind: pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_QUEUE,
@@ -58,10 +58,10 @@ pub(in crate::backend::opencl) unsafe fn clWaitForEvents(
     num_events: cl_uint,
     event_list: *const cl_event,
 ) -> cl_int {
-    let start = clock::now();
+    let start = scope.start_or_now();
     // SAFETY: the program's arguments, unchanged.
     let status = scope.call_next(|| unsafe { next_fn(num_events, event_list) });
-    let end = clock::now();
+    let end = scope.real_call_returned();
     PENDING.harvest_soon();
     command::host_wait(scope.correlation_id(), (start, end), || {
         let first = if num_events > 0 && !event_list.is_null() && status == CL_SUCCESS {
