@@ -199,7 +199,7 @@ pub unsafe extern "C" fn ptiViewGetNextRecord(
         // what is wrong otherwise (or that the records end).
         // SAFETY: the caller promises `buffer` is readable for `valid_bytes` bytes, and the
         // records' kinds are initialised (libpti wrote them); the walk reads nothing else.
-        let quick = unsafe { view::next_record_quick(buffer, valid_bytes, current) };
+        let quick = unsafe { view::abi::records::next_record_quick(buffer, valid_bytes, current) };
         if let Some(at) = quick {
             // SAFETY: `at` lies within the buffer.
             unsafe { out.write(buffer.add(at) as *mut pti_view_record_base) };

@@ -80,7 +80,7 @@ pub use device::{level_zero_cpu_kernels_as_gpu, name_fills_as_intel};
 pub use emit::overhead_per_call;
 pub use external::{pop_external_correlation_id, push_external_correlation_id};
 pub use loss::unrecorded_count;
-pub use records::{Record, Records, next_record, next_record_quick, next_record_raw};
+pub use records::{Record, Records, next_record, next_record_raw};
 
 /// Bit `kind` set: that view is enabled and collecting: the tool enabled it (see [`CONFIGURED`])
 /// and collection is not paused (or the view is one a pause keeps).

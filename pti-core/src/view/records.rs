@@ -25,21 +25,6 @@ pub unsafe fn next_record_raw(
         .map_err(|e| Error::BadArgument(e.0))
 }
 
-/// The offset of the next record of a walk that goes well; `None` where [`next_record_raw`] must
-/// say what happens (see `pti_abi::records::next_record_quick`).
-///
-/// # Safety
-/// As [`next_record_raw`].
-#[inline(always)]
-pub unsafe fn next_record_quick(
-    base: *const u8,
-    len: usize,
-    current: Option<usize>,
-) -> Option<usize> {
-    // SAFETY: the caller's contract is the walk's.
-    unsafe { pti_abi::records::next_record_quick(base, len, current) }
-}
-
 /// [`next_record_raw`] over a byte slice (whose bytes are all initialised).
 pub fn next_record(bytes: &[u8], current: Option<usize>) -> Result<Option<usize>, Error> {
     // SAFETY: a slice is readable and initialised for its whole length.

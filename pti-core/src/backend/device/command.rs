@@ -187,8 +187,14 @@ impl Submission {
         work: Work,
     ) -> Self {
         thread::with(|state| Self::on(state, group, api_id, correlation_id, operation_id, work))
-            .unwrap_or_else(|| {
-                Self::of_thread(0, None, group, api_id, correlation_id, operation_id, work)
+            .unwrap_or(Submission {
+                work,
+                group,
+                api_id,
+                correlation_id,
+                thread_id: 0,
+                task: None,
+                operation_id,
             })
     }
 
@@ -202,34 +208,13 @@ impl Submission {
         operation_id: u64,
         work: Work,
     ) -> Self {
-        let (thread_id, task) = (state.thread_id(), state.runtime_task.get());
-        Self::of_thread(
-            thread_id,
-            task,
-            group,
-            api_id,
-            correlation_id,
-            operation_id,
-            work,
-        )
-    }
-
-    fn of_thread(
-        thread_id: u32,
-        task: Option<SyclTag>,
-        group: ApiGroup,
-        api_id: ApiId,
-        correlation_id: u32,
-        operation_id: u64,
-        work: Work,
-    ) -> Self {
         Submission {
             work,
             group,
             api_id,
             correlation_id,
-            thread_id,
-            task,
+            thread_id: state.thread_id(),
+            task: state.runtime_task.get(),
             operation_id,
         }
     }
@@ -285,9 +270,9 @@ pub(crate) struct Finished<'a> {
 
 impl Finished<'_> {
     /// Writes the command's record into the buffer of `state` (if its view is enabled; the
-    /// harvesting thread's, looked up once per harvest). Without a state (a thread whose own is
-    /// gone while the one of exited threads stayed busy) the record is counted as lost, with a
-    /// critical event.
+    /// harvesting thread's, looked up once per harvest), or, without one (the thread's own is
+    /// gone), into the state [`thread::with_any`] finds. If none can be had, the record is
+    /// counted as lost, with a critical event.
     pub(crate) fn record(&self, state: Option<&ThreadState>) {
         let s = self.submission;
         let command = Command {
@@ -305,7 +290,7 @@ impl Finished<'_> {
             end: self.end,
             sycl: s.task,
         };
-        let written = state.map(|state| match s.work {
+        let write = |state: &ThreadState| match s.work {
             Work::Kernel { launch, .. } => {
                 device::kernel(state, self.device_is_cpu, &command);
                 device::kernel_launch(state, s.operation_id, &launch);
@@ -333,8 +318,15 @@ impl Finished<'_> {
                     status: 0,
                 },
             ),
-        });
-        if written.is_none() {
+        };
+        let written = match state {
+            Some(state) => {
+                write(state);
+                true
+            }
+            None => thread::with_any(write).is_some(),
+        };
+        if !written {
             let view = s.view(self.device_is_cpu);
             let total = view::count_lost(view);
             critical::raise(

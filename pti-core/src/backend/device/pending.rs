@@ -37,10 +37,11 @@ pub(crate) trait PendingCommand: Send + Sized {
     fn poll(&self) -> Option<Self::Outcome>;
 
     /// Writes the record of the completed command into `state`'s buffer (or counts it lost,
-    /// saying why; always where `state` is `None`: the thread's state could not be had) and gives
-    /// back its event. Called once, through [`finish`] or a harvest, which look the state up once
-    /// and drop the command right after, where it lies (a harvest finishes thousands: moving each
-    /// into a call that takes it by value copied it each time).
+    /// saying why) and gives back its event. `state` is the calling thread's, looked up once by
+    /// [`finish`] or a harvest; `None` where that thread's state is gone (a thread-local
+    /// destructor), and then each record looks up a state of its own, as `thread::with_any`
+    /// does. Called once, by callers that drop the command right after, where it lies (a harvest
+    /// finishes thousands: moving each into a call that takes it by value copied it each time).
     fn finish(&mut self, outcome: Self::Outcome, state: Option<&ThreadState>);
 
     /// The view its record belongs to, for counting it lost.
@@ -318,13 +319,15 @@ impl<C: PendingCommand> Pending<C> {
             }
         }
         // Records are written without the locks: writing may run tool code.
+        // Not `with_any`: the state of exited threads is behind a lock, which every record
+        // written meanwhile would wait for (tool code and GPU-operation callbacks look it up).
         let mut done = taken.iter_mut().zip(outcomes.drain(..).flatten());
-        thread::with_any(|state| {
+        thread::with(|state| {
             for (command, outcome) in &mut done {
                 command.finish(outcome, Some(state));
             }
         });
-        // Left only where no thread state could be had: counted lost.
+        // Left only where this thread's state is gone: each record finds one of its own.
         for (command, outcome) in done {
             command.finish(outcome, None);
         }
@@ -493,10 +496,10 @@ fn settle_by_streams<C: PendingCommand>(taken: &[C], outcomes: &mut Vec<Option<C
 }
 
 /// Finishes one command (one that completed in its blocking call, or one that will never be
-/// timed) with this thread's state.
+/// timed) with this thread's state (see [`PendingCommand::finish`]).
 pub(crate) fn finish<C: PendingCommand>(mut command: C, outcome: C::Outcome) {
     let mut outcome = Some(outcome);
-    thread::with_any(|state| {
+    thread::with(|state| {
         if let Some(outcome) = outcome.take() {
             command.finish(outcome, Some(state));
         }

@@ -263,7 +263,14 @@ impl PendingCommand for ZeCommand {
         .record(state);
         if let Some(execution) = &self.execution {
             let operation_id = self.submission.operation_id;
-            thread::with_any(|state| records::command_execution(state, operation_id, execution));
+            let write =
+                |state: &ThreadState| records::command_execution(state, operation_id, execution);
+            match state {
+                Some(state) => write(state),
+                None => {
+                    thread::with_any(write);
+                }
+            }
         }
         give_back.give(context);
     }
