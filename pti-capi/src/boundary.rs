@@ -90,7 +90,9 @@ impl<T: OnPanic> Returns for T {
 }
 
 /// Runs an export's body at the C boundary (after libpti's load-time work, see
-/// `load::ensure_loaded`).
+/// `load::ensure_loaded`). Inlined into each export: one call fewer, and no closure built on the
+/// stack, for exports a tool calls once per record (`ptiViewGetNextRecord`).
+#[inline(always)]
 pub(crate) fn export<R: Returns>(body: impl FnOnce() -> R) -> R::C {
     crate::load::ensure_loaded();
     match std::panic::catch_unwind(AssertUnwindSafe(body)) {

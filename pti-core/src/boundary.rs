@@ -28,7 +28,7 @@
 
 use core::cell::Cell;
 use core::panic::AssertUnwindSafe;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::any::Any;
 
 use crate::api::ApiGroup;
@@ -75,11 +75,18 @@ thread_local! {
 /// Calls that passed untraced because their entry was switched off, per API group.
 static UNTRACED: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
 
+/// Some thread has had an entry switched off: until then, [`is_off`] answers without looking up
+/// this thread's bits (a TLS lookup in a shared library, on every traced call).
+static ANY_OFF: AtomicBool = AtomicBool::new(false);
+
 /// Whether a caught panic switched `entry` off on this thread.
 #[inline]
 pub fn is_off(entry: Entry) -> bool {
-    OFF.try_with(|o| o.get() & entry.bit() != 0)
-        .unwrap_or(false)
+    // Relaxed: a thread sets it before its own bits, and only its own bits answer for it.
+    ANY_OFF.load(Ordering::Relaxed)
+        && OFF
+            .try_with(|o| o.get() & entry.bit() != 0)
+            .unwrap_or(false)
 }
 
 /// Counts one call of `group` that passed untraced because its entry is off on its thread.
@@ -111,6 +118,7 @@ pub fn catch<R>(entry: Entry, f: impl FnOnce() -> R) -> Option<R> {
 #[cold]
 #[inline(never)]
 fn switch_off(entry: Entry, payload: &(dyn Any + Send)) {
+    ANY_OFF.store(true, Ordering::Relaxed);
     let _ = OFF.try_with(|o| o.set(o.get() | entry.bit()));
     let what = payload
         .downcast_ref::<&str>()

@@ -99,7 +99,7 @@ pub(crate) struct Command<'a> {
     pub(crate) start: u64,
     pub(crate) end: u64,
     /// What SYCL said of the task that submitted it, if SYCL did.
-    pub(crate) sycl: Option<SyclTag>,
+    pub(crate) sycl: Option<&'a SyclTag>,
 }
 
 impl Command<'_> {
@@ -123,7 +123,7 @@ pub(crate) fn kernel(state: &ThreadState, cpu: bool, c: &Command<'_>) {
     if !is_configured(kind) {
         return;
     }
-    let sycl = c.sycl.as_ref();
+    let sycl = c.sycl;
     // The driver's name names the kernel that ran; SYCL's (a lambda's type, or the function
     // that submitted it) only stands in where the driver had none.
     let name = super::demangle::kernel_name(match sycl.and_then(|s| s.kernel_name) {
@@ -354,7 +354,9 @@ impl Launch {
     }
 }
 
-/// Writes the launch record of kernel `kernel_id`, if that (extension) view is enabled.
+/// Writes the launch record of kernel `kernel_id`, if that (extension) view is enabled. Inlined:
+/// asked for every kernel, and mostly off.
+#[inline]
 pub(crate) fn kernel_launch(state: &ThreadState, kernel_id: u64, l: &Launch) {
     let kind = pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH;
     if !is_configured(kind) {

@@ -288,20 +288,23 @@ impl Finished<'_> {
             submit: self.submit,
             start: self.start,
             end: self.end,
-            sycl: s.task,
+            sycl: s.task.as_ref(),
         };
-        let write = |state: &ThreadState| match s.work {
+        // By reference: the launch and the task are copied only into the records.
+        let write = |state: &ThreadState| match &s.work {
             Work::Kernel { launch, .. } => {
                 device::kernel(state, self.device_is_cpu, &command);
-                device::kernel_launch(state, s.operation_id, &launch);
+                device::kernel_launch(state, s.operation_id, launch);
             }
-            Work::Copy { src, dst, bytes } => device::memory_copy(state, &command, src, dst, bytes),
-            Work::Fill {
+            &Work::Copy { src, dst, bytes } => {
+                device::memory_copy(state, &command, src, dst, bytes)
+            }
+            &Work::Fill {
                 memory,
                 bytes,
                 value,
             } => device::memory_fill(state, &command, memory, bytes, value),
-            Work::Barrier { kind, wait_events } => device::synchronization(
+            &Work::Barrier { kind, wait_events } => device::synchronization(
                 state,
                 &Synchronization {
                     kind,

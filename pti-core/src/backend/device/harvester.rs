@@ -57,10 +57,17 @@ const STOP_WAIT: Duration = Duration::from_secs(2);
 
 /// Asks the thread to harvest `list`; `false` when it will not (the switch is off, it was
 /// stopped, or it could not start): the caller harvests itself.
+#[inline]
 pub(crate) fn request(list: &'static dyn Harvest) -> bool {
+    // Inlined: a program's every wait asks, and the switch is off by default.
     if !switches::harvest_on_thread() || STOPPED.load(Ordering::Relaxed) {
         return false;
     }
+    wake(list)
+}
+
+/// [`request`] once the thread is wanted: registers `list` and wakes the thread.
+fn wake(list: &'static dyn Harvest) -> bool {
     if !list.registered().load(Ordering::Acquire) {
         let mut lists = LISTS.lock();
         if !list.registered().swap(true, Ordering::AcqRel) {

@@ -20,8 +20,19 @@
 
 use std::sync::OnceLock;
 
-/// Whether `var` is set to `value`, read once per switch.
-fn switch(cell: &'static OnceLock<bool>, var: &str, value: &str) -> bool {
+/// Whether `var` is set to `value`, read once per switch. Asked on every command: once read,
+/// the answer costs a load and a branch (the names are handed over only to the first read).
+#[inline(always)]
+fn switch(cell: &'static OnceLock<bool>, var: &'static str, value: &'static str) -> bool {
+    match cell.get() {
+        Some(on) => *on,
+        None => read_switch(cell, var, value),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn read_switch(cell: &'static OnceLock<bool>, var: &str, value: &str) -> bool {
     *cell.get_or_init(|| std::env::var_os(var).is_some_and(|v| v == value))
 }
 

@@ -255,13 +255,14 @@ unsafe fn nd_range(work_dim: cl_uint, global: *const usize, local: *const usize)
     if global.is_null() || !(1..=3).contains(&work_dim) {
         return Launch::default();
     }
+    // Each dimension by itself (not a loop the compiler makes a `memcpy` call of).
     let read = |p: *const usize| {
-        let mut out = [0u64; 3];
-        for (d, o) in out.iter_mut().enumerate().take(work_dim as usize) {
+        let at = |d: u32| match d < work_dim {
             // SAFETY: `d` < `work_dim` entries, as the caller promises.
-            *o = unsafe { *p.add(d) } as u64;
-        }
-        out
+            true => (unsafe { *p.add(d as usize) }) as u64,
+            false => 0,
+        };
+        [at(0), at(1), at(2)]
     };
     Launch::nd_range(
         work_dim,

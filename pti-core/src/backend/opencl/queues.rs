@@ -44,7 +44,53 @@ unsafe impl Send for QueueInfo {}
 // SAFETY: as above.
 unsafe impl Sync for QueueInfo {}
 
-static QUEUES: WriterLock<Option<HashMap<usize, Arc<QueueInfo>>>> = WriterLock::new(None);
+/// Every queue libpti knows (`T`: [`QueueInfo`]), by handle.
+struct Registry<T> {
+    by_handle: HashMap<usize, Arc<T>>,
+    /// The queue found last, also in `by_handle`: a program's loop enqueues on one queue (or a
+    /// few), and comparing its handle costs less than hashing it.
+    last: Option<(usize, Arc<T>)>,
+}
+
+impl<T> Default for Registry<T> {
+    fn default() -> Self {
+        Registry {
+            by_handle: HashMap::default(),
+            last: None,
+        }
+    }
+}
+
+impl<T> Registry<T> {
+    #[inline]
+    fn get(&mut self, queue: usize) -> Option<&Arc<T>> {
+        if self.last.as_ref().is_none_or(|(h, _)| *h != queue) {
+            let info = self.by_handle.get(&queue)?;
+            self.last = Some((queue, info.clone()));
+        }
+        self.last.as_ref().map(|(_, info)| info)
+    }
+
+    fn insert(&mut self, queue: usize, info: Arc<T>) -> Option<Arc<T>> {
+        self.forget_last(queue);
+        self.by_handle.insert(queue, info)
+    }
+
+    fn remove(&mut self, queue: usize) -> Option<Arc<T>> {
+        self.forget_last(queue);
+        self.by_handle.remove(&queue)
+    }
+
+    /// A handle whose entry changes is no longer the last found (its handle may come back as
+    /// another queue).
+    fn forget_last(&mut self, queue: usize) {
+        if self.last.as_ref().is_some_and(|(h, _)| *h == queue) {
+            self.last = None;
+        }
+    }
+}
+
+static QUEUES: WriterLock<Option<Registry<QueueInfo>>> = WriterLock::new(None);
 
 /// The lock of this module, for the fork handlers.
 pub(super) fn fork_lock() -> &'static dyn ForkLock {
@@ -54,8 +100,8 @@ pub(super) fn fork_lock() -> &'static dyn ForkLock {
 /// Live queues whose profiling libpti added: while 0, the masking overrides do nothing.
 static PROFILING_ADDED: AtomicUsize = AtomicUsize::new(0);
 
-fn with_queues<R>(f: impl FnOnce(&mut HashMap<usize, Arc<QueueInfo>>) -> R) -> R {
-    f(QUEUES.lock().get_or_insert_with(HashMap::default))
+fn with_queues<R>(f: impl FnOnce(&mut Registry<QueueInfo>) -> R) -> R {
+    f(QUEUES.lock().get_or_insert_with(Registry::default))
 }
 
 /// Whether `queue` executes in order, as the runtime says (out of order if it cannot say).
@@ -66,7 +112,7 @@ fn is_in_order(queue: cl_command_queue) -> bool {
 
 /// After `clSetCommandQueueProperty` (which may switch out-of-order execution on or off).
 pub(super) fn properties_changed(queue: cl_command_queue) {
-    if let Some(info) = with_queues(|q| q.get(&(queue as usize)).cloned()) {
+    if let Some(info) = with_queues(|q| q.get(queue as usize).cloned()) {
         info.in_order.store(is_in_order(queue), Ordering::Relaxed);
     }
 }
@@ -100,7 +146,7 @@ pub(super) fn register(
 
 /// Forgets a queue whose last reference is gone.
 pub(super) fn forget(queue: cl_command_queue) {
-    let old = with_queues(|q| q.remove(&(queue as usize)));
+    let old = with_queues(|q| q.remove(queue as usize));
     if old.is_some_and(|o| o.profiling_added) {
         PROFILING_ADDED.fetch_sub(1, Ordering::Relaxed);
     }
@@ -111,7 +157,7 @@ pub(super) fn lookup(queue: cl_command_queue) -> Option<Arc<QueueInfo>> {
     if queue.is_null() {
         return None;
     }
-    if let Some(info) = with_queues(|q| q.get(&(queue as usize)).cloned()) {
+    if let Some(info) = with_queues(|q| q.get(queue as usize).cloned()) {
         return Some(info);
     }
     let context: cl_context = query::queue(queue, CL_QUEUE_CONTEXT)?;
@@ -126,7 +172,7 @@ pub(super) fn lookup(queue: cl_command_queue) -> Option<Arc<QueueInfo>> {
         false,
         None,
     );
-    with_queues(|q| q.get(&(queue as usize)).cloned())
+    with_queues(|q| q.get(queue as usize).cloned())
 }
 
 /// The context of `queue`, for the callbacks' `_backend_context_handle` (NULL if unknown).
@@ -143,7 +189,7 @@ pub(super) fn any_profiling_added() -> bool {
 /// Whether libpti added profiling to `queue`.
 pub(super) fn profiling_added(queue: cl_command_queue) -> bool {
     any_profiling_added()
-        && with_queues(|q| q.get(&(queue as usize)).is_some_and(|i| i.profiling_added))
+        && with_queues(|q| q.get(queue as usize).is_some_and(|i| i.profiling_added))
 }
 
 /// The properties list to create a queue with so that it profiles: `None` when `list` (a
@@ -188,6 +234,25 @@ pub(super) unsafe fn properties_with_profiling(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_last_queue_found_is_forgotten_when_its_handle_changes() {
+        let mut r = Registry::<&str>::default();
+        assert!(r.get(1).is_none());
+        r.insert(1, Arc::new("first"));
+        r.insert(2, Arc::new("other"));
+        assert_eq!(r.get(1).map(|i| **i), Some("first"));
+        // The handle is released and comes back as another queue.
+        assert_eq!(r.remove(1).map(|i| *i), Some("first"));
+        assert!(r.get(1).is_none());
+        r.insert(1, Arc::new("second"));
+        assert_eq!(r.get(1).map(|i| **i), Some("second"));
+        // Replaced while it is the last found.
+        r.insert(1, Arc::new("third"));
+        assert_eq!(r.get(1).map(|i| **i), Some("third"));
+        assert_eq!(r.get(2).map(|i| **i), Some("other"));
+        assert_eq!(r.get(1).map(|i| **i), Some("third"));
+    }
 
     #[test]
     fn profiling_is_added_to_property_lists_that_lack_it() {

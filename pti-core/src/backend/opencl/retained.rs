@@ -8,6 +8,7 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 use rustc_hash::FxHashMap as HashMap;
+use std::collections::hash_map::Entry;
 
 use pti_sys::opencl::{CL_SUCCESS, cl_event, cl_int, cl_uint};
 
@@ -42,10 +43,11 @@ pub(super) fn let_go(event: cl_event, release: impl FnOnce()) {
     let mut held = HELD.lock();
     release();
     let Some(map) = held.as_mut() else { return };
-    if let Some(n) = map.get_mut(&(event as usize)) {
-        *n -= 1;
-        if *n == 0 {
-            map.remove(&(event as usize));
+    // One lookup for the count and its removal.
+    if let Entry::Occupied(mut n) = map.entry(event as usize) {
+        *n.get_mut() -= 1;
+        if *n.get() == 0 {
+            n.remove();
         }
         TOTAL.fetch_sub(1, Ordering::Relaxed);
     }
