@@ -354,14 +354,17 @@ impl Launch {
     }
 }
 
-/// Writes the launch record of kernel `kernel_id`, if that (extension) view is enabled. Inlined:
-/// asked for every kernel, and mostly off.
+/// Writes the launch record of kernel `kernel_id`, if that (extension) view is enabled. The
+/// check is inlined: asked for every kernel, and mostly off.
 #[inline]
 pub(crate) fn kernel_launch(state: &ThreadState, kernel_id: u64, l: &Launch) {
-    let kind = pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH;
-    if !is_configured(kind) {
-        return;
+    if is_configured(pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH) {
+        write_kernel_launch(state, kernel_id, l);
     }
+}
+
+fn write_kernel_launch(state: &ThreadState, kernel_id: u64, l: &Launch) {
+    let kind = pti_view_kind::PTI_VIEW_EXT_KERNEL_LAUNCH;
     append(
         state,
         kind,
