@@ -304,17 +304,21 @@ impl<C: PendingCommand> Pending<C> {
                 poll_up_to_busy(&taken, &mut outcomes, ask);
             }
             // The unfinished commands, in submission order (older than any added meanwhile,
-            // which go after them), become the list; the completed ones stay in `taken`.
-            let mut kept = core::mem::take(&mut poll.kept);
-            if outcomes.iter().any(Option::is_none) {
+            // which go after them), become the list; the completed ones stay in `taken`. Where
+            // all completed (a harvest after the program's wait), the list is left as it is.
+            let list = if outcomes.iter().any(Option::is_none) {
+                let mut kept = core::mem::take(&mut poll.kept);
                 let mut running = outcomes.iter().map(Option::is_none);
                 kept.extend(taken.extract_if(.., |_| running.next().unwrap_or(false)));
                 outcomes.retain(Option::is_some);
-            }
-            let mut list = self.list.lock();
-            kept.append(&mut list);
-            core::mem::swap(&mut *list, &mut kept);
-            poll.kept = kept;
+                let mut list = self.list.lock();
+                kept.append(&mut list);
+                core::mem::swap(&mut *list, &mut kept);
+                poll.kept = kept;
+                list
+            } else {
+                self.list.lock()
+            };
             self.count.store(list.len(), Ordering::Relaxed);
             if pick.is_none() {
                 // The list grows to twice what is left unfinished before it is harvested again.
