@@ -297,6 +297,19 @@ pub(crate) fn with<R>(f: impl FnOnce(&ThreadState) -> R) -> Option<R> {
 static ORPHAN: crate::sync::writer_lock::WriterLock<Option<ThreadState>> =
     crate::sync::writer_lock::WriterLock::new(None);
 
+/// `f` with `state`, the calling thread's state its caller looked up already (once for many
+/// records); without it (the thread's own is gone), as [`with_any`].
+#[inline]
+pub(crate) fn with_or_any<R>(
+    state: Option<&ThreadState>,
+    f: impl FnOnce(&ThreadState) -> R,
+) -> Option<R> {
+    match state {
+        Some(state) => Some(f(state)),
+        None => with_any(f),
+    }
+}
+
 /// As [`with`], falling back on the state of threads whose own is gone. `None` only if that
 /// state stays busy for a millisecond (a record written from tool code that runs inside it
 /// would otherwise wait for itself).

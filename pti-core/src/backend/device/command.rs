@@ -186,22 +186,17 @@ impl Submission {
         operation_id: u64,
         work: Work,
     ) -> Self {
-        thread::with(|state| Self::on(state, group, api_id, correlation_id, operation_id, work))
-            .unwrap_or(Submission {
-                work,
-                group,
-                api_id,
-                correlation_id,
-                thread_id: 0,
-                task: None,
-                operation_id,
-            })
+        let on = |state: Option<&ThreadState>| {
+            Self::on(state, group, api_id, correlation_id, operation_id, work)
+        };
+        thread::with(|state| on(Some(state))).unwrap_or_else(|| on(None))
     }
 
     /// As [`Submission::now`], on the thread whose state the caller has (a traced call's
-    /// scope has it: no TLS lookup).
+    /// scope has it: no TLS lookup); `None` where the thread's state is gone (no thread ID, no
+    /// runtime task).
     pub(crate) fn on(
-        state: &ThreadState,
+        state: Option<&ThreadState>,
         group: ApiGroup,
         api_id: ApiId,
         correlation_id: u32,
@@ -213,8 +208,8 @@ impl Submission {
             group,
             api_id,
             correlation_id,
-            thread_id: state.thread_id(),
-            task: state.runtime_task.get(),
+            thread_id: state.map_or(0, ThreadState::thread_id),
+            task: state.and_then(|s| s.runtime_task.get()),
             operation_id,
         }
     }
@@ -322,14 +317,7 @@ impl Finished<'_> {
                 },
             ),
         };
-        let written = match state {
-            Some(state) => {
-                write(state);
-                true
-            }
-            None => thread::with_any(write).is_some(),
-        };
-        if !written {
+        if thread::with_or_any(state, write).is_none() {
             let view = s.view(self.device_is_cpu);
             let total = view::count_lost(view);
             critical::raise(

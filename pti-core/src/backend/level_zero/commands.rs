@@ -263,14 +263,9 @@ impl PendingCommand for ZeCommand {
         .record(state);
         if let Some(execution) = &self.execution {
             let operation_id = self.submission.operation_id;
-            let write =
-                |state: &ThreadState| records::command_execution(state, operation_id, execution);
-            match state {
-                Some(state) => write(state),
-                None => {
-                    thread::with_any(write);
-                }
-            }
+            thread::with_or_any(state, |state| {
+                records::command_execution(state, operation_id, execution)
+            });
         }
         give_back.give(context);
     }

@@ -130,7 +130,7 @@ pub(super) fn submit<R: CallResult>(
     let (group, api_id, correlation_id) =
         (ApiGroup::OpenCl, call.api_id, call.scope.correlation_id());
     let submission = match call.scope.thread() {
-        Some(state) => Submission::on(state, group, api_id, correlation_id, operation_id, work),
+        state @ Some(_) => Submission::on(state, group, api_id, correlation_id, operation_id, work),
         None => Submission::now(group, api_id, correlation_id, operation_id, work),
     };
     // SAFETY: an event the runtime has just returned for this command.
