@@ -25,7 +25,13 @@
  *   CL_LOOP_TIMED=1      the pattern's floor: the program times every launch itself, as one
  *                        that wants each kernel's device time and nothing else would (a
  *                        profiling queue, an event per launch, and after each wait every event's
- *                        START and END read and the event released).
+ *                        START and END read and the event released);
+ *   CL_LOOP_READ_EVERY=<n>  with CL_LOOP_TIMED=1: also every n launches between waits, the
+ *                        events of the launches that have completed are read and released (END
+ *                        first, stopping at the first without one; never a wait), as a tool that
+ *                        bounds what it holds must in a program that streams;
+ *   CL_LOOP_RELEASE_LATE=1  with CL_LOOP_READ_EVERY: the events read between waits are released
+ *                        only at the next wait (what costs, the reads or the releases).
  * Prints "RESULT <ns per iteration> maxrss_kib <peak resident set> device_ns <sum>" on stdout.
  * The platform is the first whose name contains $PTI_TEST_PLATFORM (any, if unset); its first
  * GPU, else its first device.
@@ -44,7 +50,7 @@
 #define COPY_BYTES (1u << 20)
 #define MAX_THREADS 64
 
-static int sync_every = 1024, timed, own_events, threads = 1, out_of_order;
+static int sync_every = 1024, timed, own_events, threads = 1, out_of_order, read_every, release_late;
 
 #define CHECK(call)                                                          \
   do {                                                                       \
@@ -96,37 +102,57 @@ struct worker {
   cl_ulong device_ns; /* sum of the device times read (printed, so the reads are not optimised out) */
 };
 
-/* Waits for the queue; then reads (the floor) and releases the `pending` launches' events. */
-static void finish(struct worker* w, int pending) {
-  CHECK(clFinish(w->q));
-  for (int i = 0; i < pending; i++) {
-    if (timed) {
-      cl_ulong start, end;
-      CHECK(clGetEventProfilingInfo(w->events[i], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL));
-      CHECK(clGetEventProfilingInfo(w->events[i], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL));
-      w->device_ns += end - start;
-    }
-    CHECK(clReleaseEvent(w->events[i]));
+/* Reads (the floor) event `i` of `w` (`end`: its END if already read, else 0). */
+static void read_event(struct worker* w, int i, cl_ulong end) {
+  if (timed) {
+    cl_ulong start;
+    CHECK(clGetEventProfilingInfo(w->events[i], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL));
+    if (!end) CHECK(clGetEventProfilingInfo(w->events[i], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL));
+    w->device_ns += end - start;
   }
+}
+
+/* Waits for the queue; then reads the events from `read` up to `pending` and releases those from
+ * `released`. */
+static void finish(struct worker* w, int read, int released, int pending) {
+  CHECK(clFinish(w->q));
+  for (int i = read; i < pending; i++) read_event(w, i, 0);
+  for (int i = released; i < pending; i++) CHECK(clReleaseEvent(w->events[i]));
+}
+
+/* Without waiting: reads (and, unless CL_LOOP_RELEASE_LATE, releases) the events from `from` on
+ * whose commands have completed (END readable), stopping at the first that has not; returns where
+ * it stopped. */
+static int read_completed(struct worker* w, int from, int pending) {
+  for (; from < pending; from++) {
+    cl_ulong end;
+    if (clGetEventProfilingInfo(w->events[from], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) != CL_SUCCESS)
+      break;
+    read_event(w, from, end);
+    if (!release_late) CHECK(clReleaseEvent(w->events[from]));
+  }
+  return from;
 }
 
 /* The loop body, `w->n` times; returns when the device has finished. */
 __attribute__((noinline)) static void run(struct worker* w) {
   size_t global = 1;
-  int pending = 0, with_events = timed || own_events;
+  int pending = 0, read = 0, with_events = timed || own_events;
   for (int i = 0; i < w->n; i++) {
     if (w->launch) {
       CHECK(clEnqueueNDRangeKernel(w->q, w->k, 1, NULL, &global, NULL, 0, NULL,
                                    with_events ? &w->events[pending] : NULL));
       pending += with_events;
       if (sync_every && i % sync_every == sync_every - 1) {
-        finish(w, pending);
-        pending = 0;
+        finish(w, read, release_late ? 0 : read, pending);
+        pending = read = 0;
+      } else if (timed && read_every && i % read_every == read_every - 1) {
+        read = read_completed(w, read, pending);
       }
     } else
       CHECK(clEnqueueWriteBuffer(w->q, w->buf, CL_TRUE, 0, COPY_BYTES, w->host, 0, NULL, NULL));
   }
-  finish(w, pending);
+  finish(w, read, release_late ? 0 : read, pending);
 }
 
 /* A thread of the timed loop (benches/callgrind.sh counts inside it), and of the warm-up. */
@@ -256,7 +282,9 @@ int main(int argc, char** argv) {
   out_of_order = env_int("CL_LOOP_OOO", 0) == 1;
   sync_every = env_int("CL_LOOP_SYNC", 1024);
   threads = env_int("CL_LOOP_THREADS", 1);
-  if (n < 1 || warm < 0 || sync_every < 0 || threads < 1 || threads > MAX_THREADS) {
+  read_every = env_int("CL_LOOP_READ_EVERY", 0);
+  release_late = env_int("CL_LOOP_RELEASE_LATE", 0) == 1;
+  if (n < 1 || warm < 0 || sync_every < 0 || read_every < 0 || threads < 1 || threads > MAX_THREADS) {
     fprintf(stderr, "cl_loop: bad arguments (CL_LOOP_SYNC >= 0, 1 <= CL_LOOP_THREADS <= %d)\n", MAX_THREADS);
     return 2;
   }

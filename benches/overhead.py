@@ -13,7 +13,8 @@ options: --loop launch|copy|latency  --pattern NAME (opencl launch loop; see PAT
          --modes a,b,... (the modes to run; default all)  --variant LABEL:VAR=VALUE,... (repeatable)
 --variant adds a mode: (d) with those environment variables set (LIB=DIR takes libpti.so.0 from
 DIR instead), interleaved with the others, so that libpti's switches (docs/environment.md) and two
-builds of libpti are compared in one invocation.
+builds of libpti are compared in one invocation. A variant that sets CL_LOOP_TIMED=1 is one of the
+OpenCL floor (f) instead, without libpti (e.g. CL_LOOP_TIMED=1,CL_LOOP_READ_EVERY=4096).
 --memory adds the peak-memory check: mode (d) with --warm iterations of warm-up, timed over
 --warm and over 10 x --warm iterations; the peak resident set should not grow with the length.
 The OpenCL platform is chosen by the environment ($PTI_TEST_PLATFORM, $OCL_ICD_VENDORS)."""
@@ -85,6 +86,8 @@ def opencl_run(args, mode, loop, n, warm):
         env.update(PATTERNS[args.pattern][0])
     if mode == "floor":
         env["CL_LOOP_TIMED"] = "1"
+    elif is_floor_variant(mode):
+        variant_env(args, mode, env)
     elif mode != "none":
         preload_libpti(env, lib_dir(args, mode), args.tool, "views" if mode in args.variants else mode)
         variant_env(args, mode, env)
@@ -156,9 +159,14 @@ def run(cmd, env, mode):
 VARIANTS = {}
 
 
+def is_floor_variant(mode):
+    """A --variant of the OpenCL floor (it sets CL_LOOP_TIMED=1): no libpti, no tool."""
+    return VARIANTS.get(mode, {}).get("CL_LOOP_TIMED") == "1"
+
+
 def check(mode, counts, n, backend):
     """A traced mode must have seen at least one call or record per iteration, and lost none."""
-    if mode in ("none", "idle", "floor", "intel", "dropin"):
+    if mode in ("none", "idle", "floor", "intel", "dropin") or is_floor_variant(mode):
         return
     if set(counts) <= {"own"}:
         sys.exit(f"{mode}: the tool printed no BENCH_TOOL line")
@@ -235,7 +243,8 @@ def main():
     if args.modes:
         wanted = args.modes.split(",")
         modes = [m for m in modes if m[0] in wanted or m[0] == modes[0][0]]
-    modes = modes + [(label, label, "(d) with " + ", ".join(f"{k}={v}" for k, v in env.items()))
+    modes = modes + [(label, label, ("(f)" if is_floor_variant(label) else "(d)") + " with "
+                      + ", ".join(f"{k}={v}" for k, v in env.items()))
                      for label, env in args.variants.items()]
     floor = any(m == "floor" for _, m, _ in modes)
 

@@ -137,10 +137,12 @@ pub(crate) enum Ask {
 
 /// Size of a list at which adding to it harvests, unless `PTI_HARVEST_SIZE` says otherwise
 /// (doubles while commands stay unfinished). Large enough that a program that waits for its work
-/// every few thousand commands is never polled while it submits: on NVIDIA's OpenCL, querying
-/// events while the program enqueues cost 5% of a launch loop at 256 (issue 21,
-/// docs/BENCHMARKS.md); a pending command holds about 200 bytes and the runtime's event.
-pub(crate) const DEFAULT_HARVEST_SIZE: usize = 4096;
+/// every few tens of thousands of commands is never polled while it submits: on NVIDIA's OpenCL,
+/// reading completed events while the program enqueues costs about 10% of a launch loop, the
+/// program's own reads as much as libpti's (issues 21 and 39, docs/BENCHMARKS.md). The bound on
+/// memory it keeps: a pending command holds 248 bytes (OpenCL) or 416 (Level Zero) and the
+/// runtime's event, so at most about 16 or 27 MB before a harvest.
+pub(crate) const DEFAULT_HARVEST_SIZE: usize = 65_536;
 
 /// Storage a harvest works in, kept (empty) from one harvest to the next, so that a program's
 /// steady loop allocates nothing and moves each command once after its submission (into its

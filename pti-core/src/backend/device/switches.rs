@@ -11,7 +11,7 @@
 //! - `PTI_HARVEST=thread`: harvest completed OpenCL commands on a thread of libpti's own
 //!   (`harvester`) instead of on the program's thread after its waits.
 //! - `PTI_HARVEST_SIZE=<n>`: a pending list is harvested when it has grown to n commands (default
-//!   4096, `pending::DEFAULT_HARVEST_SIZE`), besides after the program's waits and at flushes.
+//!   65536, `pending::DEFAULT_HARVEST_SIZE`), besides after the program's waits and at flushes.
 //! - `PTI_CLOCK_ANCHOR_NS=<ns>`: on a device without a timer read beside the host clock, the
 //!   QUEUED time of one command per `<ns>` of submissions anchors the conversion (default
 //!   1,000,000, `timing::DEFAULT_ANCHOR_INTERVAL_NS`; 0: every command, as before issue 39).
