@@ -113,11 +113,13 @@ static void read_event(struct worker* w, int i, cl_ulong end) {
 }
 
 /* Waits for the queue; then reads the events from `read` up to `pending` and releases those from
- * `released`. */
+ * `released` (each read, then released, in turn: the floor as it always was where both are 0). */
 static void finish(struct worker* w, int read, int released, int pending) {
   CHECK(clFinish(w->q));
-  for (int i = read; i < pending; i++) read_event(w, i, 0);
-  for (int i = released; i < pending; i++) CHECK(clReleaseEvent(w->events[i]));
+  for (int i = read < released ? read : released; i < pending; i++) {
+    if (i >= read) read_event(w, i, 0);
+    if (i >= released) CHECK(clReleaseEvent(w->events[i]));
+  }
 }
 
 /* Without waiting: reads (and, unless CL_LOOP_RELEASE_LATE, releases) the events from `from` on
