@@ -287,7 +287,8 @@ int main(int argc, char** argv) {
   read_every = env_int("CL_LOOP_READ_EVERY", 0);
   release_late = env_int("CL_LOOP_RELEASE_LATE", 0) == 1;
   if (n < 1 || warm < 0 || sync_every < 0 || read_every < 0 || threads < 1 || threads > MAX_THREADS) {
-    fprintf(stderr, "cl_loop: bad arguments (CL_LOOP_SYNC >= 0, 1 <= CL_LOOP_THREADS <= %d)\n", MAX_THREADS);
+    fprintf(stderr, "cl_loop: bad arguments (CL_LOOP_SYNC >= 0, CL_LOOP_READ_EVERY >= 0, 1 <= CL_LOOP_THREADS <= %d)\n",
+            MAX_THREADS);
     return 2;
   }
   cl_device_id device = pick_device();
