@@ -9,15 +9,18 @@
 //! because a harvest takes the commands it looks at out of the list. It asks them under the
 //! list's poll lock, which [`Pending::take_where`] takes too: a program about to destroy an event
 //! always finds the command that uses it, in the list or finished, never in a harvest's hands
-//! while the runtime is asked about it. Harvests run after the
-//! program's own waits (on libpti's harvester thread where `PTI_HARVEST=thread` and the list
-//! allows it), at every flush, and when a list has grown to `PTI_HARVEST_SIZE` commands (never a
-//! wait the program did not ask for). A flush waits for the harvests other threads have under
-//! way, so that their records are in a buffer when it delivers them
+//! while the runtime is asked about it. A list is kept in shards by the commands' queue, each
+//! with its own locks (see [`Pending`]). Harvests run after the program's own waits (a wait for
+//! one queue harvests that queue's shard; on libpti's harvester thread where `PTI_HARVEST=thread`
+//! and the list allows it), at every flush, and when a shard has grown to `PTI_HARVEST_SIZE`
+//! commands (never a wait the program did not ask for). A flush waits for the harvests other
+//! threads have under way, so that their records are in a buffer when it delivers them
 //! ([`wait_for_other_harvests`]).
 
 use core::cell::Cell;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use crossbeam_utils::CachePadded;
 
 use super::{harvester, switches};
 use crate::callback::critical;
@@ -46,6 +49,13 @@ pub(crate) trait PendingCommand: Send + Sized {
 
     /// The view its record belongs to, for counting it lost.
     fn view(&self) -> pti_view_kind;
+
+    /// The queue the command was submitted to (or another key of the stream of submissions it
+    /// belongs to), which picks its shard of the list (see [`Pending`]): `0`, the default, puts
+    /// every command in one shard.
+    fn home(&self) -> usize {
+        0
+    }
 
     /// The in-order stream the command belongs to, if it has one: commands of one such stream
     /// complete in the order they were submitted, so a harvest that finds one still running need
@@ -135,13 +145,14 @@ pub(crate) enum Ask {
     All,
 }
 
-/// Size of a list at which adding to it harvests, unless `PTI_HARVEST_SIZE` says otherwise
+/// Size of a list's shard at which adding to it harvests, unless `PTI_HARVEST_SIZE` says otherwise
 /// (doubles while commands stay unfinished). Large enough that a program that waits for its work
 /// every few tens of thousands of commands is never polled while it submits: on NVIDIA's OpenCL,
 /// reading completed events while the program enqueues costs about 10% of a launch loop, the
 /// program's own reads as much as libpti's (issues 21 and 39, docs/BENCHMARKS.md). The bound on
 /// memory it keeps: a pending command holds 248 bytes (OpenCL) or 416 (Level Zero) and the
-/// runtime's event, so at most about 16 or 27 MB before a harvest.
+/// runtime's event, so at most about 16 or 27 MB in a shard before a harvest (OpenCL's commands
+/// of several queues spread over up to [`SHARDS`] shards).
 pub(crate) const DEFAULT_HARVEST_SIZE: usize = 65_536;
 
 /// Storage a harvest works in, kept (empty) from one harvest to the next, so that a program's
@@ -153,8 +164,31 @@ struct Spare<C: PendingCommand> {
     outcomes: Vec<Option<C::Outcome>>,
 }
 
-/// One backend's pending commands.
+/// Shards of a list: commands go to the shard of their [`PendingCommand::home`].
+const SHARDS: usize = 16;
+
+/// The shard of commands whose home is `home` (a multiplicative hash: queue handles are
+/// addresses, whose low bits are alike).
+fn shard_of(home: usize) -> usize {
+    const FIBONACCI: u64 = 0x9E37_79B9_7F4A_7C15;
+    ((home as u64).wrapping_mul(FIBONACCI) >> (u64::BITS - SHARDS.trailing_zeros())) as usize
+}
+
+/// One backend's pending commands, in [`SHARDS`] shards, each a list with its own locks: threads
+/// that submit to queues of their own add to lists of their own, and a program's wait on a
+/// queue harvests that queue's shard, while other threads harvest theirs (one list for all made
+/// each wait stand behind the others' harvests, and read the others' completed events while
+/// they submitted: issue 39, docs/BENCHMARKS.md).
 pub(crate) struct Pending<C: PendingCommand> {
+    shards: [CachePadded<Shard<C>>; SHARDS],
+    /// The harvester thread has this list (see `harvester`).
+    harvester_knows: AtomicBool,
+    /// The list may be harvested on the harvester thread (see [`Pending::for_harvester`]).
+    off_thread: bool,
+}
+
+/// The commands of one shard of a [`Pending`] list.
+struct Shard<C: PendingCommand> {
     /// Held from taking commands out of `list` to putting the unfinished ones back (the runtime
     /// is asked about them meanwhile), and by [`Pending::take_where`]. Taken before `list`. It
     /// keeps the storage of the last harvest's finished and unfinished commands (empty), for the
@@ -164,22 +198,12 @@ pub(crate) struct Pending<C: PendingCommand> {
     /// Commands in the list (read without the lock, to skip empty harvests).
     count: AtomicUsize,
     harvest_at: AtomicUsize,
-    /// The harvester thread has this list (see `harvester`).
-    harvester_knows: AtomicBool,
-    /// The list may be harvested on the harvester thread (see [`Pending::for_harvester`]).
-    off_thread: bool,
 }
 
 impl<C: PendingCommand> Pending<C> {
     pub(crate) const fn new() -> Self {
         Pending {
-            poll: WriterLock::new(Spare {
-                kept: Vec::new(),
-                outcomes: Vec::new(),
-            }),
-            list: WriterLock::new(Vec::new()),
-            count: AtomicUsize::new(0),
-            harvest_at: AtomicUsize::new(0),
+            shards: [const { CachePadded::new(Shard::new()) }; SHARDS],
             harvester_knows: AtomicBool::new(false),
             off_thread: false,
         }
@@ -197,12 +221,19 @@ impl<C: PendingCommand> Pending<C> {
 
     /// Number of commands awaiting their records.
     pub(crate) fn count(&self) -> usize {
-        self.count.load(Ordering::Relaxed)
+        self.shards
+            .iter()
+            .map(|s| s.count.load(Ordering::Relaxed))
+            .sum()
     }
 
-    /// The locks of the list, in the order they are taken, for the fork handlers.
-    pub(crate) fn fork_locks(&'static self) -> [&'static dyn ForkLock; 2] {
-        [&self.poll, &self.list]
+    /// The locks of the list, in the order they are taken (each shard's poll lock, then its
+    /// list's; no thread holds two shards' locks at once), for the fork handlers.
+    pub(crate) fn fork_locks(&'static self) -> Vec<&'static dyn ForkLock> {
+        self.shards
+            .iter()
+            .flat_map(|s| [&s.poll as &dyn ForkLock, &s.list as &dyn ForkLock])
+            .collect()
     }
 
     /// Whether the harvester thread has this list.
@@ -210,41 +241,46 @@ impl<C: PendingCommand> Pending<C> {
         &self.harvester_knows
     }
 
-    /// Leaves a command pending; has the list harvested if it has grown. Inlined, so that the
+    /// Leaves a command pending; has its shard harvested if it has grown. Inlined, so that the
     /// caller's command is built where the list keeps it rather than copied there.
     #[inline]
     pub(crate) fn add(&'static self, command: C) {
+        let home = command.home();
+        let shard = &self.shards[shard_of(home)];
         let count = {
-            let mut list = self.list.lock();
+            let mut list = shard.list.lock();
             // Room first: with it, `push` writes the command straight into the list (without,
             // it copied each command, 248 bytes for OpenCL's, to the stack for its growing path).
             list.reserve(1);
             list.push(command);
-            self.count.store(list.len(), Ordering::Relaxed);
+            shard.count.store(list.len(), Ordering::Relaxed);
             list.len()
         };
-        self.added(count);
-    }
-
-    /// Has the list harvested if it has grown to `count` commands.
-    fn added(&'static self, count: usize) {
         if count
-            >= self
+            >= shard
                 .harvest_at
                 .load(Ordering::Relaxed)
                 .max(switches::harvest_size())
         {
             // Not again before the harvest says what is left (it sets the next size).
-            self.harvest_at.store(count * 2, Ordering::Relaxed);
-            self.harvest_soon();
+            shard.harvest_at.store(count * 2, Ordering::Relaxed);
+            self.harvest_home_soon(home);
         }
     }
 
-    /// Harvests with [`Ask::UpToBusy`] (after a program's wait, or when the list has grown): on
-    /// the harvester thread where it runs (`PTI_HARVEST`), else now, on this thread.
+    /// Harvests with [`Ask::UpToBusy`] (after a program's wait that may have been for any
+    /// queue): on the harvester thread where it runs (`PTI_HARVEST`), else now, on this thread.
     pub(crate) fn harvest_soon(&'static self) {
         if !self.off_thread || !harvester::request(self) {
             self.harvest(Ask::UpToBusy);
+        }
+    }
+
+    /// As [`Pending::harvest_soon`], for the commands whose home is `home` (after a wait for
+    /// that queue, or when its shard has grown): on this thread, only its shard is harvested.
+    pub(crate) fn harvest_home_soon(&'static self, home: usize) {
+        if !self.off_thread || !harvester::request(self) {
+            self.shards[shard_of(home)].harvest(None::<fn(&C) -> bool>, Ask::UpToBusy);
         }
     }
 
@@ -265,22 +301,99 @@ impl<C: PendingCommand> Pending<C> {
     /// stream's later commands are not asked (they cannot have completed; at worst, one enqueued
     /// by another thread and listed out of order waits for the next harvest): so a harvest asks
     /// the runtime about the completed commands and one per busy stream, not about every command
-    /// in flight. With [`Ask::All`], everything completed is recorded when it returns.
+    /// in flight. With [`Ask::All`], everything completed is recorded when it returns. The shards
+    /// are harvested in turn.
     pub(crate) fn harvest(&self, ask: Ask) {
-        self.harvest_inner(None::<fn(&C) -> bool>, ask);
+        for shard in &self.shards {
+            shard.harvest(None::<fn(&C) -> bool>, ask);
+        }
     }
 
     /// As [`Pending::harvest`] with [`Ask::All`], for the commands `pick` selects (the others are
     /// not asked).
     pub(crate) fn harvest_matching(&self, pick: impl Fn(&C) -> bool) {
-        self.harvest_inner(Some(pick), Ask::All);
+        for shard in &self.shards {
+            shard.harvest(Some(&pick), Ask::All);
+        }
+    }
+
+    /// Takes out the commands `pick` selects, whatever their state (the caller decides what
+    /// becomes of them: a program about to reset or destroy their events). Waits for a harvest
+    /// that is asking the runtime about commands, so none is missed.
+    pub(crate) fn take_where(&self, pick: impl Fn(&C) -> bool) -> Vec<C> {
+        let mut taken = Vec::new();
+        for shard in &self.shards {
+            shard.take_where(&pick, &mut taken);
+        }
+        taken
+    }
+
+    /// Gives up on every pending command without asking the runtime anything (at loader
+    /// shutdown or process exit the runtime may be gone): each is counted as lost, per view when
+    /// the shard can be had within a few milliseconds (a thread still running may hold it), and
+    /// one critical event says how many and why. The commands are forgotten, not finished.
+    pub(crate) fn abandon(&self, backend: &str, why: &str) {
+        let (mut n, mut uncounted) = (0, 0);
+        for shard in &self.shards {
+            let left = shard.count.swap(0, Ordering::Relaxed);
+            if left > 0 && !shard.count_lost() {
+                uncounted += left;
+            }
+            n += left;
+        }
+        if n == 0 {
+            return;
+        }
+        critical::raise(
+            ResultCode::ErrorRecordsDropped,
+            format_args!(
+                "{why} with {n} {backend} commands whose records were not written (still \
+                 running, or not harvested by a flush or a wait since they completed); they are \
+                 lost{}",
+                if uncounted == 0 {
+                    " (counted in ptiViewGetDroppedRecordCount)".to_string()
+                } else {
+                    format!(
+                        ", and {uncounted} of them not counted per view: another thread held \
+                         their list"
+                    )
+                }
+            ),
+        );
+    }
+
+    /// In the child after `fork()` (the locks released again): the pending commands and their
+    /// events are the parent's (it records them); the child forgets them without touching the
+    /// runtime.
+    pub(crate) fn forget_in_child(&self) {
+        for shard in &self.shards {
+            let mut list = shard.list.lock();
+            for command in list.drain(..) {
+                core::mem::forget(command);
+            }
+            shard.count.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<C: PendingCommand> Shard<C> {
+    const fn new() -> Self {
+        Shard {
+            poll: WriterLock::new(Spare {
+                kept: Vec::new(),
+                outcomes: Vec::new(),
+            }),
+            list: WriterLock::new(Vec::new()),
+            count: AtomicUsize::new(0),
+            harvest_at: AtomicUsize::new(0),
+        }
     }
 
     /// Harvests the commands `pick` selects (all of them: `None`). The commands found complete
     /// stay where they were taken into, and are finished from there once the locks are released;
     /// the others move back to the list, before those added meanwhile. The list's storage and the
     /// outcomes' are kept for the next harvest (see [`Spare`]).
-    fn harvest_inner(&self, pick: Option<impl Fn(&C) -> bool>, ask: Ask) {
+    fn harvest(&self, pick: Option<impl Fn(&C) -> bool>, ask: Ask) {
         if self.count.load(Ordering::Relaxed) == 0 {
             return;
         }
@@ -362,32 +475,24 @@ impl<C: PendingCommand> Pending<C> {
         }
     }
 
-    /// Takes out the commands `pick` selects, whatever their state (the caller decides what
-    /// becomes of them: a program about to reset or destroy their events). Waits for a harvest
-    /// that is asking the runtime about commands, so none is missed.
-    pub(crate) fn take_where(&self, pick: impl Fn(&C) -> bool) -> Vec<C> {
+    /// Moves the commands `pick` selects into `taken`, after waiting for a harvest that is
+    /// asking the runtime about commands.
+    fn take_where(&self, pick: impl Fn(&C) -> bool, taken: &mut Vec<C>) {
         if self.count.load(Ordering::Relaxed) == 0 {
-            return Vec::new();
+            return;
         }
         let _poll = self.poll.lock();
         let mut list = self.list.lock();
-        let (taken, kept): (Vec<C>, Vec<C>) =
+        let (picked, kept): (Vec<C>, Vec<C>) =
             core::mem::take(&mut *list).into_iter().partition(&pick);
         *list = kept;
         self.count.store(list.len(), Ordering::Relaxed);
-        taken
+        taken.extend(picked);
     }
 
-    /// Gives up on every pending command without asking the runtime anything (at loader
-    /// shutdown or process exit the runtime may be gone): each is counted as lost, per view when
-    /// the list can be had within a few milliseconds (a thread still running may hold it), and
-    /// one critical event says how many and why. The commands are forgotten, not finished.
-    pub(crate) fn abandon(&self, backend: &str, why: &str) {
-        let n = self.count.swap(0, Ordering::Relaxed);
-        if n == 0 {
-            return;
-        }
-        let mut counted = false;
+    /// Counts each command of the shard lost, per view, and forgets it; `false` when the list
+    /// could not be had within a few milliseconds.
+    fn count_lost(&self) -> bool {
         for _ in 0..20 {
             if let Some(mut list) = self.list.try_lock() {
                 for command in list.drain(..) {
@@ -397,35 +502,11 @@ impl<C: PendingCommand> Pending<C> {
                     );
                     core::mem::forget(command);
                 }
-                counted = true;
-                break;
+                return true;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        critical::raise(
-            ResultCode::ErrorRecordsDropped,
-            format_args!(
-                "{why} with {n} {backend} commands whose records were not written (still \
-                 running, or not harvested by a flush or a wait since they completed); they are \
-                 lost{}",
-                if counted {
-                    " (counted in ptiViewGetDroppedRecordCount)"
-                } else {
-                    ", and not counted per view: another thread held the list"
-                }
-            ),
-        );
-    }
-
-    /// In the child after `fork()` (the lock released again): the pending commands and their
-    /// events are the parent's (it records them); the child forgets them without touching the
-    /// runtime.
-    pub(crate) fn forget_in_child(&self) {
-        let mut list = self.list.lock();
-        for command in list.drain(..) {
-            core::mem::forget(command);
-        }
-        self.count.store(0, Ordering::Relaxed);
+        false
     }
 }
 
@@ -646,5 +727,75 @@ mod tests {
         assert_eq!(LIST.count(), 2);
         let left: Vec<_> = LIST.take_where(|_| true).iter().map(|c| c.name).collect();
         assert_eq!(left, ["a2", "c1"]);
+    }
+
+    /// A completed command of queue `home`; polls and finishes are logged by home.
+    struct Homed {
+        home: usize,
+        log: &'static std::sync::Mutex<Vec<String>>,
+    }
+
+    impl PendingCommand for Homed {
+        type Outcome = ();
+
+        fn poll(&self) -> Option<()> {
+            self.log.lock().unwrap().push(format!("poll {}", self.home));
+            Some(())
+        }
+
+        fn finish(&mut self, _: (), _: Option<&ThreadState>) {
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("record {}", self.home));
+        }
+
+        fn view(&self) -> pti_view_kind {
+            pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL
+        }
+
+        fn home(&self) -> usize {
+            self.home
+        }
+    }
+
+    #[test]
+    fn a_wait_for_one_queue_harvests_that_queues_commands_only() {
+        static LIST: Pending<Homed> = Pending::new();
+        static LOG: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        // Two queues whose commands are in different shards.
+        let a = 0x7f00_1000;
+        let b = (a + 0x40..)
+            .step_by(0x40)
+            .find(|h| shard_of(*h) != shard_of(a))
+            .unwrap();
+        for home in [a, b, a] {
+            LIST.add(Homed { home, log: &LOG });
+        }
+        assert_eq!(LIST.count(), 3);
+        LIST.harvest_home_soon(a);
+        let log = std::mem::take(&mut *LOG.lock().unwrap());
+        assert_eq!(
+            log,
+            [
+                format!("poll {a}"),
+                format!("poll {a}"),
+                format!("record {a}"),
+                format!("record {a}")
+            ]
+        );
+        assert_eq!(LIST.count(), 1);
+        // The other queue's command waits for its own wait, or a flush's harvest of every shard.
+        LIST.harvest(Ask::All);
+        let log = std::mem::take(&mut *LOG.lock().unwrap());
+        assert_eq!(log, [format!("poll {b}"), format!("record {b}")]);
+        assert_eq!(LIST.count(), 0);
+        // What is taken out is taken from every shard.
+        LIST.add(Homed { home: a, log: &LOG });
+        LIST.add(Homed { home: b, log: &LOG });
+        let homes: Vec<_> = LIST.take_where(|_| true).iter().map(|c| c.home).collect();
+        assert_eq!(homes.len(), 2);
+        assert!(homes.contains(&a) && homes.contains(&b));
+        assert_eq!(LIST.count(), 0);
     }
 }

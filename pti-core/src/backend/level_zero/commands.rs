@@ -112,10 +112,11 @@ static LAST_SEEN: WriterLock<Option<HashMap<usize, Seen>>> = WriterLock::new(Non
 /// What [`LAST_SEEN`] keeps of an event: its context, and the start and end last recorded.
 type Seen = (usize, u64, u64);
 
-/// The locks of this module, for the fork handlers (the pending list's two, then `LAST_SEEN`).
-pub(super) fn fork_locks() -> [&'static dyn ForkLock; 3] {
-    let [poll, list] = PENDING.fork_locks();
-    [poll, list, &LAST_SEEN]
+/// The locks of this module, for the fork handlers (the pending list's, then `LAST_SEEN`).
+pub(super) fn fork_locks() -> Vec<&'static dyn ForkLock> {
+    let mut locks = PENDING.fork_locks();
+    locks.push(&LAST_SEEN);
+    locks
 }
 
 /// In the child after `fork()`: the parent's commands and events are forgotten.

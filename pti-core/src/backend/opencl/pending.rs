@@ -168,6 +168,11 @@ impl PendingCommand for ClCommand {
         self.submission.view(self.queue.device.is_cpu)
     }
 
+    /// Its queue: a wait for the queue harvests the queue's shard (`overrides::wait`).
+    fn home(&self) -> usize {
+        self.queue_handle as usize
+    }
+
     fn in_order_stream(&self) -> Option<usize> {
         self.queue
             .in_order

@@ -1,6 +1,7 @@
-//! Host waits: each harvests the commands that finished and records the wait (host times of
-//! the call: its API record's start, and when the runtime's call returned, where the API record
-//! now ends too; the harvest after it is libpti's work, which the overhead view counts).
+//! Host waits: each harvests the commands that finished (`clFinish`: those of its queue) and
+//! records the wait (host times of the call: its API record's start, and when the runtime's call
+//! returned, where the API record now ends too; the harvest after it is libpti's work, which the
+//! overhead view counts).
 //!
 //! # Safety (every override)
 //! The arguments are the program's, valid as the OpenCL API requires of them for this function;
@@ -34,7 +35,8 @@ pub(in crate::backend::opencl) unsafe fn clFinish(
     // SAFETY: the program's argument, unchanged.
     let status = scope.call_next(|| unsafe { next_fn(command_queue) });
     let end = scope.real_call_returned();
-    PENDING.harvest_soon();
+    // The queue's own commands: other threads harvest theirs at their waits.
+    PENDING.harvest_home_soon(command_queue as usize);
     command::host_wait(scope.correlation_id(), (start, end), || Synchronization {
         kind: pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_QUEUE,
         group: ApiGroup::OpenCl,
