@@ -836,6 +836,31 @@ fn toggled_views_are_accounted_exactly() {
     }
 }
 
+/// Which of the program's waits record which queue's commands (`tests/c/cl_queue_waits.c`; the
+/// pending list is kept in shards by queue, issue 39): a blocking call records its queue's
+/// earlier commands, a `clFinish` its queue's, `clWaitForEvents` every queue's; none is left
+/// without a record after each, and the flush finds every copy recorded.
+#[test]
+fn each_wait_records_the_commands_of_the_queue_it_waited_for() {
+    let exe = compile_c_with(
+        "cl_queue_waits",
+        &["tests/c/cl_queue_waits.c"],
+        &["-lpti", "-lOpenCL"],
+    );
+    let rt = pocl();
+    let mut cmd = Command::new(&exe);
+    cmd.env_remove("OPENCL_LAYERS")
+        .envs(rt.env.iter().map(|(k, v)| (*k, v.as_str())));
+    let out = pti_tests::run_with_watchdog(&mut cmd, std::time::Duration::from_secs(120));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("Q OK"),
+        "{}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Every enqueue function each runtime here offers (`tests/c/cl_every_enqueue.c`, three calls
 /// each, every device view on): each command is recorded (device records sharing the call's
 /// correlation ID) or counted without record (`ptiViewGetUnrecordedCommandCount`), never both,

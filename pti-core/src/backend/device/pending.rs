@@ -175,10 +175,11 @@ fn shard_of(home: usize) -> usize {
 }
 
 /// One backend's pending commands, in [`SHARDS`] shards, each a list with its own locks: threads
-/// that submit to queues of their own add to lists of their own, and a program's wait on a
-/// queue harvests that queue's shard, while other threads harvest theirs (one list for all made
-/// each wait stand behind the others' harvests, and read the others' completed events while
-/// they submitted: issue 39, docs/BENCHMARKS.md).
+/// that submit to queues of their own add, mostly, to lists of their own (two queues share a
+/// shard one time in 16), and a program's wait for a queue harvests that queue's shard while
+/// other threads harvest theirs (one list for all made each wait stand behind the others'
+/// harvests, and read the others' completed events while they submitted: issue 39,
+/// docs/BENCHMARKS.md).
 pub(crate) struct Pending<C: PendingCommand> {
     shards: [CachePadded<Shard<C>>; SHARDS],
     /// The harvester thread has this list (see `harvester`).

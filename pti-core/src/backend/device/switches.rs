@@ -10,8 +10,9 @@
 //!   read, the one at which it began (docs/view-api.md).
 //! - `PTI_HARVEST=thread`: harvest completed OpenCL commands on a thread of libpti's own
 //!   (`harvester`) instead of on the program's thread after its waits.
-//! - `PTI_HARVEST_SIZE=<n>`: a pending list is harvested when it has grown to n commands (default
-//!   65536, `pending::DEFAULT_HARVEST_SIZE`), besides after the program's waits and at flushes.
+//! - `PTI_HARVEST_SIZE=<n>`: a pending list's shard is harvested when it has grown to n commands
+//!   (default 65536, `pending::DEFAULT_HARVEST_SIZE`), besides after the program's waits and at
+//!   flushes.
 //! - `PTI_CLOCK_ANCHOR_NS=<ns>`: on a device without a timer read beside the host clock, the
 //!   QUEUED time of one command per `<ns>` of submissions anchors the conversion (default
 //!   1,000,000, `timing::DEFAULT_ANCHOR_INTERVAL_NS`; 0: every command, as before issue 39).
@@ -48,7 +49,8 @@ pub(crate) fn harvest_on_thread() -> bool {
     switch(&CELL, "PTI_HARVEST", "thread")
 }
 
-/// `PTI_HARVEST_SIZE=<n>`: the least size at which a growing list is harvested (at least 1).
+/// `PTI_HARVEST_SIZE=<n>`: the least size at which a growing list's shard is harvested (at
+/// least 1).
 pub(crate) fn harvest_size() -> usize {
     static CELL: OnceLock<usize> = OnceLock::new();
     *CELL.get_or_init(|| {

@@ -157,6 +157,9 @@ pub(super) fn submit<R: CallResult>(
     };
     if call.blocking {
         PENDING.complete_now(pending);
+        // A blocking call is a wait for its queue: its earlier commands have completed (in
+        // order) or may have, and are recorded now rather than at the next wait or flush.
+        PENDING.harvest_home_soon(call.queue as usize);
     } else {
         PENDING.add(pending);
     }

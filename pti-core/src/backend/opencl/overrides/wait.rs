@@ -35,7 +35,8 @@ pub(in crate::backend::opencl) unsafe fn clFinish(
     // SAFETY: the program's argument, unchanged.
     let status = scope.call_next(|| unsafe { next_fn(command_queue) });
     let end = scope.real_call_returned();
-    // The queue's own commands: other threads harvest theirs at their waits.
+    // This queue's commands (and those of any queue that shares its shard); the others are
+    // harvested at their own queue's waits, by `clWaitForEvents` or at a flush.
     PENDING.harvest_home_soon(command_queue as usize);
     command::host_wait(scope.correlation_id(), (start, end), || Synchronization {
         kind: pti_view_synchronization_type::PTI_VIEW_SYNCHRONIZATION_TYPE_HOST_COMMAND_QUEUE,
