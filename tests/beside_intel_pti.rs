@@ -121,10 +121,7 @@ fn tools() -> &'static Tools {
             ("libpti_view.so.1", "libpti_view.so"),
             ("libpti.so.0", "libpti.so.0"),
         ] {
-            let link = libpti_as_view.join(name);
-            let _ = std::fs::remove_file(&link);
-            std::os::unix::fs::symlink(lib_dir().join(target), &link)
-                .unwrap_or_else(|e| panic!("link {name}: {e}"));
+            pti_tests::link_in_place(&lib_dir().join(target), &libpti_as_view.join(name));
         }
         let ze_plain = compile_c_with(
             "ze_plain_beside_intel",

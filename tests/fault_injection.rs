@@ -50,11 +50,7 @@ fn fault_lib_dir() -> PathBuf {
          or point PTI_FAULT_LIB_DIR at its directory",
         dir.join("libpti.so").display()
     );
-    let soname = dir.join("libpti.so.0");
-    if std::fs::read_link(&soname).is_err() {
-        let _ = std::fs::remove_file(&soname);
-        std::os::unix::fs::symlink("libpti.so", &soname).expect("create the SONAME link");
-    }
+    pti_tests::link_in_place(Path::new("libpti.so"), &dir.join("libpti.so.0"));
     dir
 }
 

@@ -32,12 +32,31 @@ pub fn lib_dir() -> PathBuf {
         lib.display()
     );
     // The runtime loader looks the library up by its SONAME.
-    let soname = dir.join("libpti.so.0");
-    if std::fs::read_link(&soname).is_err() {
-        let _ = std::fs::remove_file(&soname);
-        std::os::unix::fs::symlink("libpti.so", &soname).expect("create the SONAME link");
-    }
+    link_in_place(Path::new("libpti.so"), &dir.join("libpti.so.0"));
     dir
+}
+
+/// Makes `link` a symbolic link to `target`, unless it is one already. Tests run in parallel
+/// (threads, and processes of several test files) and may make the same link at once: each
+/// makes one under a name of its own and renames it over `link`, which replaces whatever is
+/// there in one step, so none fails because another made it first (removing `link` and then
+/// linking did: "File exists").
+pub fn link_in_place(target: &Path, link: &Path) {
+    static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    if std::fs::read_link(link).ok().as_deref() == Some(target) {
+        return;
+    }
+    let name = link.file_name().expect("a link's name").to_string_lossy();
+    let own = link.with_file_name(format!(
+        ".{name}.{}.{}",
+        std::process::id(),
+        MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_file(&own);
+    std::os::unix::fs::symlink(target, &own)
+        .unwrap_or_else(|e| panic!("link {} to {}: {e}", own.display(), target.display()));
+    std::fs::rename(&own, link)
+        .unwrap_or_else(|e| panic!("rename {} to {}: {e}", own.display(), link.display()));
 }
 
 /// Where compiled test programs go.
@@ -313,11 +332,7 @@ pub fn sycl_over_level_zero(cmd: &mut Command, adapter: Adapter) -> &mut Command
     // The front end opens `$ZEL_LIBRARY_PATH/libze_loader.so.1`.
     let dir = out_dir().join("ze-loader-compat");
     std::fs::create_dir_all(&dir).expect("create the compat directory");
-    let link = dir.join("libze_loader.so.1");
-    if std::fs::read_link(&link).ok().as_deref() != Some(compat.as_path()) {
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&compat, &link).expect("link the compat loader");
-    }
+    link_in_place(&compat, &dir.join("libze_loader.so.1"));
     cmd.env("PTI_TEST_BACKEND", "level_zero")
         .env("ONEAPI_DEVICE_SELECTOR", "level_zero:gpu")
         .env("ZE_ENABLE_ALT_DRIVERS", &sim)
@@ -523,5 +538,35 @@ pub fn newest_level_zero() -> PathBuf {
              setup`, which fetches Debian's libze-dev and libze1 1.32",
             cache.display()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tests run in parallel, and several make the compat loader's link at once: each must find
+    /// it in place, none may fail because another made it first.
+    #[test]
+    fn a_link_made_by_many_threads_at_once_is_made_once() {
+        let dir = out_dir().join(format!("link-race-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("target.so");
+        std::fs::write(&target, b"").unwrap();
+        for round in 0..50 {
+            let link = dir.join(format!("link-{round}"));
+            let start = std::sync::Barrier::new(8);
+            std::thread::scope(|s| {
+                for _ in 0..8 {
+                    s.spawn(|| {
+                        start.wait();
+                        link_in_place(&target, &link);
+                    });
+                }
+            });
+            assert_eq!(std::fs::read_link(&link).unwrap(), target);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
