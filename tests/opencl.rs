@@ -847,17 +847,13 @@ fn each_wait_records_the_commands_of_the_queue_it_waited_for() {
         &["tests/c/cl_queue_waits.c"],
         &["-lpti", "-lOpenCL"],
     );
-    let rt = pocl();
-    let mut cmd = Command::new(&exe);
-    cmd.env_remove("OPENCL_LAYERS")
-        .envs(rt.env.iter().map(|(k, v)| (*k, v.as_str())));
-    let out = pti_tests::run_with_watchdog(&mut cmd, std::time::Duration::from_secs(120));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("Q OK"),
-        "{}\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+    let r = run(&pocl(), &exe, &[]);
+    assert_eq!(
+        r.w.last().map(String::as_str),
+        Some("OK"),
+        "{:?}\n{}",
+        r.w,
+        r.stderr
     );
 }
 

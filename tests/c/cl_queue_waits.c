@@ -8,7 +8,7 @@
  *   wait      a copy on B, then clWaitForEvents on its event.
  * Then a flush: every copy and read has its record.
  *
- * Prints "Q <step> <pending>", "Q copies <recorded> of <submitted>", then "Q OK" or "Q FAILED". */
+ * Prints "W <step> <pending>", "W copies <recorded> of <submitted>", then "W OK" or "W FAILED". */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <stdint.h>
 
@@ -37,7 +37,7 @@ static void completed(unsigned char* buf, size_t size, size_t used) {
 static int none_pending(const char* step) {
   uint64_t n = 99;
   OKAY(ptiViewGetPendingDeviceRecordCount(&n));
-  printf("Q %s %llu\n", step, (unsigned long long)n);
+  printf("W %s %llu\n", step, (unsigned long long)n);
   return n == 0;
 }
 
@@ -76,9 +76,9 @@ int main(void) {
   ok &= none_pending("wait");
 
   OKAY(ptiFlushAllViews());
-  printf("Q copies %llu of %llu\n", recorded, submitted);
+  printf("W copies %llu of %llu\n", recorded, submitted);
   ok &= recorded == submitted;
-  puts(ok ? "Q OK" : "Q FAILED");
+  puts(ok ? "W OK" : "W FAILED");
   CHECK(clReleaseMemObject(x));
   CHECK(clReleaseMemObject(y));
   CHECK(clReleaseCommandQueue(a));

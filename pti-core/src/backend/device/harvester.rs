@@ -1,9 +1,8 @@
 //! A thread of libpti's own that harvests completed commands (`PTI_HARVEST=thread`, see
 //! `switches`), so that the runtime queries, event releases and record writing of a harvest after
 //! a program's wait, or when a pending list's shard has grown, leave the program's thread (the
-//! thread harvests every shard of the list). A flush still
-//! harvests on the flushing thread, and waits for a harvest the thread has under way, so it
-//! delivers everything completed as before.
+//! thread harvests every shard of the list). A flush still harvests on the flushing thread, and
+//! waits for a harvest the thread has under way, so it delivers everything completed as before.
 //!
 //! The thread starts at the first request and only ever calls the runtime between a request and
 //! the end of that harvest. It is stopped for good, and waited for, before the runtime can be

@@ -640,12 +640,13 @@ mod tests {
         assert_eq!(LIST.count(), 0);
     }
 
-    /// A command of stream `stream` (None: no order) that has completed or not; polls and
-    /// finishes are logged by name.
+    /// A command of stream `stream` (None: no order) that has completed or not, submitted to
+    /// queue `home`; polls and finishes are logged by name.
     struct Ordered {
         name: &'static str,
         stream: Option<usize>,
         done: bool,
+        home: usize,
         log: &'static std::sync::Mutex<Vec<String>>,
     }
 
@@ -671,6 +672,10 @@ mod tests {
         fn in_order_stream(&self) -> Option<usize> {
             self.stream
         }
+
+        fn home(&self) -> usize {
+            self.home
+        }
     }
 
     #[test]
@@ -681,6 +686,7 @@ mod tests {
             name,
             stream,
             done,
+            home: 0,
             log: &LOG,
         };
         // Stream 1: a1 done, a2 running, a3 (claims done: must not even be asked); stream 2: b1
@@ -730,39 +736,9 @@ mod tests {
         assert_eq!(left, ["a2", "c1"]);
     }
 
-    /// A completed command of queue `home`; polls and finishes are logged by home.
-    struct Homed {
-        home: usize,
-        log: &'static std::sync::Mutex<Vec<String>>,
-    }
-
-    impl PendingCommand for Homed {
-        type Outcome = ();
-
-        fn poll(&self) -> Option<()> {
-            self.log.lock().unwrap().push(format!("poll {}", self.home));
-            Some(())
-        }
-
-        fn finish(&mut self, _: (), _: Option<&ThreadState>) {
-            self.log
-                .lock()
-                .unwrap()
-                .push(format!("record {}", self.home));
-        }
-
-        fn view(&self) -> pti_view_kind {
-            pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL
-        }
-
-        fn home(&self) -> usize {
-            self.home
-        }
-    }
-
     #[test]
     fn a_wait_for_one_queue_harvests_that_queues_commands_only() {
-        static LIST: Pending<Homed> = Pending::new();
+        static LIST: Pending<Ordered> = Pending::new();
         static LOG: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         // Two queues whose commands are in different shards.
         let a = 0x7f00_1000;
@@ -770,33 +746,32 @@ mod tests {
             .step_by(0x40)
             .find(|h| shard_of(*h) != shard_of(a))
             .unwrap();
-        for home in [a, b, a] {
-            LIST.add(Homed { home, log: &LOG });
+        let command = |name, home| Ordered {
+            name,
+            stream: None,
+            done: true,
+            home,
+            log: &LOG,
+        };
+        for c in [command("a1", a), command("b1", b), command("a2", a)] {
+            LIST.add(c);
         }
         assert_eq!(LIST.count(), 3);
         LIST.harvest_home_soon(a);
         let log = std::mem::take(&mut *LOG.lock().unwrap());
-        assert_eq!(
-            log,
-            [
-                format!("poll {a}"),
-                format!("poll {a}"),
-                format!("record {a}"),
-                format!("record {a}")
-            ]
-        );
+        assert_eq!(log, ["poll a1", "poll a2", "record a1", "record a2"]);
         assert_eq!(LIST.count(), 1);
         // The other queue's command waits for its own wait, or a flush's harvest of every shard.
         LIST.harvest(Ask::All);
         let log = std::mem::take(&mut *LOG.lock().unwrap());
-        assert_eq!(log, [format!("poll {b}"), format!("record {b}")]);
+        assert_eq!(log, ["poll b1", "record b1"]);
         assert_eq!(LIST.count(), 0);
         // What is taken out is taken from every shard.
-        LIST.add(Homed { home: a, log: &LOG });
-        LIST.add(Homed { home: b, log: &LOG });
-        let homes: Vec<_> = LIST.take_where(|_| true).iter().map(|c| c.home).collect();
-        assert_eq!(homes.len(), 2);
-        assert!(homes.contains(&a) && homes.contains(&b));
+        LIST.add(command("a3", a));
+        LIST.add(command("b2", b));
+        let mut left: Vec<_> = LIST.take_where(|_| true).iter().map(|c| c.name).collect();
+        left.sort();
+        assert_eq!(left, ["a3", "b2"]);
         assert_eq!(LIST.count(), 0);
     }
 }
