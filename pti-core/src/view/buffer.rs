@@ -271,19 +271,20 @@ enum Attempt {
 }
 
 #[inline(always)]
-fn try_append<R: Copy>(tb: &ThreadBuffer, record: &R) -> Attempt {
-    // SAFETY: `tb` is the calling thread's own buffer (`append`), and the section only copies.
+fn try_append<R: Copy>(tb: &ThreadBuffer, record: &impl Fn() -> R) -> Attempt {
+    // SAFETY: `tb` is the calling thread's own buffer (`append_with`), and the section only
+    // builds a record from values (`record` runs no tool code and takes no lock).
     unsafe { tb.write(|lent| append_in_section(lent, record)) }
 }
 
 #[inline(always)]
-fn append_in_section<R: Copy>(lent: &mut Option<FilledBuffer>, record: &R) -> Attempt {
+fn append_in_section<R: Copy>(lent: &mut Option<FilledBuffer>, record: &impl Fn() -> R) -> Attempt {
     match lent {
         Some(f) if f.buffer.len() - f.used >= size_of::<R>() => {
             // SAFETY: [used, used + size) lies inside the lent memory (checked), `used` is
             // 8-aligned relative to an 8-aligned first record (records are multiples of 8 bytes,
-            // asserted in `append`), and the memory is ours until handed back.
-            unsafe { ptr::write(f.buffer.as_ptr().add(f.used) as *mut R, *record) };
+            // asserted in `append_with`), and the memory is ours until handed back.
+            unsafe { ptr::write(f.buffer.as_ptr().add(f.used) as *mut R, record()) };
             f.used += size_of::<R>();
             Attempt::Appended
         }
@@ -300,6 +301,19 @@ fn append_in_section<R: Copy>(lent: &mut Option<FilledBuffer>, record: &R) -> At
 /// Appends `record` (of view kind `kind`) to this thread's buffer, or drops and counts it.
 #[inline]
 pub(crate) fn append<R: Copy>(state: &ThreadState, kind: pti_view_kind, record: R) {
+    append_with(state, kind, || record);
+}
+
+/// As [`append`], with the record built by `record` where it is written: a large record (a
+/// kernel's, 200 bytes and more) is then built in the buffer rather than on the stack and copied
+/// there. `record` builds from values only (it runs inside the buffer's write section, and again
+/// if the first buffer had no room).
+#[inline]
+pub(crate) fn append_with<R: Copy>(
+    state: &ThreadState,
+    kind: pti_view_kind,
+    record: impl Fn() -> R,
+) {
     const { assert!(size_of::<R>().is_multiple_of(8)) };
     let tb = &state.record().buffer;
     tb.count_emitted(kind);

@@ -7,7 +7,7 @@
 use core::ffi::{CStr, c_char, c_void};
 
 use super::abi::*;
-use super::buffer::append;
+use super::buffer::{append, append_with};
 use super::{is_configured, is_enabled};
 use crate::api::{ApiGroup, ApiId};
 use crate::sycl_tag::SyclTag;
@@ -108,6 +108,18 @@ impl Command<'_> {
     }
 }
 
+/// The fields of a kernel record that SYCL's task fills.
+#[derive(Clone, Copy)]
+struct SyclFields {
+    source_file: *const c_char,
+    line: u64,
+    task_begin: u64,
+    enqueue_begin: u64,
+    node_id: u64,
+    queue_id: u64,
+    invocation_id: u32,
+}
+
 /// The view that a kernel on a CPU device (`cpu`) or another device is recorded in.
 pub(crate) const fn kernel_view(cpu: bool) -> pti_view_kind {
     if cpu {
@@ -130,37 +142,50 @@ pub(crate) fn kernel(state: &ThreadState, cpu: bool, c: &Command<'_>) {
         Some(sycl_name) if c.name.is_empty() => sycl_name,
         _ => c.name,
     });
-    append(
-        state,
-        kind,
-        pti_view_record_kernel_v2 {
-            _view_kind: pti_view_record_base::of(kind),
-            _queue_handle: c.queue,
-            _context_handle: c.context,
-            _name: name.as_ptr(),
-            _source_file_name: sycl
-                .and_then(|s| s.source_file)
-                .map_or(core::ptr::null(), CStr::as_ptr),
-            _source_line_number: sycl.map_or(0, |s| s.line),
-            _kernel_id: c.operation_id,
-            _correlation_id: c.correlation_id,
-            _thread_id: c.thread_id,
-            _pci_address: c.device.pci_address,
-            _device_uuid: c.device.uuid,
-            _append_timestamp: c.append,
-            _start_timestamp: c.start,
-            _end_timestamp: c.end,
-            _submit_timestamp: c.submit,
-            _sycl_task_begin_timestamp: sycl.map_or(0, |s| s.task_begin),
-            _sycl_enqk_begin_timestamp: sycl.map_or(0, |s| s.enqueue_begin),
-            _sycl_node_id: sycl.map_or(0, |s| s.node_id),
-            _sycl_queue_id: c.sycl_queue_id(),
-            _sycl_invocation_id: sycl.map_or(0, |s| s.invocation_id),
-            _device_handle: c.device.device,
-            _engine_ordinal: c.engine.ordinal,
-            _engine_index: c.engine.index,
-        },
-    );
+    // What SYCL adds, decided once (most commands have no SYCL task).
+    let no_task = SyclFields {
+        source_file: core::ptr::null(),
+        line: 0,
+        task_begin: 0,
+        enqueue_begin: 0,
+        node_id: 0,
+        queue_id: PTI_INVALID_QUEUE_ID,
+        invocation_id: 0,
+    };
+    let task = sycl.map_or(no_task, |s| SyclFields {
+        source_file: s.source_file.map_or(core::ptr::null(), CStr::as_ptr),
+        line: s.line,
+        task_begin: s.task_begin,
+        enqueue_begin: s.enqueue_begin,
+        node_id: s.node_id,
+        queue_id: s.queue_id,
+        invocation_id: s.invocation_id,
+    });
+    append_with(state, kind, || pti_view_record_kernel_v2 {
+        _view_kind: pti_view_record_base::of(kind),
+        _queue_handle: c.queue,
+        _context_handle: c.context,
+        _name: name.as_ptr(),
+        _source_file_name: task.source_file,
+        _source_line_number: task.line,
+        _kernel_id: c.operation_id,
+        _correlation_id: c.correlation_id,
+        _thread_id: c.thread_id,
+        _pci_address: c.device.pci_address,
+        _device_uuid: c.device.uuid,
+        _append_timestamp: c.append,
+        _start_timestamp: c.start,
+        _end_timestamp: c.end,
+        _submit_timestamp: c.submit,
+        _sycl_task_begin_timestamp: task.task_begin,
+        _sycl_enqk_begin_timestamp: task.enqueue_begin,
+        _sycl_node_id: task.node_id,
+        _sycl_queue_id: task.queue_id,
+        _sycl_invocation_id: task.invocation_id,
+        _device_handle: c.device.device,
+        _engine_ordinal: c.engine.ordinal,
+        _engine_index: c.engine.index,
+    });
 }
 
 /// Writes a memory-copy record, if the copy view is enabled.

@@ -4,7 +4,7 @@
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::abi::*;
-use super::buffer::append;
+use super::buffer::{append, append_with};
 use crate::api::{ApiGroup, ApiId};
 use crate::thread::ThreadState;
 
@@ -30,21 +30,22 @@ pub(crate) struct ApiCall {
 #[inline]
 pub(crate) fn api_record(state: &ThreadState, call: &ApiCall) {
     let kind = api_view(call.group);
-    append(
-        state,
-        kind,
-        pti_view_record_api {
-            _view_kind: pti_view_record_base::of(kind),
-            _start_timestamp: call.start,
-            _end_timestamp: call.end.max(call.start),
-            _api_group: call.group.into(),
-            _api_id: crate::ids::as_written(call.group, call.api_id),
-            _process_id: crate::thread::process_id(),
-            _thread_id: state.thread_id(),
-            _correlation_id: call.correlation_id,
-            _return_code: call.status,
-        },
+    let (api_id, process_id, thread_id) = (
+        crate::ids::as_written(call.group, call.api_id),
+        crate::thread::process_id(),
+        state.thread_id(),
     );
+    append_with(state, kind, || pti_view_record_api {
+        _view_kind: pti_view_record_base::of(kind),
+        _start_timestamp: call.start,
+        _end_timestamp: call.end.max(call.start),
+        _api_group: call.group.into(),
+        _api_id: api_id,
+        _process_id: process_id,
+        _thread_id: thread_id,
+        _correlation_id: call.correlation_id,
+        _return_code: call.status,
+    });
 }
 
 /// Writes one external-correlation record per ID pushed on this thread.

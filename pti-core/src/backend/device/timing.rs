@@ -138,6 +138,25 @@ pub(crate) struct DeviceTimes {
     pub(crate) anchor: bool,
 }
 
+impl DeviceTimes {
+    /// Whether the times read (not 0) come in the order a command goes through them: queued,
+    /// submitted, started, ended (equal times are in order).
+    pub(crate) fn in_order(&self) -> bool {
+        // Each time against the latest read before it: a plain chain of comparisons, which a
+        // command pays for at every record (an iterator over the four cost it twice as much).
+        let mut latest = self.queued;
+        for v in [self.submit, self.start, self.end] {
+            if v != 0 {
+                if v < latest {
+                    return false;
+                }
+                latest = v;
+            }
+        }
+        true
+    }
+}
+
 /// The same times on the host clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HostTimes {
@@ -353,6 +372,27 @@ mod tests {
             end,
             anchor: true,
         }
+    }
+
+    #[test]
+    fn times_are_in_order_when_each_read_one_follows_the_one_before() {
+        let at = |queued, submit, start, end| DeviceTimes {
+            queued,
+            submit,
+            start,
+            end,
+            anchor: false,
+        };
+        assert!(at(1, 2, 3, 4).in_order());
+        assert!(at(5, 5, 5, 5).in_order());
+        // Times not read (0) are skipped, wherever they are.
+        assert!(at(0, 0, 3, 4).in_order());
+        assert!(at(2, 0, 3, 4).in_order());
+        assert!(at(0, 0, 0, 0).in_order());
+        assert!(!at(0, 0, 4, 3).in_order());
+        assert!(!at(5, 0, 3, 4).in_order());
+        assert!(!at(1, 6, 3, 4).in_order());
+        assert!(!at(7, 0, 0, 4).in_order());
     }
 
     #[test]

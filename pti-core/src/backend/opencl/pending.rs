@@ -112,11 +112,11 @@ impl PendingCommand for ClCommand {
         };
         // SAFETY: libpti's one reference to this event, given back once: the command is done.
         unsafe { commands::release(self.event, self.injected) };
-        let host = times.map(|t| (t, devices::to_host(&self.queue.device, &t, self.enter)));
-        let (t, Some(h)) = (match host {
-            Ok(pair) => pair,
+        let t = match times {
+            Ok(t) => t,
             Err(code) => return self.lost(code),
-        }) else {
+        };
+        let Some(h) = devices::to_host(&self.queue.device, &t, self.enter) else {
             return self.lost(CL_PROFILING_INFO_NOT_AVAILABLE);
         };
         // Without the runtime's SUBMIT, the command was submitted when its call returned (or
@@ -124,12 +124,7 @@ impl PendingCommand for ClCommand {
         // its call began. Never appended after its submission.
         let submit = h.submit.unwrap_or(self.exit.min(h.start));
         let append = h.queued.unwrap_or(self.enter).min(submit);
-        let mut last = 0;
-        let in_order = [t.queued, t.submit, t.start, t.end]
-            .into_iter()
-            .filter(|v| *v != 0)
-            .all(|v| core::mem::replace(&mut last, v) <= v);
-        if !in_order {
+        if !t.in_order() {
             critical::raise(
                 ResultCode::ErrorBadTimestamp,
                 format_args!(
