@@ -14,7 +14,7 @@
 //!   `writing` is false (Acquire), take its buffer, `flushing = false`.
 //!
 //! Either the writer sees `flushing` or the flusher sees `writing`. A writer's exclusive section
-//! only copies a record; everything that runs tool code (`request`, `complete`) and every
+//! only builds a record from values and writes it; everything that runs tool code (`request`, `complete`) and every
 //! critical event happens outside it and outside any lock. A buffer of a thread that exited stays
 //! in its record until the next flush, or is reused by a new thread; the process-exit hook hands
 //! back every buffer, empty ones included.
@@ -357,8 +357,8 @@ fn refill(
     // Tool code run above (a `complete` that flushed, a deferred critical event) may have written
     // records and installed a buffer meanwhile: then keep that one, and give the fresh one back
     // unused, outside the section.
-    // SAFETY: `tb` is the calling thread's own buffer (`append`), and the section runs no tool
-    // code.
+    // SAFETY: `tb` is the calling thread's own buffer (`append_with`), and the section runs no
+    // tool code.
     let unused = unsafe {
         tb.write(|slot| match slot {
             Some(_) => Some(fresh),
