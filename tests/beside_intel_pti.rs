@@ -27,7 +27,7 @@ mod measured;
 
 use pti_tests::{
     Adapter, INTEL_TOOL, SHARED, compile, compile_c_with, lib_dir, out_dir, root,
-    run_with_watchdog, sycl_over_level_zero, sycl_venv, sycl_workload,
+    run_with_watchdog, scratch_dir, sycl_over_level_zero, sycl_venv, sycl_workload,
 };
 
 /// Whether the count of calls of Level Zero function `name` is the program's to decide (the
@@ -1080,9 +1080,7 @@ fn an_intel_view_tool_runs_on_libpti_over_pocl() {
 /// (`PTI_TEST_STARVE`).
 #[test]
 fn an_intel_view_tool_that_lends_no_buffers_leaves_its_losses_in_the_log() {
-    let dir = out_dir().join(format!("starved-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("starved");
     let log = dir.join("pti-%p.log");
     let (stdout, stderr, text) = run_tool_with(
         &tools().view_tool,

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use pti_tests::{
     INTEL_FACE_PREFIX, INTEL_TOOL, OWN_SYMBOL_PREFIX, compile, compile_c, compile_shared, exports,
-    exports_of, lib_dir, out_dir, root, run_ok, unversioned,
+    exports_of, lib_dir, out_dir, root, run_ok, scratch_dir, unversioned,
 };
 
 #[test]
@@ -584,9 +584,7 @@ fn libpti_view_is_intel_pti_1_2s_abi_forwarding_to_libpti() {
 /// without a map is passed on untouched.
 #[test]
 fn the_linker_driver_versions_the_exports_and_refuses_an_unversioned_one() {
-    let dir = out_dir().join(format!("symbol-versions-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("symbol-versions");
     let list = dir.join("list");
     let map = dir.join("lib.versions.map");
     std::fs::write(

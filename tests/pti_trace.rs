@@ -31,7 +31,9 @@ mod summary;
 #[path = "pti_trace/timeline.rs"]
 mod timeline;
 
-use pti_tests::{Adapter, compile_c_with, lib_dir, out_dir, root, sycl_over_level_zero};
+use pti_tests::{
+    Adapter, compile_c_with, lib_dir, out_dir, root, scratch_dir, sycl_over_level_zero,
+};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::os::unix::process::ExitStatusExt as _;
@@ -163,10 +165,7 @@ fn pti_trace_into(dir: &Path, options: &[&str]) -> Command {
 
 /// A fresh directory for one test's timelines.
 fn scratch(name: &str) -> PathBuf {
-    let dir = out_dir().join(format!("pti-trace-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    scratch_dir(&format!("pti-trace-{name}"))
 }
 
 fn run(cmd: &mut Command) -> Output {

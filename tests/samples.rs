@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pti_tests::{compile_c_with, lib_dir, out_dir, root, run_ok};
+use pti_tests::{compile_c_with, lib_dir, out_dir, root, run_ok, scratch_dir};
 
 /// Runs a sample, checking its output.
 fn run_sample(exe: &Path, expect: &[&str]) -> String {
@@ -221,9 +221,7 @@ fn samples_build_from_an_installed_tree() {
     run_installed(&exe, &[", 0 failures"]);
 
     // CMake: find_package(Pti) and the imported target Pti::pti, for C and C++.
-    let project = out_dir().join(format!("cmake-project-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&project);
-    std::fs::create_dir_all(&project).unwrap();
+    let project = scratch_dir("cmake-project");
     let samples = root().join("samples");
     std::fs::write(
         project.join("CMakeLists.txt"),

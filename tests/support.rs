@@ -66,6 +66,15 @@ pub fn out_dir() -> PathBuf {
     dir
 }
 
+/// A fresh, empty directory of one test's own under [`out_dir`]: `<name>-<pid>`, whatever an
+/// earlier run of this process ID left there removed.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = out_dir().join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+    dir
+}
+
 /// API IDs by name, from the generated ID header `include/pti/<header>` (ID 0, a
 /// `reserved_*_id`, names no function and is left out).
 pub fn api_ids(header: &str) -> std::collections::HashMap<String, u32> {
@@ -549,9 +558,7 @@ mod tests {
     /// it in place, none may fail because another made it first.
     #[test]
     fn a_link_made_by_many_threads_at_once_is_made_once() {
-        let dir = out_dir().join(format!("link-race-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch_dir("link-race");
         let target = dir.join("target.so");
         std::fs::write(&target, b"").unwrap();
         for round in 0..50 {
