@@ -27,7 +27,8 @@ mod measured;
 
 use pti_tests::{
     Adapter, INTEL_TOOL, SHARED, compile, compile_c_with, lib_dir, out_dir, root,
-    run_with_watchdog, scratch_dir, sycl_over_level_zero, sycl_venv, sycl_workload,
+    run_with_watchdog, run_with_watchdog_and_pid, scratch_dir, sycl_over_level_zero, sycl_venv,
+    sycl_workload,
 };
 
 /// Whether the count of calls of Level Zero function `name` is the program's to decide (the
@@ -255,7 +256,7 @@ fn run_tool_with(
     .env("LD_PRELOAD", preload)
     .env("PTI_TEST_OUT", &base)
     .envs(env.iter().copied());
-    let out = run_with_watchdog(&mut cmd, Duration::from_secs(180));
+    let (out, pid) = run_with_watchdog_and_pid(&mut cmd, Duration::from_secs(180));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
@@ -264,31 +265,38 @@ fn run_tool_with(
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut texts = Vec::new();
+    // The tool writes `<stem>.<pid>` in every process that preloads it: the program's, and the
+    // processes the program starts (PoCL's compiler, with a cold kernel cache), which make no
+    // runtime call. The program's file is the one named after its PID.
+    let program_file = format!("{stem}.{pid}");
+    let (mut text, mut others) = (None, Vec::new());
     for entry in std::fs::read_dir(out_dir()).unwrap().flatten() {
-        if entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with(&format!("{stem}."))
-        {
-            let text = std::fs::read_to_string(entry.path()).unwrap();
-            let _ = std::fs::remove_file(entry.path());
-            if text.contains(marker) {
-                texts.push(text);
-            }
+        let file = entry.file_name().to_string_lossy().into_owned();
+        if !file.starts_with(&format!("{stem}.")) {
+            continue;
+        }
+        let contents = std::fs::read_to_string(entry.path()).unwrap();
+        let _ = std::fs::remove_file(entry.path());
+        if file == program_file {
+            text = Some(contents);
+        } else {
+            others.push(contents);
         }
     }
-    // The processes the program starts write their (empty) files too: PoCL's compiler
-    // processes, with a cold kernel cache. The program's process is the one that recorded.
-    if texts.len() > 1 {
-        texts.retain(|t| recorded_something(t));
-    }
-    assert_eq!(
-        texts.len(),
-        1,
-        "{library:?}: {name} should have written the records of one process"
+    let text = text.unwrap_or_else(|| {
+        panic!("{library:?}: {name} wrote no {program_file} for the program's process")
+    });
+    assert!(
+        text.contains(marker),
+        "{library:?}: {name}'s output for the program lacks {marker:?}:\n{text}"
     );
-    (stdout, stderr, texts.pop().unwrap())
+    for other in &others {
+        assert!(
+            !recorded_something(other),
+            "{library:?}: {name} recorded in a process other than the program's:\n{other}"
+        );
+    }
+    (stdout, stderr, text)
 }
 
 /// Whether a tool's text holds a record or a callback (a process that made no runtime call has

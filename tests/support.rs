@@ -234,6 +234,13 @@ pub fn sycl_workload() -> Command {
 /// printed so far) if it is still running after `limit`: a hung program is a failure, not a
 /// stuck test run.
 pub fn run_with_watchdog(cmd: &mut Command, limit: std::time::Duration) -> Output {
+    run_with_watchdog_and_pid(cmd, limit).0
+}
+
+/// As [`run_with_watchdog`], with the program's process ID: what a preloaded tool names its
+/// output after, so that a test finds the program's file among those of the processes the program
+/// starts (PoCL's compiler, with a cold kernel cache).
+pub fn run_with_watchdog_and_pid(cmd: &mut Command, limit: std::time::Duration) -> (Output, u32) {
     use std::io::Read;
     use std::process::Stdio;
     let mut child = cmd
@@ -254,6 +261,7 @@ pub fn run_with_watchdog(cmd: &mut Command, limit: std::time::Duration) -> Outpu
         let _ = err.read_to_end(&mut v);
         v
     });
+    let pid = child.id();
     let start = std::time::Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait for the program") {
@@ -271,11 +279,12 @@ pub fn run_with_watchdog(cmd: &mut Command, limit: std::time::Duration) -> Outpu
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    Output {
+    let output = Output {
         status,
         stdout: out.join().unwrap(),
         stderr: err.join().unwrap(),
-    }
+    };
+    (output, pid)
 }
 
 /// The prefix of the second name libpti exports for each function of its API
