@@ -209,6 +209,36 @@ fn opencl_run(fault: Option<&str>) -> (Run, BTreeMap<String, u64>) {
     (run, calls)
 }
 
+/// The program releases the event of a command still pending on a thread where a panic has just
+/// switched the dispatch off (the workload's first `clReleaseEvent`, before its wait), so that the
+/// release passes untraced: libpti must have retained the event before the switch, or the
+/// runtime frees it and reading its times after the wait reads freed memory. Intel's CPU runtime
+/// crashes then; PoCL recycles its events and would not show it.
+#[test]
+fn a_pending_event_released_where_a_panic_switched_the_dispatch_off_stays_alive() {
+    let (plain, _) = opencl_programs();
+    let workload = |fault: Option<&str>| {
+        let mut cmd = Command::new(plain);
+        cmd.envs(pti_tests::intel_cpu_opencl_env())
+            .env_remove("OPENCL_LAYERS")
+            .env_remove("PTI_OPENCL_LAYER");
+        under_tool(&mut cmd, fault);
+        run(
+            &mut cmd,
+            &format!("the OpenCL workload on Intel's CPU runtime ({fault:?})"),
+        )
+    };
+    let alone = workload(None);
+    let fault = "opencl.release_event@1";
+    let faulted = workload(Some(fault));
+    faulted.check_faulted(&alone, fault);
+    assert!(
+        faulted.untraced()[1] > 0,
+        "{fault}: the thread's later calls were not counted as untraced: {:?}",
+        faulted.tool
+    );
+}
+
 #[test]
 fn opencl_program_survives_a_panic_in_every_path_of_the_layer() {
     let (alone, alone_calls) = opencl_run(None);

@@ -57,22 +57,11 @@ fn pocl() -> Runtime {
 }
 
 fn intel_cpu() -> Runtime {
-    let venv_lib = root().join(".venv/lib");
-    let icd = venv_lib.join("libintelocl.so");
-    assert!(
-        icd.exists() && venv_lib.join("libOpenCL.so.1").exists(),
-        "{} or the Khronos loader beside it is missing: run `cargo xtask setup`, which installs \
-         the PyPI packages intel-opencl-rt and intel-cmplr-lib-rt into .venv",
-        icd.display()
-    );
+    let mut env = pti_tests::intel_cpu_opencl_env();
+    env.push(("OCL_ICD_ENABLE_TRACE", "1".into()));
     Runtime {
         name: "Intel CPU runtime (Khronos loader)",
-        env: vec![
-            ("PTI_TEST_PLATFORM", "Intel(R) OpenCL".into()),
-            ("OCL_ICD_FILENAMES", icd.display().to_string()),
-            ("LD_LIBRARY_PATH", venv_lib.display().to_string()),
-            ("OCL_ICD_ENABLE_TRACE", "1".into()),
-        ],
+        env,
         layer_added_trace: Some("successfully added layer"),
         barriers_untimed: false,
     }

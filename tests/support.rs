@@ -184,6 +184,24 @@ pub fn compile(
     output
 }
 
+/// The environment that has a test's OpenCL program run on Intel's CPU runtime behind the Khronos
+/// loader (both installed into `.venv` by `cargo xtask setup`), choosing its platform.
+pub fn intel_cpu_opencl_env() -> Vec<(&'static str, String)> {
+    let venv_lib = root().join(".venv/lib");
+    let icd = venv_lib.join("libintelocl.so");
+    assert!(
+        icd.exists() && venv_lib.join("libOpenCL.so.1").exists(),
+        "{} or the Khronos loader beside it is missing: run `cargo xtask setup`, which installs \
+         the PyPI packages intel-opencl-rt and intel-cmplr-lib-rt into .venv",
+        icd.display()
+    );
+    vec![
+        ("PTI_TEST_PLATFORM", "Intel(R) OpenCL".into()),
+        ("OCL_ICD_FILENAMES", icd.display().to_string()),
+        ("LD_LIBRARY_PATH", venv_lib.display().to_string()),
+    ]
+}
+
 /// `.venv`, with what `cargo xtask setup` installs there for SYCL: dpctl, the SYCL runtime and
 /// its XPTI framework, Intel's CPU OpenCL runtime and the Khronos loader.
 pub fn sycl_venv() -> PathBuf {

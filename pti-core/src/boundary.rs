@@ -24,7 +24,8 @@
 //! The default panic hook still prints the panic to the program's stderr: libpti does not replace
 //! a process-wide hook that belongs to the program.
 //!
-//! Touches: critical events, and a thread-local byte of its own.
+//! Touches: critical events, a thread-local byte of its own, and the hook a backend gives
+//! [`before_dispatch_off`].
 
 use core::cell::Cell;
 use core::panic::AssertUnwindSafe;
@@ -115,9 +116,25 @@ pub fn catch<R>(entry: Entry, f: impl FnOnce() -> R) -> Option<R> {
     }
 }
 
+/// What must happen before a thread's dispatch is switched off: the OpenCL backend's hold on the
+/// events the program may now release without libpti seeing it (`opencl::retained`).
+static BEFORE_DISPATCH_OFF: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Has `hook` run whenever a caught panic switches [`Entry::Dispatch`] off on a thread, before
+/// that thread's calls pass untraced (one hook; a second is ignored).
+pub(crate) fn before_dispatch_off(hook: fn()) {
+    let _ = BEFORE_DISPATCH_OFF.set(hook);
+}
+
 #[cold]
 #[inline(never)]
 fn switch_off(entry: Entry, payload: &(dyn Any + Send)) {
+    if entry == Entry::Dispatch
+        && let Some(hook) = BEFORE_DISPATCH_OFF.get()
+    {
+        // A panic inside must not escape either; the switch goes on.
+        let _ = std::panic::catch_unwind(hook);
+    }
     ANY_OFF.store(true, Ordering::Relaxed);
     let _ = OFF.try_with(|o| o.set(o.get() | entry.bit()));
     let what = payload

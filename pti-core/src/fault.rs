@@ -15,8 +15,9 @@
 //! (around an OpenCL override's real call), `level_zero.prologue` (after a Level Zero call was
 //! opened, before its hook), `level_zero.epilogue` (before its hook and close),
 //! `level_zero.append_epilogue` (an append's epilogue, before it takes its command), `xpti` (an XPTI
-//! notification), `opencl.layer_init` (`clInitLayer`), and the tool-facing `subscribe`,
-//! `unsubscribe`, `enable`, `enable_domain`, `callback`.
+//! notification), `opencl.layer_init` (`clInitLayer`), `opencl.release_event` (the program's
+//! `clReleaseEvent`, before libpti keeps the event of a pending command), and the tool-facing
+//! `subscribe`, `unsubscribe`, `enable`, `enable_domain`, `callback`.
 
 #[cfg(feature = "fault-injection")]
 mod armed {

@@ -3,8 +3,9 @@
 //!
 //! [`submit`] wraps the real call of every enqueue override. When the call is traced and the view
 //! for its kind of work is enabled, it hands the runtime an event (the program's, or one libpti
-//! injects and the program never sees), keeps a reference to it, and leaves the command pending
-//! until it completes (see `pending`). Otherwise it passes the call on untouched.
+//! injects and the program never sees), makes sure the event outlives the program's release of
+//! it (`retained`), and leaves the command pending until it completes (see `pending`). Otherwise
+//! it passes the call on untouched.
 
 use std::sync::Arc;
 
@@ -134,14 +135,14 @@ pub(super) fn submit<R: CallResult>(
         None => Submission::now(group, api_id, correlation_id, operation_id, work),
     };
     // SAFETY: an event the runtime has just returned for this command.
-    if event.is_null() || (!injected && !unsafe { retain(event) }) {
+    if event.is_null() || (!injected && !unsafe { track(event) }) {
         submission.lost(
             queue.device.is_cpu,
             ResultCode::ErrorDriver,
             if event.is_null() {
                 "the OpenCL runtime gave no event for it"
             } else {
-                "the OpenCL runtime gave an event that could not be retained"
+                "the OpenCL runtime could not retain its event"
             },
         );
         return result;
@@ -206,39 +207,65 @@ fn wanted(
     Some((queue, work))
 }
 
-/// Takes a reference to the program's event, so that it outlives the program's own; the
-/// reference is hidden from the program's reference-count queries (see `retained`).
+/// Notes the program's event of a command now pending, so that the program's release of it
+/// before its record is written keeps it alive (see `retained`).
 ///
 /// # Safety
 /// `event` is a live event the runtime gave.
-unsafe fn retain(event: cl_event) -> bool {
+unsafe fn track(event: cl_event) -> bool {
+    // SAFETY: the caller's contract.
+    retained::track(event, || unsafe { retain(event) })
+}
+
+/// Takes a reference of libpti's to `event`, hidden from the program's reference-count queries
+/// (see `retained`).
+///
+/// # Safety
+/// `event` is a live event.
+pub(super) unsafe fn retain(event: cl_event) -> bool {
     let Some(retain) = next::dispatch().clRetainEvent else {
         return false;
     };
-    retained::hold(event, || {
-        // SAFETY: the caller's contract.
-        unsafe { retain(event) == CL_SUCCESS }
-    })
+    // SAFETY: the caller's contract.
+    unsafe { retain(event) == CL_SUCCESS }
 }
 
-/// Gives back libpti's reference to an event: its own injected one (`injected`), or its retain
-/// of the program's.
+/// Retains every program event whose command is pending, and from now on each one as it is
+/// submitted: run when a panic switches a thread's dispatch off, after which that thread's
+/// releases pass untraced (see `retained`).
+pub(super) fn hold_all() {
+    // SAFETY: the tracked events are live: their commands are pending, and libpti holds a
+    // reference to any the program released.
+    retained::hold_all(|event| unsafe { retain(event) });
+}
+
+/// Gives back libpti's reference to an event once its command is recorded: its own injected one
+/// (`injected`), or the program's event is forgotten (and libpti's retain of it given back, if it
+/// took one).
 ///
 /// # Safety
-/// libpti holds that reference, and gives it back once.
+/// The command's record is written and its event no longer read; called once per command.
+#[inline]
 pub(super) unsafe fn release(event: cl_event, injected: bool) {
     let Some(release) = next::dispatch().clReleaseEvent else {
         return;
     };
-    let give_back = || {
-        // SAFETY: the caller's contract.
-        unsafe { release(event) };
-    };
     if injected {
-        give_back();
+        // SAFETY: libpti's own event, given back once.
+        unsafe { release(event) };
     } else {
-        retained::let_go(event, give_back);
+        forget(event, release);
     }
+}
+
+/// The program's event of a recorded command is no longer tracked (out of line: the injected
+/// event's path stays small enough to be inlined into the harvest).
+#[inline(never)]
+fn forget(event: cl_event, release: unsafe extern "C" fn(cl_event) -> cl_int) {
+    // SAFETY: libpti's retain of the program's event, if it took one, given back once.
+    retained::untrack(event, || unsafe {
+        release(event);
+    });
 }
 
 /// Sizes of mapped regions, by mapped address, for the records of their unmaps.

@@ -96,6 +96,8 @@ pub unsafe fn init_layer(
     // loader: keep that code mapped.
     // SAFETY: `install` accepted the table, whose first `num_entries` words are readable.
     unsafe { super::lifetime::pin_objects_below(target_dispatch, num_entries as usize) };
+    // A thread whose dispatch a panic switches off releases events without libpti seeing it.
+    crate::boundary::before_dispatch_off(super::commands::hold_all);
     let layer = LAYER.get_or_init(|| wrappers::layer_dispatch(installed));
     // SAFETY: both checked non-NULL above, writable by the caller's contract.
     unsafe {

@@ -16,7 +16,8 @@
 //!   command is to be recorded; `pending` keeps it until the command completes and writes its
 //!   record then (harvested at the program's waits, at flushes, never with an added wait);
 //! - `devices`: device identity, and what the shared registry needs to convert its timestamps;
-//! - `retained`: the program's events libpti holds, hidden from its reference-count queries;
+//! - `retained`: the program's events of pending commands, kept alive past the program's release
+//!   (libpti's references to them hidden from its reference-count queries);
 //! - `kernels`: kernel names; `errcode`: statuses reported through `errcode_ret`;
 //! - `query`: libpti's own queries of OpenCL objects.
 //!
@@ -222,6 +223,7 @@ impl Backend for OpenCl {
     /// The parent's pending commands are forgotten (the parent records them).
     fn forget_in_child(&self) {
         pending::PENDING.forget_in_child();
+        retained::forget_in_child();
     }
 
     fn counts(&self) -> Counts {

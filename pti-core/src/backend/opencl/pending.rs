@@ -1,6 +1,7 @@
 //! OpenCL commands awaiting their records (the list and its harvest are
-//! `backend::device::pending`'s): each holds one reference to its event (injected by libpti, or the
-//! program's, retained), given back when its record is written.
+//! `backend::device::pending`'s): each holds libpti's event (injected, given back when its record is
+//! written) or the program's (tracked in `retained` until then, so that it outlives the program's
+//! release).
 
 use std::sync::Arc;
 
@@ -85,6 +86,7 @@ impl PendingCommand for ClCommand {
     /// A command's END timestamp exists exactly when it has completed (the profiling query fails
     /// before), so one query tells most commands apart; only when it fails is the execution
     /// status asked (a failed command, or one that completed between the two queries).
+    #[inline]
     fn poll(&self) -> Option<Outcome> {
         match query::profiling(self.event, CL_PROFILING_COMMAND_END) {
             Ok(end) => Some(Outcome::Ended(end)),

@@ -1,56 +1,130 @@
-//! The program's events that libpti holds a reference to (until their commands are recorded),
-//! so that the program's `clGetEventInfo(CL_EVENT_REFERENCE_COUNT)` answers without libpti's.
+//! The program's events whose commands await their records, and the references libpti holds to
+//! them, hidden from the program's `clGetEventInfo(CL_EVENT_REFERENCE_COUNT)`.
+//!
+//! libpti reads a command's times after the program's wait, from the program's own event, which
+//! must then still exist. Most programs release their events after that wait, so libpti takes a
+//! reference of its own only when it must: when the program releases an event whose command is
+//! still pending ([`released_by_program`], from the program's `clReleaseEvent`, before the
+//! release goes on). A program that waits first costs no retain and no release of libpti's
+//! (issue 39: two runtime calls per command). Every program release must pass through
+//! [`released_by_program`] for that to hold; the one way it may not is a caught panic that
+//! switched a thread's dispatch off (`boundary`), whose calls then pass untraced. The switch
+//! therefore calls [`hold_all`] first: it retains every tracked event, and from then on each
+//! event is retained when its command is submitted (as every event was before issue 39's
+//! change).
 //!
 //! The lock is held across libpti's retain or release and across the program's count query, so
 //! the runtime's count and this table always agree when the answer is adjusted. That means the
 //! runtime is called under the lock; it must not call back into the layer from those calls
-//! (retain, release and an info query do not run program code).
+//! (retain, release and an info query do not run program code). The program's own release is
+//! made after the lock is released.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 use rustc_hash::FxHashMap as HashMap;
-use std::collections::hash_map::Entry;
 
 use pti_sys::opencl::{CL_SUCCESS, cl_event, cl_int, cl_uint};
 
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 
-static HELD: WriterLock<Option<HashMap<usize, cl_uint>>> = WriterLock::new(None);
+/// Per tracked event, the references libpti holds to it (0 or 1), and whether each new event is
+/// retained at once (after [`hold_all`]).
+struct Table {
+    held: Option<HashMap<usize, cl_uint>>,
+    eager: bool,
+}
 
-/// References held in [`HELD`], all events together: while 0, queries pass untouched.
-static TOTAL: AtomicUsize = AtomicUsize::new(0);
+static TABLE: WriterLock<Table> = WriterLock::new(Table {
+    held: None,
+    eager: false,
+});
+
+/// Events in [`TABLE`]: while 0, the program's releases and count queries pass untouched.
+static TRACKED: AtomicUsize = AtomicUsize::new(0);
 
 /// The lock of the table, for the fork handlers.
 pub(super) fn fork_lock() -> &'static dyn ForkLock {
-    &HELD
+    &TABLE
 }
 
-/// Runs `retain` (libpti's retain of `event`) and, if it succeeded, notes the reference.
-pub(super) fn hold(event: cl_event, retain: impl FnOnce() -> bool) -> bool {
-    let mut held = HELD.lock();
-    if !retain() {
-        return false;
+/// Notes `event`, the program's, whose command is now pending; `retain` (libpti's retain of it)
+/// runs at once only after [`hold_all`]. Returns `false` if that retain failed (then the event is
+/// not tracked).
+pub(super) fn track(event: cl_event, retain: impl FnOnce() -> bool) -> bool {
+    let mut table = TABLE.lock();
+    let refs = if table.eager {
+        if !retain() {
+            return false;
+        }
+        1
+    } else {
+        0
+    };
+    let held = table.held.get_or_insert_with(HashMap::default);
+    if held.insert(event as usize, refs).is_none() {
+        TRACKED.fetch_add(1, Ordering::Relaxed);
     }
-    *held
-        .get_or_insert_with(HashMap::default)
-        .entry(event as usize)
-        .or_insert(0) += 1;
-    TOTAL.fetch_add(1, Ordering::Relaxed);
     true
 }
 
-/// Runs `release` (libpti's release of `event`) and forgets the reference.
-pub(super) fn let_go(event: cl_event, release: impl FnOnce()) {
-    let mut held = HELD.lock();
-    release();
-    let Some(map) = held.as_mut() else { return };
-    // One lookup for the count and its removal.
-    if let Entry::Occupied(mut n) = map.entry(event as usize) {
-        *n.get_mut() -= 1;
-        if *n.get() == 0 {
-            n.remove();
-        }
-        TOTAL.fetch_sub(1, Ordering::Relaxed);
+/// Called with the program's `clReleaseEvent(event)` before it goes on: where the event's
+/// command is pending and libpti holds no reference, `retain` takes one, so that the program's
+/// release cannot destroy the event before its record is written. Returns whether the release
+/// is to go on: `false` only where that retain failed, and then libpti keeps the program's
+/// reference instead (given back with its record, as a retained one: the program's count
+/// queries see it gone, the runtime's status of a release of a live event is `CL_SUCCESS`).
+pub(super) fn released_by_program(event: cl_event, retain: impl FnOnce() -> bool) -> bool {
+    if TRACKED.load(Ordering::Relaxed) == 0 {
+        return true;
     }
+    let mut table = TABLE.lock();
+    match table
+        .held
+        .as_mut()
+        .and_then(|h| h.get_mut(&(event as usize)))
+    {
+        Some(refs) if *refs == 0 => {
+            *refs = 1;
+            retain()
+        }
+        _ => true,
+    }
+}
+
+/// Forgets `event` once its command is recorded (or given up), giving back libpti's reference
+/// to it, if it took one, through `release`.
+pub(super) fn untrack(event: cl_event, release: impl Fn()) {
+    let mut table = TABLE.lock();
+    let Some(refs) = table
+        .held
+        .as_mut()
+        .and_then(|h| h.remove(&(event as usize)))
+    else {
+        return;
+    };
+    TRACKED.fetch_sub(1, Ordering::Relaxed);
+    for _ in 0..refs {
+        release();
+    }
+}
+
+/// Retains (through `retain`) every tracked event libpti holds no reference to, and has every
+/// later one retained when it is tracked: for when the program's releases may no longer pass
+/// through [`released_by_program`] (see the module docs).
+pub(crate) fn hold_all(retain: impl Fn(cl_event) -> bool) {
+    let mut table = TABLE.lock();
+    table.eager = true;
+    for (event, refs) in table.held.iter_mut().flatten() {
+        if *refs == 0 && retain(*event as cl_event) {
+            *refs = 1;
+        }
+    }
+}
+
+/// In the child after `fork()`: the tracked events are the parent's.
+pub(super) fn forget_in_child() {
+    let mut table = TABLE.lock();
+    table.held = None;
+    TRACKED.store(0, Ordering::Relaxed);
 }
 
 /// Runs the program's reference-count query `query` (which writes the count through `value`
@@ -63,12 +137,13 @@ pub(super) unsafe fn count_query(
     value: *mut cl_uint,
     query: impl FnOnce() -> cl_int,
 ) -> cl_int {
-    if TOTAL.load(Ordering::Relaxed) == 0 {
+    if TRACKED.load(Ordering::Relaxed) == 0 {
         return query();
     }
-    let held = HELD.lock();
+    let table = TABLE.lock();
     let status = query();
-    let ours = held
+    let ours = table
+        .held
         .as_ref()
         .and_then(|m| m.get(&(event as usize)))
         .copied()
@@ -78,4 +153,100 @@ pub(super) unsafe fn count_query(
         unsafe { value.write_unaligned(value.read_unaligned().saturating_sub(ours)) };
     }
     status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::cell::Cell;
+
+    /// The table is process-wide: the tests share it, one at a time.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn event(n: usize) -> cl_event {
+        (0x5000_0000 + n * 64) as cl_event
+    }
+
+    #[test]
+    fn an_event_released_after_its_record_costs_no_retain() {
+        let _serial = SERIAL.lock().unwrap();
+        let (retains, releases) = (Cell::new(0), Cell::new(0));
+        let retain = || {
+            retains.set(retains.get() + 1);
+            true
+        };
+        assert!(track(event(1), retain));
+        untrack(event(1), || releases.set(releases.get() + 1));
+        // The program's release comes after the record: nothing of libpti's to do.
+        assert!(released_by_program(event(1), retain));
+        assert_eq!((retains.get(), releases.get()), (0, 0));
+    }
+
+    #[test]
+    fn an_event_released_while_pending_is_retained_once_and_given_back_at_its_record() {
+        let _serial = SERIAL.lock().unwrap();
+        let (retains, releases) = (Cell::new(0), Cell::new(0));
+        let retain = || {
+            retains.set(retains.get() + 1);
+            true
+        };
+        assert!(track(event(2), retain));
+        assert!(released_by_program(event(2), retain));
+        // A second release of the program's (it had retained the event itself): one reference
+        // of libpti's is enough to keep the event.
+        assert!(released_by_program(event(2), retain));
+        assert_eq!(retains.get(), 1);
+        let mut count = 7;
+        // SAFETY: `count` is a cl_uint the query writes.
+        unsafe { count_query(event(2), &mut count, || CL_SUCCESS) };
+        assert_eq!(count, 6, "libpti's reference is hidden from the program");
+        untrack(event(2), || releases.set(releases.get() + 1));
+        assert_eq!(releases.get(), 1);
+    }
+
+    #[test]
+    fn a_release_whose_retain_fails_is_kept_until_the_record() {
+        let _serial = SERIAL.lock().unwrap();
+        assert!(track(event(5), || true));
+        assert!(
+            !released_by_program(event(5), || false),
+            "the program's release must not go on"
+        );
+        let mut count = 1;
+        // SAFETY: `count` is a cl_uint the query writes.
+        unsafe { count_query(event(5), &mut count, || CL_SUCCESS) };
+        assert_eq!(count, 0, "the program sees its reference gone");
+        let releases = Cell::new(0);
+        untrack(event(5), || releases.set(releases.get() + 1));
+        assert_eq!(
+            releases.get(),
+            1,
+            "the program's reference is given back with the record"
+        );
+    }
+
+    #[test]
+    fn after_hold_all_every_event_is_retained_when_tracked() {
+        let _serial = SERIAL.lock().unwrap();
+        let retains = Cell::new(0);
+        let retain = || {
+            retains.set(retains.get() + 1);
+            true
+        };
+        assert!(track(event(3), retain));
+        assert_eq!(retains.get(), 0);
+        hold_all(|_| retain());
+        assert_eq!(retains.get(), 1, "the tracked event is retained");
+        assert!(track(event(4), retain));
+        assert_eq!(retains.get(), 2, "a new event is retained at once");
+        // Their releases by the program need no more references.
+        assert!(released_by_program(event(3), retain));
+        assert!(released_by_program(event(4), retain));
+        assert_eq!(retains.get(), 2);
+        let releases = Cell::new(0);
+        untrack(event(3), || releases.set(releases.get() + 1));
+        untrack(event(4), || releases.set(releases.get() + 1));
+        assert_eq!(releases.get(), 2);
+        TABLE.lock().eager = false;
+    }
 }

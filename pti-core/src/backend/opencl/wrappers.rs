@@ -1738,7 +1738,7 @@ pub(super) unsafe extern "C" fn clRetainEvent(event: cl_event) -> cl_int {
     )
 }
 
-/// `clReleaseEvent` (OpenCL API ID 45): dispatch-table function.
+/// `clReleaseEvent` (OpenCL API ID 45): dispatch-table function, overridden.
 pub(super) unsafe extern "C" fn clReleaseEvent(event: cl_event) -> cl_int {
     let Some(next_fn) = next::dispatch().clReleaseEvent else {
         next::missing(ids::clReleaseEvent);
@@ -1754,8 +1754,14 @@ pub(super) unsafe extern "C" fn clReleaseEvent(event: cl_event) -> cl_int {
             context: core::ptr::null_mut(),
         },
         |scope| {
-            // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
-            let status = unsafe { next_fn(event) };
+            let status = run_override(
+                scope,
+                // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+                || unsafe { next_fn(event) },
+                // SAFETY: the caller's arguments, as the OpenCL API defines them, go to the
+                // override, which passes them on to the next layer's entry for this function.
+                |scope| unsafe { overrides::queue::clReleaseEvent(scope, next_fn, event) },
+            );
             (status, status)
         },
     )

@@ -1,6 +1,7 @@
 //! Queue calls: creation adds profiling while a device view is enabled (and says so when the
 //! runtime refuses it), queries of the queue's properties and of its events' profiling hide what
-//! libpti added, and a released queue is forgotten.
+//! libpti added, and a released queue is forgotten. The program's release of an event whose
+//! command awaits its record keeps the event alive for it (`retained`).
 //!
 //! # Safety (every override)
 //! The arguments are the program's, valid as the OpenCL API requires of them for this function;
@@ -14,7 +15,7 @@ use pti_sys::opencl::cl_function_types::*;
 use pti_sys::opencl::*;
 
 use super::super::next::Next;
-use super::super::{query, queues, retained};
+use super::super::{commands, query, queues, retained};
 use crate::callback::critical;
 use crate::dispatch::CallScope;
 use crate::result::ResultCode;
@@ -328,4 +329,21 @@ pub(in crate::backend::opencl) unsafe fn clGetEventProfilingInfo(
 /// The queue of `event` (`None` for user events and on error).
 pub(super) fn event_queue(event: cl_event) -> Option<cl_command_queue> {
     query::event(event, CL_EVENT_COMMAND_QUEUE).filter(|q: &cl_command_queue| !q.is_null())
+}
+
+/// `clReleaseEvent`: an event whose command awaits its record is retained first (hidden from the
+/// program's count queries), so that its times can still be read after the program lets it go.
+pub(in crate::backend::opencl) unsafe fn clReleaseEvent(
+    scope: &mut CallScope,
+    next_fn: Next<clReleaseEvent_t>,
+    event: cl_event,
+) -> cl_int {
+    crate::fault::point("opencl.release_event");
+    // SAFETY: an event the program still holds a reference to (its release is not yet made).
+    if !retained::released_by_program(event, || unsafe { commands::retain(event) }) {
+        // libpti keeps the program's reference instead, given back with the command's record.
+        return CL_SUCCESS;
+    }
+    // SAFETY: the program's argument, unchanged.
+    scope.call_next(|| unsafe { next_fn(event) })
 }
