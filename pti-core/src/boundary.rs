@@ -121,9 +121,13 @@ pub fn catch<R>(entry: Entry, f: impl FnOnce() -> R) -> Option<R> {
 static BEFORE_DISPATCH_OFF: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
 
 /// Has `hook` run whenever a caught panic switches [`Entry::Dispatch`] off on a thread, before
-/// that thread's calls pass untraced (one hook; a second is ignored).
+/// that thread's calls pass untraced (one hook; a second is ignored); at once too, if an entry
+/// was switched off on some thread before the hook was given (a tool's simulated call, say, before
+/// the OpenCL loader started; which entry is not known then, so any).
 pub(crate) fn before_dispatch_off(hook: fn()) {
-    let _ = BEFORE_DISPATCH_OFF.set(hook);
+    if BEFORE_DISPATCH_OFF.set(hook).is_ok() && ANY_OFF.load(Ordering::Relaxed) {
+        let _ = std::panic::catch_unwind(hook);
+    }
 }
 
 #[cold]

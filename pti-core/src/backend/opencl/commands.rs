@@ -236,7 +236,17 @@ pub(super) unsafe fn retain(event: cl_event) -> bool {
 pub(super) fn hold_all() {
     // SAFETY: the tracked events are live: their commands are pending, and libpti holds a
     // reference to any the program released.
-    retained::hold_all(|event| unsafe { retain(event) });
+    let failed = retained::hold_all(|event| unsafe { retain(event) });
+    if failed > 0 {
+        critical::raise(
+            ResultCode::ErrorDriver,
+            format_args!(
+                "the OpenCL runtime could not retain {failed} of the program's events whose \
+                 commands await their records; if the program releases one on a thread libpti \
+                 no longer sees, reading its times may fail"
+            ),
+        );
+    }
 }
 
 /// Gives back libpti's reference to an event once its command is recorded: its own injected one

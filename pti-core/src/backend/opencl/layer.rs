@@ -82,6 +82,9 @@ pub unsafe fn init_layer(
     let installed = match unsafe { next::install(target_dispatch, num_entries as usize) } {
         Ok(table) => table,
         Err(next::InstallError::OtherTable) => {
+            // The program's releases through that loader never reach libpti: its events are
+            // retained from now on when their commands are submitted (`retained`).
+            super::commands::hold_all();
             critical::raise(
                 ResultCode::ErrorTracingNotInitialized,
                 format_args!(
