@@ -231,8 +231,8 @@ pub(super) unsafe fn retain(event: cl_event) -> bool {
 }
 
 /// Retains every program event whose command is pending, and from now on each one as it is
-/// submitted: run when a panic switches a thread's dispatch off, after which that thread's
-/// releases pass untraced (see `retained`).
+/// submitted: run when the program's releases may pass unseen (a panic switched a thread's
+/// dispatch off, or a second loader, not traced, started; see `retained`).
 pub(super) fn hold_all() {
     // SAFETY: the tracked events are live: their commands are pending, and libpti holds a
     // reference to any the program released.

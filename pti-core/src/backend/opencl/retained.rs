@@ -117,8 +117,8 @@ pub(super) fn untrack(event: cl_event, release: impl Fn()) {
 
 /// Retains (through `retain`) every tracked event libpti holds no reference to, and has every
 /// later one retained when it is tracked: for when the program's releases may no longer pass
-/// through [`released_by_program`] (see the module docs).
-/// Returns how many could not be retained (they stay tracked; the caller says so).
+/// through [`released_by_program`] (see the module docs). Returns how many could not be retained
+/// (they stay tracked; the caller says so).
 pub(crate) fn hold_all(retain: impl Fn(cl_event) -> bool) -> usize {
     let mut table = TABLE.lock();
     table.eager = true;
