@@ -19,7 +19,9 @@
 # $PTI_BENCH_LAUNCHES the launches (warm-up: a tenth), and $PTI_BENCH_VARIANTS adds overhead.py
 # --variant arguments (space-separated) to the OpenCL launch loop: libpti's switches, or another
 # build (LIB=dir), run interleaved with the other modes; $PTI_BENCH_MODES (e.g. a,d,f) keeps only
-# those of its modes.
+# those of its modes. A variant that names a copy of the build under test (LIB=dir) measures the
+# instrument's own noise: on the H200 two copies of one build differed by up to 4.5 points of
+# views/floor at 21 rounds (docs/BENCHMARKS.md, issue 39, eighth pass).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${PTI_BENCH_DIR:-$root/target/bench}
