@@ -15,17 +15,14 @@
 //! know of (the runtime's entry point called directly, bypassing the loader, for an event made
 //! through it) is outside this: docs/limits.md says so.
 //!
-//! Deadlock exposure: the table's lock is taken in the program's `clReleaseEvent` while any
-//! event is tracked, and held across libpti's own retain, release and count query of the
-//! runtime. A runtime that held a lock of its own during an event callback that releases an
-//! event, and needed that lock in libpti's calls, would stand still; no runtime libpti is tested
-//! on does.
-//!
 //! The lock is held across libpti's retain or release and across the program's count query, so
 //! the runtime's count and this table always agree when the answer is adjusted. That means the
 //! runtime is called under the lock; it must not call back into the layer from those calls
 //! (retain, release and an info query do not run program code). The program's own release is
-//! made after the lock is released.
+//! made after the lock is released. Deadlock exposure: the lock is also taken in the program's
+//! `clReleaseEvent` while any event is tracked, so a runtime that held a lock of its own during
+//! an event callback that releases an event, and needed that lock in libpti's calls, would stand
+//! still; no runtime libpti is tested on does.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 use rustc_hash::FxHashMap as HashMap;
