@@ -29,12 +29,13 @@
 
 use core::cell::Cell;
 use core::panic::AssertUnwindSafe;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 use std::any::Any;
 
 use crate::api::ApiGroup;
 use crate::callback::critical;
 use crate::result::ResultCode;
+use crate::sync::off_latch::OffLatch;
 
 /// A place where code that is not libpti's enters libpti's Rust code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,15 +77,20 @@ thread_local! {
 /// Calls that passed untraced because their entry was switched off, per API group.
 static UNTRACED: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
 
-/// Some thread has had an entry switched off: until then, [`is_off`] answers without looking up
-/// this thread's bits (a TLS lookup in a shared library, on every traced call).
-static ANY_OFF: AtomicBool = AtomicBool::new(false);
+/// Whether some thread has had an entry switched off: until then, [`is_off`] answers without
+/// looking up this thread's bits (a TLS lookup in a shared library, on every traced call). And
+/// whether [`before_dispatch_off`] gave its hook, so that a switch-off and the hook's arrival at
+/// the same moment cannot both miss running it.
+#[cfg(not(loom))]
+static LATCH: OffLatch = OffLatch::new();
+/// Loom's atomics cannot be made in a constant; under `cfg(loom)` the library is only built.
+#[cfg(loom)]
+static LATCH: std::sync::LazyLock<OffLatch> = std::sync::LazyLock::new(OffLatch::new);
 
 /// Whether a caught panic switched `entry` off on this thread.
 #[inline]
 pub fn is_off(entry: Entry) -> bool {
-    // Relaxed: a thread sets it before its own bits, and only its own bits answer for it.
-    ANY_OFF.load(Ordering::Relaxed)
+    LATCH.any_off()
         && OFF
             .try_with(|o| o.get() & entry.bit() != 0)
             .unwrap_or(false)
@@ -125,7 +131,7 @@ static BEFORE_DISPATCH_OFF: std::sync::OnceLock<fn()> = std::sync::OnceLock::new
 /// was switched off on some thread before the hook was given (a tool's simulated call, say, before
 /// the OpenCL loader started; which entry is not known then, so any).
 pub(crate) fn before_dispatch_off(hook: fn()) {
-    if BEFORE_DISPATCH_OFF.set(hook).is_ok() && ANY_OFF.load(Ordering::Relaxed) {
+    if BEFORE_DISPATCH_OFF.set(hook).is_ok() && LATCH.give_hook() {
         let _ = std::panic::catch_unwind(hook);
     }
 }
@@ -133,13 +139,13 @@ pub(crate) fn before_dispatch_off(hook: fn()) {
 #[cold]
 #[inline(never)]
 fn switch_off(entry: Entry, payload: &(dyn Any + Send)) {
-    if entry == Entry::Dispatch
+    if LATCH.switch_off()
+        && entry == Entry::Dispatch
         && let Some(hook) = BEFORE_DISPATCH_OFF.get()
     {
         // A panic inside must not escape either; the switch goes on.
         let _ = std::panic::catch_unwind(hook);
     }
-    ANY_OFF.store(true, Ordering::Relaxed);
     let _ = OFF.try_with(|o| o.set(o.get() | entry.bit()));
     let what = payload
         .downcast_ref::<&str>()

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
 
 #[path = "../src/sync/shim.rs"]
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 mod shim;
 
 #[path = "../src/sync/handoff.rs"]

@@ -176,7 +176,7 @@ pub fn test() -> Result<(), String> {
     remove_build(&root.join(FAULT_TARGET))?;
     python_tests(&root, &lib)?;
     step(
-        "loom model of the buffer hand-off (pti-core/tests/loom_handoff.rs)",
+        "loom models of the buffer hand-off and the switch-off latch (pti-core/tests/loom_*.rs)",
         cargo(
             &root,
             &[
@@ -185,6 +185,8 @@ pub fn test() -> Result<(), String> {
                 "pti-core",
                 "--test",
                 "loom_handoff",
+                "--test",
+                "loom_off_latch",
                 "--release",
                 "--target-dir",
                 "target/loom",

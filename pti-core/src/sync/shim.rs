@@ -1,5 +1,6 @@
-//! The primitives of the buffer hand-off ([`super::handoff`]), swapped for loom's under
-//! `cfg(loom)` so that the loom models in `tests/loom_handoff.rs` check the real protocol code.
+//! The primitives of the buffer hand-off ([`super::handoff`]) and of [`super::off_latch`], swapped
+//! for loom's under `cfg(loom)` so that the loom models in `tests/loom_handoff.rs` and
+//! `tests/loom_off_latch.rs` check the real protocol code.
 //!
 //! As crossbeam's `primitive` facade: in a normal build these are `core`'s atomics, a thin
 //! `UnsafeCell` with loom's closure API, the real asymmetric barrier and [`Backoff`]; under
@@ -16,6 +17,11 @@
 pub(crate) use core::sync::atomic::AtomicBool;
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::AtomicBool;
+
+#[cfg(not(loom))]
+pub(crate) use core::sync::atomic::fence;
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::fence;
 
 #[cfg(not(loom))]
 pub(crate) use super::backoff::Backoff;
