@@ -223,16 +223,23 @@ pub fn sycl_venv() -> PathBuf {
     venv
 }
 
+/// The environment that has a Python program of `.venv` (dpctl, SYCL) run on Intel's CPU OpenCL
+/// runtime behind the Khronos loader, both in `.venv` (checked by [`sycl_venv`]).
+pub fn sycl_python_env() -> [(&'static str, PathBuf); 2] {
+    let lib = sycl_venv().join("lib");
+    [
+        ("OCL_ICD_FILENAMES", lib.join("libintelocl.so")),
+        ("LD_LIBRARY_PATH", lib),
+    ]
+}
+
 /// The Python SYCL workload (`tests/python/sycl_workload.py`) on Intel's CPU OpenCL runtime,
 /// its environment cleared of everything that sets up tracing (XPTI, Unified Runtime and OpenCL
 /// layers, libpti's switches, `LD_PRELOAD`): a test adds what it traces with.
 pub fn sycl_workload() -> Command {
-    let venv = sycl_venv();
-    let lib = venv.join("lib");
-    let mut cmd = Command::new(venv.join("bin/python"));
+    let mut cmd = Command::new(sycl_venv().join("bin/python"));
     cmd.arg(root().join("tests/python/sycl_workload.py"))
-        .env("OCL_ICD_FILENAMES", lib.join("libintelocl.so"))
-        .env("LD_LIBRARY_PATH", &lib);
+        .envs(sycl_python_env());
     for var in [
         "XPTI_SUBSCRIBERS",
         "XPTI_TRACE_ENABLE",

@@ -28,8 +28,7 @@ fn job(name: &str) -> Job {
             .arg(venv.join("bin/python"))
             .arg(root().join("tests/python/rank_workload.py"))
             .arg("3")
-            .env("OCL_ICD_FILENAMES", venv.join("lib/libintelocl.so"))
-            .env("LD_LIBRARY_PATH", venv.join("lib"))
+            .envs(pti_tests::sycl_python_env())
             .env_remove("INTEL_LIBITTNOTIFY64");
     };
     let mut mpi = mpirun_under_pti_trace(&dir);

@@ -203,8 +203,7 @@ fn a_process_that_only_loads_the_sycl_runtime_is_counted_not_reported() {
     // `import dpctl` maps the SYCL runtime but starts nothing: no call was made, none was lost,
     // so no summary, no critical event and no file; one line counts it. Then a program that
     // does start the runtime gets its summary.
-    let venv = root().join(".venv");
-    let lib = venv.join("lib");
+    let venv = pti_tests::sycl_venv();
     let dir = scratch("sycl-loaded");
     let mut outputs = Vec::new();
     for code in [
@@ -218,8 +217,7 @@ fn a_process_that_only_loads_the_sycl_runtime_is_counted_not_reported() {
                 "-c".as_ref(),
             ])
             .arg(code)
-            .env("OCL_ICD_FILENAMES", lib.join("libintelocl.so"))
-            .env("LD_LIBRARY_PATH", &lib)
+            .envs(pti_tests::sycl_python_env())
             .env_remove("XPTI_SUBSCRIBERS")
             .env_remove("OPENCL_LAYERS"));
         outputs.push(String::from_utf8_lossy(&out.stderr).into_owned());

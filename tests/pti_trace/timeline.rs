@@ -50,13 +50,7 @@ fn sycl_program_under_pti_trace_as_a_perfetto_trace() {
 /// Runs the SYCL program under pti-trace writing `output` (its extension chooses the format) and
 /// checks each timeline with `check`, and the summaries.
 fn check_sycl_program(name: &str, output: &str, check: fn(&Path, &Summary) -> Checked) {
-    let venv = root().join(".venv");
-    let lib = venv.join("lib");
-    assert!(
-        lib.join("libsycl.so").exists(),
-        "{} lacks the SYCL runtime: run `cargo xtask setup`",
-        venv.display()
-    );
+    let venv = pti_tests::sycl_venv();
     let dir = scratch(name);
     let out = run(Command::new(pti_trace())
         .arg("-o")
@@ -64,8 +58,7 @@ fn check_sycl_program(name: &str, output: &str, check: fn(&Path, &Summary) -> Ch
         .arg("--")
         .arg(venv.join("bin/python"))
         .arg(root().join("tests/python/sycl_workload.py"))
-        .env("OCL_ICD_FILENAMES", lib.join("libintelocl.so"))
-        .env("LD_LIBRARY_PATH", &lib)
+        .envs(pti_tests::sycl_python_env())
         .env_remove("XPTI_SUBSCRIBERS")
         .env_remove("OPENCL_LAYERS"));
     let stdout = String::from_utf8_lossy(&out.stdout);
