@@ -195,10 +195,17 @@ pub fn intel_cpu_opencl_env() -> Vec<(&'static str, String)> {
          the PyPI packages intel-opencl-rt and intel-cmplr-lib-rt into .venv",
         icd.display()
     );
-    vec![
-        ("PTI_TEST_PLATFORM", "Intel(R) OpenCL".into()),
-        ("OCL_ICD_FILENAMES", icd.display().to_string()),
-        ("LD_LIBRARY_PATH", venv_lib.display().to_string()),
+    let mut env = vec![("PTI_TEST_PLATFORM", "Intel(R) OpenCL".into())];
+    env.extend(intel_cpu_icd(venv_lib).map(|(k, v)| (k, v.display().to_string())));
+    env
+}
+
+/// The Khronos loader's choice of Intel's CPU runtime, both in `lib`, and the loader's search
+/// path for it.
+fn intel_cpu_icd(lib: PathBuf) -> [(&'static str, PathBuf); 2] {
+    [
+        ("OCL_ICD_FILENAMES", lib.join("libintelocl.so")),
+        ("LD_LIBRARY_PATH", lib),
     ]
 }
 
@@ -226,11 +233,7 @@ pub fn sycl_venv() -> PathBuf {
 /// The environment that has a Python program of `.venv` (dpctl, SYCL) run on Intel's CPU OpenCL
 /// runtime behind the Khronos loader, both in `.venv` (checked by [`sycl_venv`]).
 pub fn sycl_python_env() -> [(&'static str, PathBuf); 2] {
-    let lib = sycl_venv().join("lib");
-    [
-        ("OCL_ICD_FILENAMES", lib.join("libintelocl.so")),
-        ("LD_LIBRARY_PATH", lib),
-    ]
+    intel_cpu_icd(sycl_venv().join("lib"))
 }
 
 /// The Python SYCL workload (`tests/python/sycl_workload.py`) on Intel's CPU OpenCL runtime,
