@@ -6,7 +6,8 @@
  *   launch   a one-work-item kernel enqueued again and again, a clFinish every CL_LOOP_SYNC
  *            launches (default 1024; 0: none until the end, a program that streams its work)
  *            and at the end (launch-bound);
- *   copy     blocking 1 MiB host-to-device writes (copy-bound);
+ *   copy     blocking 1 MiB host-to-device writes (copy-bound; with CL_LOOP_TIMED=1, its floor:
+ *            each write's own event, its START and END read after the call, then released);
  *   latency  as clpeak's kernel-latency test: one launch with the program's own event, a wait
  *            for it, and its QUEUED, START and END read; prints the medians of START - QUEUED
  *            (the launch latency) and END - START (the duration) the program measured itself,
@@ -151,6 +152,15 @@ __attribute__((noinline)) static void run(struct worker* w) {
       } else if (timed && read_every && i % read_every == read_every - 1) {
         read = read_completed(w, read, pending);
       }
+    } else if (timed) {
+      /* The copy's floor: its own event, START and END read once the call returned, released. */
+      cl_event e;
+      CHECK(clEnqueueWriteBuffer(w->q, w->buf, CL_TRUE, 0, COPY_BYTES, w->host, 0, NULL, &e));
+      cl_ulong start, end;
+      CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL));
+      CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL));
+      w->device_ns += end - start;
+      CHECK(clReleaseEvent(e));
     } else
       CHECK(clEnqueueWriteBuffer(w->q, w->buf, CL_TRUE, 0, COPY_BYTES, w->host, 0, NULL, NULL));
   }

@@ -34,8 +34,8 @@ OPENCL_MODES = [
 ]
 # The launch loop's floor: what any per-kernel device timing costs on this runtime, in the same
 # pattern (issue 39: each pattern against its own floor).
-OPENCL_FLOOR = ("f", "floor", "no libpti; the loop times each launch itself (profiling queue, an "
-                "event per launch, START and END read after each wait, events released)")
+OPENCL_FLOOR = ("f", "floor", "no libpti; the loop times each command itself (profiling queue, an "
+                "event per command, START and END read after each wait, events released)")
 # The launch loop's patterns (benches/cl_loop.c's environment): how a program submits and waits.
 PATTERNS = {
     "sync1": ({"CL_LOOP_SYNC": "1"}, "a wait after every launch"),
@@ -236,7 +236,7 @@ def main():
         "cuda": (CUDA_MODES, cuda_run),
         "sycl": (SYCL_MODES, sycl_run),
     }[args.backend]
-    if args.backend == "opencl" and args.loop == "launch":
+    if args.backend == "opencl" and args.loop in ("launch", "copy"):
         modes = modes + [OPENCL_FLOOR]
     if args.backend == "sycl" and args.intel_dir and args.intel_tool:
         modes = modes + SYCL_INTEL_MODES

@@ -11,7 +11,9 @@
 #                                durations (latency), the conversion's error against ground truth
 #                                (anchor: anchor_error.py) and the cost of attaching (attach:
 #                                attach.py); PTI_BENCH_PATTERNS narrows them (default: sync1 sync64
-#                                sync1024 stream threads ooo events latency anchor attach)
+#                                sync1024 stream threads ooo events latency anchor attach) or adds
+#                                copy: blocking writes, each the program's wait ($PTI_BENCH_COPIES
+#                                of them, default 5000)
 #
 # libpti comes from $PTI_LIB_DIR (a directory with libpti.so.0), else `cargo xtask bench` has
 # built target/release. $PTI_TEST_PLATFORM picks the OpenCL platform (default: NVIDIA where
@@ -80,6 +82,8 @@ opencl() {
 if [ "${1:-}" = patterns ]; then
   for pattern in ${PTI_BENCH_PATTERNS:-sync1 sync64 sync1024 stream threads ooo events latency anchor attach}; do
     case $pattern in
+      copy) # Blocking calls only: each records its command as it returns.
+        opencl --loop copy --n "${PTI_BENCH_COPIES:-$copies}" --warm $copy_warm --rounds $rounds $variants ;;
       latency) # The program's own measurements (clpeak's kernel-latency pattern): its floor is itself.
         opencl --loop latency --n $((launches / 10)) --warm $((warm / 10)) --rounds $rounds $variants ;;
       anchor)
