@@ -846,6 +846,31 @@ fn each_wait_records_the_commands_of_the_queue_it_waited_for() {
     );
 }
 
+/// `PTI_HARVEST=thread` asks its thread to run only when a wait leaves commands to harvest
+/// (`tests/c/cl_harvester_wakes.c`): a program that makes only blocking calls, whose commands are
+/// recorded as each call returns, never starts it (it used to be woken, a futex call, after every
+/// blocking call); a `clFinish` with a command pending does. Every command is recorded either way.
+#[test]
+fn the_harvester_thread_runs_only_when_a_wait_leaves_commands_pending() {
+    let exe = compile_c_with(
+        "cl_harvester_wakes",
+        &["tests/c/cl_harvester_wakes.c"],
+        &["-lpti", "-lOpenCL"],
+    );
+    let r = run(&pocl(), &exe, &[("PTI_HARVEST", "thread")]);
+    assert_eq!(
+        r.w,
+        [
+            "blocking harvester 0",
+            "finish harvester 1",
+            "copies 17 of 17",
+            "OK"
+        ],
+        "{}",
+        r.stderr
+    );
+}
+
 /// Every enqueue function each runtime here offers (`tests/c/cl_every_enqueue.c`, three calls
 /// each, every device view on): each command is recorded (device records sharing the call's
 /// correlation ID) or counted without record (`ptiViewGetUnrecordedCommandCount`), never both,

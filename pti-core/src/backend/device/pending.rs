@@ -271,7 +271,11 @@ impl<C: PendingCommand> Pending<C> {
 
     /// Harvests with [`Ask::UpToBusy`] (after a program's wait that may have been for any
     /// queue): on the harvester thread where it runs (`PTI_HARVEST`), else now, on this thread.
+    /// Nothing is asked of the thread while no command is pending (waking it is a system call).
     pub(crate) fn harvest_soon(&'static self) {
+        if self.count() == 0 {
+            return;
+        }
         if !self.off_thread || !harvester::request(self) {
             self.harvest(Ask::UpToBusy);
         }
@@ -279,9 +283,15 @@ impl<C: PendingCommand> Pending<C> {
 
     /// As [`Pending::harvest_soon`], for the commands whose home is `home` (after a wait for
     /// that queue, or when its shard has grown): on this thread, only its shard is harvested.
+    /// Nothing is asked of the harvester thread while that shard is empty, as after a blocking
+    /// call whose command was recorded when it returned and nothing else of its queue pending.
     pub(crate) fn harvest_home_soon(&'static self, home: usize) {
+        let shard = &self.shards[shard_of(home)];
+        if shard.count.load(Ordering::Relaxed) == 0 {
+            return;
+        }
         if !self.off_thread || !harvester::request(self) {
-            self.shards[shard_of(home)].harvest(None::<fn(&C) -> bool>, Ask::UpToBusy);
+            shard.harvest(None::<fn(&C) -> bool>, Ask::UpToBusy);
         }
     }
 
