@@ -14,23 +14,8 @@
 
 #include "cl_pick.h"
 #include "pti/pti_view.h"
+#include "count_copies.h"
 #include "pti_okay.h"
-
-static unsigned long long recorded;
-
-static void requested(unsigned char** buf, size_t* size) {
-  *size = 1 << 16;
-  *buf = aligned_alloc(8, *size);
-  if (!*buf) *size = 0;
-}
-
-static void completed(unsigned char* buf, size_t size, size_t used) {
-  (void)size;
-  pti_view_record_base* r = NULL;
-  while (ptiViewGetNextRecord(buf, used, &r) == PTI_SUCCESS && r)
-    if (r->_view_kind == PTI_VIEW_DEVICE_GPU_MEM_COPY) recorded++;
-  free(buf);
-}
 
 /* Whether a thread of this process is named "pti-harvester". */
 static int harvester_exists(void) {
