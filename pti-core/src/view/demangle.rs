@@ -23,11 +23,19 @@ pub fn demangle_kernel_names() {
     ON.store(true, Ordering::Relaxed);
 }
 
-/// `name` as records write it now: demangled once [`demangle_kernel_names`] was called.
+/// `name` as records write it now: demangled once [`demangle_kernel_names`] was called. Asked
+/// for every kernel record, so the switch's check is inlined and the rest is not.
+#[inline]
 pub(crate) fn kernel_name(name: &'static CStr) -> &'static CStr {
     if !ON.load(Ordering::Relaxed) {
         return name;
     }
+    remembered_demangled(name)
+}
+
+/// [`kernel_name`] once the switch is on: each name demangled once, then remembered.
+#[inline(never)]
+fn remembered_demangled(name: &'static CStr) -> &'static CStr {
     static SEEN: Mutex<Option<HashMap<usize, &'static CStr>>> = Mutex::new(None);
     let key = name.as_ptr() as usize;
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());

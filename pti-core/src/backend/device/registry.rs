@@ -4,7 +4,8 @@
 //! A backend keeps one `static` [`DeviceRegistry`] of its own devices. A device is probed by the
 //! backend the first time one of its commands is seen ([`DeviceRegistry::get`]): its identity,
 //! kind, timer (rate and valid bits) and whatever the backend keeps of it (`I`, e.g. the
-//! runtime's USM query). Times are converted by [`DeviceRegistry::to_host`], which feeds the
+//! runtime's USM query). Times are converted by [`DeviceRegistry::to_host`] (most commands of a
+//! device without a timer without the timings' lock, see [`Device::shift`]), which feeds the
 //! device's [`Timing`] with synchronisation pairs: a reading of the device timer
 //! ([`DeviceTimer::read_timer`], a runtime call made without any lock held) bracketed by two
 //! reads of libpti's clock.
@@ -12,11 +13,11 @@
 //! Touches the engine's clock and the backend's own runtime calls (through [`DeviceTimer`]).
 
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::switches;
-use super::timing::{DeviceTimes, HostTimes, Timing};
+use super::timing::{DeviceTimes, HostTimes, NO_SHIFT, Timing};
 use crate::clock;
 use crate::sync::writer_lock::{ForkLock, WriterLock};
 use crate::view::device::DeviceIdentity;
@@ -84,10 +85,14 @@ pub(crate) struct Device<I> {
     timer: TimerSpec,
     /// This device's entry in the registry's timings.
     timing: usize,
-    /// What [`Timing::wants_anchor`] needs, kept beside the lock so that asking costs a load:
-    /// the call time of the device's last anchor (0: none yet), or [`NO_ANCHORS`] once the
+    /// What [`DeviceRegistry::wants_anchor`] needs, kept beside the lock so that asking costs a
+    /// load: the call time of the device's last anchor (0: none yet), or [`NO_ANCHORS`] once the
     /// device is known to have a timer. Written under the timings' lock after each conversion.
     last_anchor: AtomicU64,
+    /// [`Timing::published_shift`] after the device's last conversion, kept beside the lock so
+    /// that most commands of a device without a timer are converted without it (issue 39: the
+    /// lock and its checks were most of a conversion). Written under the timings' lock.
+    shift: AtomicI64,
 }
 
 /// [`Device::last_anchor`] of a device with a timer: its commands are never anchors.
@@ -157,13 +162,14 @@ impl<I: DeviceTimer> DeviceRegistry<I> {
             timer: probed.timer,
             timing,
             last_anchor: AtomicU64::new(0),
+            shift: AtomicI64::new(NO_SHIFT),
         });
         devices.push(device.clone());
         device
     }
 
     /// Whether the command of `device` whose call began at `enter` should anchor its clock (see
-    /// [`Timing::wants_anchor`]).
+    /// [`Timing::last_anchor`]).
     pub(crate) fn wants_anchor(&self, device: &Device<I>, enter: u64) -> bool {
         match device.last_anchor.load(Ordering::Relaxed) {
             NO_ANCHORS => false,
@@ -174,7 +180,21 @@ impl<I: DeviceTimer> DeviceRegistry<I> {
 
     /// Converts one command's device times of `device`; `enter` is the host time at which the
     /// call that submitted it began (see `timing`).
+    #[inline]
     pub(crate) fn to_host(&self, device: &Device<I>, t: &DeviceTimes, enter: u64) -> HostTimes {
+        // A shift read without the lock is one the device had at some point of the
+        // conversions under it; a command this path takes would have left it as it was there.
+        let shift = device.shift.load(Ordering::Relaxed);
+        match Timing::convert_unchanged(shift, t, enter) {
+            Some(host) => host,
+            None => self.to_host_locked(device, t, enter),
+        }
+    }
+
+    /// [`DeviceRegistry::to_host`] under the timings' lock (out of line: its frame stays off
+    /// the path of the commands converted without it).
+    #[inline(never)]
+    fn to_host_locked(&self, device: &Device<I>, t: &DeviceTimes, enter: u64) -> HostTimes {
         {
             let mut timings = self.timings.lock();
             if !timings[device.timing].needs_pair(enter) {
@@ -194,6 +214,9 @@ impl<I: DeviceTimer> DeviceRegistry<I> {
         let host = timing.convert(t, enter);
         let last = timing.last_anchor().unwrap_or(NO_ANCHORS);
         device.last_anchor.store(last, Ordering::Relaxed);
+        device
+            .shift
+            .store(timing.published_shift(), Ordering::Relaxed);
         host
     }
 }
@@ -266,6 +289,7 @@ mod tests {
             },
             timing: 0,
             last_anchor: AtomicU64::new(0),
+            shift: AtomicI64::new(NO_SHIFT),
         }
     }
 

@@ -25,7 +25,9 @@
 //!
 //! A command's times are converted after its own bound is applied, so no command appears to
 //! start before the call that submitted it. The backend owns the lock around a [`Timing`] and
-//! reads the pairs (runtime calls) without holding it.
+//! reads the pairs (runtime calls) without holding it. A command that cannot change the state
+//! (most commands between anchors) is converted without the lock, from the shift the backend
+//! keeps beside it ([`Timing::published_shift`], [`Timing::convert_unchanged`]).
 
 use crate::clock::DeviceClock;
 
@@ -157,6 +159,21 @@ impl DeviceTimes {
     }
 }
 
+/// [`Timing::published_shift`] of a device whose commands are converted under the lock only.
+pub(crate) const NO_SHIFT: i64 = i64::MIN;
+
+/// START and END of a command that has only those, moved by `shift` (never before 0).
+#[inline]
+fn shifted(shift: i128, t: &DeviceTimes) -> HostTimes {
+    let shifted = |v: u64| (v as i128 + shift).max(0) as u64;
+    HostTimes {
+        queued: None,
+        submit: None,
+        start: shifted(t.start),
+        end: shifted(t.end),
+    }
+}
+
 /// The same times on the host clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HostTimes {
@@ -283,13 +300,38 @@ impl Timing {
             self.shift = bound;
             self.shift_set_at = enter.max(1);
         }
-        let shifted = |v: u64| (v as i128 + self.shift).max(0) as u64;
-        Some(HostTimes {
-            queued: None,
-            submit: None,
-            start: shifted(t.start),
-            end: shifted(t.end),
-        })
+        Some(shifted(self.shift, t))
+    }
+
+    /// The shift that [`Timing::convert_unchanged`] may use without the lock, or [`NO_SHIFT`]:
+    /// that of a device without a timer once a command has bounded it (and where it fits 64
+    /// bits). The backend keeps it beside its lock, refreshed after each conversion.
+    pub(crate) fn published_shift(&self) -> i64 {
+        match self.base {
+            Base::Identity if self.shift_set_at != 0 => i64::try_from(self.shift)
+                .ok()
+                .filter(|s| *s != NO_SHIFT)
+                .unwrap_or(NO_SHIFT),
+            _ => NO_SHIFT,
+        }
+    }
+
+    /// The conversion of a command that changes nothing in its device's state, from the
+    /// device's [`Timing::published_shift`] alone (no lock): on a device without a timer, a
+    /// command that is no anchor, has only START and END read, ends after it starts, and whose
+    /// own bound is within the shift. That is most commands between anchors, and what
+    /// [`Timing::convert`] returns for them with that shift (whether the window has expired or
+    /// not: only an anchor starts a new one). `None` for any other command, which then goes
+    /// through [`Timing::convert`].
+    #[inline]
+    pub(crate) fn convert_unchanged(shift: i64, t: &DeviceTimes, enter: u64) -> Option<HostTimes> {
+        let plain = shift != NO_SHIFT
+            && !t.anchor
+            && t.queued == 0
+            && t.submit == 0
+            && t.end >= t.start
+            && enter as i128 - t.start as i128 <= shift as i128;
+        plain.then(|| shifted(shift as i128, t))
     }
 
     /// [`Timing::convert`] of any command (out of line: its registers and branches stay off the
@@ -560,10 +602,70 @@ mod tests {
         assert_eq!((h.start, h.end), (2_000_100, 2_000_200));
     }
 
+    #[test]
+    fn a_plain_command_is_converted_without_the_lock_once_a_bound_is_set() {
+        // START and END only, no anchor: what most commands between anchors read.
+        let plain = |start, end| DeviceTimes {
+            queued: 0,
+            submit: 0,
+            start,
+            end,
+            anchor: false,
+        };
+        let mut t = timing(Base::Identity);
+        assert_eq!(t.published_shift(), NO_SHIFT, "no bound yet");
+        assert_eq!(
+            Timing::convert_unchanged(NO_SHIFT, &plain(500, 600), 1_000),
+            None
+        );
+        // An anchor: QUEUED 100 for a call at 1,000 sets the shift to 900.
+        let anchor = times(100, 150, 200);
+        t.convert(&anchor, 1_000);
+        let shift = t.published_shift();
+        assert_eq!(shift, 900);
+        // START 300 of a call at 1,100: bound 800, within the shift.
+        let unlocked = Timing::convert_unchanged(shift, &plain(300, 400), 1_100);
+        assert_eq!(unlocked, Some(t.convert(&plain(300, 400), 1_100)));
+        assert_eq!(unlocked.map(|h| (h.start, h.end)), Some((1_200, 1_300)));
+        assert_eq!(t.published_shift(), 900, "nothing changed");
+        // Under the lock: a bound above the shift (START 100 at 1,100: 1,000), an anchor, a
+        // command whose QUEUED was read, one that ends before it starts.
+        assert_eq!(
+            Timing::convert_unchanged(shift, &plain(100, 200), 1_100),
+            None
+        );
+        // At the edge: a bound equal to the shift changes nothing; one above it does.
+        assert_eq!(
+            Timing::convert_unchanged(shift, &plain(200, 300), 1_100).map(|h| h.start),
+            Some(1_100)
+        );
+        assert_eq!(
+            Timing::convert_unchanged(shift, &plain(199, 300), 1_100),
+            None
+        );
+        assert_eq!(Timing::convert_unchanged(shift, &anchor, 1_100), None);
+        let queued = DeviceTimes {
+            queued: 250,
+            ..plain(300, 400)
+        };
+        assert_eq!(Timing::convert_unchanged(shift, &queued, 1_100), None);
+        assert_eq!(
+            Timing::convert_unchanged(shift, &plain(400, 300), 1_100),
+            None
+        );
+        // A device with a timer never publishes a shift.
+        let mut timer = Timing::new(1_000_000_000, 64);
+        timer.add_pair(Some((1_000, 500)));
+        timer.convert(&plain(600, 700), 1_000);
+        assert_eq!(timer.published_shift(), NO_SHIFT);
+    }
+
     proptest::proptest! {
         /// The conversion between anchors gives what the general one gives, and leaves the same
-        /// state: commands of a device without a timer, anchors among them, submitted at times
-        /// that grow (with windows expiring) and reporting times that drift.
+        /// state; so does the conversion without the lock, where it applies, and it applies only
+        /// where the general one changes nothing: commands of a device without a timer, anchors
+        /// among them, submitted at times that grow (with windows expiring) and reporting times
+        /// that drift.
         #[test]
         fn the_conversion_between_anchors_is_the_general_one(
             commands in proptest::collection::vec(
@@ -584,9 +686,17 @@ mod tests {
                     end: if kind == 1 { start.saturating_sub(1) } else { start + duration },
                     anchor: kind == 0,
                 };
+                let unlocked = Timing::convert_unchanged(general.published_shift(), &t, enter);
+                let state = |t: &Timing| (t.shift, t.shift_set_at, t.last_anchor, t.anchors);
+                let before = state(&general);
                 let a = fast.convert(&t, enter);
                 let b = general.convert_any(&t, enter);
                 proptest::prop_assert_eq!(a, b);
+                if let Some(u) = unlocked {
+                    // Without the lock: the same times, and rightly nothing to change.
+                    proptest::prop_assert_eq!(u, b);
+                    proptest::prop_assert_eq!(before, state(&general));
+                }
                 proptest::prop_assert_eq!(
                     (fast.shift, fast.shift_set_at, fast.last_anchor, fast.anchors),
                     (general.shift, general.shift_set_at, general.last_anchor, general.anchors)
