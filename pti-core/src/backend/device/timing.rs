@@ -157,6 +157,15 @@ impl DeviceTimes {
         }
         true
     }
+
+    /// The bound a command that is no anchor and has only START and END read (END not before
+    /// START) sets on its device's shift: it cannot have started before its enqueue call began
+    /// at `enter`. `None` for any other command (its conversion takes the general path).
+    #[inline]
+    fn start_bound(&self, enter: u64) -> Option<i128> {
+        let plain = !self.anchor && self.queued == 0 && self.submit == 0 && self.end >= self.start;
+        plain.then(|| enter as i128 - self.start as i128)
+    }
 }
 
 /// [`Timing::published_shift`] of a device whose commands are converted under the lock only.
@@ -284,18 +293,13 @@ impl Timing {
     /// cases they never meet; `None` for any other command.
     #[inline]
     fn between_anchors(&mut self, t: &DeviceTimes, enter: u64) -> Option<HostTimes> {
-        let fast = matches!(self.base, Base::Identity)
-            && !t.anchor
-            && t.queued == 0
-            && t.submit == 0
+        let bound = t.start_bound(enter)?;
+        let in_window = matches!(self.base, Base::Identity)
             && self.shift_set_at != 0
-            && enter.saturating_sub(self.shift_set_at) < OFFSET_WINDOW_NS
-            && t.end >= t.start;
-        if !fast {
+            && enter.saturating_sub(self.shift_set_at) < OFFSET_WINDOW_NS;
+        if !in_window {
             return None;
         }
-        // This command cannot have started before its enqueue call began.
-        let bound = enter as i128 - t.start as i128;
         if bound > self.shift {
             self.shift = bound;
             self.shift_set_at = enter.max(1);
@@ -325,13 +329,11 @@ impl Timing {
     /// through [`Timing::convert`].
     #[inline]
     pub(crate) fn convert_unchanged(shift: i64, t: &DeviceTimes, enter: u64) -> Option<HostTimes> {
-        let plain = shift != NO_SHIFT
-            && !t.anchor
-            && t.queued == 0
-            && t.submit == 0
-            && t.end >= t.start
-            && enter as i128 - t.start as i128 <= shift as i128;
-        plain.then(|| shifted(shift as i128, t))
+        if shift == NO_SHIFT {
+            return None;
+        }
+        let within = t.start_bound(enter)? <= shift as i128;
+        within.then(|| shifted(shift as i128, t))
     }
 
     /// [`Timing::convert`] of any command (out of line: its registers and branches stay off the
