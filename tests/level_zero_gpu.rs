@@ -35,12 +35,6 @@ const MAX_ERROR_NS: u64 = 1_000;
 /// of the command the driver ran (two device ticks of 52 ns, and the conversion's rounding).
 const OWN_ERROR_NS: u64 = 200;
 
-/// How far apart two runs may time the same short command of Intel's PTI (its bridge, which
-/// signals the program's event after the program's kernel): a command of the simulated device
-/// runs for host time, which a loaded host stretches by microseconds. The kernel it follows runs
-/// 80 µs: a duration within this of the bridge's is the bridge's.
-const BRIDGE_SPREAD_NS: u64 = 10_000;
-
 /// The random delay before each command (ns), in every run here.
 const JITTER_NS: &str = "20000";
 
@@ -83,7 +77,8 @@ fn simulated_driver() -> PathBuf {
     sim
 }
 
-/// A command the driver ran: kind (KERNEL, COPY, FILL, BARRIER, HOSTFN), name, start, end (host
+/// A command the driver ran: kind (KERNEL, COPY, FILL, BARRIER, HOSTFN; SIGNAL and WAIT where the
+/// run asked for them), name, start, end (host
 /// ns).
 #[derive(Debug, Clone)]
 struct Ran {
@@ -808,6 +803,58 @@ fn intel_records(run: &Run) -> [usize; 3] {
     [count("KERNEL"), count("COPY"), count("FILL")]
 }
 
+/// What the program's timed event in `two_tracers` must report, round by round: how long the
+/// command that signalled it ran (the ground truth of a run with `ZE_SIM_TRUTH_EVENTS=1`). Intel's
+/// PTI takes the program's event out of the 80 µs kernel and signals it after the kernel, by a
+/// WAIT and a SIGNAL of its own: the program's event times that SIGNAL. Compared within one run,
+/// since a command of the simulated device runs for host time, which a stopped or preempted
+/// process stretches (two runs differ by as much).
+fn bridged_durations(name: &str, run: &Run) -> Vec<u64> {
+    // On the one in-order list, each round appends a kernel, a fill, a copy, a kernel and then
+    // the timed kernel; three rounds. The device runs them in that order.
+    let (mut work, mut after_timed, mut bridged) = (0, false, Vec::new());
+    for r in &run.truth {
+        match r.kind.as_str() {
+            "KERNEL" | "COPY" | "FILL" => {
+                work += 1;
+                after_timed = work <= 15 && work % 5 == 0;
+                if after_timed {
+                    assert!(
+                        r.kind == "KERNEL" && r.end - r.start >= 80_000,
+                        "{name}: command {work} is not the 80 us kernel: {r:?}"
+                    );
+                }
+            }
+            "SIGNAL" if after_timed => {
+                bridged.push(r.end - r.start);
+                after_timed = false;
+            }
+            _ => {}
+        }
+    }
+    bridged
+}
+
+/// The program's own event reports the duration of the command Intel's PTI signalled it with
+/// (see [`bridged_durations`]), within the device's ticks.
+fn check_own_bridged(name: &str, run: &Run) {
+    let own = run.own();
+    let bridged = bridged_durations(name, run);
+    assert_eq!(own.len(), 3, "{name}: the program's own measurements");
+    assert_eq!(
+        bridged.len(),
+        own.len(),
+        "{name}: Intel's signals of them: {bridged:?}"
+    );
+    for ((label, ns), ran) in own.iter().zip(bridged) {
+        assert!(
+            ns.abs_diff(ran) <= OWN_ERROR_NS,
+            "{name}: the program's event {label} reports {ns} ns; the command that signalled it \
+             ran {ran} ns"
+        );
+    }
+}
+
 /// Defect 4: libpti and Intel's PTI 1.2, two tracers of the loader's tracing layer in one
 /// process, each timing the program's commands its own way (Intel's replaces the program's
 /// events with its own and signals them afterwards; libpti never does, and copies the timestamps
@@ -823,6 +870,7 @@ fn intel_pti_and_libpti_in_one_process() {
             ("ZE_SIM_DEVICE_TYPE", "gpu".to_string()),
             ("ZE_ENABLE_TRACING_LAYER", "1".to_string()),
             ("ZE_SIM_SEED", seed.to_string()),
+            ("ZE_SIM_TRUTH_EVENTS", "1".to_string()),
             ("LD_LIBRARY_PATH", b.library_path.clone()),
             ("LD_PRELOAD", b.zes_stub.display().to_string()),
         ];
@@ -847,6 +895,7 @@ fn intel_pti_and_libpti_in_one_process() {
         "Intel's PTI alone records every command: {:?}",
         alone.i
     );
+    check_own_bridged("Intel's PTI alone", &alone);
     eprintln!(
         "the program's own measurements of its 80 us kernel: alone {:?}; with Intel's PTI {:?}",
         plain.own(),
@@ -863,23 +912,15 @@ fn intel_pti_and_libpti_in_one_process() {
         let name = format!("two tracers, seed {seed}");
         // The program computes the same; its own event's timestamps are what Intel's PTI makes
         // them (it signals the program's event by a command of its own after the kernel), as
-        // with Intel's alone: libpti changes nothing more. The program's event times Intel's
-        // short bridge command, not the 80 µs kernel, as alone (how long that command runs on
-        // the simulated device follows the host's load, so it is not compared exactly). The
-        // device runs more than with Intel's alone: Intel's PTI also bridges the events libpti
-        // put in the commands the program gave none (a wait and a signal each).
+        // with Intel's alone: libpti changes nothing more. The device runs more than with Intel's
+        // alone: Intel's PTI also bridges the events libpti put in the commands the program gave
+        // none (a wait and a signal each).
         assert_eq!(
             plain.results(),
             both.results(),
             "{name}: the program's results"
         );
-        for ((label, ns), (_, alone_ns)) in both.own().iter().zip(alone.own()) {
-            assert!(
-                ns.abs_diff(alone_ns) <= BRIDGE_SPREAD_NS,
-                "{name}: the program's event {label} reports {ns} ns, {alone_ns} with Intel's \
-                 PTI alone"
-            );
-        }
+        check_own_bridged(&name, &both);
         assert_eq!(both.report.faults(), (0, 0), "{name}: {:?}", both.report);
         check_nothing_lost(&name, &both);
         check_truth(&name, &both);

@@ -14,6 +14,7 @@
 //! | `ZE_SIM_IMPLICIT_CB` | 1 | `0` turns off the implicit counter-based mode (as on platforms with DC flush) |
 //! | `ZE_SIM_STUCK_MS` | 10000 | a command waiting this long for an event is reported on stderr |
 //! | `ZE_SIM_MINIMAL` | | entry points a deliberately minimal driver lacks (see [`Minimal`]) |
+//! | `ZE_SIM_TRUTH_EVENTS` | 0 | `1` also logs the commands that only signal or wait (`SIGNAL`, `WAIT`) in the ground truth |
 //!
 //! The file names of `ZE_SIM_TRUTH` and `ZE_SIM_REPORT` are read where they are written.
 
@@ -81,6 +82,7 @@ pub(crate) struct Config {
     pub(crate) implicit_cb: bool,
     pub(crate) stuck_ns: u64,
     pub(crate) minimal: Minimal,
+    pub(crate) truth_events: bool,
 }
 
 fn number(name: &str, default: u64) -> u64 {
@@ -120,6 +122,7 @@ fn read() -> Config {
         implicit_cb: number("ZE_SIM_IMPLICIT_CB", 1) != 0,
         stuck_ns: number("ZE_SIM_STUCK_MS", 10_000).saturating_mul(1_000_000),
         minimal,
+        truth_events: number("ZE_SIM_TRUTH_EVENTS", 0) != 0,
     }
 }
 

@@ -334,7 +334,12 @@ pub(crate) fn execute(armed: Armed, copy_only: bool) {
     // Counted and logged before the event says the command is done: a program that exits as soon
     // as it sees the event leaves a complete ground truth.
     report::executed(kind);
-    if matches!(kind, "KERNEL" | "COPY" | "FILL" | "BARRIER" | "HOSTFN") {
+    let logged = match kind {
+        "KERNEL" | "COPY" | "FILL" | "BARRIER" | "HOSTFN" => true,
+        "SIGNAL" | "WAIT" => crate::config::config().truth_events,
+        _ => false,
+    };
+    if logged {
         report::truth(&format!("TRUTH {kind} {name} {bytes} {start} {end}"));
     }
     if let Some(event) = &armed.command.signal {

@@ -1,5 +1,7 @@
-//! What the driver tells the tests: the ground truth of every command it ran
-//! (`ZE_SIM_TRUTH=<file>`, one line each, as it runs) and, at exit, a report
+//! What the driver tells the tests: the ground truth of the commands it ran
+//! (`ZE_SIM_TRUTH=<file>`, one line each, as it runs: kernels, copies, fills, barriers and host
+//! functions; with `ZE_SIM_TRUTH_EVENTS=1` also the commands that only signal or wait) and, at
+//! exit, a report
 //! (`ZE_SIM_REPORT=<file>`) of three lines:
 //!
 //! - `LIVE <kind> <n> ...`: objects still alive by kind (leaks), then `stuck <n>`: commands
