@@ -405,8 +405,10 @@ impl<C: PendingCommand> Shard<C> {
     /// the others move back to the list, before those added meanwhile. The list's storage and the
     /// outcomes' are kept for the next harvest (see [`Spare`]).
     fn harvest(&self, pick: Option<impl Fn(&C) -> bool>, ask: Ask) {
-        if self.count.load(Ordering::Relaxed) == 0 {
-            return;
+        match self.count.load(Ordering::Relaxed) {
+            0 => return,
+            1 if pick.is_none() && !C::SETTLED_BY_STREAM && self.harvest_one() => return,
+            _ => {}
         }
         let _harvesting = Harvesting::begin();
         let (mut taken, mut outcomes);
@@ -484,6 +486,50 @@ impl<C: PendingCommand> Shard<C> {
                 spare.outcomes = outcomes;
             }
         }
+    }
+
+    /// [`Shard::harvest`] of a shard that holds one command, as after each wait of a program that
+    /// waits for every command: the same locks, poll and order, without the storage the general
+    /// harvest exchanges (which cost more than the command's poll; issue 39). `false`, having
+    /// done nothing, where the shard no longer holds exactly one command.
+    fn harvest_one(&self) -> bool {
+        let _harvesting = Harvesting::begin();
+        // Declared here so that the command is finished where it was taken to (each move of it
+        // costs about as much as the general harvest's storage exchange saved).
+        let mut command;
+        let outcome;
+        {
+            let _poll = self.poll.lock();
+            {
+                let mut list = self.list.lock();
+                if list.len() != 1 {
+                    return false;
+                }
+                // SAFETY: the list holds one command, which its new length leaves out: read
+                // once, it is owned here alone (`pop` copied it twice on its way here).
+                command = unsafe {
+                    list.set_len(0);
+                    list.as_ptr().read()
+                };
+            }
+            let polled = command.poll();
+            let mut list = self.list.lock();
+            let left = |list: &Vec<C>| {
+                self.count.store(list.len(), Ordering::Relaxed);
+                self.harvest_at.store(list.len() * 2, Ordering::Relaxed);
+            };
+            let Some(polled) = polled else {
+                // Still running: back before any added meanwhile.
+                list.insert(0, command);
+                left(&list);
+                return true;
+            };
+            left(&list);
+            outcome = polled;
+        }
+        // Without the locks, as in the general harvest.
+        finish_in_place(&mut command, outcome);
+        true
     }
 
     /// Moves the commands `pick` selects into `taken`, after waiting for a harvest that is
@@ -599,6 +645,11 @@ fn settle_by_streams<C: PendingCommand>(taken: &[C], outcomes: &mut Vec<Option<C
 /// Finishes one command (one that completed in its blocking call, or one that will never be
 /// timed) with this thread's state (see [`PendingCommand::finish`]).
 pub(crate) fn finish<C: PendingCommand>(mut command: C, outcome: C::Outcome) {
+    finish_in_place(&mut command, outcome);
+}
+
+/// [`finish`] of a command that stays where it is (the caller drops it after).
+fn finish_in_place<C: PendingCommand>(command: &mut C, outcome: C::Outcome) {
     let mut outcome = Some(outcome);
     thread::with(|state| {
         if let Some(outcome) = outcome.take() {
@@ -783,5 +834,91 @@ mod tests {
         left.sort();
         assert_eq!(left, ["a3", "b2"]);
         assert_eq!(LIST.count(), 0);
+    }
+
+    /// A command whose poll says it is `running` or not, once [`OPEN`] lets it ([`POLLING`] says
+    /// it is being polled); its record checks that its shard's locks are free.
+    struct Gated {
+        name: &'static str,
+        running: bool,
+    }
+
+    static GATED: Pending<Gated> = Pending::new();
+    static GATED_LOG: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+    static POLLING: AtomicBool = AtomicBool::new(false);
+    static OPEN: AtomicBool = AtomicBool::new(true);
+
+    impl PendingCommand for Gated {
+        type Outcome = ();
+
+        fn poll(&self) -> Option<()> {
+            GATED_LOG
+                .lock()
+                .unwrap()
+                .push(format!("poll {}", self.name));
+            POLLING.store(true, Ordering::SeqCst);
+            while !OPEN.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            (!self.running).then_some(())
+        }
+
+        fn finish(&mut self, _: (), _: Option<&ThreadState>) {
+            let shard = &GATED.shards[shard_of(0)];
+            let free = shard.poll.try_lock().is_some() && shard.list.try_lock().is_some();
+            GATED_LOG
+                .lock()
+                .unwrap()
+                .push(format!("record {} (locks free: {free})", self.name));
+        }
+
+        fn view(&self) -> pti_view_kind {
+            pti_view_kind::PTI_VIEW_DEVICE_GPU_KERNEL
+        }
+    }
+
+    #[test]
+    fn a_shard_of_one_command_is_harvested_as_any_other() {
+        let log = || std::mem::take(&mut *GATED_LOG.lock().unwrap());
+        // Completed: recorded without the locks, and the shard is empty.
+        GATED.add(Gated {
+            name: "done",
+            running: false,
+        });
+        GATED.harvest_home_soon(0);
+        assert_eq!(log(), ["poll done", "record done (locks free: true)"]);
+        assert_eq!(GATED.count(), 0);
+        // Running, while another command is added during its poll: it stays, first.
+        GATED.add(Gated {
+            name: "running",
+            running: true,
+        });
+        OPEN.store(false, Ordering::SeqCst);
+        POLLING.store(false, Ordering::SeqCst);
+        let harvester = std::thread::spawn(|| GATED.harvest_home_soon(0));
+        while !POLLING.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        GATED.add(Gated {
+            name: "added",
+            running: false,
+        });
+        OPEN.store(true, Ordering::SeqCst);
+        harvester.join().unwrap();
+        assert_eq!(log(), ["poll running"]);
+        assert_eq!(GATED.count(), 2);
+        // The next harvest asks both, in submission order (the general harvest: two commands).
+        GATED.harvest(Ask::All);
+        assert_eq!(
+            log(),
+            [
+                "poll running",
+                "poll added",
+                "record added (locks free: true)"
+            ]
+        );
+        let left: Vec<_> = GATED.take_where(|_| true).iter().map(|c| c.name).collect();
+        assert_eq!(left, ["running"]);
     }
 }
