@@ -13,7 +13,9 @@
 # stream (no wait until the end), threads (2 threads, a queue each, a wait every 64), ooo (an
 # out-of-order queue, a wait every 64), events (the program's own event per launch, released
 # unread after each wait every 64). The counts are of the program's threads inside the loop
-# (timed_loop and run_thread); libpti's own harvester thread is off by default.
+# (timed_loop and run_thread); libpti's own harvester thread is off by default. Mode minimal
+# preloads benches/min_tracer.c instead of libpti: the least a tracer can do to hand a tool the
+# same API and kernel records, a reference for libpti's own work (views minus floor).
 #
 # What makes the counts repeat:
 # - one PoCL worker thread (POCL_MAX_PTHREAD_COUNT=1), so no work is shared out differently;
@@ -46,6 +48,8 @@ mkdir -p "$out/callgrind"
 cc -std=c11 -O2 -g -Wall -Werror -pthread "$root/benches/cl_loop.c" -o "$out/cl_loop" -lOpenCL
 cc -std=c11 -O2 -Wall -Werror -shared -fPIC -I"$root/include" "$root/benches/bench_tool.c" \
   -o "$out/bench_tool.so" -L"$lib" -Wl,-rpath,"$lib" -lpti
+cc -std=c11 -O2 -Wall -Werror -shared -fPIC -I"$root/include" "$root/benches/min_tracer.c" \
+  -o "$out/min_tracer.so" -ldl
 
 export PTI_TEST_PLATFORM=Portable POCL_MAX_PTHREAD_COUNT=1
 export POCL_CACHE_DIR="$out/callgrind/pocl-cache"
@@ -73,6 +77,7 @@ count() {
   case $mode in
     none) ;;
     floor) set -- "$@" CL_LOOP_TIMED=1 ;;
+    minimal) set -- "$@" LD_PRELOAD="$out/min_tracer.so" ;;
     *) set -- "$@" LD_PRELOAD="$lib/libpti.so.0:$out/bench_tool.so" PTI_BENCH_MODE="$mode" \
       PTI_BENCH_BUFFER_BYTES=65536 ;;
   esac

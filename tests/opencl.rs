@@ -1035,12 +1035,13 @@ fn the_overhead_benchmark_runs_in_every_mode() {
 /// in instructions under callgrind repeats to within 1% (what lets a regression of a few percent
 /// show on these machines), and the views add instructions to the untraced loop. Three runs of
 /// 256 launches each, on the debug build the tests use (docs/BENCHMARKS.md has the release
-/// figures).
+/// figures). Its reference tracer (`benches/min_tracer.c`, mode `minimal`) recorded every launch
+/// and call of the loop, so that its count is of a tracer that does the work.
 #[test]
 fn the_callgrind_instrument_repeats_to_within_one_percent() {
     let out = pti_tests::run_ok(
         Command::new(root().join("benches/callgrind.sh"))
-            .args(["3", "256", "none", "views"])
+            .args(["3", "256", "none", "views", "minimal"])
             .env("PTI_LIB_DIR", lib_dir())
             .env("PTI_BENCH_DIR", out_dir().join("callgrind-test")),
     );
@@ -1063,4 +1064,11 @@ fn the_callgrind_instrument_repeats_to_within_one_percent() {
         "the instruction counts spread by {none_spread}% and {views_spread}%:\n{stdout}"
     );
     assert!(views > none, "views added no instructions:\n{stdout}");
+    // 256 launches after 256 of warm-up, a wait every 64 and one at the end of each loop.
+    let log = std::fs::read_to_string(out_dir().join("callgrind-test/callgrind/minimal.log"))
+        .expect("the minimal tracer's log");
+    assert!(
+        log.contains("min_tracer: 512 kernel records, 522 API records"),
+        "the minimal tracer did not record every launch and call:\n{log}"
+    );
 }
