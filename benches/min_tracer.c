@@ -6,11 +6,13 @@
  * calls in its loop and, for each call, takes two host times and writes an API record
  * (pti_view_record_api); for each launch it gives the runtime an event (the program's, retained,
  * or its own), keeps the command pending, and at the program's clFinish of its queue reads START
- * and END, writes a kernel record (pti_view_record_kernel_v2, every field libpti fills) and
- * releases the event. Full buffers of 64 KiB are walked record by record, as a tool walks them.
+ * and END, writes a kernel record (pti_view_record_kernel_v2: times, IDs, name and queue; the
+ * fields it has no value for zeroed with the rest) and releases the event. Full buffers of 64 KiB
+ * are walked record by record, as a tool walks them. Outside the loop, queues are made with
+ * profiling, as libpti makes them.
  *
  * What it leaves out, each of which libpti does: ENTER and EXIT callbacks and their checks, a
- * conversion of device times that follows drift (here one offset, read once), the program's
+ * conversion of device times that follows drift (here one fixed offset), the program's
  * reference counts kept as the program sees them, panics and hostile input, fork, flushes from
  * other threads, lost-record counts, external correlation IDs, every other OpenCL function, every
  * other backend. So its count is below any tracer's that does those: what libpti's own work
