@@ -14,7 +14,10 @@ options: --loop launch|copy|latency  --pattern NAME (opencl launch loop; see PAT
 --variant adds a mode: (d) with those environment variables set (LIB=DIR takes libpti.so.0 from
 DIR instead), interleaved with the others, so that libpti's switches (docs/environment.md) and two
 builds of libpti are compared in one invocation. A variant that sets CL_LOOP_TIMED=1 is one of the
-OpenCL floor (f) instead, without libpti (e.g. CL_LOOP_TIMED=1,CL_LOOP_READ_EVERY=4096).
+OpenCL floor (f) instead, without libpti (e.g. CL_LOOP_TIMED=1,CL_LOOP_READ_EVERY=4096). A variant
+that sets PRELOAD=FILE preloads that library instead of libpti and the bench tool: another tracer,
+which must print the bench tool's BENCH_TOOL line (benches/min_tracer.c, the least a tracer can do:
+a reference for libpti's cost; issue 39).
 --memory adds the peak-memory check: mode (d) with --warm iterations of warm-up, timed over
 --warm and over 10 x --warm iterations; the peak resident set should not grow with the length.
 The OpenCL platform is chosen by the environment ($PTI_TEST_PLATFORM, $OCL_ICD_VENDORS)."""
@@ -58,7 +61,7 @@ CUDA_MODES = [
 def variant_env(args, mode, env):
     """The environment of a --variant mode: (d)'s, with its variables."""
     for var, value in args.variants.get(mode, {}).items():
-        if var != "LIB":
+        if var not in ("LIB", "PRELOAD"):
             env[var] = value
 
 
@@ -87,6 +90,9 @@ def opencl_run(args, mode, loop, n, warm):
     if mode == "floor":
         env["CL_LOOP_TIMED"] = "1"
     elif is_floor_variant(mode):
+        variant_env(args, mode, env)
+    elif "PRELOAD" in args.variants.get(mode, {}):
+        env["LD_PRELOAD"] = os.path.abspath(args.variants[mode]["PRELOAD"])
         variant_env(args, mode, env)
     elif mode != "none":
         preload_libpti(env, lib_dir(args, mode), args.tool, "views" if mode in args.variants else mode)
@@ -243,8 +249,12 @@ def main():
     if args.modes:
         wanted = args.modes.split(",")
         modes = [m for m in modes if m[0] in wanted or m[0] == modes[0][0]]
-    modes = modes + [(label, label, ("(f)" if is_floor_variant(label) else "(d)") + " with "
-                      + ", ".join(f"{k}={v}" for k, v in env.items()))
+    def variant_description(label, env):
+        if "PRELOAD" in env:
+            return f"no libpti; {os.path.basename(env['PRELOAD'])} preloaded, another tracer"
+        return (("(f)" if is_floor_variant(label) else "(d)") + " with "
+                + ", ".join(f"{k}={v}" for k, v in env.items()))
+    modes = modes + [(label, label, variant_description(label, env))
                      for label, env in args.variants.items()]
     floor = any(m == "floor" for _, m, _ in modes)
 

@@ -1068,7 +1068,7 @@ fn the_callgrind_instrument_repeats_to_within_one_percent() {
     let log = std::fs::read_to_string(out_dir().join("callgrind-test/callgrind/minimal.log"))
         .expect("the minimal tracer's log");
     assert!(
-        log.contains("min_tracer: 512 kernel records, 522 API records"),
+        log.contains("BENCH_TOOL records 1034 kernels 512 api 522 "),
         "the minimal tracer did not record every launch and call:\n{log}"
     );
 }
