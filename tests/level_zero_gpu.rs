@@ -78,8 +78,7 @@ fn simulated_driver() -> PathBuf {
 }
 
 /// A command the driver ran: kind (KERNEL, COPY, FILL, BARRIER, HOSTFN; SIGNAL and WAIT where the
-/// run asked for them), name, start, end (host
-/// ns).
+/// run asked for them), name, start, end (host ns).
 #[derive(Debug, Clone)]
 struct Ran {
     kind: String,
