@@ -91,7 +91,7 @@ def opencl_run(args, mode, loop, n, warm):
         env["CL_LOOP_TIMED"] = "1"
     elif is_floor_variant(mode):
         variant_env(args, mode, env)
-    elif "PRELOAD" in args.variants.get(mode, {}):
+    elif is_preload_variant(mode):
         env["LD_PRELOAD"] = os.path.abspath(args.variants[mode]["PRELOAD"])
         variant_env(args, mode, env)
     elif mode != "none":
@@ -168,6 +168,19 @@ VARIANTS = {}
 def is_floor_variant(mode):
     """A --variant of the OpenCL floor (it sets CL_LOOP_TIMED=1): no libpti, no tool."""
     return VARIANTS.get(mode, {}).get("CL_LOOP_TIMED") == "1"
+
+
+def is_preload_variant(mode):
+    """A --variant that preloads another tracer (it sets PRELOAD=FILE): no libpti, no bench tool."""
+    return "PRELOAD" in VARIANTS.get(mode, {})
+
+
+def variant_description(label, env):
+    """What a --variant mode is, for the table."""
+    if is_preload_variant(label):
+        return f"no libpti; {os.path.basename(env['PRELOAD'])} preloaded, another tracer"
+    return (("(f)" if is_floor_variant(label) else "(d)") + " with "
+            + ", ".join(f"{k}={v}" for k, v in env.items()))
 
 
 def check(mode, counts, n, backend):
@@ -249,11 +262,6 @@ def main():
     if args.modes:
         wanted = args.modes.split(",")
         modes = [m for m in modes if m[0] in wanted or m[0] == modes[0][0]]
-    def variant_description(label, env):
-        if "PRELOAD" in env:
-            return f"no libpti; {os.path.basename(env['PRELOAD'])} preloaded, another tracer"
-        return (("(f)" if is_floor_variant(label) else "(d)") + " with "
-                + ", ".join(f"{k}={v}" for k, v in env.items()))
     modes = modes + [(label, label, variant_description(label, env))
                      for label, env in args.variants.items()]
     floor = any(m == "floor" for _, m, _ in modes)
