@@ -188,10 +188,17 @@ fn opencl_programs() -> &'static (PathBuf, PathBuf) {
 /// Runs the OpenCL workload on PoCL with the counting layer, under the tool when `fault` is
 /// `Some` (`""`: no fault); returns the run and the calls that reached the runtime.
 fn opencl_run(fault: Option<&str>) -> (Run, BTreeMap<String, u64>) {
+    opencl_run_with(fault, false)
+}
+
+/// [`opencl_run`]; with `views_only`, the tool subscribes to no API callbacks, so that the
+/// enqueue calls take their records-only path.
+fn opencl_run_with(fault: Option<&str>, views_only: bool) -> (Run, BTreeMap<String, u64>) {
     let (plain, counter) = opencl_programs();
     let counts = unique("cl-counts");
     let mut cmd = Command::new(plain);
-    cmd.env("PTI_TEST_PLATFORM", "Portable Computing Language")
+    cmd.env("FAULT_TOOL_VIEWS_ONLY", if views_only { "1" } else { "0" })
+        .env("PTI_TEST_PLATFORM", "Portable Computing Language")
         // First in the list: the loader stacks libpti (which appends itself) on top of it.
         .env("OPENCL_LAYERS", counter)
         .env("CL_COUNT_FILE", &counts)
@@ -284,6 +291,40 @@ fn opencl_program_survives_a_panic_in_every_path_of_the_layer() {
                 faulted.tool
             );
         }
+    }
+}
+
+/// The same with a tool that collects views only: the enqueue calls take their records-only
+/// path (`commands::submit_records_only`), which has the dispatch's fault points too. A panic at
+/// each leaves the program's calls made exactly once and its results unchanged.
+#[test]
+fn opencl_program_survives_a_panic_in_the_records_only_path() {
+    let (alone, alone_calls) = opencl_run_with(None, true);
+    let (healthy, healthy_calls) = opencl_run_with(Some(""), true);
+    assert_eq!(healthy.results, alone.results);
+    assert_eq!(healthy_calls, alone_calls);
+    assert!(!healthy.panic_reported() && healthy.untraced() == [0, 0, 0]);
+    for fault in [
+        "dispatch.enter@3",
+        "dispatch.enter@8",
+        "override.before_call@3",
+        "override.before_call@8",
+        "override.after_call@3",
+        "override.after_call@8",
+        "dispatch.exit@3",
+        "dispatch.exit@8",
+    ] {
+        let (faulted, calls) = opencl_run_with(Some(fault), true);
+        faulted.check_faulted(&alone, fault);
+        assert_eq!(
+            calls, alone_calls,
+            "{fault}: the program's calls did not reach the runtime exactly once each"
+        );
+        assert!(
+            faulted.untraced()[1] > 0,
+            "{fault}: the thread's later calls were not counted as untraced: {:?}",
+            faulted.tool
+        );
     }
 }
 

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pti/pti_callback.h"
 #include "pti/pti_ext.h"
@@ -65,8 +66,13 @@ __attribute__((constructor)) static void start(void) {
     return;
   }
   ptiCallbackEnableDomain(1, subscriber, PTI_DOMAIN_PTI_CRITICAL_EVENT);
-  ptiCallbackEnableDomain(1, subscriber, PTI_DOMAIN_DRIVER_API);
-  ptiCallbackEnableDomain(1, subscriber, PTI_DOMAIN_RUNTIME_API);
+  /* FAULT_TOOL_VIEWS_ONLY=1: no API callbacks, so that OpenCL's enqueue calls take their
+     records-only path (its own fault points). */
+  const char* views_only = getenv("FAULT_TOOL_VIEWS_ONLY");
+  if (!views_only || strcmp(views_only, "1") != 0) {
+    ptiCallbackEnableDomain(1, subscriber, PTI_DOMAIN_DRIVER_API);
+    ptiCallbackEnableDomain(1, subscriber, PTI_DOMAIN_RUNTIME_API);
+  }
   ptiViewSetCallbacks(requested, completed);
   const pti_view_kind views[] = {
       PTI_VIEW_DRIVER_API,          PTI_VIEW_RUNTIME_API,         PTI_VIEW_DEVICE_GPU_KERNEL,

@@ -805,7 +805,8 @@ fn render_wrappers(functions: &[Function]) -> String {
          //! (the dispatch table below libpti, or for an extension function the runtime's own\n\
          //! address), builds the parameter struct, and runs the call through the dispatch entry;\n\
          //! functions with an override (in `overrides/`, or a line of `enqueues.rs`) call it\n\
-         //! (behind the dispatch's panic boundary, `run_override`), and it makes the real call.\n\
+         //! (behind the dispatch's panic boundary, `run_override`), and it makes the real call. An\n\
+         //! enqueue function first tries its records-only path (`enqueues::RecordsOnly`).\n\
          //! Also here: the layer's dispatch table and the table of wrapped extension functions.\n\n\
          #![allow(non_snake_case, non_camel_case_types, clippy::too_many_arguments, clippy::let_unit_value, unused_variables)]\n\n\
          use core::ffi::CStr;\n\n",
@@ -816,6 +817,7 @@ fn render_wrappers(functions: &[Function]) -> String {
          use pti_sys::opencl_extra::*;\n\n\
          use super::{args, enqueues, errcode, extensions, kernels, next, overrides, params, queues};\n\
          use crate::api::ApiGroup;\n\
+         use super::enqueues::RecordsOnly as _;\n\
          use crate::dispatch::{CallInfo, NoReturnCode, run_override, trace_call};\n\
          use crate::ids::opencl as ids;\n",
     );
@@ -886,6 +888,20 @@ fn render_wrapper(out: &mut String, f: &Function) {
         let _ = write!(
             out,
             "    let Some(next_fn) = next::dispatch().{name} else {{\n        {unavailable}\n    }};\n"
+        );
+    }
+    if f.overridden == Override::Enqueue {
+        // The records-only path first (`enqueues::RecordsOnly`).
+        let names = f.param_names();
+        let with_slot: Vec<&str> = names
+            .iter()
+            .map(|n| if *n == "event" { "event_slot" } else { n })
+            .collect();
+        let plain = format!("next_fn({})", with_slot.join(", "));
+        let _ = write!(
+            out,
+            "    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only\n    // path, which passes them on to the next layer's entry with the event pointer it chooses.\n    if let Some(ret) = unsafe {{\n        args::{name} {{ {} }}.records_only(|event_slot| {plain})\n    }} {{\n        return ret;\n    }}\n",
+            names.join(", ")
         );
     }
     let args = if f.has_params_struct() {

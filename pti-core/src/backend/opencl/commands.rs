@@ -18,12 +18,15 @@ use crate::Site;
 use crate::api::{ApiGroup, ApiId, Domain};
 pub(super) use crate::backend::device::command::Work;
 use crate::backend::device::command::{Appending, Submission};
+use crate::boundary::{self, Entry};
 use crate::callback::critical;
 use crate::callback::device::{self as callbacks, next_operation_id};
 use crate::dispatch::{CallResult, CallScope};
 use crate::result::ResultCode;
-use crate::view;
+use crate::thread::{self, ThreadState};
 use crate::view::abi::{pti_view_kind, pti_view_memory_type};
+use crate::view::emit;
+use crate::{clock, correlation, fault, interest, view};
 
 /// Memory of an OpenCL memory object (buffer or image).
 pub(super) const OBJECT: pti_view_memory_type = pti_view_memory_type::PTI_VIEW_MEMORY_TYPE_DEVICE;
@@ -127,44 +130,205 @@ pub(super) fn submit<R: CallResult>(
     // SAFETY: `slot` is libpti's own event variable or the program's `event` argument, which the
     // runtime has just written on success.
     let event = unsafe { slot.read() };
-    let injected = call.event.is_null();
     let (group, api_id, correlation_id) =
         (ApiGroup::OpenCl, call.api_id, call.scope.correlation_id());
     let submission = match call.scope.thread() {
         state @ Some(_) => Submission::on(state, group, api_id, correlation_id, operation_id, work),
         None => Submission::now(group, api_id, correlation_id, operation_id, work),
     };
-    // SAFETY: an event the runtime has just returned for this command.
-    if event.is_null() || (!injected && !unsafe { track(event) }) {
-        submission.lost(
-            queue.device.is_cpu,
-            ResultCode::ErrorDriver,
-            if event.is_null() {
-                "the OpenCL runtime gave no event for it"
-            } else {
-                "the OpenCL runtime could not retain its event"
-            },
-        );
-        return result;
-    }
-    let pending = ClCommand {
-        event,
-        injected,
-        queue_handle: call.queue,
-        queue,
-        submission,
-        enter,
-        exit,
+    let submitted = Submitted {
+        handle: call.queue,
+        program_event: call.event,
+        blocking: call.blocking,
     };
-    if call.blocking {
-        PENDING.complete_now(pending);
-        // A blocking call is a wait for its queue: its earlier commands have completed (in
-        // order) or may have, and are recorded now rather than at the next wait or flush.
-        PENDING.harvest_home_soon(call.queue as usize);
-    } else {
-        PENDING.add(pending);
-    }
+    submitted.pend(queue, submission, event, (enter, exit));
     result
+}
+
+/// The records-only path of an enqueue call: [`submit`] and the dispatch around it in one
+/// function, for the common case of a tool that only collects views. Returns `None`, before
+/// making the real call and without any effect, where it does not apply; the wrapper then takes
+/// the general path (`trace_call`, the override, [`submit`]).
+///
+/// It applies while the call's interest is a device view's (and the API view's, if enabled)
+/// only, no overhead is measured, nobody listens to GPU operations, and the command will be
+/// recorded as [`wanted`] decides without counting a loss or raising an event (a known, profiled
+/// queue whose device's view is enabled). It does what the general path does, in the same
+/// order: the same correlation ID, times, command, pending entry and API record; a panic at
+/// each of the dispatch's fault points has the same effect as there (see `dispatch`'s module
+/// docs: the real call is made exactly once, a command or record it could not complete is left
+/// out).
+#[inline(always)]
+pub(super) fn submit_records_only(
+    api_id: ApiId,
+    queue: cl_command_queue,
+    event: *mut cl_event,
+    blocking: bool,
+    work: impl FnOnce(&QueueInfo) -> Work,
+    enqueue: impl FnOnce(*mut cl_event) -> cl_int,
+) -> Option<cl_int> {
+    let interest = interest::load(ApiGroup::OpenCl, api_id);
+    if interest & !(interest::API_RECORDS | interest::DEVICE) != 0
+        || interest & interest::DEVICE == 0
+        || view::is_enabled(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD)
+        || callbacks::listening(Domain::GpuOperations)
+    {
+        return None;
+    }
+    let call = Submitted {
+        handle: queue,
+        program_event: event,
+        blocking,
+    };
+    thread::with(|state| records_only_on(state, interest, api_id, call, work, enqueue)).flatten()
+}
+
+/// [`submit_records_only`] with the calling thread's state.
+#[inline(always)]
+fn records_only_on(
+    state: &ThreadState,
+    interest: u8,
+    api_id: ApiId,
+    call: Submitted,
+    work: impl FnOnce(&QueueInfo) -> Work,
+    enqueue: impl FnOnce(*mut cl_event) -> cl_int,
+) -> Option<cl_int> {
+    // Calls from callbacks, and calls after a panic here, are the general path's to pass on.
+    if state.in_callback.get() || boundary::is_off(Entry::Dispatch) {
+        return None;
+    }
+    let (queue, work) = records_only_wanted(call.handle, work)?;
+    let group = ApiGroup::OpenCl;
+    let prepared = boundary::catch(Entry::Dispatch, || {
+        fault::point("dispatch.enter");
+        let clock = clock::Source::current();
+        let correlation_id = correlation::for_call(group, state);
+        let start = clock.now();
+        fault::point("override.before_call");
+        (clock, correlation_id, start)
+    });
+    let mut own: cl_event = core::ptr::null_mut();
+    let slot: *mut cl_event = if call.program_event.is_null() {
+        &mut own
+    } else {
+        call.program_event
+    };
+    let Some((clock, correlation_id, start)) = prepared else {
+        // Untraced, as the general path leaves a call whose ENTER panicked.
+        return Some(enqueue(call.program_event));
+    };
+    let status = enqueue(slot);
+    let exit = clock.now();
+    let _ = boundary::catch(Entry::Dispatch, || {
+        fault::point("override.after_call");
+        if status != CL_SUCCESS {
+            return;
+        }
+        let operation_id = next_operation_id();
+        let submission = Submission::on(
+            Some(state),
+            group,
+            api_id,
+            correlation_id,
+            operation_id,
+            work,
+        );
+        // SAFETY: `slot` is libpti's own event variable or the program's `event` argument, which
+        // the runtime has just written on success.
+        let event = unsafe { slot.read() };
+        call.pend(queue, submission, event, (start, exit));
+    });
+    let _ = boundary::catch(Entry::Dispatch, || {
+        fault::point("dispatch.exit");
+        if interest & interest::API_RECORDS != 0 {
+            let record = emit::ApiCall {
+                group,
+                api_id,
+                correlation_id,
+                start,
+                end: exit,
+                status: status as u32,
+            };
+            emit::api_record(state, &record);
+        }
+    });
+    Some(status)
+}
+
+/// [`wanted`] for [`submit_records_only`]: `None` also where the general path would count a
+/// loss or warn (an unknown or unprofiled queue, an untimed barrier), so that it does.
+#[inline(always)]
+fn records_only_wanted(
+    queue: cl_command_queue,
+    work: impl FnOnce(&QueueInfo) -> Work,
+) -> Option<(Arc<QueueInfo>, Work)> {
+    let queue = queues::lookup(queue)?;
+    if !queue.profiled {
+        return None;
+    }
+    let work = work(&queue);
+    if !view::is_enabled(work.view(queue.device.is_cpu))
+        || (matches!(work, Work::Barrier { .. }) && queue.device.info.barriers_untimed())
+    {
+        return None;
+    }
+    Some((queue, work))
+}
+
+/// Where a command was submitted, as its pending entry needs to know.
+#[derive(Clone, Copy)]
+struct Submitted {
+    /// Its queue.
+    handle: cl_command_queue,
+    /// The program's `event` argument (NULL: it wants none).
+    program_event: *mut cl_event,
+    /// Its call returned only once it had completed.
+    blocking: bool,
+}
+
+impl Submitted {
+    /// Leaves the command just submitted with `event` pending (or records it now, after a
+    /// blocking call), its program's event tracked; counts it lost where the runtime gave no
+    /// event or it cannot be kept. `times` are when its call began and returned.
+    fn pend(
+        self,
+        queue: Arc<QueueInfo>,
+        submission: Submission,
+        event: cl_event,
+        times: (u64, u64),
+    ) {
+        let injected = self.program_event.is_null();
+        // SAFETY: an event the runtime has just returned for this command.
+        if event.is_null() || (!injected && !unsafe { track(event) }) {
+            submission.lost(
+                queue.device.is_cpu,
+                ResultCode::ErrorDriver,
+                if event.is_null() {
+                    "the OpenCL runtime gave no event for it"
+                } else {
+                    "the OpenCL runtime could not retain its event"
+                },
+            );
+            return;
+        }
+        let pending = ClCommand {
+            event,
+            injected,
+            queue_handle: self.handle,
+            queue,
+            submission,
+            enter: times.0,
+            exit: times.1,
+        };
+        if self.blocking {
+            PENDING.complete_now(pending);
+            // A blocking call is a wait for its queue: its earlier commands have completed (in
+            // order) or may have, and are recorded now rather than at the next wait or flush.
+            PENDING.harvest_home_soon(self.handle as usize);
+        } else {
+            PENDING.add(pending);
+        }
+    }
 }
 
 /// The queue and work of a command that will be recorded, or `None` to pass the call through.

@@ -31,7 +31,7 @@ use pti_sys::opencl::*;
 use super::args;
 use super::commands::{
     self, Enqueue, OBJECT, Work, image_element_size, pattern_value, pointer_memory, region_volume,
-    submit,
+    submit, submit_records_only,
 };
 use super::{errcode, kernels};
 use crate::dispatch::CallScope;
@@ -59,6 +59,28 @@ macro_rules! enqueue {
                 returned(next),
             )
         }
+
+        impl RecordsOnly for args::$name {
+            type Returns = cl_int;
+            #[allow(unused_unsafe)]
+            #[inline(always)]
+            unsafe fn records_only(
+                self,
+                next: impl FnOnce(*mut cl_event) -> cl_int,
+            ) -> Option<cl_int> {
+                let $a = &self;
+                let blocking: cl_bool = CL_FALSE $(| $blocking)?;
+                submit_records_only(
+                    ids::$name,
+                    $a.command_queue,
+                    $a.event,
+                    blocking != CL_FALSE,
+                    // SAFETY: the program's arguments (see the module's safety section).
+                    |$q| unsafe { $work },
+                    next,
+                )
+            }
+        }
     };
     (map $name:ident($a:ident) blocking $blocking:expr, bytes $bytes:expr) => {
         #[allow(unused_unsafe)]
@@ -82,6 +104,8 @@ macro_rules! enqueue {
             commands::mapped(mapped, bytes);
             mapped
         }
+
+        general_only!($name, *mut c_void);
     };
     (map_svm $name:ident($q:ident, $a:ident) blocking $blocking:expr, at $at:expr,
         bytes $bytes:expr) => {
@@ -101,6 +125,8 @@ macro_rules! enqueue {
             }
             status
         }
+
+        general_only!($name, cl_int);
     };
     (unmap $name:ident($q:ident, $a:ident) at $at:expr, to $memory:expr) => {
         pub(super) unsafe fn $name(
@@ -116,7 +142,36 @@ macro_rules! enqueue {
                 returned(next),
             )
         }
+
+        general_only!($name, cl_int);
     };
+}
+
+/// A line whose calls always take the general path (maps and unmaps remember their sizes).
+macro_rules! general_only {
+    ($name:ident, $ret:ty) => {
+        impl RecordsOnly for args::$name {
+            type Returns = $ret;
+            #[inline(always)]
+            unsafe fn records_only(self, _: impl FnOnce(*mut cl_event) -> $ret) -> Option<$ret> {
+                None
+            }
+        }
+    };
+}
+
+/// The records-only path of an enqueue call, which its wrapper tries first
+/// ([`submit_records_only`]: `None` where it does not apply, and the general path runs).
+pub(super) trait RecordsOnly {
+    /// What the function returns.
+    type Returns;
+    /// # Safety
+    /// As the overrides' (see the module's safety section): `self` holds the program's
+    /// arguments and `next` makes the real call with the event pointer it is given.
+    unsafe fn records_only(
+        self,
+        next: impl FnOnce(*mut cl_event) -> Self::Returns,
+    ) -> Option<Self::Returns>;
 }
 
 // Kernels.

@@ -5,7 +5,8 @@
 //! (the dispatch table below libpti, or for an extension function the runtime's own
 //! address), builds the parameter struct, and runs the call through the dispatch entry;
 //! functions with an override (in `overrides/`, or a line of `enqueues.rs`) call it
-//! (behind the dispatch's panic boundary, `run_override`), and it makes the real call.
+//! (behind the dispatch's panic boundary, `run_override`), and it makes the real call. An
+//! enqueue function first tries its records-only path (`enqueues::RecordsOnly`).
 //! Also here: the layer's dispatch table and the table of wrapped extension functions.
 
 #![allow(
@@ -26,6 +27,7 @@ use pti_sys::opencl::*;
 use pti_sys::opencl::{cl_d3d10::*, cl_d3d11::*, cl_dx9_media_sharing::*};
 use pti_sys::opencl_extra::*;
 
+use super::enqueues::RecordsOnly as _;
 use super::{args, enqueues, errcode, extensions, kernels, next, overrides, params, queues};
 use crate::api::ApiGroup;
 use crate::dispatch::{CallInfo, NoReturnCode, run_override, trace_call};
@@ -1898,6 +1900,36 @@ pub(super) unsafe extern "C" fn clEnqueueReadBuffer(
         next::missing(ids::clEnqueueReadBuffer);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueReadBuffer {
+            command_queue,
+            buffer,
+            blocking_read,
+            offset,
+            size,
+            ptr,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                buffer,
+                blocking_read,
+                offset,
+                size,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueReadBuffer {
         command_queue: &command_queue,
         buffer: &buffer,
@@ -1987,6 +2019,36 @@ pub(super) unsafe extern "C" fn clEnqueueWriteBuffer(
         next::missing(ids::clEnqueueWriteBuffer);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueWriteBuffer {
+            command_queue,
+            buffer,
+            blocking_write,
+            offset,
+            size,
+            ptr,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                buffer,
+                blocking_write,
+                offset,
+                size,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueWriteBuffer {
         command_queue: &command_queue,
         buffer: &buffer,
@@ -2076,6 +2138,36 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBuffer(
         next::missing(ids::clEnqueueCopyBuffer);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueCopyBuffer {
+            command_queue,
+            src_buffer,
+            dst_buffer,
+            src_offset,
+            dst_offset,
+            size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                src_buffer,
+                dst_buffer,
+                src_offset,
+                dst_offset,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueCopyBuffer {
         command_queue: &command_queue,
         src_buffer: &src_buffer,
@@ -2167,6 +2259,40 @@ pub(super) unsafe extern "C" fn clEnqueueReadImage(
         next::missing(ids::clEnqueueReadImage);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueReadImage {
+            command_queue,
+            image,
+            blocking_read,
+            origin,
+            region,
+            row_pitch,
+            slice_pitch,
+            ptr,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                image,
+                blocking_read,
+                origin,
+                region,
+                row_pitch,
+                slice_pitch,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueReadImage {
         command_queue: &command_queue,
         image: &image,
@@ -2266,6 +2392,40 @@ pub(super) unsafe extern "C" fn clEnqueueWriteImage(
         next::missing(ids::clEnqueueWriteImage);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueWriteImage {
+            command_queue,
+            image,
+            blocking_write,
+            origin,
+            region,
+            input_row_pitch,
+            input_slice_pitch,
+            ptr,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                image,
+                blocking_write,
+                origin,
+                region,
+                input_row_pitch,
+                input_slice_pitch,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueWriteImage {
         command_queue: &command_queue,
         image: &image,
@@ -2363,6 +2523,36 @@ pub(super) unsafe extern "C" fn clEnqueueCopyImage(
         next::missing(ids::clEnqueueCopyImage);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueCopyImage {
+            command_queue,
+            src_image,
+            dst_image,
+            src_origin,
+            dst_origin,
+            region,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                src_image,
+                dst_image,
+                src_origin,
+                dst_origin,
+                region,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueCopyImage {
         command_queue: &command_queue,
         src_image: &src_image,
@@ -2452,6 +2642,36 @@ pub(super) unsafe extern "C" fn clEnqueueCopyImageToBuffer(
         next::missing(ids::clEnqueueCopyImageToBuffer);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueCopyImageToBuffer {
+            command_queue,
+            src_image,
+            dst_buffer,
+            src_origin,
+            region,
+            dst_offset,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                src_image,
+                dst_buffer,
+                src_origin,
+                region,
+                dst_offset,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueCopyImageToBuffer {
         command_queue: &command_queue,
         src_image: &src_image,
@@ -2541,6 +2761,36 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBufferToImage(
         next::missing(ids::clEnqueueCopyBufferToImage);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueCopyBufferToImage {
+            command_queue,
+            src_buffer,
+            dst_image,
+            src_offset,
+            dst_origin,
+            region,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                src_buffer,
+                dst_image,
+                src_offset,
+                dst_origin,
+                region,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueCopyBufferToImage {
         command_queue: &command_queue,
         src_buffer: &src_buffer,
@@ -2632,6 +2882,38 @@ pub(super) unsafe extern "C" fn clEnqueueMapBuffer(
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueMapBuffer {
+            command_queue,
+            buffer,
+            blocking_map,
+            map_flags,
+            offset,
+            size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+            errcode_ret,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                buffer,
+                blocking_map,
+                map_flags,
+                offset,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+                errcode_ret,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueMapBuffer {
         command_queue: &command_queue,
         buffer: &buffer,
@@ -2732,6 +3014,42 @@ pub(super) unsafe extern "C" fn clEnqueueMapImage(
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueMapImage {
+            command_queue,
+            image,
+            blocking_map,
+            map_flags,
+            origin,
+            region,
+            image_row_pitch,
+            image_slice_pitch,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+            errcode_ret,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                image,
+                blocking_map,
+                map_flags,
+                origin,
+                region,
+                image_row_pitch,
+                image_slice_pitch,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+                errcode_ret,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueMapImage {
         command_queue: &command_queue,
         image: &image,
@@ -2833,6 +3151,30 @@ pub(super) unsafe extern "C" fn clEnqueueUnmapMemObject(
         next::missing(ids::clEnqueueUnmapMemObject);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueUnmapMemObject {
+            command_queue,
+            memobj,
+            mapped_ptr,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                memobj,
+                mapped_ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueUnmapMemObject {
         command_queue: &command_queue,
         memobj: &memobj,
@@ -2910,6 +3252,36 @@ pub(super) unsafe extern "C" fn clEnqueueNDRangeKernel(
         next::missing(ids::clEnqueueNDRangeKernel);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueNDRangeKernel {
+            command_queue,
+            kernel,
+            work_dim,
+            global_work_offset,
+            global_work_size,
+            local_work_size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                kernel,
+                work_dim,
+                global_work_offset,
+                global_work_size,
+                local_work_size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueNDRangeKernel {
         command_queue: &command_queue,
         kernel: &kernel,
@@ -2995,6 +3367,28 @@ pub(super) unsafe extern "C" fn clEnqueueTask(
         next::missing(ids::clEnqueueTask);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueTask {
+            command_queue,
+            kernel,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                kernel,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueTask {
         command_queue: &command_queue,
         kernel: &kernel,
@@ -3069,6 +3463,38 @@ pub(super) unsafe extern "C" fn clEnqueueNativeKernel(
         next::missing(ids::clEnqueueNativeKernel);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueNativeKernel {
+            command_queue,
+            user_func,
+            args,
+            cb_args,
+            num_mem_objects,
+            mem_list,
+            args_mem_loc,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                user_func,
+                args,
+                cb_args,
+                num_mem_objects,
+                mem_list,
+                args_mem_loc,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueNativeKernel {
         command_queue: &command_queue,
         user_func: &user_func,
@@ -3155,6 +3581,17 @@ pub(super) unsafe extern "C" fn clEnqueueMarker(
         next::missing(ids::clEnqueueMarker);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueMarker {
+            command_queue,
+            event,
+        }
+        .records_only(|event_slot| next_fn(command_queue, event_slot))
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueMarker {
         command_queue: &command_queue,
         event: &event,
@@ -4054,6 +4491,46 @@ pub(super) unsafe extern "C" fn clEnqueueReadBufferRect(
         next::missing(ids::clEnqueueReadBufferRect);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueReadBufferRect {
+            command_queue,
+            buffer,
+            blocking_read,
+            buffer_origin,
+            host_origin,
+            region,
+            buffer_row_pitch,
+            buffer_slice_pitch,
+            host_row_pitch,
+            host_slice_pitch,
+            ptr,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                buffer,
+                blocking_read,
+                buffer_origin,
+                host_origin,
+                region,
+                buffer_row_pitch,
+                buffer_slice_pitch,
+                host_row_pitch,
+                host_slice_pitch,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueReadBufferRect {
         command_queue: &command_queue,
         buffer: &buffer,
@@ -4168,6 +4645,46 @@ pub(super) unsafe extern "C" fn clEnqueueWriteBufferRect(
         next::missing(ids::clEnqueueWriteBufferRect);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueWriteBufferRect {
+            command_queue,
+            buffer,
+            blocking_write,
+            buffer_origin,
+            host_origin,
+            region,
+            buffer_row_pitch,
+            buffer_slice_pitch,
+            host_row_pitch,
+            host_slice_pitch,
+            ptr,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                buffer,
+                blocking_write,
+                buffer_origin,
+                host_origin,
+                region,
+                buffer_row_pitch,
+                buffer_slice_pitch,
+                host_row_pitch,
+                host_slice_pitch,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueWriteBufferRect {
         command_queue: &command_queue,
         buffer: &buffer,
@@ -4281,6 +4798,44 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBufferRect(
         next::missing(ids::clEnqueueCopyBufferRect);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueCopyBufferRect {
+            command_queue,
+            src_buffer,
+            dst_buffer,
+            src_origin,
+            dst_origin,
+            region,
+            src_row_pitch,
+            src_slice_pitch,
+            dst_row_pitch,
+            dst_slice_pitch,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                src_buffer,
+                dst_buffer,
+                src_origin,
+                dst_origin,
+                region,
+                src_row_pitch,
+                src_slice_pitch,
+                dst_row_pitch,
+                dst_slice_pitch,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueCopyBufferRect {
         command_queue: &command_queue,
         src_buffer: &src_buffer,
@@ -4867,6 +5422,36 @@ pub(super) unsafe extern "C" fn clEnqueueFillBuffer(
         next::missing(ids::clEnqueueFillBuffer);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueFillBuffer {
+            command_queue,
+            buffer,
+            pattern,
+            pattern_size,
+            offset,
+            size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                buffer,
+                pattern,
+                pattern_size,
+                offset,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueFillBuffer {
         command_queue: &command_queue,
         buffer: &buffer,
@@ -4955,6 +5540,34 @@ pub(super) unsafe extern "C" fn clEnqueueFillImage(
         next::missing(ids::clEnqueueFillImage);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueFillImage {
+            command_queue,
+            image,
+            fill_color,
+            origin,
+            region,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                image,
+                fill_color,
+                origin,
+                region,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueFillImage {
         command_queue: &command_queue,
         image: &image,
@@ -5084,6 +5697,26 @@ pub(super) unsafe extern "C" fn clEnqueueMarkerWithWaitList(
         next::missing(ids::clEnqueueMarkerWithWaitList);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueMarkerWithWaitList {
+            command_queue,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueMarkerWithWaitList {
         command_queue: &command_queue,
         num_events_in_wait_list: &num_events_in_wait_list,
@@ -5148,6 +5781,26 @@ pub(super) unsafe extern "C" fn clEnqueueBarrierWithWaitList(
         next::missing(ids::clEnqueueBarrierWithWaitList);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueBarrierWithWaitList {
+            command_queue,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueBarrierWithWaitList {
         command_queue: &command_queue,
         num_events_in_wait_list: &num_events_in_wait_list,
@@ -6104,6 +6757,34 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMemcpy(
         next::missing(ids::clEnqueueSVMMemcpy);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueSVMMemcpy {
+            command_queue,
+            blocking_copy,
+            dst_ptr,
+            src_ptr,
+            size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                blocking_copy,
+                dst_ptr,
+                src_ptr,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueSVMMemcpy {
         command_queue: &command_queue,
         blocking_copy: &blocking_copy,
@@ -6188,6 +6869,34 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMemFill(
         next::missing(ids::clEnqueueSVMMemFill);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueSVMMemFill {
+            command_queue,
+            svm_ptr,
+            pattern,
+            pattern_size,
+            size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                svm_ptr,
+                pattern,
+                pattern_size,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueSVMMemFill {
         command_queue: &command_queue,
         svm_ptr: &svm_ptr,
@@ -6272,6 +6981,34 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMap(
         next::missing(ids::clEnqueueSVMMap);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueSVMMap {
+            command_queue,
+            blocking_map,
+            flags,
+            svm_ptr,
+            size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                blocking_map,
+                flags,
+                svm_ptr,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueSVMMap {
         command_queue: &command_queue,
         blocking_map: &blocking_map,
@@ -6353,6 +7090,28 @@ pub(super) unsafe extern "C" fn clEnqueueSVMUnmap(
         next::missing(ids::clEnqueueSVMUnmap);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueSVMUnmap {
+            command_queue,
+            svm_ptr,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                svm_ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueSVMUnmap {
         command_queue: &command_queue,
         svm_ptr: &svm_ptr,
@@ -7315,6 +8074,32 @@ pub(super) unsafe extern "C" fn clEnqueueMemsetINTEL<const SLOT: usize>(
         next::missing(ids::clEnqueueMemsetINTEL);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueMemsetINTEL {
+            command_queue,
+            dst_ptr,
+            value,
+            size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                dst_ptr,
+                value,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueMemsetINTEL {
         command_queue: &command_queue,
         dst_ptr: &dst_ptr,
@@ -7397,6 +8182,34 @@ pub(super) unsafe extern "C" fn clEnqueueMemFillINTEL<const SLOT: usize>(
         next::missing(ids::clEnqueueMemFillINTEL);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueMemFillINTEL {
+            command_queue,
+            dst_ptr,
+            pattern,
+            pattern_size,
+            size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                dst_ptr,
+                pattern,
+                pattern_size,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueMemFillINTEL {
         command_queue: &command_queue,
         dst_ptr: &dst_ptr,
@@ -7483,6 +8296,34 @@ pub(super) unsafe extern "C" fn clEnqueueMemcpyINTEL<const SLOT: usize>(
         next::missing(ids::clEnqueueMemcpyINTEL);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueMemcpyINTEL {
+            command_queue,
+            blocking,
+            dst_ptr,
+            src_ptr,
+            size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                blocking,
+                dst_ptr,
+                src_ptr,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueMemcpyINTEL {
         command_queue: &command_queue,
         blocking: &blocking,
@@ -7800,6 +8641,38 @@ pub(super) unsafe extern "C" fn clEnqueueWriteGlobalVariableINTEL<const SLOT: us
         next::missing(ids::clEnqueueWriteGlobalVariableINTEL);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueWriteGlobalVariableINTEL {
+            command_queue,
+            program,
+            name,
+            blocking_write,
+            size,
+            offset,
+            ptr,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                program,
+                name,
+                blocking_write,
+                size,
+                offset,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueWriteGlobalVariableINTEL {
         command_queue: &command_queue,
         program: &program,
@@ -7897,6 +8770,38 @@ pub(super) unsafe extern "C" fn clEnqueueReadGlobalVariableINTEL<const SLOT: usi
         next::missing(ids::clEnqueueReadGlobalVariableINTEL);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueReadGlobalVariableINTEL {
+            command_queue,
+            program,
+            name,
+            blocking_read,
+            size,
+            offset,
+            ptr,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                program,
+                name,
+                blocking_read,
+                size,
+                offset,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueReadGlobalVariableINTEL {
         command_queue: &command_queue,
         program: &program,
@@ -7992,6 +8897,36 @@ pub(super) unsafe extern "C" fn clEnqueueReadHostPipeINTEL<const SLOT: usize>(
         next::missing(ids::clEnqueueReadHostPipeINTEL);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueReadHostPipeINTEL {
+            command_queue,
+            program,
+            pipe_symbol,
+            blocking_read,
+            ptr,
+            size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                program,
+                pipe_symbol,
+                blocking_read,
+                ptr,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueReadHostPipeINTEL {
         command_queue: &command_queue,
         program: &program,
@@ -8083,6 +9018,36 @@ pub(super) unsafe extern "C" fn clEnqueueWriteHostPipeINTEL<const SLOT: usize>(
         next::missing(ids::clEnqueueWriteHostPipeINTEL);
         return CL_INVALID_OPERATION;
     };
+    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
+    // path, which passes them on to the next layer's entry with the event pointer it chooses.
+    if let Some(ret) = unsafe {
+        args::clEnqueueWriteHostPipeINTEL {
+            command_queue,
+            program,
+            pipe_symbol,
+            blocking_write,
+            ptr,
+            size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        }
+        .records_only(|event_slot| {
+            next_fn(
+                command_queue,
+                program,
+                pipe_symbol,
+                blocking_write,
+                ptr,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event_slot,
+            )
+        })
+    } {
+        return ret;
+    }
     let call_args = params::pti_cl_params_clEnqueueWriteHostPipeINTEL {
         command_queue: &command_queue,
         program: &program,
