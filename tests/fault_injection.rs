@@ -295,8 +295,9 @@ fn opencl_program_survives_a_panic_in_every_path_of_the_layer() {
 }
 
 /// The same with a tool that collects views only: the enqueue calls take their records-only
-/// path (`commands::submit_records_only`), which has the dispatch's fault points too. A panic at
-/// each leaves the program's calls made exactly once and its results unchanged.
+/// path (`commands::submit_records_only`), the other traced calls the dispatch's
+/// (`trace_records_only`), each with the dispatch's fault points. A panic at each leaves the
+/// program's calls made exactly once and its results unchanged.
 #[test]
 fn opencl_program_survives_a_panic_in_the_records_only_path() {
     let (alone, alone_calls) = opencl_run_with(None, true);

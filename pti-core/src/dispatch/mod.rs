@@ -11,7 +11,10 @@
 //! before running the body. Otherwise its slow path gives the call a correlation ID, delivers the
 //! ENTER callbacks, takes the start time (if a record needs it), runs the body, takes the end
 //! time, delivers the EXIT callbacks with the status, and writes the call's view records: its API
-//! record, one external-correlation record per pushed external ID, and its overhead. Calls that a
+//! record, one external-correlation record per pushed external ID, and its overhead. A call that
+//! only views want (no callbacks, external IDs, loss counts or overhead) takes a shorter slow path
+//! that does the same for it (`trace_records_only`; OpenCL's enqueue calls have their own, in
+//! `backend::opencl::commands`). Calls that a
 //! callback (or a buffer callback) makes on its own thread are passed through untraced. A driver
 //! call made inside a traced SYCL call shares the SYCL call's correlation ID.
 //!
@@ -340,7 +343,71 @@ pub fn trace_call<'a, R, C: ReturnCode>(
     if interest == 0 {
         return body(&mut CallScope::untraced()).0;
     }
+    if interest & !(interest::API_RECORDS | interest::DEVICE) == 0
+        && let Some(result) = trace_records_only(group, api_id, interest, &mut body)
+    {
+        return result;
+    }
     trace_slow(group, api_id, interest, info, body)
+}
+
+/// The slow path of a call traced for records only (no callbacks, external IDs or loss counts
+/// in its interest, no overhead measured): a correlation ID, the start and end times, the body,
+/// the API record. `None`, before running the body, where the general path must take the call
+/// (overhead measured, a call from a callback, the dispatch off on this thread, no thread
+/// state). What it does, and a panic at each of its fault points, is as on the general path.
+#[inline(never)]
+fn trace_records_only<R, C: ReturnCode>(
+    group: ApiGroup,
+    api_id: ApiId,
+    interest: u8,
+    body: &mut impl FnMut(&mut CallScope) -> (R, C),
+) -> Option<R> {
+    if view::is_enabled(pti_view_kind::PTI_VIEW_COLLECTION_OVERHEAD) {
+        return None;
+    }
+    thread::with(|state| {
+        if state.in_callback.get() || boundary::is_off(Entry::Dispatch) {
+            return None;
+        }
+        let records = interest & interest::API_RECORDS != 0;
+        let entered = boundary::catch(Entry::Dispatch, || {
+            fault::point("dispatch.enter");
+            let clock = clock::Source::current();
+            let correlation_id = correlation::for_call(group, state);
+            let start = if records { clock.now() } else { 0 };
+            (clock, correlation_id, start)
+        });
+        let Some((clock, correlation_id, start)) = entered else {
+            // Untraced, as the general path leaves a call whose ENTER panicked.
+            return Some(body(&mut CallScope::untraced()).0);
+        };
+        let mut scope = CallScope::new(correlation_id, ptr::null_mut(), clock, start, state);
+        let (result, code) = {
+            let _runtime = RuntimeCallScope::enter(group, correlation_id, state);
+            body(&mut scope)
+        };
+        // The body ran: whatever happens now, its result is the call's.
+        let _ = boundary::catch(Entry::Dispatch, || {
+            fault::point("dispatch.exit");
+            if records {
+                let call = emit::ApiCall {
+                    group,
+                    api_id,
+                    correlation_id,
+                    start,
+                    end: match scope.real_end.get() {
+                        0 => clock.now(),
+                        end => end,
+                    },
+                    status: code.bits(),
+                };
+                emit::api_record(state, &call);
+            }
+        });
+        Some(result)
+    })
+    .flatten()
 }
 
 /// One traced call between its ENTER and its records: what EXIT needs from ENTER.
