@@ -159,14 +159,39 @@ pub unsafe fn next_record_quick(
     let first = first_offset(base as usize);
     let next = match current {
         None => first,
-        Some(at) if at >= first && at < len && (at - first).is_multiple_of(8) => {
+        Some(at) if at >= first && (at - first).is_multiple_of(8) => {
             // SAFETY: the caller's contract.
-            at + unsafe { record_at(base, len, at) }.ok()??
+            let size = quick_size(unsafe { kind_at(base, len, at) }?)?;
+            // A current record that runs past the bytes leaves no kind to read after it: the
+            // full walk says so.
+            at.checked_add(size)?
         }
         Some(_) => return None,
     };
     // SAFETY: the caller's contract.
-    unsafe { record_at(base, len, next) }.ok()?.map(|_| next)
+    let size = quick_size(unsafe { kind_at(base, len, next) }?)?;
+    (len - next >= size).then_some(next)
+}
+
+/// The raw kind at `at`, where its four bytes lie within the `len` at `base`.
+///
+/// # Safety
+/// As [`record_at`].
+#[inline(always)]
+unsafe fn kind_at(base: *const u8, len: usize, at: usize) -> Option<u32> {
+    if len.checked_sub(at)? < 4 {
+        return None;
+    }
+    // SAFETY: [at, at + 4) lies within the readable, initialised bytes (checked, contract).
+    Some(unsafe { base.add(at).cast::<u32>().read_unaligned() })
+}
+
+/// The size of a record of raw kind `raw`; `None` for the end of the records and for values
+/// that are no record's kind (one comparison: the markers are 0 and the two largest values).
+#[inline(always)]
+fn quick_size(raw: u32) -> Option<usize> {
+    let size = SIZES.get(slot(raw)).copied().unwrap_or(UNKNOWN);
+    (size.wrapping_sub(1) < RESERVED - 1).then_some(size as usize)
 }
 
 /// [`next_record_raw`] over a byte slice (whose bytes are all initialised).

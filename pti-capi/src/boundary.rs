@@ -91,7 +91,8 @@ impl<T: OnPanic> Returns for T {
 
 /// Runs an export's body at the C boundary (after libpti's load-time work, see
 /// `load::ensure_loaded`). Inlined into each export: one call fewer, and no closure built on the
-/// stack, for exports a tool calls once per record (`ptiViewGetNextRecord`).
+/// stack, for exports a tool calls often (`ptiViewGetNextRecord` keeps its quick walk outside
+/// even that).
 #[inline(always)]
 pub(crate) fn export<R: Returns>(body: impl FnOnce() -> R) -> R::C {
     crate::load::ensure_loaded();

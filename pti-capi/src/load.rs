@@ -169,13 +169,27 @@ fn subscribe_to_xpti(may_write: bool) -> Setup {
 /// The work re-enters itself: its `dlopen(RTLD_NOLOAD)` of libpti's own path makes glibc run
 /// libpti's constructor if it has not run yet, on this thread, inside the `Once`. That inner
 /// call must return at once rather than wait for the `Once` it is part of (a deadlock).
+///
+/// Inlined into every export: once the work is done, one load and a branch (the rest out of
+/// line, so that an export's fast path saves no registers for it).
+#[inline(always)]
 pub(crate) fn ensure_loaded() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
+    if !LOADED.is_completed() {
+        load_once();
+    }
+}
+
+static LOADED: std::sync::Once = std::sync::Once::new();
+
+/// [`ensure_loaded`] until the work is done.
+#[cold]
+#[inline(never)]
+fn load_once() {
     thread_local!(static RUNNING_HERE: core::cell::Cell<bool> = const { core::cell::Cell::new(false) });
-    if ONCE.is_completed() || RUNNING_HERE.with(|r| r.replace(true)) {
+    if LOADED.is_completed() || RUNNING_HERE.with(|r| r.replace(true)) {
         return;
     }
-    ONCE.call_once(|| {
+    LOADED.call_once(|| {
         let _ = std::panic::catch_unwind(|| {
             let alone = single_threaded();
             if alone {

@@ -184,6 +184,42 @@ pub unsafe extern "C" fn ptiViewGetNextRecord(
     valid_bytes: usize,
     record: *mut *mut pti_view_record_base,
 ) -> pti_result {
+    // The walk of a well-formed buffer first, which cannot panic, builds no error and touches
+    // nothing of libpti's (so it needs neither the panic boundary nor the load-time work): a tool
+    // calls this once per record, and their frames (kept for the full walk, below) cost about a
+    // fifth of each call.
+    if !buffer.is_null() && !record.is_null() && record.is_aligned() {
+        // SAFETY: `record` is non-NULL and aligned (checked) and points to a record pointer.
+        let current = unsafe { *record };
+        let current = match current.is_null() {
+            true => None,
+            false => Some((current as usize).wrapping_sub(buffer as usize)),
+        };
+        // SAFETY: the caller promises `buffer` is readable for `valid_bytes` bytes, and the
+        // records' kinds are initialised (libpti wrote them); the walk reads nothing else.
+        let quick = unsafe { view::abi::records::next_record_quick(buffer, valid_bytes, current) };
+        if let Some(at) = quick {
+            // SAFETY: `at` lies within the buffer; `record` as above.
+            unsafe { record.write(buffer.add(at) as *mut pti_view_record_base) };
+            return pti_result::PTI_SUCCESS;
+        }
+    }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { next_record_checked(buffer, valid_bytes, record) }
+}
+
+/// [`ptiViewGetNextRecord`] where the quick walk found no record: what is wrong, or that the
+/// records end.
+///
+/// # Safety
+/// As [`ptiViewGetNextRecord`].
+#[cold]
+#[inline(never)]
+unsafe fn next_record_checked(
+    buffer: *mut u8,
+    valid_bytes: usize,
+    record: *mut *mut pti_view_record_base,
+) -> pti_result {
     export(|| {
         let out = out_ptr(record, "record must not be NULL")?;
         if buffer.is_null() {
@@ -195,19 +231,10 @@ pub unsafe extern "C" fn ptiViewGetNextRecord(
             true => None,
             false => Some((current as usize).wrapping_sub(buffer as usize)),
         };
-        // The walk of a well-formed buffer first, which builds no error; the full walk says
-        // what is wrong otherwise (or that the records end).
         // SAFETY: the caller promises `buffer` is readable for `valid_bytes` bytes, and the
         // records' kinds are initialised (libpti wrote them); the walk reads nothing else.
-        let quick = unsafe { view::abi::records::next_record_quick(buffer, valid_bytes, current) };
-        if let Some(at) = quick {
-            // SAFETY: `at` lies within the buffer.
-            unsafe { out.write(buffer.add(at) as *mut pti_view_record_base) };
-            return Ok(pti_result::PTI_SUCCESS);
-        }
-        // SAFETY: as for the quick walk.
         match unsafe { view::next_record_raw(buffer, valid_bytes, current) }? {
-            // SAFETY: as above; `at` lies within the buffer.
+            // SAFETY: `at` lies within the buffer.
             Some(at) => unsafe { out.write(buffer.add(at) as *mut pti_view_record_base) },
             None => return Ok(pti_result::PTI_STATUS_END_OF_BUFFER),
         }
