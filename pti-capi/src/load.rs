@@ -170,8 +170,8 @@ fn subscribe_to_xpti(may_write: bool) -> Setup {
 /// libpti's constructor if it has not run yet, on this thread, inside the `Once`. That inner
 /// call must return at once rather than wait for the `Once` it is part of (a deadlock).
 ///
-/// Inlined into every export: once the work is done, one load and a branch (the rest out of
-/// line, so that an export's fast path saves no registers for it).
+/// Inlined into every export: once the work is done, one load and a branch (the rest is out of
+/// line).
 #[inline(always)]
 pub(crate) fn ensure_loaded() {
     if !LOADED.is_completed() {
@@ -179,6 +179,7 @@ pub(crate) fn ensure_loaded() {
     }
 }
 
+/// Done once the load-time work has run (or panicked, caught).
 static LOADED: std::sync::Once = std::sync::Once::new();
 
 /// [`ensure_loaded`] until the work is done.

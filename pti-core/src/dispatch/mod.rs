@@ -14,9 +14,9 @@
 //! record, one external-correlation record per pushed external ID, and its overhead. A call that
 //! only views want (no callbacks, external IDs, loss counts or overhead) takes a shorter slow path
 //! that does the same for it (`trace_records_only`; OpenCL's enqueue calls have their own, in
-//! `backend::opencl::commands`). Calls that a
-//! callback (or a buffer callback) makes on its own thread are passed through untraced. A driver
-//! call made inside a traced SYCL call shares the SYCL call's correlation ID.
+//! `backend::opencl::commands`). Calls that a callback (or a buffer callback) makes on its own
+//! thread are passed through untraced. A driver call made inside a traced SYCL call shares the
+//! SYCL call's correlation ID.
 //!
 //! # Panics
 //!

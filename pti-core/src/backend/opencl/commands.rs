@@ -203,47 +203,51 @@ fn records_only_on(
         fault::point("dispatch.enter");
         let clock = clock::Source::current();
         let correlation_id = correlation::for_call(group, state);
-        let start = clock.now();
-        fault::point("override.before_call");
-        (clock, correlation_id, start)
+        (clock, correlation_id, clock.now())
     });
+    let Some((clock, correlation_id, start)) = prepared else {
+        // Untraced, as the general path leaves a call whose ENTER panicked.
+        return Some(enqueue(call.program_event));
+    };
     let mut own: cl_event = core::ptr::null_mut();
     let slot: *mut cl_event = if call.program_event.is_null() {
         &mut own
     } else {
         call.program_event
     };
-    let Some((clock, correlation_id, start)) = prepared else {
-        // Untraced, as the general path leaves a call whose ENTER panicked.
-        return Some(enqueue(call.program_event));
-    };
-    let status = enqueue(slot);
+    // As the general path's override: a panic before the real call leaves the call as the
+    // program made it, without its command, and still writes the call's API record.
+    let submitting =
+        boundary::catch(Entry::Dispatch, || fault::point("override.before_call")).is_some();
+    let status = enqueue(if submitting { slot } else { call.program_event });
     let exit = clock.now();
-    let _ = boundary::catch(Entry::Dispatch, || {
-        fault::point("override.after_call");
-        if status != CL_SUCCESS {
-            return;
-        }
-        let operation_id = next_operation_id();
-        // SAFETY: `slot` is libpti's own event variable or the program's `event` argument, which
-        // the runtime has just written on success.
-        let event = unsafe { slot.read() };
-        call.pend(
-            queue,
-            || {
-                Submission::on(
-                    Some(state),
-                    group,
-                    api_id,
-                    correlation_id,
-                    operation_id,
-                    work,
-                )
-            },
-            event,
-            (start, exit),
-        );
-    });
+    if submitting {
+        let _ = boundary::catch(Entry::Dispatch, || {
+            fault::point("override.after_call");
+            if status != CL_SUCCESS {
+                return;
+            }
+            let operation_id = next_operation_id();
+            // SAFETY: `slot` is libpti's own event variable or the program's `event` argument,
+            // which the runtime has just written on success.
+            let event = unsafe { slot.read() };
+            call.pend(
+                queue,
+                || {
+                    Submission::on(
+                        Some(state),
+                        group,
+                        api_id,
+                        correlation_id,
+                        operation_id,
+                        work,
+                    )
+                },
+                event,
+                (start, exit),
+            );
+        });
+    }
     let _ = boundary::catch(Entry::Dispatch, || {
         fault::point("dispatch.exit");
         if interest & interest::API_RECORDS != 0 {
