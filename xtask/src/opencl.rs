@@ -194,8 +194,10 @@ enum Override {
     None,
     /// A hand-written override in `overrides/<module>.rs`.
     In(String),
-    /// Its line in `enqueues.rs`, given the arguments by value and the real call.
-    Enqueue,
+    /// Its line in `enqueues.rs`, given the arguments by value and the real call; `records_only`:
+    /// a plain line (not a map's or an unmap's), whose wrapper first passes an untraced call on
+    /// and tries the records-only path (`enqueues::RecordsOnly`).
+    Enqueue { records_only: bool },
 }
 
 impl Function {
@@ -566,6 +568,10 @@ fn override_names(root: &Path) -> Result<HashMap<String, Override>, String> {
         if !m.mac.path.is_ident("enqueue") {
             continue;
         }
+        // Maps and unmaps (`enqueue!(map ...)`) always take the general path.
+        let records_only = !m.mac.tokens.clone().into_iter().next().is_some_and(
+            |t| matches!(t, proc_macro2::TokenTree::Ident(i) if !i.to_string().starts_with("cl")),
+        );
         let name = m.mac.tokens.clone().into_iter().find_map(|t| match t {
             proc_macro2::TokenTree::Ident(i) if i.to_string().starts_with("cl") => {
                 Some(i.to_string())
@@ -573,7 +579,10 @@ fn override_names(root: &Path) -> Result<HashMap<String, Override>, String> {
             _ => None,
         });
         let name = name.ok_or("an enqueue! line of enqueues.rs names no cl* function")?;
-        if out.insert(name.clone(), Override::Enqueue).is_some() {
+        if out
+            .insert(name.clone(), Override::Enqueue { records_only })
+            .is_some()
+        {
             return Err(format!("{name} has an override and an enqueue line"));
         }
     }
@@ -735,7 +744,7 @@ fn render_params(functions: &[Function]) -> String {
 fn render_args(functions: &[Function]) -> String {
     let enqueues: Vec<Function> = functions
         .iter()
-        .filter(|f| f.overridden == Override::Enqueue)
+        .filter(|f| matches!(f.overridden, Override::Enqueue { .. }))
         .cloned()
         .collect();
     let mut out = String::from(RUST_BANNER);
@@ -818,7 +827,7 @@ fn render_wrappers(functions: &[Function]) -> String {
          use super::{args, enqueues, errcode, extensions, kernels, next, overrides, params, queues};\n\
          use crate::api::ApiGroup;\n\
          use super::enqueues::RecordsOnly as _;\n\
-         use crate::dispatch::{CallInfo, NoReturnCode, run_override, trace_call};\n\
+         use crate::dispatch::{self, CallInfo, NoReturnCode, run_override, trace_call};\n\
          use crate::ids::opencl as ids;\n",
     );
     for f in functions {
@@ -890,9 +899,16 @@ fn render_wrapper(out: &mut String, f: &Function) {
             "    let Some(next_fn) = next::dispatch().{name} else {{\n        {unavailable}\n    }};\n"
         );
     }
-    if f.overridden == Override::Enqueue {
-        // The records-only path first (`enqueues::RecordsOnly`).
+    if f.overridden == (Override::Enqueue { records_only: true }) {
+        // An untraced call straight on (the line's override has nothing to do for it; checked
+        // before anything else, so that it costs the program one load), then the records-only
+        // path (`enqueues::RecordsOnly`).
         let names = f.param_names();
+        let _ = write!(
+            out,
+            "    if !dispatch::traced(ApiGroup::OpenCl, ids::{name}) {{\n        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.\n        return unsafe {{ next_fn({}) }};\n    }}\n",
+            names.join(", ")
+        );
         let with_slot: Vec<&str> = names
             .iter()
             .map(|n| if *n == "event" { "event_slot" } else { n })
@@ -952,7 +968,7 @@ fn render_wrapper(out: &mut String, f: &Function) {
             let call = format!("overrides::{module}::{name}({})", override_args.join(", "));
             (through(call), "")
         }
-        Override::Enqueue => {
+        Override::Enqueue { .. } => {
             // The real call, with the event pointer the line's override passes.
             let call = format!(
                 "enqueues::{name}(scope, args::{name} {{ {} }}, |event| {plain})",

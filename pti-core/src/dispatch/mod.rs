@@ -327,6 +327,15 @@ pub fn run_override<R: CallResult>(
     }
 }
 
+/// Whether anyone traces the call `(group, api_id)` (a callback, a view, a loss count): one
+/// relaxed load. A wrapper whose override has nothing to do for an untraced call (an OpenCL
+/// enqueue's) asks it first and passes such a call straight on, which [`trace_call`] would do
+/// too after more setup.
+#[inline(always)]
+pub fn traced(group: ApiGroup, api_id: ApiId) -> bool {
+    interest::load(group, api_id) != 0
+}
+
 /// Runs `body` as the traced call `(group, api_id)`.
 ///
 /// `info` is called only if the call is traced. `body` returns what the wrapper returns and the

@@ -105,7 +105,6 @@ macro_rules! enqueue {
             mapped
         }
 
-        general_only!($name, *mut c_void);
     };
     (map_svm $name:ident($q:ident, $a:ident) blocking $blocking:expr, at $at:expr,
         bytes $bytes:expr) => {
@@ -126,7 +125,6 @@ macro_rules! enqueue {
             status
         }
 
-        general_only!($name, cl_int);
     };
     (unmap $name:ident($q:ident, $a:ident) at $at:expr, to $memory:expr) => {
         pub(super) unsafe fn $name(
@@ -143,25 +141,12 @@ macro_rules! enqueue {
             )
         }
 
-        general_only!($name, cl_int);
     };
 }
 
-/// A line whose calls always take the general path (maps and unmaps remember their sizes).
-macro_rules! general_only {
-    ($name:ident, $ret:ty) => {
-        impl RecordsOnly for args::$name {
-            type Returns = $ret;
-            #[inline(always)]
-            unsafe fn records_only(self, _: impl FnOnce(*mut cl_event) -> $ret) -> Option<$ret> {
-                None
-            }
-        }
-    };
-}
-
-/// The records-only path of an enqueue call, which its wrapper tries first
-/// ([`submit_records_only`]: `None` where it does not apply, and the general path runs).
+/// The records-only path of an enqueue call, which its wrapper tries first once the call is
+/// traced ([`submit_records_only`]: `None` where it does not apply, and the general path runs).
+/// Plain lines only: maps and unmaps always take the general path, which remembers their sizes.
 pub(super) trait RecordsOnly {
     /// What the function returns.
     type Returns;

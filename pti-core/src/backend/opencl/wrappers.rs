@@ -30,7 +30,7 @@ use pti_sys::opencl_extra::*;
 use super::enqueues::RecordsOnly as _;
 use super::{args, enqueues, errcode, extensions, kernels, next, overrides, params, queues};
 use crate::api::ApiGroup;
-use crate::dispatch::{CallInfo, NoReturnCode, run_override, trace_call};
+use crate::dispatch::{self, CallInfo, NoReturnCode, run_override, trace_call};
 use crate::ids::opencl as ids;
 
 /// `clGetPlatformIDs` (OpenCL API ID 1): dispatch-table function.
@@ -1900,6 +1900,22 @@ pub(super) unsafe extern "C" fn clEnqueueReadBuffer(
         next::missing(ids::clEnqueueReadBuffer);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueReadBuffer) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                buffer,
+                blocking_read,
+                offset,
+                size,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -2019,6 +2035,22 @@ pub(super) unsafe extern "C" fn clEnqueueWriteBuffer(
         next::missing(ids::clEnqueueWriteBuffer);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueWriteBuffer) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                buffer,
+                blocking_write,
+                offset,
+                size,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -2138,6 +2170,22 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBuffer(
         next::missing(ids::clEnqueueCopyBuffer);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueCopyBuffer) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                src_buffer,
+                dst_buffer,
+                src_offset,
+                dst_offset,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -2259,6 +2307,24 @@ pub(super) unsafe extern "C" fn clEnqueueReadImage(
         next::missing(ids::clEnqueueReadImage);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueReadImage) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                image,
+                blocking_read,
+                origin,
+                region,
+                row_pitch,
+                slice_pitch,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -2392,6 +2458,24 @@ pub(super) unsafe extern "C" fn clEnqueueWriteImage(
         next::missing(ids::clEnqueueWriteImage);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueWriteImage) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                image,
+                blocking_write,
+                origin,
+                region,
+                input_row_pitch,
+                input_slice_pitch,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -2523,6 +2607,22 @@ pub(super) unsafe extern "C" fn clEnqueueCopyImage(
         next::missing(ids::clEnqueueCopyImage);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueCopyImage) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                src_image,
+                dst_image,
+                src_origin,
+                dst_origin,
+                region,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -2642,6 +2742,22 @@ pub(super) unsafe extern "C" fn clEnqueueCopyImageToBuffer(
         next::missing(ids::clEnqueueCopyImageToBuffer);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueCopyImageToBuffer) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                src_image,
+                dst_buffer,
+                src_origin,
+                region,
+                dst_offset,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -2761,6 +2877,22 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBufferToImage(
         next::missing(ids::clEnqueueCopyBufferToImage);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueCopyBufferToImage) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                src_buffer,
+                dst_image,
+                src_offset,
+                dst_origin,
+                region,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -2882,38 +3014,6 @@ pub(super) unsafe extern "C" fn clEnqueueMapBuffer(
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
-    // path, which passes them on to the next layer's entry with the event pointer it chooses.
-    if let Some(ret) = unsafe {
-        args::clEnqueueMapBuffer {
-            command_queue,
-            buffer,
-            blocking_map,
-            map_flags,
-            offset,
-            size,
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-            errcode_ret,
-        }
-        .records_only(|event_slot| {
-            next_fn(
-                command_queue,
-                buffer,
-                blocking_map,
-                map_flags,
-                offset,
-                size,
-                num_events_in_wait_list,
-                event_wait_list,
-                event_slot,
-                errcode_ret,
-            )
-        })
-    } {
-        return ret;
-    }
     let call_args = params::pti_cl_params_clEnqueueMapBuffer {
         command_queue: &command_queue,
         buffer: &buffer,
@@ -3014,42 +3114,6 @@ pub(super) unsafe extern "C" fn clEnqueueMapImage(
         // SAFETY: `errcode_ret` is the caller's, NULL or writable as the API requires.
         return unsafe { errcode::unavailable(errcode_ret) };
     };
-    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
-    // path, which passes them on to the next layer's entry with the event pointer it chooses.
-    if let Some(ret) = unsafe {
-        args::clEnqueueMapImage {
-            command_queue,
-            image,
-            blocking_map,
-            map_flags,
-            origin,
-            region,
-            image_row_pitch,
-            image_slice_pitch,
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-            errcode_ret,
-        }
-        .records_only(|event_slot| {
-            next_fn(
-                command_queue,
-                image,
-                blocking_map,
-                map_flags,
-                origin,
-                region,
-                image_row_pitch,
-                image_slice_pitch,
-                num_events_in_wait_list,
-                event_wait_list,
-                event_slot,
-                errcode_ret,
-            )
-        })
-    } {
-        return ret;
-    }
     let call_args = params::pti_cl_params_clEnqueueMapImage {
         command_queue: &command_queue,
         image: &image,
@@ -3151,30 +3215,6 @@ pub(super) unsafe extern "C" fn clEnqueueUnmapMemObject(
         next::missing(ids::clEnqueueUnmapMemObject);
         return CL_INVALID_OPERATION;
     };
-    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
-    // path, which passes them on to the next layer's entry with the event pointer it chooses.
-    if let Some(ret) = unsafe {
-        args::clEnqueueUnmapMemObject {
-            command_queue,
-            memobj,
-            mapped_ptr,
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-        }
-        .records_only(|event_slot| {
-            next_fn(
-                command_queue,
-                memobj,
-                mapped_ptr,
-                num_events_in_wait_list,
-                event_wait_list,
-                event_slot,
-            )
-        })
-    } {
-        return ret;
-    }
     let call_args = params::pti_cl_params_clEnqueueUnmapMemObject {
         command_queue: &command_queue,
         memobj: &memobj,
@@ -3252,6 +3292,22 @@ pub(super) unsafe extern "C" fn clEnqueueNDRangeKernel(
         next::missing(ids::clEnqueueNDRangeKernel);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueNDRangeKernel) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                kernel,
+                work_dim,
+                global_work_offset,
+                global_work_size,
+                local_work_size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -3367,6 +3423,18 @@ pub(super) unsafe extern "C" fn clEnqueueTask(
         next::missing(ids::clEnqueueTask);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueTask) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                kernel,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -3463,6 +3531,23 @@ pub(super) unsafe extern "C" fn clEnqueueNativeKernel(
         next::missing(ids::clEnqueueNativeKernel);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueNativeKernel) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                user_func,
+                args,
+                cb_args,
+                num_mem_objects,
+                mem_list,
+                args_mem_loc,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -3581,6 +3666,10 @@ pub(super) unsafe extern "C" fn clEnqueueMarker(
         next::missing(ids::clEnqueueMarker);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueMarker) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe { next_fn(command_queue, event) };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -4491,6 +4580,27 @@ pub(super) unsafe extern "C" fn clEnqueueReadBufferRect(
         next::missing(ids::clEnqueueReadBufferRect);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueReadBufferRect) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                buffer,
+                blocking_read,
+                buffer_origin,
+                host_origin,
+                region,
+                buffer_row_pitch,
+                buffer_slice_pitch,
+                host_row_pitch,
+                host_slice_pitch,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -4645,6 +4755,27 @@ pub(super) unsafe extern "C" fn clEnqueueWriteBufferRect(
         next::missing(ids::clEnqueueWriteBufferRect);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueWriteBufferRect) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                buffer,
+                blocking_write,
+                buffer_origin,
+                host_origin,
+                region,
+                buffer_row_pitch,
+                buffer_slice_pitch,
+                host_row_pitch,
+                host_slice_pitch,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -4798,6 +4929,26 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBufferRect(
         next::missing(ids::clEnqueueCopyBufferRect);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueCopyBufferRect) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                src_buffer,
+                dst_buffer,
+                src_origin,
+                dst_origin,
+                region,
+                src_row_pitch,
+                src_slice_pitch,
+                dst_row_pitch,
+                dst_slice_pitch,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -5422,6 +5573,22 @@ pub(super) unsafe extern "C" fn clEnqueueFillBuffer(
         next::missing(ids::clEnqueueFillBuffer);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueFillBuffer) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                buffer,
+                pattern,
+                pattern_size,
+                offset,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -5540,6 +5707,21 @@ pub(super) unsafe extern "C" fn clEnqueueFillImage(
         next::missing(ids::clEnqueueFillImage);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueFillImage) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                image,
+                fill_color,
+                origin,
+                region,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -5697,6 +5879,17 @@ pub(super) unsafe extern "C" fn clEnqueueMarkerWithWaitList(
         next::missing(ids::clEnqueueMarkerWithWaitList);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueMarkerWithWaitList) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -5781,6 +5974,17 @@ pub(super) unsafe extern "C" fn clEnqueueBarrierWithWaitList(
         next::missing(ids::clEnqueueBarrierWithWaitList);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueBarrierWithWaitList) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -6757,6 +6961,21 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMemcpy(
         next::missing(ids::clEnqueueSVMMemcpy);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueSVMMemcpy) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                blocking_copy,
+                dst_ptr,
+                src_ptr,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -6869,6 +7088,21 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMemFill(
         next::missing(ids::clEnqueueSVMMemFill);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueSVMMemFill) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                svm_ptr,
+                pattern,
+                pattern_size,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -6981,34 +7215,6 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMap(
         next::missing(ids::clEnqueueSVMMap);
         return CL_INVALID_OPERATION;
     };
-    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
-    // path, which passes them on to the next layer's entry with the event pointer it chooses.
-    if let Some(ret) = unsafe {
-        args::clEnqueueSVMMap {
-            command_queue,
-            blocking_map,
-            flags,
-            svm_ptr,
-            size,
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-        }
-        .records_only(|event_slot| {
-            next_fn(
-                command_queue,
-                blocking_map,
-                flags,
-                svm_ptr,
-                size,
-                num_events_in_wait_list,
-                event_wait_list,
-                event_slot,
-            )
-        })
-    } {
-        return ret;
-    }
     let call_args = params::pti_cl_params_clEnqueueSVMMap {
         command_queue: &command_queue,
         blocking_map: &blocking_map,
@@ -7090,28 +7296,6 @@ pub(super) unsafe extern "C" fn clEnqueueSVMUnmap(
         next::missing(ids::clEnqueueSVMUnmap);
         return CL_INVALID_OPERATION;
     };
-    // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
-    // path, which passes them on to the next layer's entry with the event pointer it chooses.
-    if let Some(ret) = unsafe {
-        args::clEnqueueSVMUnmap {
-            command_queue,
-            svm_ptr,
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-        }
-        .records_only(|event_slot| {
-            next_fn(
-                command_queue,
-                svm_ptr,
-                num_events_in_wait_list,
-                event_wait_list,
-                event_slot,
-            )
-        })
-    } {
-        return ret;
-    }
     let call_args = params::pti_cl_params_clEnqueueSVMUnmap {
         command_queue: &command_queue,
         svm_ptr: &svm_ptr,
@@ -8074,6 +8258,20 @@ pub(super) unsafe extern "C" fn clEnqueueMemsetINTEL<const SLOT: usize>(
         next::missing(ids::clEnqueueMemsetINTEL);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueMemsetINTEL) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                dst_ptr,
+                value,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -8182,6 +8380,21 @@ pub(super) unsafe extern "C" fn clEnqueueMemFillINTEL<const SLOT: usize>(
         next::missing(ids::clEnqueueMemFillINTEL);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueMemFillINTEL) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                dst_ptr,
+                pattern,
+                pattern_size,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -8296,6 +8509,21 @@ pub(super) unsafe extern "C" fn clEnqueueMemcpyINTEL<const SLOT: usize>(
         next::missing(ids::clEnqueueMemcpyINTEL);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueMemcpyINTEL) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                blocking,
+                dst_ptr,
+                src_ptr,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -8641,6 +8869,23 @@ pub(super) unsafe extern "C" fn clEnqueueWriteGlobalVariableINTEL<const SLOT: us
         next::missing(ids::clEnqueueWriteGlobalVariableINTEL);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueWriteGlobalVariableINTEL) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                program,
+                name,
+                blocking_write,
+                size,
+                offset,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -8770,6 +9015,23 @@ pub(super) unsafe extern "C" fn clEnqueueReadGlobalVariableINTEL<const SLOT: usi
         next::missing(ids::clEnqueueReadGlobalVariableINTEL);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueReadGlobalVariableINTEL) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                program,
+                name,
+                blocking_read,
+                size,
+                offset,
+                ptr,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -8897,6 +9159,22 @@ pub(super) unsafe extern "C" fn clEnqueueReadHostPipeINTEL<const SLOT: usize>(
         next::missing(ids::clEnqueueReadHostPipeINTEL);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueReadHostPipeINTEL) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                program,
+                pipe_symbol,
+                blocking_read,
+                ptr,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
@@ -9018,6 +9296,22 @@ pub(super) unsafe extern "C" fn clEnqueueWriteHostPipeINTEL<const SLOT: usize>(
         next::missing(ids::clEnqueueWriteHostPipeINTEL);
         return CL_INVALID_OPERATION;
     };
+    if !dispatch::traced(ApiGroup::OpenCl, ids::clEnqueueWriteHostPipeINTEL) {
+        // SAFETY: the caller's arguments, unchanged, to the next layer's entry for this function.
+        return unsafe {
+            next_fn(
+                command_queue,
+                program,
+                pipe_symbol,
+                blocking_write,
+                ptr,
+                size,
+                num_events_in_wait_list,
+                event_wait_list,
+                event,
+            )
+        };
+    }
     // SAFETY: the caller's arguments, as the OpenCL API defines them, to the records-only
     // path, which passes them on to the next layer's entry with the event pointer it chooses.
     if let Some(ret) = unsafe {
