@@ -250,6 +250,7 @@ fn enqueue(
 }
 
 /// A launch of `kernel` (named as the program created it).
+#[inline(always)]
 fn kernel(kernel: cl_kernel, launch: Launch) -> Work {
     Work::Kernel {
         name: kernels::name(kernel).unwrap_or(c"<unnamed kernel>"),

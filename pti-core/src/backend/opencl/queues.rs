@@ -62,12 +62,19 @@ impl<T> Default for Registry<T> {
 }
 
 impl<T> Registry<T> {
-    #[inline]
+    /// The queue found last, compared inline (the lookup of every enqueue), the hash out of line.
+    #[inline(always)]
     fn get(&mut self, queue: usize) -> Option<&Arc<T>> {
-        if self.last.as_ref().is_none_or(|(h, _)| *h != queue) {
-            let info = self.by_handle.get(&queue)?;
-            self.last = Some((queue, info.clone()));
+        if self.last.as_ref().is_some_and(|(h, _)| *h == queue) {
+            return self.last.as_ref().map(|(_, info)| info);
         }
+        self.get_other(queue)
+    }
+
+    #[inline(never)]
+    fn get_other(&mut self, queue: usize) -> Option<&Arc<T>> {
+        let info = self.by_handle.get(&queue)?;
+        self.last = Some((queue, info.clone()));
         self.last.as_ref().map(|(_, info)| info)
     }
 
@@ -100,6 +107,7 @@ pub(super) fn fork_lock() -> &'static dyn ForkLock {
 /// Live queues whose profiling libpti added: while 0, the masking overrides do nothing.
 static PROFILING_ADDED: AtomicUsize = AtomicUsize::new(0);
 
+#[inline(always)]
 fn with_queues<R>(f: impl FnOnce(&mut Registry<QueueInfo>) -> R) -> R {
     f(QUEUES.lock().get_or_insert_with(Registry::default))
 }
@@ -153,13 +161,23 @@ pub(super) fn forget(queue: cl_command_queue) {
 }
 
 /// What libpti knows of `queue`, asking the runtime if the layer did not see it created.
+/// Inlined into each enqueue, the runtime's answer out of line: the call's frame cost a launch
+/// about 15 instructions (issue 39).
+#[inline(always)]
 pub(super) fn lookup(queue: cl_command_queue) -> Option<Arc<QueueInfo>> {
     if queue.is_null() {
         return None;
     }
-    if let Some(info) = with_queues(|q| q.get(queue as usize).cloned()) {
-        return Some(info);
+    match with_queues(|q| q.get(queue as usize).cloned()) {
+        Some(info) => Some(info),
+        None => lookup_unknown(queue),
     }
+}
+
+/// [`lookup`] of a queue the layer did not see created: registered from the runtime's answers.
+#[cold]
+#[inline(never)]
+fn lookup_unknown(queue: cl_command_queue) -> Option<Arc<QueueInfo>> {
     let context: cl_context = query::queue(queue, CL_QUEUE_CONTEXT)?;
     let device: cl_device_id = query::queue(queue, CL_QUEUE_DEVICE)?;
     let properties: cl_command_queue_properties =
