@@ -253,7 +253,8 @@ fn parse_traced(t: &[String]) -> Traced {
                 field(&p, 7, line),
             )),
             "CRITICAL" => out.criticals.push(line.clone()),
-            "PENDING" | "DROPPED" | "CRITICALS" | "CBOVERFLOW" | "PROBLEMS" | "INTERCEPTED" => {
+            "LATE" | "PENDING" | "DROPPED" | "CRITICALS" | "CBOVERFLOW" | "PROBLEMS"
+            | "INTERCEPTED" => {
                 out.counters.insert(p[0].into(), field(&p, 1, line));
             }
             other => panic!("unexpected tool line {other:?}: {line}"),
@@ -733,6 +734,43 @@ fn intel_cpu_runtime_behind_the_khronos_loader() {
 #[test]
 fn a_tool_with_small_buffers_that_flushes_from_its_callback() {
     check_runtime_with(&pocl(), &[("PTI_TEST_TOOL", "small")]);
+}
+
+/// The launch view enabled while commands are pending (from the EXIT callback of the first
+/// `clEnqueueNDRangeKernel`): every kernel recorded after has its launch record with its whole
+/// configuration, those enqueued before the view was enabled too (a launch's configuration is
+/// read whatever the view's state: nothing recorded less to save the read). Nothing is lost.
+#[test]
+fn a_launch_view_enabled_late_still_gives_every_kernel_its_configuration() {
+    let (_, traced_exe) = programs();
+    let run = run(&pocl(), traced_exe, &[("PTI_TEST_LAUNCH_VIEW", "late")]);
+    let tr = parse_traced(&run.t);
+    let late = tr.counters["LATE"] as u32;
+    assert_eq!(tr.counters.get("DROPPED"), Some(&0), "{:?}", tr.counters);
+    assert_eq!(tr.counters.get("PROBLEMS"), Some(&0), "{:?}", tr.counters);
+    let mut before = 0;
+    for (k, id) in tr.kernels.iter().zip(&tr.kernel_ids) {
+        let launch = tr.launches.get(id).unwrap_or_else(|| {
+            panic!(
+                "kernel {id} ({}, correlation {}) has no launch record",
+                k.name, k.corr
+            )
+        });
+        before += usize::from(k.corr <= late);
+        let expected = match k.name.as_str() {
+            "scale" => "1 1,0,0 1,0,0 1,0,0",
+            _ => "1 0,0,0 0,0,0 65536,0,0",
+        };
+        assert_eq!(launch, expected, "{} (correlation {})", k.name, k.corr);
+    }
+    assert!(
+        before >= 1,
+        "no kernel was enqueued before the view was enabled"
+    );
+    assert!(
+        tr.kernels.len() > before,
+        "no kernel after the view was enabled"
+    );
 }
 
 /// `PTI_OPENCL_TIMESTAMPS=all`: the runtime's QUEUED and SUBMIT are read too, and the records

@@ -37,6 +37,8 @@ static void problem(const char* what, uint32_t id, uint32_t corr) {
   problems++;
 }
 
+static int late_launch, late_enabled;
+
 static void on_callback(void* user_data, pti_callback_domain domain, pti_api_group_id group,
                         uint32_t api_id, void* cb_data) {
   (void)user_data;
@@ -70,6 +72,14 @@ static void on_callback(void* user_data, pti_callback_domain domain, pti_api_gro
   if (api_id == clEnqueueNDRangeKernel_id) {
     const pti_cl_params_clEnqueueNDRangeKernel* p = d->_args;
     if (!p || *p->work_dim != 1 || !d->_kernel_name) problem("clEnqueueNDRangeKernel _args or _kernel_name", api_id, e.corr);
+    /* PTI_TEST_LAUNCH_VIEW=late: the launch view is enabled once the first launch has returned. */
+    if (late_launch && e.site == 'X' && !late_enabled) {
+      late_enabled = 1;
+      if (ptiViewEnable(PTI_VIEW_EXT_KERNEL_LAUNCH) != PTI_SUCCESS) problem("late ptiViewEnable", api_id, e.corr);
+      pthread_mutex_lock(&lock);
+      printf("T LATE %u\n", e.corr);
+      pthread_mutex_unlock(&lock);
+    }
   }
   if ((api_id == clCreateBuffer_id || api_id == clEnqueueNDRangeKernel_id) && !d->_backend_context_handle)
     problem("no context handle", api_id, e.corr);
@@ -160,6 +170,8 @@ static void completed(unsigned char* buffer, size_t size, size_t used) {
 int main(void) {
   const char* tool = getenv("PTI_TEST_TOOL");
   small_tool = tool && strcmp(tool, "small") == 0;
+  const char* launch_view = getenv("PTI_TEST_LAUNCH_VIEW");
+  late_launch = launch_view && strcmp(launch_view, "late") == 0;
   pti_callback_subscriber sub;
   OKAY(ptiCallbackSubscribe(&sub, on_callback, NULL));
   OKAY(ptiCallbackEnableDomain(1, sub, PTI_DOMAIN_DRIVER_API));
@@ -170,7 +182,8 @@ int main(void) {
   pti_view_kind views[] = {PTI_VIEW_DRIVER_API, PTI_VIEW_DEVICE_GPU_KERNEL, PTI_VIEW_DEVICE_CPU_KERNEL,
                            PTI_VIEW_DEVICE_GPU_MEM_COPY, PTI_VIEW_DEVICE_GPU_MEM_FILL,
                            PTI_VIEW_DEVICE_SYNCHRONIZATION, PTI_VIEW_EXT_KERNEL_LAUNCH};
-  for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i) OKAY(ptiViewEnable(views[i]));
+  for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i)
+    if (!late_launch || views[i] != PTI_VIEW_EXT_KERNEL_LAUNCH) OKAY(ptiViewEnable(views[i]));
   OKAY(ptiViewEnableDriverApiClass(1, PTI_API_CLASS_GPU_OPERATION_CORE, PTI_API_GROUP_OPENCL));
   OKAY(ptiViewEnableDriverApiClass(1, PTI_API_CLASS_HOST_OPERATION_SYNCHRONIZATION, PTI_API_GROUP_OPENCL));
   OKAY(ptiViewEnableDriverApi(1, PTI_API_GROUP_OPENCL, clCreateBuffer_id));
