@@ -104,7 +104,6 @@ macro_rules! enqueue {
             commands::mapped(mapped, bytes);
             mapped
         }
-
     };
     (map_svm $name:ident($q:ident, $a:ident) blocking $blocking:expr, at $at:expr,
         bytes $bytes:expr) => {
@@ -124,7 +123,6 @@ macro_rules! enqueue {
             }
             status
         }
-
     };
     (unmap $name:ident($q:ident, $a:ident) at $at:expr, to $memory:expr) => {
         pub(super) unsafe fn $name(
@@ -140,7 +138,6 @@ macro_rules! enqueue {
                 returned(next),
             )
         }
-
     };
 }
 
