@@ -388,6 +388,14 @@ fn check_device_record(
     }
 }
 
+/// The launch record of each of the workload's kernels ("dims counts sizes globals"), by name:
+/// vadd over 65536 work-items in 1 dimension, the runtime choosing the work-groups (no local
+/// size); scale by clEnqueueTask, one work-item in one group.
+const LAUNCHES: [(&str, &str); 2] = [
+    ("scale", "1 1,0,0 1,0,0 1,0,0"),
+    ("vadd", "1 0,0,0 0,0,0 65536,0,0"),
+];
+
 fn check_runtime(rt: &Runtime) {
     check_runtime_with(rt, &[]);
 }
@@ -520,8 +528,7 @@ fn check_runtime_with(rt: &Runtime, tool_env: &[(&str, &str)]) {
         );
     }
 
-    // Each kernel's launch: vadd over 65536 work-items in 1 dimension, the runtime choosing the
-    // work-groups (no local size); scale by clEnqueueTask, one work-item in one group.
+    // Each kernel's launch (see `LAUNCHES`).
     let mut launches: Vec<(String, String)> = tr
         .kernels
         .iter()
@@ -537,10 +544,7 @@ fn check_runtime_with(rt: &Runtime, tool_env: &[(&str, &str)]) {
     launches.dedup();
     assert_eq!(
         launches,
-        [
-            ("scale".to_string(), "1 1,0,0 1,0,0 1,0,0".to_string()),
-            ("vadd".to_string(), "1 0,0,0 0,0,0 65536,0,0".to_string()),
-        ],
+        LAUNCHES.map(|(k, l)| (k.to_string(), l.to_string())),
         "{}: kernel launches",
         rt.name
     );
@@ -757,10 +761,11 @@ fn a_launch_view_enabled_late_still_gives_every_kernel_its_configuration() {
             )
         });
         before += usize::from(k.corr <= late);
-        let expected = match k.name.as_str() {
-            "scale" => "1 1,0,0 1,0,0 1,0,0",
-            _ => "1 0,0,0 0,0,0 65536,0,0",
-        };
+        let expected = LAUNCHES
+            .iter()
+            .find(|(name, _)| *name == k.name)
+            .unwrap_or_else(|| panic!("a kernel the workload does not launch: {}", k.name))
+            .1;
         assert_eq!(launch, expected, "{} (correlation {})", k.name, k.corr);
     }
     assert!(

@@ -37,13 +37,17 @@ impl<T> WriterLock<T> {
     /// (issue 39).
     #[inline(always)]
     fn acquire(&self) {
-        if self
-            .locked
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
+        if !self.try_acquire() {
             self.acquire_contended();
         }
+    }
+
+    /// One attempt to take the lock.
+    #[inline(always)]
+    fn try_acquire(&self) -> bool {
+        self.locked
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
     }
 
     #[cold]
@@ -67,10 +71,7 @@ impl<T> WriterLock<T> {
 
     /// Takes the lock if it is free, without waiting.
     pub(crate) fn try_lock(&self) -> Option<WriterGuard<'_, T>> {
-        self.locked
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-            .then_some(WriterGuard { lock: self })
+        self.try_acquire().then_some(WriterGuard { lock: self })
     }
 
     /// Takes the lock without a guard, before `fork()`.
