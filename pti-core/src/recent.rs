@@ -16,19 +16,23 @@ pub(crate) fn recall<K: Copy + PartialEq, V: Copy, const N: usize>(
     memory: &'static LocalKey<Recent<K, V, N>>,
     key: K,
 ) -> Option<V> {
-    memory
-        .try_with(|cell| {
-            // Entry by entry, newest first: a loop that asks for one key finds it in the first
-            // without copying the others (copying the whole array out cost each kernel launch
-            // 16 instructions more on PoCL; issue 39).
-            let entries: &Cell<[Option<(K, V)>]> = cell;
-            entries
-                .as_slice_of_cells()
-                .iter()
-                .find_map(|entry| entry.get().and_then(|(k, v)| (k == key).then_some(v)))
-        })
-        .ok()
-        .flatten()
+    memory.try_with(|cell| recall_in(cell, key)).ok().flatten()
+}
+
+/// The value `memory` (a thread's own, kept where the caller keeps it) remembers for `key`.
+#[inline]
+pub(crate) fn recall_in<K: Copy + PartialEq, V: Copy, const N: usize>(
+    memory: &Recent<K, V, N>,
+    key: K,
+) -> Option<V> {
+    // Entry by entry, newest first: a loop that asks for one key finds it in the first without
+    // copying the others (copying the whole array out cost each kernel launch 16 instructions
+    // more on PoCL; issue 39).
+    let entries: &Cell<[Option<(K, V)>]> = memory;
+    entries
+        .as_slice_of_cells()
+        .iter()
+        .find_map(|entry| entry.get().and_then(|(k, v)| (k == key).then_some(v)))
 }
 
 /// Remembers `value` for `key` in this thread, forgetting the oldest entry.
@@ -37,12 +41,19 @@ pub(crate) fn remember<K: Copy, V: Copy, const N: usize>(
     key: K,
     value: V,
 ) {
-    let _ = memory.try_with(|cell| {
-        let mut entries = cell.get();
-        entries.rotate_right(1);
-        entries[0] = Some((key, value));
-        cell.set(entries);
-    });
+    let _ = memory.try_with(|cell| remember_in(cell, key, value));
+}
+
+/// As [`remember`], in `memory` (a thread's own, kept where the caller keeps it).
+pub(crate) fn remember_in<K: Copy, V: Copy, const N: usize>(
+    memory: &Recent<K, V, N>,
+    key: K,
+    value: V,
+) {
+    let mut entries = memory.get();
+    entries.rotate_right(1);
+    entries[0] = Some((key, value));
+    memory.set(entries);
 }
 
 #[cfg(test)]

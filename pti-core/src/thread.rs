@@ -12,12 +12,14 @@
 //! instead of failing.
 
 use core::cell::{Cell, RefCell};
+use core::ffi::CStr;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 
 use crossbeam_utils::CachePadded;
 
 use crate::lent::ThreadBuffer;
+use crate::recent::Recent;
 use crate::result::ResultCode;
 use crate::sycl_tag::SyclTag;
 
@@ -145,7 +147,15 @@ pub(crate) struct ThreadState {
     /// Next correlation ID of this thread's block, and the end of the block.
     pub(crate) correlation_next: Cell<u32>,
     pub(crate) correlation_end: Cell<u32>,
+    /// The kernels this thread launched last, by (generation, handle), with their names (the
+    /// OpenCL backend's `kernels` keeps them). Here rather than in a thread-local of its own:
+    /// a launch then finds its thread's memory once (each thread-local of a shared library is
+    /// a call to `__tls_get_addr`, about 11 instructions a launch on PoCL; issue 39).
+    pub(crate) kernel_names: Recent<(u64, usize), &'static CStr, KERNEL_NAMES>,
 }
+
+/// Kernels a thread remembers the names of.
+pub(crate) const KERNEL_NAMES: usize = 4;
 
 impl ThreadState {
     const fn new() -> Self {
@@ -168,6 +178,7 @@ impl ThreadState {
             runtime_task: Cell::new(None),
             correlation_next: Cell::new(0),
             correlation_end: Cell::new(0),
+            kernel_names: Cell::new([None; KERNEL_NAMES]),
         }
     }
 

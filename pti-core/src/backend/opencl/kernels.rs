@@ -2,11 +2,10 @@
 //! the reports of kernel objects created and destroyed to kernel-object callbacks ([`report`]).
 //!
 //! The name comes from the runtime (`CL_KERNEL_FUNCTION_NAME`) and is interned, so the pointer
-//! handed out stays valid. Each thread remembers its last few kernels; the memory is trusted
+//! handed out stays valid. Each thread remembers its last few kernels (in its `ThreadState`); the memory is trusted
 //! only while no kernel has been created since ([`created`] moves a generation counter), because
 //! a released kernel's handle may come back as a different kernel.
 
-use core::cell::Cell;
 use core::ffi::{CStr, c_void};
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -18,7 +17,8 @@ use crate::callback::KernelObject;
 use crate::callback::device as callbacks;
 use crate::dispatch::CallScope;
 use crate::intern::intern;
-use crate::recent::{self, Recent};
+use crate::recent;
+use crate::thread;
 
 /// Tells kernel-object callbacks of `kernel` (NULL at the ENTER of a creation) of `program`,
 /// created (`created`) or destroyed by the call `api_id` of `scope`, at `site` (`status` at EXIT).
@@ -51,15 +51,6 @@ pub(super) fn listened() -> bool {
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
-/// Kernels each thread remembers.
-const REMEMBERED: usize = 4;
-
-thread_local! {
-    /// Names by (generation, kernel handle).
-    static RECENT: Recent<(u64, usize), &'static CStr, REMEMBERED> =
-        const { Cell::new([None; REMEMBERED]) };
-}
-
 /// A kernel was created: names remembered so far may belong to released handles.
 pub(super) fn created() {
     GENERATION.fetch_add(1, Ordering::Release);
@@ -74,7 +65,8 @@ pub(super) fn name(kernel: cl_kernel) -> Option<&'static CStr> {
         return None;
     }
     let key = (GENERATION.load(Ordering::Acquire), kernel as usize);
-    match recent::recall(&RECENT, key) {
+    // The thread's state, as the launch's dispatch found it just before: one lookup of it.
+    match thread::with(|s| recent::recall_in(&s.kernel_names, key)).flatten() {
         Some(name) => Some(name),
         None => name_not_remembered(kernel, key),
     }
@@ -85,7 +77,7 @@ pub(super) fn name(kernel: cl_kernel) -> Option<&'static CStr> {
 #[inline(never)]
 fn name_not_remembered(kernel: cl_kernel, key: (u64, usize)) -> Option<&'static CStr> {
     let name = query(kernel)?;
-    recent::remember(&RECENT, key, name);
+    thread::with(|s| recent::remember_in(&s.kernel_names, key, name));
     Some(name)
 }
 
