@@ -159,12 +159,15 @@ pub unsafe fn next_record_quick(
     let first = first_offset(base as usize);
     let next = match current {
         None => first,
-        Some(at) if at >= first && (at - first).is_multiple_of(8) => {
+        // A record lies 8-aligned in memory (so at or after the first: `first` is the least
+        // offset that is).
+        Some(at) if (base as usize).wrapping_add(at) & 7 == 0 => {
             // SAFETY: the caller's contract.
             let size = quick_size(unsafe { kind_at(base, len, at) }?)?;
-            // A current record that runs past the bytes leaves no kind to read after it: the
-            // full walk says so.
-            at.checked_add(size)?
+            // No overflow: the kind read ends within `len` readable bytes (so `at < len <=
+            // isize::MAX`), and a size is below 2^16. A current record that runs past the bytes
+            // leaves no kind to read after it: the full walk says so.
+            at + size
         }
         Some(_) => return None,
     };
@@ -186,12 +189,26 @@ unsafe fn kind_at(base: *const u8, len: usize, at: usize) -> Option<u32> {
     Some(unsafe { base.add(at).cast::<u32>().read_unaligned() })
 }
 
+/// [`SIZES`] for the quick walk: 0 for the end of the records and for every value that is no
+/// record's kind, so that one test tells a record from the rest.
+const QUICK_SIZES: [SizeEntry; SLOTS] = {
+    let mut sizes = SIZES;
+    let mut i = 0;
+    while i < SLOTS {
+        if sizes[i] == UNKNOWN || sizes[i] == RESERVED {
+            sizes[i] = 0;
+        }
+        i += 1;
+    }
+    sizes
+};
+
 /// The size of a record of raw kind `raw`; `None` for the end of the records and for values
-/// that are no record's kind (one comparison: the markers are 0 and the two largest values).
+/// that are no record's kind.
 #[inline(always)]
 fn quick_size(raw: u32) -> Option<usize> {
-    let size = SIZES.get(slot(raw)).copied().unwrap_or(UNKNOWN);
-    (size.wrapping_sub(1) < RESERVED - 1).then_some(size as usize)
+    let size = QUICK_SIZES.get(slot(raw)).copied().unwrap_or(0);
+    (size != 0).then_some(size as usize)
 }
 
 /// [`next_record_raw`] over a byte slice (whose bytes are all initialised).
@@ -445,24 +462,35 @@ mod tests {
             }
         }
 
-        /// The quick walk finds the record the full walk finds, and nothing where it finds none.
+        /// The quick walk finds the record the full walk finds, and nothing where it finds none,
+        /// in buffers that start at any address (the first record at the first 8-aligned one).
         #[test]
         fn the_quick_walk_is_the_walk(
             kinds in prop::collection::vec(prop::sample::select(&[1u32, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 0x10001, 0x10003, 0, 77]), 0..40),
+            shift in 1usize..=8,
+            filled in any::<bool>(),
             len_cut in 0usize..4096,
             start in prop::option::of(0usize..4096),
             record in prop::option::of(0usize..40),
         ) {
-            // Records of the chosen kinds, back to back (an unknown kind ends what can be laid out).
-            let mut words = aligned(4096);
+            // Records of the chosen kinds, back to back from the second 8-aligned address (an
+            // unknown kind ends what can be laid out); the buffer starts `shift` bytes into the
+            // words, so its first record lies `8 - shift` bytes in. The other bytes are zero
+            // (a record's kind ends the walk there) or, half the time, a kind at every 4-byte
+            // position, so that a position the walk must refuse (misaligned, before the first
+            // record, inside one) does not read as the end.
+            let mut words = aligned(4096 + 8);
+            if filled {
+                words.fill(0x0000_0001_0000_0001);
+            }
             let (mut at, mut offsets) = (0, Vec::new());
             for kind in kinds {
                 let size = pti_view_kind::from_raw(kind).and_then(|k| k.record_size()).unwrap_or(8);
                 if at + size > 4096 {
                     break;
                 }
-                put_kind(&mut words, at, kind);
-                offsets.push(at);
+                put_kind(&mut words, 8 + at, kind);
+                offsets.push(8 - shift + at);
                 at += size;
             }
             // Half the positions are those of records laid out (a tool's walk), half arbitrary.
@@ -470,8 +498,9 @@ mod tests {
                 Some(i) if i < offsets.len() => Some(offsets[i]),
                 _ => start,
             };
-            let len = len_cut.min(4096);
-            let bytes = as_bytes(&words, len);
+            let len = len_cut.min(4096 + 8 - shift);
+            let bytes = &as_bytes(&words, shift + len)[shift..];
+            prop_assert_eq!(first_offset(bytes.as_ptr() as usize), (8 - shift) % 8);
             // SAFETY: a slice is readable and initialised for its whole length.
             let quick = unsafe { next_record_quick(bytes.as_ptr(), bytes.len(), start) };
             match next_record(bytes, start) {
