@@ -2,9 +2,9 @@
 //! the reports of kernel objects created and destroyed to kernel-object callbacks ([`report`]).
 //!
 //! The name comes from the runtime (`CL_KERNEL_FUNCTION_NAME`) and is interned, so the pointer
-//! handed out stays valid. Each thread remembers its last few kernels (in its `ThreadState`); the memory is trusted
-//! only while no kernel has been created since ([`created`] moves a generation counter), because
-//! a released kernel's handle may come back as a different kernel.
+//! handed out stays valid. Each thread remembers its last few kernels (in its `ThreadState`);
+//! the memory is trusted only while no kernel has been created since ([`created`] moves a
+//! generation counter), because a released kernel's handle may come back as a different kernel.
 
 use core::ffi::{CStr, c_void};
 use core::sync::atomic::{AtomicU64, Ordering};
