@@ -155,7 +155,7 @@ pub(crate) struct ThreadState {
 }
 
 /// Kernels a thread remembers the names of.
-pub(crate) const KERNEL_NAMES: usize = 4;
+const KERNEL_NAMES: usize = 4;
 
 impl ThreadState {
     const fn new() -> Self {
